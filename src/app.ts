@@ -1,0 +1,129 @@
+import { OpenAPIHono } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { HTTPException } from 'hono/http-exception';
+import type { AppEnv, AppOpenAPI } from './app-env';
+import { authenticateApiKey, bearerToken } from './auth/api-keys';
+import { ApiError, describeError, errorBody, toApiError } from './errors';
+import { createLogger, newRequestId } from './lib/log';
+import { registerRoutes } from './routes';
+
+/** Largest request body accepted on any route (the SQL and feedback limits are smaller and checked by zod). */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+/** The one place an error becomes a response: `{ error: { code, message, requestId, details? } }`. */
+export function errorResponse(c: Context<AppEnv>, err: unknown): Response {
+  const apiErr = toApiError(err);
+  const requestId = c.get('requestId') ?? newRequestId();
+  const log = c.get('log') ?? createLogger(requestId);
+  if (apiErr.status >= 500) {
+    log.error('request failed', { code: apiErr.code, internal: describeError(apiErr.internal ?? err), path: c.req.path });
+  } else if (apiErr.internal !== undefined) {
+    log.warn('request rejected', { code: apiErr.code, internal: describeError(apiErr.internal) });
+  }
+  const res = c.json(errorBody(apiErr, requestId), apiErr.status);
+  res.headers.set('x-request-id', requestId);
+  for (const [k, v] of Object.entries(apiErr.headers ?? {})) res.headers.set(k, v);
+  return res;
+}
+
+function routePatternToRegExp(path: string): RegExp {
+  const src = path.replace(/[.+?^$()[\]\\|]/g, '\\$&').replace(/\{[^}]+\}|:[A-Za-z_]\w*/g, '[^/]+');
+  return new RegExp(`^${src}/?$`);
+}
+
+export function createApp(): AppOpenAPI {
+  const app = new OpenAPIHono<AppEnv>({
+    // One format for every validation failure: 400 VALIDATION naming the parameter(s).
+    defaultHook: (result, c) => {
+      if (!result.success) {
+        const issues = result.error.issues.map((i) => ({
+          path: i.path.join('.') || '(body)',
+          message: i.message,
+        }));
+        const target = result.target === 'json' ? 'body' : result.target;
+        const first = issues[0];
+        const message = first
+          ? `invalid ${target === 'body' ? 'request body' : `${target} parameter`}${first.path !== '(body)' ? ` ${first.path}` : ''}: ${first.message}`
+          : `invalid ${target}`;
+        return errorResponse(c, new ApiError('VALIDATION', message, { details: { in: target, issues } }));
+      }
+    },
+  });
+
+  app.use('*', async (c, next) => {
+    const requestId = newRequestId();
+    c.set('requestId', requestId);
+    c.set('log', createLogger(requestId));
+    await next();
+    c.res.headers.set('x-request-id', requestId);
+  });
+
+  app.use(
+    '/v1/*',
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: (c) => errorResponse(c, new ApiError('PAYLOAD_TOO_LARGE', `request body is larger than ${MAX_BODY_BYTES} bytes`)),
+    }),
+  );
+
+  // Every /v1/data route but the OpenAPI document needs an API key. (The MCP endpoint is routed before this
+  // app by src/index.ts, where OAuth tokens are also accepted.)
+  app.use('/v1/data/*', async (c, next) => {
+    if (c.req.path === '/v1/data/openapi.json') return next();
+    const principal = await authenticateApiKey(c.env, bearerToken(c.req.header('authorization')), Date.now(), (p) =>
+      c.executionCtx.waitUntil(p),
+    );
+    c.set('principal', principal);
+    return next();
+  });
+
+  registerRoutes(app);
+
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'API key (or, on the MCP endpoint, an OAuth access token): `Authorization: Bearer <API_KEY>`',
+  });
+  app.doc31('/v1/data/openapi.json', (c) => ({
+    openapi: '3.1.0',
+    info: {
+      title: 'Read-Only Data Warehouse Query API',
+      version: '1.0.0',
+      description:
+        'Read-only access to a BigQuery warehouse organised by brand. Every response carries `x-request-id`; ' +
+        'errors are `{ error: { code, message, requestId, details? } }`.',
+    },
+    servers: [{ url: new URL(c.req.url).origin }],
+    security: [{ bearerAuth: [] }],
+  }));
+
+  app.notFound((c) => {
+    const allowed = new Set<string>();
+    for (const r of app.routes) {
+      if (r.method === 'ALL' || r.path.includes('*')) continue;
+      if (routePatternToRegExp(r.path).test(c.req.path)) allowed.add(r.method.toUpperCase());
+    }
+    if (allowed.size > 0) {
+      const res = errorResponse(
+        c,
+        new ApiError('METHOD_NOT_ALLOWED', `method ${c.req.method} is not allowed on ${c.req.path}; allowed: ${[...allowed].join(', ')}`),
+      );
+      res.headers.set('allow', [...allowed].join(', '));
+      return res;
+    }
+    return errorResponse(c, new ApiError('NOT_FOUND', `no route for ${c.req.method} ${c.req.path}`));
+  });
+
+  app.onError((err, c) => {
+    if (err instanceof HTTPException) {
+      // hono's own 4xx (malformed JSON, wrong content type) carry a safe message.
+      const status = err.status;
+      const code = status === 415 ? 'UNSUPPORTED_MEDIA_TYPE' : status === 413 ? 'PAYLOAD_TOO_LARGE' : status < 500 ? 'VALIDATION' : 'INTERNAL';
+      return errorResponse(c, new ApiError(code, status < 500 ? err.message : 'internal error', { internal: err }));
+    }
+    return errorResponse(c, err);
+  });
+
+  return app;
+}

@@ -1,0 +1,104 @@
+import { ApiError } from '../errors';
+import { intVar, type Env } from '../env';
+import { newId, randomBase64Url, sha256Hex } from '../lib/ids';
+import type { Principal } from './principal';
+
+/** Visible head of every secret; lets secret scanners and humans recognise our keys. */
+export const KEY_PREFIX = 'wqk_';
+/** Characters of the secret kept as the displayed prefix (prefix + 8 chars of the random part). */
+const DISPLAY_PREFIX_LENGTH = KEY_PREFIX.length + 8;
+/** 32 random bytes = 256 bits of entropy. */
+const SECRET_BYTES = 32;
+/** last_used_at is written at most this often per key, so auth stays one read on the hot path. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+export interface GeneratedKey {
+  id: string;
+  secret: string;
+  prefix: string;
+  secretHash: string;
+}
+
+/** Makes a new key. The secret is returned once and never stored; only its SHA-256 is. */
+export async function generateApiKey(): Promise<GeneratedKey> {
+  const secret = KEY_PREFIX + randomBase64Url(SECRET_BYTES);
+  return { id: newId('key'), secret, prefix: secret.slice(0, DISPLAY_PREFIX_LENGTH), secretHash: await sha256Hex(secret) };
+}
+
+/** Extracts the bearer token; anything but `Bearer <token>` is treated as no credentials. */
+export function bearerToken(header: string | null | undefined): string | null {
+  if (!header) return null;
+  const m = /^Bearer[ ]+([^\s]+)\s*$/i.exec(header);
+  return m?.[1] ?? null;
+}
+
+interface KeyRow {
+  id: string;
+  name: string;
+  org_id: string | null;
+  brand_id: string | null;
+  eff_org_id: string | null;
+  brand_ids: string;
+  max_bytes_billed: number | null;
+  daily_query_limit: number | null;
+  daily_bytes_limit: number | null;
+  last_used_at: number | null;
+  revoked_at: number | null;
+}
+
+/** Defaults for limits a key or user does not set itself. */
+export function defaultLimits(env: Env) {
+  return {
+    maxBytesBilled: intVar(env, 'DEFAULT_MAX_BYTES_BILLED'),
+    dailyQueries: intVar(env, 'DEFAULT_DAILY_QUERY_LIMIT'),
+    dailyBytes: intVar(env, 'DEFAULT_DAILY_BYTES_LIMIT'),
+  };
+}
+
+const UNAUTHORIZED_MESSAGE = 'missing, invalid or revoked API key; send Authorization: Bearer <API key>';
+
+/**
+ * Resolves an API key secret to a principal in one D1 read (the key, its org and its brands).
+ * Throws 401 UNAUTHORIZED for anything but a live key. `waitUntil` receives the throttled last-used write.
+ */
+export async function authenticateApiKey(
+  env: Env,
+  secret: string | null,
+  now: number,
+  waitUntil?: (p: Promise<unknown>) => void,
+): Promise<Principal> {
+  if (!secret || !secret.startsWith(KEY_PREFIX) || secret.length > 200) {
+    throw new ApiError('UNAUTHORIZED', UNAUTHORIZED_MESSAGE);
+  }
+  const hash = await sha256Hex(secret);
+  const row = await env.DB.prepare(
+    `SELECT k.id, k.name, k.org_id, k.brand_id, k.max_bytes_billed, k.daily_query_limit, k.daily_bytes_limit,
+            k.last_used_at, k.revoked_at,
+            COALESCE(k.org_id, (SELECT b.org_id FROM brands b WHERE b.id = k.brand_id)) AS eff_org_id,
+            (SELECT json_group_array(b.id) FROM (SELECT id FROM brands b
+               WHERE (k.org_id IS NOT NULL AND b.org_id = k.org_id) OR b.id = k.brand_id ORDER BY id) b) AS brand_ids
+       FROM api_keys k WHERE k.secret_hash = ?`,
+  )
+    .bind(hash)
+    .first<KeyRow>();
+  if (!row || row.revoked_at !== null) throw new ApiError('UNAUTHORIZED', UNAUTHORIZED_MESSAGE);
+
+  if (waitUntil && (row.last_used_at === null || now - row.last_used_at > LAST_USED_RESOLUTION_MS)) {
+    waitUntil(env.DB.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?').bind(now, row.id).run().catch(() => undefined));
+  }
+  const defaults = defaultLimits(env);
+  const brandIds = JSON.parse(row.brand_ids) as string[];
+  return {
+    kind: 'key',
+    id: row.id,
+    label: row.name,
+    orgId: row.eff_org_id,
+    scope: row.org_id ? 'org' : 'brand',
+    brandIds,
+    limits: {
+      maxBytesBilled: row.max_bytes_billed ?? defaults.maxBytesBilled,
+      dailyQueries: row.daily_query_limit ?? defaults.dailyQueries,
+      dailyBytes: row.daily_bytes_limit ?? defaults.dailyBytes,
+    },
+  };
+}

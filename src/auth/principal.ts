@@ -1,0 +1,34 @@
+/** Limits that apply to one principal; resolved from the key's own settings or the Worker's defaults. */
+export interface PrincipalLimits {
+  /** Per-query byte-scan ceiling, sent to BigQuery as maximumBytesBilled. */
+  maxBytesBilled: number;
+  /** Query runs allowed per rolling 24 hours. */
+  dailyQueries: number;
+  /** Bytes billed allowed per rolling 24 hours. */
+  dailyBytes: number;
+}
+
+/**
+ * The one caller type. REST and MCP both build one, and nothing below the transport knows which it was.
+ * `brandIds` is the complete set of brands the caller can reach, computed at authentication time.
+ */
+export interface Principal {
+  kind: 'key' | 'oauth';
+  /** api_keys.id for keys; the OAuth grant id for OAuth connections. */
+  id: string;
+  /** Human label for logs and the admin UI (key name, or user email). */
+  label: string;
+  /** Org of an org-scoped key, or of the brand for a brand key / OAuth user's org where single. */
+  orgId: string | null;
+  /** 'org' principals may reach several brands and must name one where ambiguous. */
+  scope: 'org' | 'brand';
+  brandIds: string[];
+  limits: PrincipalLimits;
+  /** For OAuth: the acting user's id. */
+  userId?: string;
+}
+
+/** Durable Object name of the principal's usage window (one per key, one per OAuth connection). */
+export function usageKey(p: Principal): string {
+  return `${p.kind}:${p.id}`;
+}

@@ -1,0 +1,41 @@
+
+/** Bindings, variables and secrets the Worker reads. Defaults live in wrangler.toml `[vars]`. */
+export interface Env {
+  DB: D1Database;
+  OAUTH_KV: KVNamespace;
+  USAGE: DurableObjectNamespace;
+
+  BIGQUERY_API_BASE: string;
+  BIGQUERY_PROJECT: string;
+  BIGQUERY_LOCATION: string;
+  ROW_CAP: string;
+  MCP_ROW_CAP: string;
+  MCP_MAX_RESULT_BYTES: string;
+  DEFAULT_MAX_BYTES_BILLED: string;
+  DEFAULT_DAILY_QUERY_LIMIT: string;
+  DEFAULT_DAILY_BYTES_LIMIT: string;
+  QUERY_TIMEOUT_MS: string;
+
+  /** Secrets. */
+  GCP_SERVICE_ACCOUNT_JSON?: string;
+  GCP_SERVICE_ACCOUNTS_BY_BRAND?: string;
+  CURSOR_SECRET?: string;
+  SESSION_SECRET?: string;
+}
+
+/** Reads a positive integer variable; a missing or malformed value is a deployment error, not a default. */
+export function intVar(env: Env, name: keyof Env): number {
+  const raw = env[name];
+  const n = typeof raw === 'string' ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(n) || n <= 0) {
+    throw new Error(`configuration variable ${String(name)} must be a positive integer, got ${JSON.stringify(raw)}`);
+  }
+  return n;
+}
+
+/** Reads a required secret; missing secrets fail closed with a clear log line. */
+export function requireSecret(env: Env, name: 'CURSOR_SECRET' | 'SESSION_SECRET' | 'GCP_SERVICE_ACCOUNT_JSON'): string {
+  const v = env[name];
+  if (!v) throw new Error(`secret ${name} is not set (wrangler secret put ${name}, or .dev.vars locally)`);
+  return v;
+}

@@ -1,0 +1,26 @@
+/** Structured log lines; every line carries the request id. Never pass secrets or bearer tokens here. */
+export interface Logger {
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+  error(msg: string, fields?: Record<string, unknown>): void;
+}
+
+export function createLogger(requestId: string): Logger {
+  const emit = (level: string, msg: string, fields?: Record<string, unknown>) => {
+    const line = JSON.stringify({ level, msg, requestId, ...fields });
+    if (level === 'error') console.error(line);
+    else if (level === 'warn') console.warn(line);
+    else console.log(line);
+  };
+  return {
+    info: (m, f) => emit('info', m, f),
+    warn: (m, f) => emit('warn', m, f),
+    error: (m, f) => emit('error', m, f),
+  };
+}
+
+export function newRequestId(): string {
+  const b = new Uint8Array(12);
+  crypto.getRandomValues(b);
+  return 'req_' + [...b].map((x) => x.toString(16).padStart(2, '0')).join('');
+}

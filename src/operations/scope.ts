@@ -1,0 +1,25 @@
+import type { Principal } from '../auth/principal';
+import { ApiError } from '../errors';
+
+/**
+ * Resolves the target brand of a request.
+ * - brandId given: it must be one of the principal's brands, else 403 FORBIDDEN_BRAND (unknown ids too, so
+ *   brand existence never leaks across tenants).
+ * - omitted, single-brand principal: that brand.
+ * - omitted, org principal: `null` when the operation allows "all brands", else 400 VALIDATION.
+ */
+export function resolveBrand(p: Principal, brandId: string | undefined, opts: { required: true }): string;
+export function resolveBrand(p: Principal, brandId: string | undefined, opts: { required: false }): string | null;
+export function resolveBrand(p: Principal, brandId: string | undefined, opts: { required: boolean }): string | null {
+  if (brandId !== undefined) {
+    if (!p.brandIds.includes(brandId)) {
+      throw new ApiError('FORBIDDEN_BRAND', `this key cannot access brand ${JSON.stringify(brandId)}`);
+    }
+    return brandId;
+  }
+  if (p.scope === 'brand' && p.brandIds.length === 1) return p.brandIds[0]!;
+  if (!opts.required) return null;
+  throw new ApiError('VALIDATION', 'brandId is required for organization keys (list brands with GET /v1/data/brands)', {
+    details: { parameter: 'brandId' },
+  });
+}

@@ -1,0 +1,45 @@
+import { cloudflareTest } from '@cloudflare/vitest-pool-workers';
+import { defineConfig } from 'vitest/config';
+
+// Two projects:
+// - "workers": tests run inside workerd with the real D1, KV and Durable Object bindings of wrangler.toml.
+//   Variables that point at the local warehouse (started once by test/global-setup.ts on a free loopback
+//   port) arrive through vitest's provide/inject.
+// - "node": tests of the Node-side tooling in dev/ (local warehouse, dialect rewrite) and browser tests.
+export default defineConfig({
+  test: {
+    globalSetup: ['./test/global-setup.ts'],
+    projects: [
+      {
+        plugins: [
+          cloudflareTest(({ inject }) => ({
+            main: './src/index.ts',
+            wrangler: { configPath: './wrangler.toml' },
+            miniflare: {
+              bindings: {
+                BIGQUERY_API_BASE: inject('warehouseUrl'),
+                GCP_SERVICE_ACCOUNT_JSON: inject('serviceAccountJson'),
+                CURSOR_SECRET: 'test-cursor-secret-0123456789abcdef0123456789abcdef',
+                SESSION_SECRET: 'test-session-secret-0123456789abcdef0123456789abcdef',
+              },
+            },
+          })),
+        ],
+        test: {
+          name: 'workers',
+          include: ['test/**/*.test.ts'],
+          exclude: ['test/node/**'],
+          setupFiles: ['./test/apply-schema.ts'],
+        },
+      },
+      {
+        test: {
+          name: 'node',
+          environment: 'node',
+          include: ['test/node/**/*.test.{ts,mjs}'],
+          testTimeout: 60_000,
+        },
+      },
+    ],
+  },
+});
