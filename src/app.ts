@@ -1,31 +1,15 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
-import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import type { AppEnv, AppOpenAPI } from './app-env';
 import { authenticateApiKey, bearerToken } from './auth/api-keys';
-import { ApiError, describeError, errorBody, toApiError } from './errors';
+import { ApiError } from './errors';
+import { errorResponse, validationHook } from './http/respond';
 import { createLogger, newRequestId } from './lib/log';
 import { registerRoutes } from './routes';
 
 /** Largest request body accepted on any route (the SQL and feedback limits are smaller and checked by zod). */
 export const MAX_BODY_BYTES = 1024 * 1024;
-
-/** The one place an error becomes a response: `{ error: { code, message, requestId, details? } }`. */
-export function errorResponse(c: Context<AppEnv>, err: unknown): Response {
-  const apiErr = toApiError(err);
-  const requestId = c.get('requestId') ?? newRequestId();
-  const log = c.get('log') ?? createLogger(requestId);
-  if (apiErr.status >= 500) {
-    log.error('request failed', { code: apiErr.code, internal: describeError(apiErr.internal ?? err), path: c.req.path });
-  } else if (apiErr.internal !== undefined) {
-    log.warn('request rejected', { code: apiErr.code, internal: describeError(apiErr.internal) });
-  }
-  const res = c.json(errorBody(apiErr, requestId), apiErr.status);
-  res.headers.set('x-request-id', requestId);
-  for (const [k, v] of Object.entries(apiErr.headers ?? {})) res.headers.set(k, v);
-  return res;
-}
 
 function routePatternToRegExp(path: string): RegExp {
   const src = path.replace(/[.+?^$()[\]\\|]/g, '\\$&').replace(/\{[^}]+\}|:[A-Za-z_]\w*/g, '[^/]+');
@@ -35,20 +19,7 @@ function routePatternToRegExp(path: string): RegExp {
 export function createApp(): AppOpenAPI {
   const app = new OpenAPIHono<AppEnv>({
     // One format for every validation failure: 400 VALIDATION naming the parameter(s).
-    defaultHook: (result, c) => {
-      if (!result.success) {
-        const issues = result.error.issues.map((i) => ({
-          path: i.path.join('.') || '(body)',
-          message: i.message,
-        }));
-        const target = result.target === 'json' ? 'body' : result.target;
-        const first = issues[0];
-        const message = first
-          ? `invalid ${target === 'body' ? 'request body' : `${target} parameter`}${first.path !== '(body)' ? ` ${first.path}` : ''}: ${first.message}`
-          : `invalid ${target}`;
-        return errorResponse(c, new ApiError('VALIDATION', message, { details: { in: target, issues } }));
-      }
-    },
+    defaultHook: validationHook,
   });
 
   app.use('*', async (c, next) => {

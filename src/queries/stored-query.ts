@@ -1,0 +1,85 @@
+import type { Principal } from '../auth/principal';
+import { ApiError } from '../errors';
+import { resolveBrand } from '../operations/scope';
+
+/** A brand row as the query runner needs it. */
+export interface BrandTarget {
+  id: string;
+  orgId: string;
+  dataset: string | null;
+  timezone: string | null;
+}
+
+/** A stored query (report section or saved query) found by id, before visibility is decided. */
+interface StoredQueryRow {
+  kind: 'report' | 'saved';
+  id: string;
+  sql: string;
+  parameters: string;
+  report_type: 'system' | 'org' | 'brand';
+  org_id: string | null;
+  brand_id: string | null;
+}
+
+export interface ResolvedStoredQuery {
+  kind: 'report' | 'saved';
+  id: string;
+  sqlTemplate: string;
+  parameters: string[];
+  brand: BrandTarget;
+}
+
+export async function loadBrand(db: D1Database, brandId: string): Promise<BrandTarget | null> {
+  return db
+    .prepare('SELECT id, org_id AS orgId, dataset, timezone FROM brands WHERE id = ?')
+    .bind(brandId)
+    .first<BrandTarget>();
+}
+
+function notFound(queryId: string): ApiError {
+  return new ApiError('QUERY_NOT_FOUND', `no query ${JSON.stringify(queryId)} is visible to this brand`);
+}
+
+/**
+ * Finds a report section or saved query by id and decides the brand it runs against.
+ * Owned queries (saved, brand reports) infer their brand; shared ones (system, org) need one from the caller
+ * unless the principal has a single brand. A query the brand cannot see is 404, never 403, so ids of other
+ * tenants' queries do not leak.
+ */
+export async function resolveStoredQuery(
+  db: D1Database,
+  principal: Principal,
+  queryId: string,
+  brandId: string | undefined,
+): Promise<ResolvedStoredQuery> {
+  if (brandId !== undefined) resolveBrand(principal, brandId, { required: true });
+  const row = await db
+    .prepare(
+      `SELECT 'report' AS kind, q.id, q.sql_template AS sql, q.parameters, r.type AS report_type, r.org_id, r.brand_id
+         FROM report_queries q JOIN reports r ON r.id = q.report_id WHERE q.id = ?1
+       UNION ALL
+       SELECT 'saved', s.id, s.sql, '[]', 'brand', NULL, s.brand_id FROM saved_queries s WHERE s.id = ?1
+       LIMIT 1`,
+    )
+    .bind(queryId)
+    .first<StoredQueryRow>();
+  if (!row) throw notFound(queryId);
+
+  let targetId: string;
+  if (row.report_type === 'brand') {
+    if (!row.brand_id || !principal.brandIds.includes(row.brand_id)) throw notFound(queryId);
+    if (brandId !== undefined && brandId !== row.brand_id) throw notFound(queryId);
+    targetId = row.brand_id;
+  } else {
+    targetId = resolveBrand(principal, brandId, { required: true });
+  }
+  const brand = await loadBrand(db, targetId);
+  if (!brand) throw notFound(queryId);
+  if (row.report_type === 'org' && brand.orgId !== row.org_id) throw notFound(queryId);
+
+  const parameters: unknown = JSON.parse(row.parameters);
+  if (!Array.isArray(parameters) || !parameters.every((p): p is string => typeof p === 'string')) {
+    throw new Error(`stored query ${row.id} has malformed parameters`);
+  }
+  return { kind: row.kind, id: row.id, sqlTemplate: row.sql, parameters, brand };
+}

@@ -1,0 +1,97 @@
+import { z } from '@hono/zod-openapi';
+import { MAX_PERIOD_DAYS, periodProblem } from '../queries/period';
+
+/** Longest raw SQL accepted, in characters (checked before any parsing). */
+export const MAX_SQL_LENGTH = 102_400;
+
+const BrandIdField = z
+  .string()
+  .min(1)
+  .max(128)
+  .optional()
+  .openapi({ description: 'Target brand. Required for organization keys unless it can be inferred (a query owned by one brand).' });
+
+const DryRunField = z
+  .boolean()
+  .optional()
+  .openapi({ description: 'Validate and estimate bytes scanned (`stats.totalBytesProcessed`) without executing or billing.' });
+
+export const PeriodSchema = z
+  .strictObject({
+    cadence: z
+      .enum(['DAILY', 'WEEKLY', 'MONTHLY'])
+      .optional()
+      .openapi({ description: 'Rolling window: DAILY = yesterday, WEEKLY = the 7 days ending yesterday, MONTHLY = last full month.' }),
+    startDate: z.string().optional().openapi({ description: 'ISO date YYYY-MM-DD; send with endDate.', example: '2026-10-01' }),
+    endDate: z.string().optional().openapi({ description: 'ISO date YYYY-MM-DD; send with startDate.', example: '2026-10-31' }),
+  })
+  .superRefine((p, ctx) => {
+    const problem = periodProblem(p);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  })
+  .openapi('Period', {
+    description: `Time window for a parameterized query. Either a cadence or startDate + endDate (inclusive, at most ${MAX_PERIOD_DAYS} days). Omitted: the last full month. Dates are in the brand's time zone (UTC when it has none).`,
+  });
+
+export const RawSqlQuerySchema = z
+  .strictObject({
+    sql: z
+      .string()
+      .min(1)
+      .max(MAX_SQL_LENGTH)
+      .openapi({
+        description:
+          'One read-only statement (SELECT or WITH). Reference tables as `service-v1.<dataset>.<table>` in backticks, using the dataset from the brands list.',
+        example: 'SELECT channel, SUM(revenue) AS revenue FROM `service-v1.acme.fact__orders` GROUP BY channel',
+      }),
+    brandId: BrandIdField,
+    dryRun: DryRunField,
+  })
+  .openapi('RawSqlQuery');
+
+export const StoredQuerySchema = z
+  .strictObject({
+    queryId: z.string().min(1).max(128).openapi({ description: '`id` from a report\'s queries or the saved queries list.' }),
+    period: PeriodSchema.optional(),
+    brandId: BrandIdField,
+    dryRun: DryRunField,
+  })
+  .openapi('StoredQuery');
+
+export const RunQueryRequestSchema = z.union([RawSqlQuerySchema, StoredQuerySchema]).openapi('RunQueryRequest', {
+  description: 'Exactly one of two shapes: raw SQL (`sql`) or a stored query (`queryId`). Unknown properties are rejected.',
+});
+
+export const FieldSchema: z.ZodType<{ name: string; type: string; mode?: string; fields?: unknown[] }> = z
+  .object({
+    name: z.string(),
+    type: z.string().openapi({ description: 'BigQuery type name (INT64, FLOAT64, NUMERIC, STRING, DATE, TIMESTAMP, RECORD, ...)' }),
+    mode: z.string().optional().openapi({ description: 'NULLABLE, REQUIRED or REPEATED' }),
+    fields: z.array(z.any()).optional().openapi({ description: 'Sub-fields of a RECORD' }),
+  })
+  .openapi('Field');
+
+export const RunQueryStatsSchema = z
+  .strictObject({
+    dryRun: z.boolean(),
+    totalBytesBilled: z.number().openapi({ description: 'Bytes billed (drives cost); 0 for a dry run.' }),
+    totalBytesProcessed: z.number().openapi({ description: 'Bytes processed, or the estimate for a dry run.' }),
+  })
+  .openapi('RunQueryStats');
+
+export const RunQueryResponseSchema = z
+  .object({
+    brandId: z.string().openapi({ description: 'Brand the query ran against.' }),
+    rows: z.array(z.record(z.string(), z.any())).openapi({ description: 'Result rows in this response.' }),
+    rowCount: z.number().int().openapi({ description: 'Number of rows in this response.' }),
+    truncated: z
+      .boolean()
+      .openapi({ description: 'True when results were capped; page with LIMIT / OFFSET in the SQL.' }),
+    schema: z.array(FieldSchema).optional().openapi({ description: 'Result field names and types.' }),
+    stats: RunQueryStatsSchema.optional(),
+  })
+  .openapi('RunQueryResponse');
+
+export type RunQueryRequest = z.infer<typeof RunQueryRequestSchema>;
+export type RunQueryResponse = z.infer<typeof RunQueryResponseSchema>;
+export type PeriodRequest = z.infer<typeof PeriodSchema>;
