@@ -1,0 +1,60 @@
+import { SELF } from 'cloudflare:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { expect } from 'vitest';
+import { z } from 'zod';
+
+export const MCP_URL = 'http://mcp.test/v1/data/mcp';
+
+/**
+ * The SDK's own client over Streamable HTTP, its requests going through the Worker's fetch (SELF), so every call
+ * exercises auth, the transport and the tools exactly as a remote client would.
+ */
+export async function connectMcp(key: string): Promise<Client> {
+  const transport = new StreamableHTTPClientTransport(new URL(MCP_URL), {
+    fetch: (url, init) => SELF.fetch(url, init),
+    requestInit: { headers: { authorization: `Bearer ${key}` } },
+  });
+  const client = new Client({ name: 'mcp-test-client', version: '1.0.0' });
+  await client.connect(transport);
+  return client;
+}
+
+const ToolResult = z.object({
+  isError: z.boolean().optional(),
+  content: z.array(z.object({ type: z.string(), text: z.string().optional() })),
+  structuredContent: z.record(z.string(), z.unknown()).optional(),
+});
+
+/** The text blocks of a tool result, in order. */
+export function texts(raw: unknown): string[] {
+  return ToolResult.parse(raw).content.flatMap((c) => (c.type === 'text' && c.text !== undefined ? [c.text] : []));
+}
+
+function firstText(raw: unknown): string {
+  const first = texts(raw)[0];
+  if (first === undefined) throw new Error(`tool result has no text content: ${JSON.stringify(raw)}`);
+  return first;
+}
+
+/** Asserts a successful tool result whose text copy equals its structuredContent, and returns the data. */
+export function okData(raw: unknown): Record<string, unknown> {
+  const result = ToolResult.parse(raw);
+  expect(result.isError ?? false, firstText(raw)).toBe(false);
+  const data = result.structuredContent;
+  if (data === undefined) throw new Error('successful tool result without structuredContent');
+  expect(JSON.parse(firstText(raw))).toEqual(data);
+  return data;
+}
+
+const ErrorBody = z.strictObject({
+  error: z.strictObject({ code: z.string(), message: z.string(), requestId: z.string().regex(/^req_/), details: z.unknown().optional() }),
+});
+
+/** Asserts a tool error result carrying the REST error body and returns its `error` object. */
+export function errorOf(raw: unknown) {
+  const result = ToolResult.parse(raw);
+  expect(result.isError, firstText(raw)).toBe(true);
+  expect(result.structuredContent).toBeUndefined();
+  return ErrorBody.parse(JSON.parse(firstText(raw))).error;
+}
