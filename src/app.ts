@@ -49,6 +49,9 @@ export function createApp(): AppOpenAPI {
     return next();
   });
 
+  // Liveness probe and the benchmark's baseline: a constant body through the same middleware, no auth, no I/O.
+  app.get('/healthz', (c) => c.json({ ok: true }, 200));
+
   registerRoutes(app);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
