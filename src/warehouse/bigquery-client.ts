@@ -1,0 +1,378 @@
+import type { Env } from '../env';
+import { intVar } from '../env';
+import { ApiError, describeError } from '../errors';
+import { createLogger, type Logger } from '../lib/log';
+import { credentialFor, type ServiceAccount } from './credentials';
+import { decodeRows } from './decode';
+import { deadlineExceeded, malformedAnswer, mapUpstreamError, networkFailure, type UpstreamFailure } from './errors';
+import { bearerTokenFor } from './jwt';
+import { sanitizeLabels } from './labels';
+import { DEFAULT_RETRY_POLICY, nextRetryDelay, parseRetryAfter, type RetryPolicy } from './retry';
+import { JobSchema, QueryResponseSchema, type FieldSchema, type QueryResponse } from './wire';
+
+/**
+ * The one BigQuery client: REST v2 over `fetch`, service-account JWTs signed with WebCrypto. It uses nothing
+ * Worker-specific, so Node (the benchmark) can run it unchanged. See docs/warehouse-client.md.
+ */
+
+export type { FieldSchema } from './wire';
+
+export interface TableRef {
+  projectId: string;
+  datasetId: string;
+  tableId: string;
+}
+
+export interface RoutineRef {
+  projectId: string;
+  datasetId: string;
+  routineId: string;
+}
+
+export interface DryRunResult {
+  /** BigQuery's statement type, e.g. SELECT; the guard requires SELECT. */
+  statementType: string;
+  referencedTables: TableRef[];
+  referencedRoutines: RoutineRef[];
+  totalBytesProcessed: number;
+}
+
+export interface QueryResult {
+  /** At most `rowCap` rows, decoded to plain JSON (see decode.ts for the number rules). */
+  rows: Record<string, unknown>[];
+  schema: FieldSchema[];
+  /** More rows existed than `rowCap`. */
+  truncated: boolean;
+  totalBytesProcessed: number;
+  totalBytesBilled: number;
+  jobId: string | null;
+}
+
+interface CallOptions {
+  brandId: string;
+  /** The service's request id: every log line carries it. (BigQuery's own idempotency id is separate.) */
+  requestId: string;
+  /** Job labels for cost attribution; sanitised to BigQuery's label rules. */
+  labels: Record<string, string>;
+}
+
+export interface DryRunOptions extends CallOptions {
+  /** Sent as `maximumBytesBilled` when given. */
+  maxBytesBilled?: number;
+  /** Deadline for the dry run including retries. Default: QUERY_TIMEOUT_MS. */
+  timeoutMs?: number;
+}
+
+export interface QueryOptions extends CallOptions {
+  /** Per-key byte-scan ceiling, sent as `maximumBytesBilled` so BigQuery enforces it too. */
+  maxBytesBilled: number;
+  /** Rows kept; one more is asked for to know whether the result was cut. */
+  rowCap: number;
+  /** Deadline for the whole query (send, poll, page, retries); past it the job is cancelled. */
+  timeoutMs: number;
+  dryRun?: false;
+}
+
+export interface WarehouseClient {
+  /** Validates `sql` and estimates bytes with a `jobs.insert` dry run (nothing runs, nothing is billed). */
+  dryRun(sql: string, opts: DryRunOptions): Promise<DryRunResult>;
+  /** Runs `sql` with `jobs.query`, polls and pages until `rowCap + 1` rows or the end. */
+  query(sql: string, opts: QueryOptions): Promise<QueryResult>;
+}
+
+/** Seams for tests and the benchmark; every default is the real thing. */
+export interface WarehouseClientDeps {
+  /** Default: global `fetch`. */
+  fetch?: typeof fetch;
+  /** Clock in ms since the epoch, for deadlines and token lifetimes. Default: `Date.now`. */
+  now?: () => number;
+  /** Default: a `setTimeout` promise. */
+  sleep?: (ms: number) => Promise<void>;
+  /** Jitter source in [0, 1). Default: `Math.random`. */
+  random?: () => number;
+  /** Overrides of DEFAULT_RETRY_POLICY (4 tries, 200 ms base, 3 s cap per wait, 6 s in all). */
+  retry?: Partial<RetryPolicy>;
+  /** Default: `createLogger(requestId)`. */
+  logger?: (requestId: string) => Logger;
+  /** Longest single `getQueryResults` long-poll. Default 10,000 ms (BigQuery's own default). */
+  maxPollWaitMs?: number;
+  /** How long an HTTP call may outlive the deadline (network time on top of BigQuery's `timeoutMs`). Default 2,000 ms. */
+  graceMs?: number;
+  /** How long the best-effort `jobs.cancel` may take. Default 2,000 ms. */
+  cancelTimeoutMs?: number;
+}
+
+interface Call {
+  account: ServiceAccount;
+  deadline: number;
+  log: Logger;
+  op: string;
+  maxBytesBilled?: number;
+  timeoutMs: number;
+}
+
+interface Request {
+  method: 'GET' | 'POST';
+  path: string;
+  query?: Record<string, string | number | undefined>;
+  body?: unknown;
+}
+
+const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}): WarehouseClient {
+  const base = `${env.BIGQUERY_API_BASE.replace(/\/+$/, '')}/bigquery/v2/projects/${encodeURIComponent(env.BIGQUERY_PROJECT)}`;
+  const location = env.BIGQUERY_LOCATION || undefined;
+  const fetchFn = deps.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => fetch(input, init));
+  const now = deps.now ?? Date.now;
+  const sleep = deps.sleep ?? defaultSleep;
+  const random = deps.random ?? Math.random;
+  const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...deps.retry };
+  const makeLog = deps.logger ?? createLogger;
+  const maxPollWaitMs = deps.maxPollWaitMs ?? 10_000;
+  const graceMs = deps.graceMs ?? 2_000;
+  const cancelTimeoutMs = deps.cancelTimeoutMs ?? 2_000;
+
+  function url(req: Request): string {
+    const params = new URLSearchParams();
+    for (const [k, v] of Object.entries(req.query ?? {})) if (v !== undefined) params.set(k, String(v));
+    const qs = params.toString();
+    return `${base}${req.path}${qs ? `?${qs}` : ''}`;
+  }
+
+  async function token(call: Call): Promise<string> {
+    try {
+      return await bearerTokenFor(call.account, now());
+    } catch (err) {
+      throw new ApiError('INTERNAL', 'the warehouse credentials are misconfigured; quote the requestId to support', {
+        internal: `signing the BigQuery token failed: ${describeError(err)}`,
+      });
+    }
+  }
+
+  /** One HTTP exchange; returns the text of a 2xx answer or the classified failure. */
+  async function exchange(req: Request, call: Call, abortAfterMs: number): Promise<{ ok: true; text: string } | { ok: false; failure: UpstreamFailure; retryAfterMs?: number }> {
+    const bearer = await token(call);
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), Math.max(1, abortAfterMs));
+    try {
+      const res = await fetchFn(url(req), {
+        method: req.method,
+        headers: {
+          authorization: `Bearer ${bearer}`,
+          accept: 'application/json',
+          ...(req.body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        body: req.body === undefined ? undefined : JSON.stringify(req.body),
+        signal: controller.signal,
+      });
+      const text = await res.text();
+      if (res.ok) return { ok: true, text };
+      return {
+        ok: false,
+        failure: mapUpstreamError(res.status, text, { maxBytesBilled: call.maxBytesBilled }),
+        retryAfterMs: parseRetryAfter(res.headers.get('retry-after')),
+      };
+    } catch (err) {
+      if (controller.signal.aborted) throw deadlineExceeded(call.timeoutMs, null);
+      return { ok: false, failure: networkFailure(err) };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Sends `req` with retries (bounded, backoff + jitter, within the deadline) and returns the parsed JSON. */
+  async function send(req: Request, call: Call): Promise<unknown> {
+    let waitedMs = 0;
+    for (let attempt = 1; ; attempt++) {
+      const remaining = call.deadline - now();
+      if (remaining <= 0) throw deadlineExceeded(call.timeoutMs, null);
+      const r = await exchange(req, call, remaining + graceMs);
+      if (r.ok) {
+        try {
+          return JSON.parse(r.text);
+        } catch {
+          throw malformedAnswer(`${call.op}: not JSON`, r.text);
+        }
+      }
+      const { failure } = r;
+      if (!failure.retryable) throw failure.error;
+      const delay = nextRetryDelay(policy, { attempt, waitedMs, remainingMs: call.deadline - now(), retryAfterMs: r.retryAfterMs }, random);
+      if (delay === null) {
+        call.log.warn('warehouse call gave up', { op: call.op, attempts: attempt, code: failure.error.code, upstream: failure.error.internal });
+        throw failure.error;
+      }
+      call.log.warn('warehouse call failed, retrying', { op: call.op, attempt, delayMs: delay, upstream: failure.error.internal });
+      await sleep(delay);
+      waitedMs += delay;
+    }
+  }
+
+  function newCall(opts: CallOptions, op: string, timeoutMs: number, maxBytesBilled?: number): Call {
+    return {
+      account: credentialFor(env, opts.brandId),
+      deadline: now() + timeoutMs,
+      log: makeLog(opts.requestId),
+      op,
+      maxBytesBilled,
+      timeoutMs,
+    };
+  }
+
+  function parseQueryResponse(json: unknown, op: string): QueryResponse {
+    const r = QueryResponseSchema.safeParse(json);
+    if (!r.success) throw malformedAnswer(`${op}: ${r.error.issues.map((i) => i.path.join('.')).join(', ')}`, JSON.stringify(json));
+    return r.data;
+  }
+
+  /** Best effort: a job we stop waiting for should stop billing. Failures are logged, never thrown. */
+  async function cancel(jobId: string, jobLocation: string | undefined, call: Call): Promise<void> {
+    const cancelCall: Call = { ...call, op: 'jobs.cancel', deadline: now() + cancelTimeoutMs };
+    try {
+      const r = await exchange(
+        { method: 'POST', path: `/jobs/${encodeURIComponent(jobId)}/cancel`, query: { location: jobLocation } },
+        cancelCall,
+        cancelTimeoutMs,
+      );
+      if (r.ok) call.log.info('warehouse job cancelled after deadline', { jobId });
+      else call.log.warn('warehouse job cancel failed', { jobId, upstream: r.failure.error.internal });
+    } catch (err) {
+      call.log.warn('warehouse job cancel failed', { jobId, error: describeError(err) });
+    }
+  }
+
+  /** `getQueryResults` doesn't report bytes billed; the job does. Falls back to bytes processed if it can't. */
+  async function bytesBilled(jobId: string, jobLocation: string | undefined, call: Call, fallback: number): Promise<number> {
+    try {
+      const job = JobSchema.safeParse(
+        await send({ method: 'GET', path: `/jobs/${encodeURIComponent(jobId)}`, query: { location: jobLocation } }, { ...call, op: 'jobs.get' }),
+      );
+      const billed = job.success ? job.data.statistics?.query?.totalBytesBilled : undefined;
+      if (billed !== undefined) return billed;
+      call.log.warn('jobs.get had no totalBytesBilled; counting bytes processed', { jobId });
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 'WAREHOUSE_TIMEOUT') throw err;
+      call.log.warn('jobs.get failed; counting bytes processed', { jobId, error: describeError(err), upstream: err instanceof ApiError ? err.internal : undefined });
+    }
+    return fallback;
+  }
+
+  return {
+    async dryRun(sql, opts) {
+      const timeoutMs = opts.timeoutMs ?? intVar(env, 'QUERY_TIMEOUT_MS');
+      const call = newCall(opts, 'jobs.insert(dryRun)', timeoutMs, opts.maxBytesBilled);
+      const json = await send(
+        {
+          method: 'POST',
+          path: '/jobs',
+          body: {
+            jobReference: { projectId: env.BIGQUERY_PROJECT, location },
+            configuration: {
+              dryRun: true,
+              labels: sanitizeLabels(opts.labels),
+              query: {
+                query: sql,
+                useLegacySql: false,
+                ...(opts.maxBytesBilled === undefined ? {} : { maximumBytesBilled: String(opts.maxBytesBilled) }),
+              },
+            },
+          },
+        },
+        call,
+      );
+      const job = JobSchema.safeParse(json);
+      const q = job.success ? job.data.statistics?.query : undefined;
+      if (!job.success || !q?.statementType) {
+        throw malformedAnswer('jobs.insert(dryRun): no statistics.query.statementType', JSON.stringify(json));
+      }
+      return {
+        statementType: q.statementType,
+        referencedTables: q.referencedTables ?? [],
+        referencedRoutines: q.referencedRoutines ?? [],
+        totalBytesProcessed: q.totalBytesProcessed ?? job.data.statistics?.totalBytesProcessed ?? 0,
+      };
+    },
+
+    async query(sql, opts) {
+      const call = newCall(opts, 'jobs.query', opts.timeoutMs, opts.maxBytesBilled);
+      const want = opts.rowCap + 1;
+      // One id per logical query, reused by every retry, so BigQuery runs (and bills) it at most once.
+      const bigqueryRequestId = crypto.randomUUID();
+      let first = parseQueryResponse(
+        await send(
+          {
+            method: 'POST',
+            path: '/queries',
+            body: {
+              query: sql,
+              useLegacySql: false,
+              maximumBytesBilled: String(opts.maxBytesBilled),
+              maxResults: want,
+              timeoutMs: Math.max(0, call.deadline - now()),
+              location,
+              labels: sanitizeLabels(opts.labels),
+              requestId: bigqueryRequestId,
+            },
+          },
+          call,
+        ),
+        'jobs.query',
+      );
+      const jobId = first.jobReference?.jobId ?? null;
+      const jobLocation = first.jobReference?.location ?? location;
+      const resultsPath = jobId ? `/queries/${encodeURIComponent(jobId)}` : null;
+
+      try {
+        while (!first.jobComplete) {
+          if (!resultsPath) throw malformedAnswer('jobs.query: incomplete job without jobReference', '');
+          const remaining = call.deadline - now();
+          if (remaining <= 0) throw deadlineExceeded(opts.timeoutMs, jobId);
+          first = parseQueryResponse(
+            await send(
+              {
+                method: 'GET',
+                path: resultsPath,
+                query: { location: jobLocation, maxResults: want, timeoutMs: Math.min(remaining, maxPollWaitMs) },
+              },
+              { ...call, op: 'jobs.getQueryResults' },
+            ),
+            'jobs.getQueryResults',
+          );
+        }
+
+        const schema = first.schema?.fields ?? [];
+        const rows = decodeRows(schema, first.rows ?? []);
+        let pageToken = first.pageToken;
+        while (rows.length < want && pageToken && resultsPath) {
+          if (call.deadline - now() <= 0) throw deadlineExceeded(opts.timeoutMs, jobId);
+          const page = parseQueryResponse(
+            await send(
+              {
+                method: 'GET',
+                path: resultsPath,
+                query: { location: jobLocation, pageToken, maxResults: want - rows.length },
+              },
+              { ...call, op: 'jobs.getQueryResults(page)' },
+            ),
+            'jobs.getQueryResults(page)',
+          );
+          const pageRows = page.rows ?? [];
+          // A page without rows and with the same token again would loop forever.
+          if (pageRows.length === 0 && page.pageToken === pageToken) break;
+          for (const row of decodeRows(schema, pageRows)) rows.push(row);
+          pageToken = page.pageToken;
+        }
+
+        const totalBytesProcessed = first.totalBytesProcessed ?? 0;
+        const totalBytesBilled =
+          first.totalBytesBilled ?? (jobId ? await bytesBilled(jobId, jobLocation, call, totalBytesProcessed) : totalBytesProcessed);
+        const truncated = rows.length > opts.rowCap || (first.totalRows ?? 0) > opts.rowCap;
+        if (rows.length > opts.rowCap) rows.length = opts.rowCap;
+        return { rows, schema, truncated, totalBytesProcessed, totalBytesBilled, jobId };
+      } catch (err) {
+        if (jobId && err instanceof ApiError && err.code === 'WAREHOUSE_TIMEOUT') await cancel(jobId, jobLocation, call);
+        throw err;
+      }
+    },
+  };
+}

@@ -1,0 +1,97 @@
+import { z } from 'zod';
+
+/**
+ * The slice of BigQuery's REST (v2) response shapes the client reads, parsed with zod so nothing upstream is
+ * trusted by cast. Objects are non-strict: BigQuery adds fields over time and we ignore what we don't use.
+ * Rows are left as `unknown` here: `decode.ts` checks each cell against the schema while converting it, which
+ * is one pass instead of two over up to ROW_CAP rows.
+ */
+
+/** BigQuery sends int64 counters as decimal strings ("12345"); JSON numbers are accepted too. */
+const Int64Count = z
+  .union([z.string().regex(/^\d+$/), z.number().int().nonnegative()])
+  .transform((v) => Number(v));
+
+/** A column of a result schema (BigQuery `TableFieldSchema`), with nested `fields` for RECORD/STRUCT. */
+export interface FieldSchema {
+  name: string;
+  /** BigQuery's type name as sent (e.g. INTEGER or INT64, FLOAT or FLOAT64, RECORD or STRUCT). */
+  type: string;
+  /** NULLABLE, REQUIRED or REPEATED; absent means NULLABLE. */
+  mode?: string;
+  fields?: FieldSchema[];
+}
+
+export const FieldSchemaSchema: z.ZodType<FieldSchema> = z.lazy(() =>
+  z.object({
+    name: z.string(),
+    type: z.string().min(1),
+    mode: z.string().optional(),
+    fields: z.array(FieldSchemaSchema).optional(),
+  }),
+);
+
+export const TableSchemaSchema = z.object({ fields: z.array(FieldSchemaSchema).default([]) });
+
+const JobReferenceSchema = z.object({
+  projectId: z.string().optional(),
+  jobId: z.string().min(1),
+  location: z.string().optional(),
+});
+
+/** `jobs.query` and `jobs.getQueryResults` answers (the latter lacks `totalBytesBilled`). */
+export const QueryResponseSchema = z.object({
+  jobComplete: z.boolean().default(false),
+  jobReference: JobReferenceSchema.optional(),
+  schema: TableSchemaSchema.optional(),
+  rows: z.array(z.unknown()).optional(),
+  totalRows: Int64Count.optional(),
+  pageToken: z.string().min(1).optional(),
+  totalBytesProcessed: Int64Count.optional(),
+  totalBytesBilled: Int64Count.optional(),
+});
+export type QueryResponse = z.infer<typeof QueryResponseSchema>;
+
+/** The `Job` resource answered by `jobs.insert` (dry run) and `jobs.get`. */
+export const JobSchema = z.object({
+  jobReference: JobReferenceSchema.partial().optional(),
+  statistics: z
+    .object({
+      totalBytesProcessed: Int64Count.optional(),
+      query: z
+        .object({
+          statementType: z.string().optional(),
+          totalBytesProcessed: Int64Count.optional(),
+          totalBytesBilled: Int64Count.optional(),
+          referencedTables: z
+            .array(z.object({ projectId: z.string(), datasetId: z.string(), tableId: z.string() }))
+            .optional(),
+          referencedRoutines: z
+            .array(z.object({ projectId: z.string(), datasetId: z.string(), routineId: z.string() }))
+            .optional(),
+        })
+        .optional(),
+    })
+    .optional(),
+});
+export type Job = z.infer<typeof JobSchema>;
+
+/** Google's error envelope: `{ error: { code, message, status, errors: [{ reason, message, location }] } }`. */
+export const GoogleErrorSchema = z.object({
+  error: z.object({
+    code: z.number().optional(),
+    message: z.string().optional(),
+    status: z.string().optional(),
+    errors: z
+      .array(
+        z.object({
+          reason: z.string().optional(),
+          message: z.string().optional(),
+          location: z.string().optional(),
+          domain: z.string().optional(),
+        }),
+      )
+      .optional(),
+  }),
+});
+export type GoogleError = z.infer<typeof GoogleErrorSchema>;
