@@ -1,0 +1,273 @@
+#!/usr/bin/env node
+// `npm run bench`: measures the service against the local stack it starts itself (the local warehouse and the
+// built Worker bundle in Miniflare/workerd), prints a table and writes bench/results.json.
+// Every figure is reported beside a baseline measured in the same run, as the issues ask.
+import { spawn } from 'node:child_process';
+import { createSign } from 'node:crypto';
+import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { gzipSync } from 'node:zlib';
+import autocannon from 'autocannon';
+import { Miniflare } from 'miniflare';
+import { unstable_getMiniflareWorkerOptions, unstable_splitSqlQuery } from 'wrangler';
+import { createServiceAccount } from '../dev/warehouse/service-account.mjs';
+import { startWarehouse } from '../dev/warehouse/server.mjs';
+import { importWorkerModules, ROOT } from '../scripts/lib/import-ts.mjs';
+import { percentiles } from './stats.mjs';
+
+const OUT_DIR = join(ROOT, 'bench', 'out');
+const BUNDLE_DIR = join(OUT_DIR, 'bundle');
+const QUICK = process.argv.includes('--quick');
+const LOAD_SECONDS = QUICK ? 2 : 8;
+const LOAD_CONNECTIONS = 20;
+const QUERY_RUNS = QUICK ? 60 : 300;
+const SMALL_SQL = 'SELECT day, channel, revenue FROM `service-v1.globex.agg__daily_revenue` ORDER BY day DESC, channel LIMIT 10';
+
+const KiB = 1024;
+const LIMITS = { jsGzip: 450 * KiB, totalGzip: 1.5 * 1024 * KiB };
+
+function run(cmd, args, opts = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], ...opts });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`${cmd} ${args.join(' ')} exited ${code}:\n${out}`))));
+  });
+}
+
+/** Bundle as `wrangler deploy` would upload it, and its gzip sizes (what the Workers size limits count). */
+async function measureBundle() {
+  await rm(BUNDLE_DIR, { recursive: true, force: true });
+  await run(process.execPath, [join(ROOT, 'node_modules/wrangler/bin/wrangler.js'), 'deploy', '--dry-run', '--outdir', BUNDLE_DIR], {
+    env: { ...process.env, WRANGLER_SEND_METRICS: 'false', NO_COLOR: '1' },
+  });
+  const files = [];
+  for (const name of await readdir(BUNDLE_DIR, { recursive: true })) {
+    const path = join(BUNDLE_DIR, name);
+    if (!(await stat(path)).isFile() || name.endsWith('.map') || name.endsWith('README.md')) continue;
+    const buf = await readFile(path);
+    files.push({ name, bytes: buf.length, gzip: gzipSync(buf, { level: 9 }).length });
+  }
+  const js = files.filter((f) => /\.(m?js)$/.test(f.name));
+  const sum = (xs, k) => xs.reduce((a, f) => a + f[k], 0);
+  return {
+    files,
+    jsBytes: sum(js, 'bytes'),
+    jsGzip: sum(js, 'gzip'),
+    totalBytes: sum(files, 'bytes'),
+    totalGzip: sum(files, 'gzip'),
+    limits: LIMITS,
+  };
+}
+
+/** The built bundle in workerd with the bindings of wrangler.toml, wired to a fresh local warehouse. */
+async function startStack(bundle) {
+  const sa = createServiceAccount();
+  const warehouse = await startWarehouse({ serviceAccounts: [{ clientEmail: sa.clientEmail, publicKeyPem: sa.publicKeyPem }] });
+  const { workerOptions } = unstable_getMiniflareWorkerOptions(join(ROOT, 'wrangler.toml'));
+  const main = bundle.files.find((f) => f.name === 'index.js') ?? bundle.files.find((f) => f.name.endsWith('.js'));
+  const started = performance.now();
+  const mf = new Miniflare({
+    ...workerOptions,
+    name: 'bench',
+    modules: true,
+    scriptPath: join(BUNDLE_DIR, main.name),
+    modulesRoot: BUNDLE_DIR,
+    modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'], fallthrough: true }],
+    bindings: {
+      ...workerOptions.bindings,
+      BIGQUERY_API_BASE: warehouse.url,
+      GCP_SERVICE_ACCOUNT_JSON: sa.json,
+      CURSOR_SECRET: 'bench-cursor-secret-0123456789abcdef0123456789',
+      SESSION_SECRET: 'bench-session-secret-0123456789abcdef012345678',
+    },
+    host: '127.0.0.1',
+    port: 0,
+  });
+  const url = await mf.ready;
+  const ready = performance.now();
+  const first = await fetch(new URL('/healthz', url));
+  await first.text();
+  const firstAnswer = performance.now();
+
+  const db = await mf.getD1Database('DB');
+  const schema = await readFile(join(ROOT, 'schema.sql'), 'utf8');
+  const { buildDemoSeed } = await importWorkerModules({ 'src/seed/demo-catalog.ts': ['buildDemoSeed'] });
+  const keys = { org: 'wqk_benchorgkey0000000000000000000000000000000', brand: 'wqk_benchbrandkey00000000000000000000000000000', other: 'wqk_benchotherkey00000000000000000000000000000' };
+  const admins = { org: { email: 'org-admin@bench.test', password: 'bench-pass-1' }, brand: { email: 'brand-admin@bench.test', password: 'bench-pass-2' } };
+  const seed = await buildDemoSeed({ now: Date.now(), keys, admins });
+  const statements = [...unstable_splitSqlQuery(schema), ...seed, 'UPDATE api_keys SET daily_query_limit = 100000000'];
+  await db.batch(statements.map((s) => db.prepare(s)));
+
+  return {
+    url,
+    keys,
+    sa,
+    warehouse,
+    startup: { miniflareReadyMs: ready - started, firstRequestMs: firstAnswer - ready, totalMs: firstAnswer - started },
+    async close() {
+      await mf.dispose();
+      await warehouse.close();
+    },
+  };
+}
+
+async function load(url, path, headers) {
+  const result = await autocannon({ url: new URL(path, url).toString(), connections: LOAD_CONNECTIONS, duration: LOAD_SECONDS, headers });
+  const non2xx = result.non2xx + result.errors;
+  return {
+    path,
+    requestsPerSec: result.requests.average,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    non2xx,
+  };
+}
+
+function base64url(buf) {
+  return Buffer.from(buf).toString('base64url');
+}
+
+/** A self-signed service-account JWT, exactly what the Worker's client sends, for the direct baseline. */
+function serviceAccountJwt(sa) {
+  const parsed = JSON.parse(sa.json);
+  const now = Math.floor(Date.now() / 1000);
+  const header = base64url(JSON.stringify({ alg: 'RS256', typ: 'JWT', kid: parsed.private_key_id }));
+  const claims = base64url(
+    JSON.stringify({ iss: parsed.client_email, sub: parsed.client_email, aud: 'https://bigquery.googleapis.com/', iat: now, exp: now + 3600 }),
+  );
+  const signer = createSign('RSA-SHA256');
+  signer.update(`${header}.${claims}`);
+  return `${header}.${claims}.${base64url(signer.sign(parsed.private_key))}`;
+}
+
+async function timeSequential(n, fn) {
+  const samples = [];
+  for (let i = 0; i < n; i++) {
+    const t = performance.now();
+    await fn();
+    samples.push(performance.now() - t);
+  }
+  return percentiles(samples);
+}
+
+/** POST /v1/data/query vs the same query straight to the local warehouse (jobs.query), sequential. */
+async function queryOverhead(stack) {
+  const jwt = serviceAccountJwt(stack.sa);
+  const direct = async () => {
+    const res = await fetch(`${stack.warehouse.url}/bigquery/v2/projects/service-v1/queries`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${jwt}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ query: SMALL_SQL, useLegacySql: false, maxResults: 10001, timeoutMs: 30000 }),
+    });
+    if (!res.ok) throw new Error(`warehouse answered ${res.status}: ${await res.text()}`);
+    await res.json();
+  };
+  const viaWorker = async () => {
+    const res = await fetch(new URL('/v1/data/query', stack.url), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${stack.keys.org}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ sql: SMALL_SQL, brandId: 'brand_globex' }),
+    });
+    if (!res.ok) throw new Error(`worker answered ${res.status}: ${await res.text()}`);
+    await res.json();
+  };
+  // Warm both paths (JIT, connection pools, the Worker's JWT and verdict caches).
+  for (let i = 0; i < 10; i++) {
+    await direct();
+    await viaWorker();
+  }
+  const directStats = await timeSequential(QUERY_RUNS, direct);
+  const workerStats = await timeSequential(QUERY_RUNS, viaWorker);
+  return {
+    sql: SMALL_SQL,
+    runs: QUERY_RUNS,
+    direct: directStats,
+    worker: workerStats,
+    overheadP50Ms: workerStats.p50 - directStats.p50,
+    overheadP99Ms: workerStats.p99 - directStats.p99,
+    target: 'guard + limiter + client overhead; see component figures',
+  };
+}
+
+async function componentBenches() {
+  const out = {};
+  for (const [name, path] of [
+    ['guard', './guard.mjs'],
+    ['warehouseClient', './warehouse-client.mjs'],
+    ['usage', './usage.mjs'],
+  ]) {
+    try {
+      const mod = await import(path);
+      out[name] = await mod.run({ quick: QUICK });
+    } catch (err) {
+      out[name] = { error: err instanceof Error ? err.message : String(err) };
+    }
+  }
+  return out;
+}
+
+const fmt = (n, d = 2) => (typeof n === 'number' ? n.toFixed(d) : String(n));
+const kib = (n) => `${(n / KiB).toFixed(1)} KiB`;
+
+async function main() {
+  await mkdir(OUT_DIR, { recursive: true });
+  console.log('building the bundle (wrangler deploy --dry-run) ...');
+  const bundle = await measureBundle();
+  console.log('starting the local warehouse and the bundle in workerd ...');
+  const stack = await startStack(bundle);
+  const results = { at: new Date().toISOString(), quick: QUICK, node: process.version, bundle, startup: stack.startup };
+  try {
+    console.log(`load: ${LOAD_CONNECTIONS} connections, ${LOAD_SECONDS}s per route ...`);
+    const auth = { authorization: `Bearer ${stack.keys.org}` };
+    const baseline = await load(stack.url, '/healthz', {});
+    const brands = await load(stack.url, '/v1/data/brands', auth);
+    const reports = await load(stack.url, '/v1/data/reports', auth);
+    results.load = {
+      baseline,
+      routes: [brands, reports].map((r) => ({ ...r, throughputRatio: r.requestsPerSec / baseline.requestsPerSec })),
+      target: 'throughputRatio >= 0.60',
+    };
+    console.log(`query overhead: ${QUERY_RUNS} sequential runs each way ...`);
+    results.query = await queryOverhead(stack);
+  } finally {
+    await stack.close();
+  }
+  console.log('component benchmarks ...');
+  results.components = await componentBenches();
+
+  await writeFile(join(ROOT, 'bench', 'results.json'), JSON.stringify(results, null, 2) + '\n');
+
+  const rows = [
+    ['bundle JS gzip', kib(bundle.jsGzip), `limit ${kib(LIMITS.jsGzip)}`, fmt(bundle.jsGzip / LIMITS.jsGzip) + ' of limit'],
+    ['bundle total gzip (wasm incl.)', kib(bundle.totalGzip), `limit ${kib(LIMITS.totalGzip)}`, fmt(bundle.totalGzip / LIMITS.totalGzip) + ' of limit'],
+    ['startup: workerd ready', `${fmt(stack.startup.miniflareReadyMs, 0)} ms`, '', ''],
+    ['startup: first request after ready', `${fmt(stack.startup.firstRequestMs, 1)} ms`, '', ''],
+  ];
+  if (results.load) {
+    rows.push(['GET /healthz (baseline)', `${fmt(results.load.baseline.requestsPerSec, 0)} req/s`, `p50 ${results.load.baseline.p50Ms} ms p99 ${results.load.baseline.p99Ms} ms`, '1.00']);
+    for (const r of results.load.routes) {
+      rows.push([`GET ${r.path}`, `${fmt(r.requestsPerSec, 0)} req/s`, `p50 ${r.p50Ms} ms p99 ${r.p99Ms} ms${r.non2xx ? ` (${r.non2xx} non-2xx!)` : ''}`, `${fmt(r.throughputRatio)} of baseline`]);
+    }
+  }
+  if (results.query) {
+    const q = results.query;
+    rows.push(['warehouse direct (small query)', `p50 ${fmt(q.direct.p50)} ms`, `p99 ${fmt(q.direct.p99)} ms`, '1.00']);
+    rows.push(['POST /v1/data/query (same query)', `p50 ${fmt(q.worker.p50)} ms`, `p99 ${fmt(q.worker.p99)} ms`, `${fmt(q.worker.p50 / q.direct.p50)}x direct; +${fmt(q.overheadP50Ms)} ms p50`]);
+  }
+  for (const [name, r] of Object.entries(results.components)) {
+    if (r && Array.isArray(r.rows)) for (const row of r.rows) rows.push([`${name}: ${row[0]}`, ...row.slice(1).map(String)]);
+    else rows.push([name, r?.error ? `not measured: ${r.error}` : JSON.stringify(r).slice(0, 80), '', '']);
+  }
+  const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => String(r[i] ?? '').length)));
+  console.log('\n' + rows.map((r) => r.map((c, i) => String(c ?? '').padEnd(widths[i])).join('  ')).join('\n'));
+  console.log('\nwritten: bench/results.json');
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
