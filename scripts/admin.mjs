@@ -1,0 +1,540 @@
+#!/usr/bin/env node
+// `npm run admin -- <command>`: manage organizations, brands, administrators and API keys in D1.
+// Works on the local database that `npm run dev` / `wrangler dev` use, or with --remote on the deployed one.
+// Key generation and password hashing come from the Worker's own modules (src/auth/*), so what this CLI
+// writes is exactly what the Worker verifies.
+import { parseArgs } from 'node:util';
+import { createInterface } from 'node:readline';
+import { D1Error, d1Execute, sql } from './lib/d1.mjs';
+import { importWorkerModules } from './lib/import-ts.mjs';
+
+const USAGE_ERROR = 2;
+
+class UsageError extends Error {}
+class CommandError extends Error {}
+
+const GLOBAL_OPTIONS = {
+  remote: { type: 'boolean', default: false },
+  local: { type: 'boolean', default: false },
+  'persist-to': { type: 'string' },
+  json: { type: 'boolean', default: false },
+  help: { type: 'boolean', short: 'h', default: false },
+};
+
+const GLOBAL_HELP = `Global options:
+  --local              the local D1 database used by \`npm run dev\` / \`wrangler dev\` (default)
+  --remote             the deployed D1 database named in wrangler.toml (uses wrangler's Cloudflare login
+                       or CLOUDFLARE_API_TOKEN)
+  --persist-to DIR     local state directory, as wrangler's --persist-to (default .wrangler/state;
+                       the environment variable ADMIN_PERSIST_TO sets it too)
+  --json               machine-readable output
+  -h, --help           help for any command`;
+
+const ID_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+const DATASET_RE = /^[A-Za-z_][A-Za-z0-9_]{0,1023}$/;
+const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const MIN_PASSWORD_LENGTH = 12;
+const LIMIT_FLAGS = {
+  'daily-queries': 'daily_query_limit',
+  'daily-bytes': 'daily_bytes_limit',
+  'max-bytes-billed': 'max_bytes_billed',
+};
+const MEMBERSHIP_OPTIONS = { user: { type: 'string' }, org: { type: 'string' }, brand: { type: 'string' } };
+const LIMIT_OPTIONS = {
+  'daily-queries': { type: 'string' },
+  'daily-bytes': { type: 'string' },
+  'max-bytes-billed': { type: 'string' },
+};
+
+/**
+ * Every command: its options, help text and implementation. `run(opts, positionals, io)` returns
+ * `{ text, json }`: what to print for people and for --json.
+ */
+const COMMANDS = {
+  'org create': {
+    usage: 'org create --id ID --name NAME',
+    summary: 'create an organization',
+    options: { id: { type: 'string' }, name: { type: 'string' } },
+    async run(o, _p, io) {
+      const id = requireId(o, 'id');
+      const name = requireText(o, 'name');
+      const rows = await io.exec(
+        sql`INSERT INTO organizations (id, name, created_at) VALUES (${id}, ${name}, ${io.now}) ON CONFLICT DO NOTHING RETURNING id`,
+      );
+      if (rows.length === 0) throw new CommandError(`organization ${id} already exists`);
+      return { text: `created organization ${id} (${name})`, json: { id, name } };
+    },
+  },
+  'org list': {
+    usage: 'org list',
+    summary: 'list organizations',
+    options: {},
+    async run(_o, _p, io) {
+      const rows = await io.exec(
+        'SELECT o.id, o.name, (SELECT count(*) FROM brands b WHERE b.org_id = o.id) AS brands FROM organizations o ORDER BY o.id',
+      );
+      return { text: table(rows, ['id', 'name', 'brands']), json: { organizations: rows } };
+    },
+  },
+  'brand create': {
+    usage: 'brand create --id ID --org ORG_ID --name NAME [--dataset DATASET] [--timezone TZ]',
+    summary: 'create a brand in an organization (without --dataset it is not provisioned)',
+    details: `  --dataset   BigQuery dataset in the warehouse project (letters, digits, _); one brand per dataset
+  --timezone  IANA time zone deciding "yesterday" and "last full month" for stored-query periods (default UTC)`,
+    options: { id: { type: 'string' }, org: { type: 'string' }, name: { type: 'string' }, dataset: { type: 'string' }, timezone: { type: 'string' } },
+    async run(o, _p, io) {
+      const id = requireId(o, 'id');
+      const org = requireId(o, 'org');
+      const name = requireText(o, 'name');
+      const dataset = o.dataset ?? null;
+      if (dataset !== null && !DATASET_RE.test(dataset)) {
+        throw new UsageError('--dataset must be a BigQuery dataset id: letters, digits and underscores, not starting with a digit');
+      }
+      const timezone = o.timezone ?? null;
+      if (timezone !== null && !isTimeZone(timezone)) throw new UsageError(`--timezone ${timezone} is not an IANA time zone`);
+      await io.exec(
+        sql`INSERT INTO brands (id, org_id, name, dataset, timezone, created_at) VALUES (${id}, ${org}, ${name}, ${dataset}, ${timezone}, ${io.now})`,
+        {
+          'FOREIGN KEY': `organization ${org} does not exist`,
+          'brands.id': `brand ${id} already exists`,
+          'brands.dataset': `dataset ${dataset} already belongs to another brand`,
+        },
+      );
+      return {
+        text: `created brand ${id} (${name}) in ${org}${dataset ? `, dataset ${dataset}` : ', no dataset (not provisioned)'}`,
+        json: { id, orgId: org, name, dataset, timezone },
+      };
+    },
+  },
+  'brand list': {
+    usage: 'brand list [--org ORG_ID]',
+    summary: 'list brands',
+    options: { org: { type: 'string' } },
+    async run(o, _p, io) {
+      const org = o.org ?? null;
+      const rows = await io.exec(
+        sql`SELECT id, org_id, name, dataset, timezone FROM brands WHERE ${org} IS NULL OR org_id = ${org} ORDER BY org_id, id`,
+      );
+      return { text: table(rows, ['id', 'org_id', 'name', 'dataset', 'timezone']), json: { brands: rows } };
+    },
+  },
+  'user create': {
+    usage: 'user create --email EMAIL [--name NAME] [--password PASSWORD]',
+    summary: 'create an administrator login (give it rights with `membership add`)',
+    details: `  Without --password: asks for one on a terminal, otherwise generates one and prints it once.
+  Passwords are stored as PBKDF2-SHA256 (100,000 iterations, 16-byte random salt), never in clear.`,
+    options: { email: { type: 'string' }, name: { type: 'string' }, password: { type: 'string' } },
+    async run(o, _p, io) {
+      const email = requireText(o, 'email');
+      if (!EMAIL_RE.test(email)) throw new UsageError(`--email ${email} is not an email address`);
+      let password = o.password;
+      let generated = false;
+      if (password === undefined) {
+        if (process.stdin.isTTY && process.stderr.isTTY) {
+          password = await promptPassword();
+        } else {
+          password = (await io.worker()).randomBase64Url(18);
+          generated = true;
+        }
+      }
+      if (password.length < MIN_PASSWORD_LENGTH) throw new UsageError(`the password must be at least ${MIN_PASSWORD_LENGTH} characters`);
+      const { hashPassword, newId } = await io.worker();
+      const h = await hashPassword(password);
+      const id = newId('user');
+      const rows = await io.exec(
+        sql`INSERT INTO users (id, email, name, password_hash, password_salt, password_iterations, created_at)
+            VALUES (${id}, ${email}, ${o.name ?? null}, ${h.hash}, ${h.salt}, ${h.iterations}, ${io.now})
+            ON CONFLICT DO NOTHING RETURNING id`,
+      );
+      if (rows.length === 0) throw new CommandError(`a user with email ${email} already exists`);
+      const text = [`created user ${id} <${email}>`];
+      if (generated) text.push(`password (shown once): ${password}`);
+      return { text: text.join('\n'), json: { id, email, name: o.name ?? null, ...(generated ? { password } : {}) } };
+    },
+  },
+  'user list': {
+    usage: 'user list',
+    summary: 'list administrator logins and what they administer',
+    options: {},
+    async run(_o, _p, io) {
+      const rows = await io.exec(
+        `SELECT u.id, u.email, u.name,
+                (SELECT group_concat(COALESCE(m.org_id, m.brand_id), ',') FROM memberships m WHERE m.user_id = u.id) AS administers
+           FROM users u ORDER BY u.email`,
+      );
+      return { text: table(rows, ['id', 'email', 'name', 'administers']), json: { users: rows } };
+    },
+  },
+  'membership add': {
+    usage: 'membership add --user USER_ID|EMAIL (--org ORG_ID | --brand BRAND_ID)',
+    summary: 'make a user administrator of a whole organization or of one brand',
+    options: MEMBERSHIP_OPTIONS,
+    async run(o, _p, io) {
+      const user = requireText(o, 'user');
+      const scope = requireScope(o);
+      const rows = await io.exec(
+        sql`INSERT INTO memberships (user_id, org_id, brand_id, role, created_at)
+            SELECT u.id, ${scope.orgId}, ${scope.brandId}, 'admin', ${io.now} FROM users u WHERE u.id = ${user} OR u.email = ${user}
+            ON CONFLICT DO NOTHING RETURNING user_id`,
+        { 'FOREIGN KEY': scope.missing },
+      );
+      if (rows.length === 0) {
+        await requireUser(io, user);
+        return { text: `${user} already administers ${scope.kind} ${scope.target}`, json: { userId: user, ...scope.json, created: false } };
+      }
+      const userId = String(rows[0]?.user_id);
+      return { text: `${userId} now administers ${scope.kind} ${scope.target}`, json: { userId, ...scope.json, created: true } };
+    },
+  },
+  'membership remove': {
+    usage: 'membership remove --user USER_ID|EMAIL (--org ORG_ID | --brand BRAND_ID)',
+    summary: "remove a user's administrator rights (their OAuth connections lose access at once)",
+    options: MEMBERSHIP_OPTIONS,
+    async run(o, _p, io) {
+      const user = requireText(o, 'user');
+      const scope = requireScope(o);
+      const rows = await io.exec(
+        sql`DELETE FROM memberships
+             WHERE user_id IN (SELECT id FROM users WHERE id = ${user} OR email = ${user})
+               AND org_id IS ${scope.orgId} AND brand_id IS ${scope.brandId}
+            RETURNING user_id`,
+      );
+      if (rows.length === 0) throw new CommandError(`${user} does not administer ${scope.kind} ${scope.target}`);
+      return { text: `${user} no longer administers ${scope.kind} ${scope.target}`, json: { userId: String(rows[0]?.user_id), ...scope.json } };
+    },
+  },
+  'membership list': {
+    usage: 'membership list [--user USER_ID|EMAIL] [--org ORG_ID] [--brand BRAND_ID]',
+    summary: 'list administrator memberships',
+    options: MEMBERSHIP_OPTIONS,
+    async run(o, _p, io) {
+      const user = o.user ?? null;
+      const org = o.org ?? null;
+      const brand = o.brand ?? null;
+      const rows = await io.exec(
+        sql`SELECT m.user_id, u.email, m.org_id, m.brand_id, m.role FROM memberships m JOIN users u ON u.id = m.user_id
+             WHERE (${user} IS NULL OR u.id = ${user} OR u.email = ${user})
+               AND (${org} IS NULL OR m.org_id = ${org}) AND (${brand} IS NULL OR m.brand_id = ${brand})
+             ORDER BY u.email, m.org_id, m.brand_id`,
+      );
+      return { text: table(rows, ['user_id', 'email', 'org_id', 'brand_id', 'role']), json: { memberships: rows } };
+    },
+  },
+  'key create': {
+    usage: 'key create (--org ORG_ID | --brand BRAND_ID) --name NAME [--daily-queries N] [--daily-bytes N] [--max-bytes-billed N]',
+    summary: 'create an API key and print its secret (shown once; only a hash is stored)',
+    details: `  An --org key reaches every brand of the organization; a --brand key only that brand.
+  Limits default to the Worker's DEFAULT_* variables; see \`key limits\`.`,
+    options: { org: { type: 'string' }, brand: { type: 'string' }, name: { type: 'string' }, ...LIMIT_OPTIONS },
+    async run(o, _p, io) {
+      const scope = requireScope(o);
+      const name = requireText(o, 'name');
+      const limits = parseLimits(o);
+      const { generateApiKey } = await io.worker();
+      const key = await generateApiKey();
+      await io.exec(
+        sql`INSERT INTO api_keys (id, name, prefix, secret_hash, org_id, brand_id, max_bytes_billed, daily_query_limit, daily_bytes_limit, created_at)
+            VALUES (${key.id}, ${name}, ${key.prefix}, ${key.secretHash}, ${scope.orgId}, ${scope.brandId},
+                    ${limits.max_bytes_billed ?? null}, ${limits.daily_query_limit ?? null}, ${limits.daily_bytes_limit ?? null}, ${io.now})`,
+        { 'FOREIGN KEY': scope.missing },
+      );
+      return {
+        text: `created key ${key.id} "${name}" for ${scope.kind} ${scope.target}\nsecret (shown once, store it now; only its hash is kept):\n${key.secret}`,
+        json: { id: key.id, name, prefix: key.prefix, secret: key.secret, ...scope.json },
+      };
+    },
+  },
+  'key list': {
+    usage: 'key list [--org ORG_ID | --brand BRAND_ID]',
+    summary: 'list API keys (never their secrets); --org includes the keys of its brands',
+    options: { org: { type: 'string' }, brand: { type: 'string' } },
+    async run(o, _p, io) {
+      if (o.org && o.brand) throw new UsageError('give --org or --brand, not both');
+      const org = o.org ?? null;
+      const brand = o.brand ?? null;
+      const rows = await io.exec(
+        sql`SELECT k.id, k.name, k.prefix, k.org_id, k.brand_id, k.max_bytes_billed, k.daily_query_limit, k.daily_bytes_limit,
+                   k.created_at, k.last_used_at, k.revoked_at
+              FROM api_keys k
+             WHERE (${org} IS NULL OR k.org_id = ${org} OR k.brand_id IN (SELECT id FROM brands WHERE org_id = ${org}))
+               AND (${brand} IS NULL OR k.brand_id = ${brand})
+             ORDER BY k.created_at, k.id`,
+      );
+      const keys = rows.map((r) => ({
+        id: r.id,
+        name: r.name,
+        prefix: r.prefix,
+        orgId: r.org_id,
+        brandId: r.brand_id,
+        limits: { maxBytesBilled: r.max_bytes_billed, dailyQueries: r.daily_query_limit, dailyBytes: r.daily_bytes_limit },
+        createdAt: iso(r.created_at),
+        lastUsedAt: iso(r.last_used_at),
+        revokedAt: iso(r.revoked_at),
+      }));
+      const display = keys.map((k) => ({
+        id: k.id,
+        name: k.name,
+        prefix: `${k.prefix}…`,
+        scope: k.orgId ? `org ${k.orgId}` : `brand ${k.brandId}`,
+        status: k.revokedAt ? `revoked ${k.revokedAt}` : 'active',
+        created: k.createdAt,
+        last_used: k.lastUsedAt,
+        limits: describeLimits(k.limits),
+      }));
+      return { text: table(display, ['id', 'name', 'prefix', 'scope', 'status', 'created', 'last_used', 'limits']), json: { keys } };
+    },
+  },
+  'key revoke': {
+    usage: 'key revoke KEY_ID',
+    summary: 'revoke an API key (requests with it fail with 401 at once)',
+    options: {},
+    positional: 'KEY_ID',
+    async run(_o, p, io) {
+      const id = p[0];
+      if (!id) throw new UsageError('give the key id (see `key list`)');
+      const rows = await io.exec(sql`UPDATE api_keys SET revoked_at = ${io.now} WHERE id = ${id} AND revoked_at IS NULL RETURNING id`);
+      if (rows.length > 0) return { text: `revoked key ${id}`, json: { id, revokedAt: iso(io.now), alreadyRevoked: false } };
+      const [prior] = await io.exec(sql`SELECT revoked_at FROM api_keys WHERE id = ${id}`);
+      if (!prior) throw new CommandError(`no key ${id}`);
+      return {
+        text: `key ${id} was already revoked at ${iso(prior.revoked_at)}`,
+        json: { id, revokedAt: iso(prior.revoked_at), alreadyRevoked: true },
+      };
+    },
+  },
+  'key limits': {
+    usage: 'key limits KEY_ID [--daily-queries N] [--daily-bytes N] [--max-bytes-billed N]',
+    summary: "show or change a key's own limits",
+    details: `  --daily-queries N     query runs per rolling 24 hours
+  --daily-bytes N       bytes billed per rolling 24 hours
+  --max-bytes-billed N  byte-scan ceiling of one query (BigQuery maximumBytesBilled)
+  N is a positive integer, or "default" to fall back to the Worker's DEFAULT_* variable.
+  Without options, prints the key's current limits.`,
+    options: { ...LIMIT_OPTIONS },
+    positional: 'KEY_ID',
+    async run(o, p, io) {
+      const id = p[0];
+      if (!id) throw new UsageError('give the key id (see `key list`)');
+      const limits = parseLimits(o);
+      const sets = Object.entries(limits).map(([col, v]) => `${col} = ${sql`${v}`}`);
+      const rows = await io.exec(
+        sets.length > 0
+          ? `UPDATE api_keys SET ${sets.join(', ')} WHERE id = ${sql`${id}`} RETURNING max_bytes_billed, daily_query_limit, daily_bytes_limit`
+          : sql`SELECT max_bytes_billed, daily_query_limit, daily_bytes_limit FROM api_keys WHERE id = ${id}`,
+      );
+      const row = rows[0];
+      if (!row) throw new CommandError(`no key ${id}`);
+      const out = { maxBytesBilled: row.max_bytes_billed, dailyQueries: row.daily_query_limit, dailyBytes: row.daily_bytes_limit };
+      return { text: `key ${id} limits: ${describeLimits(out)}`, json: { id, limits: out } };
+    },
+  },
+};
+
+// ---------------------------------------------------------------------------------------------------------
+
+function requireId(o, flag) {
+  const v = o[flag];
+  if (v === undefined) throw new UsageError(`--${flag} is required`);
+  if (!ID_RE.test(v)) throw new UsageError(`--${flag} must be 1-64 letters, digits, _ or -, starting with a letter or digit`);
+  return v;
+}
+
+function requireText(o, flag) {
+  const v = o[flag];
+  if (v === undefined || v.trim() === '') throw new UsageError(`--${flag} is required`);
+  return v;
+}
+
+function requireScope(o) {
+  if (!!o.org === !!o.brand) throw new UsageError('give exactly one of --org ORG_ID or --brand BRAND_ID');
+  const orgId = o.org ?? null;
+  const brandId = orgId ? null : o.brand;
+  const kind = orgId ? 'org' : 'brand';
+  const target = orgId ?? brandId;
+  return { kind, target, orgId, brandId, json: { orgId, brandId }, missing: `${orgId ? 'organization' : 'brand'} ${target} does not exist` };
+}
+
+async function requireUser(io, user) {
+  const rows = await io.exec(sql`SELECT id FROM users WHERE id = ${user} OR email = ${user}`);
+  if (rows.length === 0) throw new CommandError(`no user ${user}`);
+}
+
+/** Limit flags present in `o`, as column -> value (null = back to the default). */
+function parseLimits(o) {
+  const out = {};
+  for (const [flag, col] of Object.entries(LIMIT_FLAGS)) {
+    const v = o[flag];
+    if (v === undefined) continue;
+    if (v === 'default') {
+      out[col] = null;
+      continue;
+    }
+    const n = /^[0-9]+$/.test(v) ? Number(v) : NaN;
+    if (!Number.isSafeInteger(n) || n <= 0) throw new UsageError(`--${flag} must be a positive integer or "default", got ${v}`);
+    out[col] = n;
+  }
+  return out;
+}
+
+function describeLimits(l) {
+  const f = (v) => (v === null || v === undefined ? 'default' : String(v));
+  return `daily-queries=${f(l.dailyQueries)} daily-bytes=${f(l.dailyBytes)} max-bytes-billed=${f(l.maxBytesBilled)}`;
+}
+
+function isTimeZone(tz) {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function iso(ms) {
+  return typeof ms === 'number' ? new Date(ms).toISOString() : null;
+}
+
+function table(rows, cols) {
+  if (rows.length === 0) return '(none)';
+  const cell = (v) => (v === null || v === undefined ? '-' : String(v));
+  const widths = cols.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)));
+  const line = (vals) => vals.map((v, i) => v.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
+  return [line(cols), ...rows.map((r) => line(cols.map((c) => cell(r[c]))))].join('\n');
+}
+
+/** Reads a password twice from the terminal without echoing it. */
+async function promptPassword() {
+  const ask = (q) =>
+    new Promise((resolve) => {
+      const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
+      // Echo nothing while the password is typed; readline writes through _writeToOutput.
+      rl._writeToOutput = (s) => {
+        if (s.includes(q)) process.stderr.write(q);
+      };
+      rl.question(q, (answer) => {
+        rl.close();
+        process.stderr.write('\n');
+        resolve(answer);
+      });
+    });
+  const first = await ask('password: ');
+  const second = await ask('repeat password: ');
+  if (first !== second) throw new UsageError('the passwords differ');
+  return first;
+}
+
+/** Short form for usage errors: the message, the command's usage line and where the full help is. */
+function usageHint(name, message) {
+  return `${message}\nusage: npm run admin -- ${COMMANDS[name].usage}\n(see \`npm run admin -- ${name} --help\`)`;
+}
+
+function commandHelp(name) {
+  const c = COMMANDS[name];
+  return [`usage: npm run admin -- ${c.usage} [global options]`, '', `${c.summary}.`, ...(c.details ? ['', c.details] : []), '', GLOBAL_HELP].join('\n');
+}
+
+function groupHelp(group) {
+  const names = Object.keys(COMMANDS).filter((n) => !group || n.startsWith(`${group} `));
+  const lines = names.map((n) => `  ${COMMANDS[n].usage}\n      ${COMMANDS[n].summary}`);
+  return [
+    `usage: npm run admin -- <command> [options]`,
+    '',
+    'Commands:',
+    ...lines,
+    '',
+    GLOBAL_HELP,
+    '',
+    'Run `npm run admin -- <command> --help` for one command.',
+  ].join('\n');
+}
+
+function mapConstraintError(err, messages) {
+  if (!(err instanceof D1Error)) return err;
+  if (err.message.includes('no such table')) {
+    return new CommandError(
+      `${err.message}\nthe database has no schema yet: run \`npm run dev\` once, or \`npx wrangler d1 execute DB --local --file schema.sql\` (--remote for the deployed one)`,
+    );
+  }
+  for (const [needle, message] of Object.entries(messages)) {
+    if (err.message.includes(needle)) return new CommandError(message);
+  }
+  return err;
+}
+
+async function main(argv) {
+  const [group, action] = argv;
+  const groupOnly = group && !group.startsWith('-') && Object.keys(COMMANDS).some((n) => n.startsWith(`${group} `));
+  const name = `${group} ${action}`;
+  if (!group || group === '--help' || group === '-h' || group === 'help') {
+    console.log(groupHelp());
+    return 0;
+  }
+  if (!COMMANDS[name]) {
+    if (groupOnly && (!action || action === '--help' || action === '-h')) {
+      console.log(groupHelp(group));
+      return 0;
+    }
+    console.error(`unknown command: ${argv.slice(0, 2).join(' ')}\n\n${groupHelp(groupOnly ? group : undefined)}`);
+    return USAGE_ERROR;
+  }
+  const command = COMMANDS[name];
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv.slice(2), options: { ...GLOBAL_OPTIONS, ...command.options }, allowPositionals: true, strict: true });
+  } catch (e) {
+    console.error(usageHint(name, e instanceof Error ? e.message : String(e)));
+    return USAGE_ERROR;
+  }
+  const o = parsed.values;
+  if (o.help) {
+    console.log(commandHelp(name));
+    return 0;
+  }
+  const maxPositionals = command.positional ? 1 : 0;
+  if (parsed.positionals.length > maxPositionals) {
+    console.error(usageHint(name, `unexpected argument: ${parsed.positionals[maxPositionals]}`));
+    return USAGE_ERROR;
+  }
+  if (o.remote && (o.local || o['persist-to'])) {
+    console.error('--remote cannot be combined with --local or --persist-to');
+    return USAGE_ERROR;
+  }
+  const target = { remote: o.remote, persistTo: o.remote ? undefined : (o['persist-to'] ?? process.env.ADMIN_PERSIST_TO ?? undefined) };
+  let workerModules;
+  const io = {
+    now: Date.now(),
+    async exec(statement, constraintMessages = {}) {
+      try {
+        const results = await d1Execute(target, { command: statement });
+        return results[results.length - 1] ?? [];
+      } catch (e) {
+        throw mapConstraintError(e, constraintMessages);
+      }
+    },
+    async worker() {
+      workerModules ??= await importWorkerModules({
+        'src/auth/api-keys.ts': ['generateApiKey'],
+        'src/auth/passwords.ts': ['hashPassword'],
+        'src/lib/ids.ts': ['newId', 'randomBase64Url'],
+      });
+      return workerModules;
+    },
+  };
+  try {
+    const result = await command.run(o, parsed.positionals, io);
+    console.log(o.json ? JSON.stringify(result.json, null, 2) : result.text);
+    return 0;
+  } catch (e) {
+    if (e instanceof UsageError) {
+      console.error(usageHint(name, e.message));
+      return USAGE_ERROR;
+    }
+    if (e instanceof CommandError || e instanceof D1Error) {
+      console.error(`error: ${e.message}`);
+      return 1;
+    }
+    throw e;
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));
