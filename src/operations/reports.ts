@@ -1,0 +1,228 @@
+import { z } from 'zod';
+import { usageKey } from '../auth/principal';
+import { requireSecret } from '../env';
+import { ApiError } from '../errors';
+import { openCursor, signCursor } from '../lib/cursor';
+import { templateSlots } from '../queries/template';
+import { JsonValueSchema, ReportTypeSchema, type JsonValue, type Query, type Report, type ReportDetail, type ReportType } from '../schemas/catalog';
+import type { OpContext } from './context';
+import { resolveBrand } from './scope';
+
+/** Page size of listReports: default and inclusive bounds (spec: 1 to 200, default 50). */
+export const REPORTS_PAGE = { default: 50, min: 1, max: 200 } as const;
+
+/** Position in the listing's total order (brandId, type rank, reportId); system < org < brand. */
+const TYPE_RANK: Record<ReportType, number> = { system: 0, org: 1, brand: 2 };
+const PositionSchema = z.tuple([z.string(), z.number().int(), z.string()]);
+
+const StringArray = z.array(z.string());
+
+export interface ListReportsInput {
+  brandId?: string;
+  type?: ReportType;
+  limit?: number;
+  cursor?: string;
+}
+
+interface ReportListRow {
+  brandId: string;
+  reportId: string;
+  name: string;
+  description: string | null;
+  type: ReportType;
+  queryCount: number;
+}
+
+/**
+ * listReports: every report the principal can see, once per brand it applies to: `system` reports for each
+ * reachable brand, `org` reports for each reachable brand of that org, `brand` reports for their own brand.
+ * Ordered by (brandId, type rank, reportId) and paged by keyset, so a walk returns each row exactly once.
+ */
+export async function listReports(
+  ctx: OpContext,
+  input: ListReportsInput,
+): Promise<{ reports: Report[]; nextCursor: string | null; hasMore: boolean }> {
+  const limit = input.limit ?? REPORTS_PAGE.default;
+  if (!Number.isInteger(limit) || limit < REPORTS_PAGE.min || limit > REPORTS_PAGE.max) {
+    throw new ApiError('VALIDATION', `invalid query parameter limit: must be an integer from ${REPORTS_PAGE.min} to ${REPORTS_PAGE.max}`, {
+      details: { in: 'query', issues: [{ path: 'limit', message: `must be an integer from ${REPORTS_PAGE.min} to ${REPORTS_PAGE.max}` }] },
+    });
+  }
+  const brand = resolveBrand(ctx.principal, input.brandId, { required: false });
+  const brands = brand === null ? ctx.principal.brandIds : [brand];
+
+  const secret = requireSecret(ctx.env, 'CURSOR_SECRET');
+  const binding = { principal: usageKey(ctx.principal), filters: { brandId: brand, type: input.type ?? null, list: 'reports' } };
+  const after = input.cursor === undefined ? ['', -1, ''] : await openCursor(secret, input.cursor, binding, ctx.now, PositionSchema);
+
+  const { results } = await ctx.env.DB.prepare(
+    `WITH vb AS (SELECT id AS brand_id, org_id FROM brands WHERE id IN (SELECT value FROM json_each(?1))),
+     items AS (
+       SELECT vb.brand_id, 0 AS rank, r.id, r.type, r.name, r.description FROM reports r JOIN vb WHERE r.type = 'system'
+       UNION ALL
+       SELECT vb.brand_id, 1, r.id, r.type, r.name, r.description FROM reports r JOIN vb ON r.org_id = vb.org_id WHERE r.type = 'org'
+       UNION ALL
+       SELECT vb.brand_id, 2, r.id, r.type, r.name, r.description FROM reports r JOIN vb ON r.brand_id = vb.brand_id WHERE r.type = 'brand'
+     )
+     SELECT i.brand_id AS brandId, i.id AS reportId, i.name, i.description, i.type,
+            (SELECT count(*) FROM report_queries q WHERE q.report_id = i.id) AS queryCount
+       FROM items i
+      WHERE (?2 IS NULL OR i.type = ?2) AND (i.brand_id, i.rank, i.id) > (?3, ?4, ?5)
+      ORDER BY i.brand_id, i.rank, i.id
+      LIMIT ?6`,
+  )
+    .bind(JSON.stringify(brands), input.type ?? null, after[0], after[1], after[2], limit + 1)
+    .all<ReportListRow>();
+
+  const page = results.slice(0, limit);
+  const last = page[page.length - 1];
+  const nextCursor =
+    results.length > limit && last ? await signCursor(secret, binding, [last.brandId, TYPE_RANK[last.type], last.reportId], ctx.now) : null;
+  return {
+    reports: page.map((r) => ({
+      reportId: r.reportId,
+      brandId: r.brandId,
+      name: r.name,
+      description: r.description,
+      queryCount: r.queryCount,
+      type: r.type,
+    })),
+    nextCursor,
+    hasMore: nextCursor !== null,
+  };
+}
+
+/** A stored report row plus the principal's brands it applies to (JSON array text). */
+const ReportRowSchema = z.object({
+  id: z.string(),
+  type: ReportTypeSchema,
+  brand_id: z.string().nullable(),
+  name: z.string(),
+  description: z.string().nullable(),
+  instructions: z.string().nullable(),
+  dashboard_config: z.string().nullable(),
+  query_count: z.number().int(),
+  visible_brands: z.string(),
+});
+type ReportRow = z.infer<typeof ReportRowSchema>;
+
+const SectionRowSchema = z.object({
+  id: z.string(),
+  ordinal: z.number().int(),
+  name: z.string().nullable(),
+  description: z.string().nullable(),
+  sql_template: z.string(),
+  narrative_hints: z.string().nullable(),
+  chart_spec: z.string().nullable(),
+});
+
+/** The report as the principal sees it through one brand. */
+export interface VisibleReport {
+  row: ReportRow;
+  brandId: string;
+}
+
+function reportNotFound(reportId: string): ApiError {
+  return new ApiError('REPORT_NOT_FOUND', `report ${JSON.stringify(reportId)} does not exist or is not visible to this brand`, {
+    details: { reportId },
+  });
+}
+
+const REPORT_SQL = `SELECT r.id, r.type, r.brand_id, r.name, r.description, r.instructions, r.dashboard_config,
+        (SELECT count(*) FROM report_queries q WHERE q.report_id = r.id) AS query_count,
+        (SELECT json_group_array(b.id) FROM brands b
+          WHERE b.id IN (SELECT value FROM json_each(?2))
+            AND ((r.type = 'system') OR (r.type = 'org' AND b.org_id = r.org_id) OR (r.type = 'brand' AND b.id = r.brand_id))
+        ) AS visible_brands
+   FROM reports r WHERE r.id = ?1`;
+
+/**
+ * Decides which brand a report is viewed through, or throws:
+ * - 403 FORBIDDEN_BRAND: `brandId` is outside the principal's scope (checked before the report is read, so it
+ *   says nothing about the report);
+ * - 404 REPORT_NOT_FOUND: no such report, or it applies to none of the principal's brands / not to `brandId`
+ *   (never 403, so other tenants' reports do not leak their existence);
+ * - 400 VALIDATION: an org principal viewing a `system` or `org` report without `brandId`.
+ * `brand` reports infer their owning brand.
+ */
+function resolveVisibility(ctx: OpContext, reportId: string, requested: string | null, row: ReportRow | null): VisibleReport {
+  if (!row) throw reportNotFound(reportId);
+  const visible = StringArray.parse(JSON.parse(row.visible_brands));
+  if (visible.length === 0) throw reportNotFound(reportId);
+  let brandId: string;
+  if (requested !== null) {
+    brandId = requested;
+  } else if (row.type === 'brand' && row.brand_id !== null) {
+    brandId = row.brand_id;
+  } else {
+    brandId = resolveBrand(ctx.principal, undefined, { required: true });
+  }
+  if (!visible.includes(brandId)) throw reportNotFound(reportId);
+  return { row, brandId };
+}
+
+function requestedBrand(ctx: OpContext, brandId: string | undefined): string | null {
+  return brandId === undefined ? null : resolveBrand(ctx.principal, brandId, { required: true });
+}
+
+function parseJsonColumn(text: string | null): JsonValue {
+  return text === null ? null : JsonValueSchema.parse(JSON.parse(text));
+}
+
+function toReport(v: VisibleReport): Report {
+  return {
+    reportId: v.row.id,
+    brandId: v.brandId,
+    name: v.row.name,
+    description: v.row.description,
+    queryCount: v.row.query_count,
+    type: v.row.type,
+  };
+}
+
+/** Reads a report and resolves the brand it is viewed through (see resolveVisibility for the errors). */
+export async function findVisibleReport(ctx: OpContext, input: { reportId: string; brandId?: string }): Promise<VisibleReport> {
+  const requested = requestedBrand(ctx, input.brandId);
+  const row = await ctx.env.DB.prepare(REPORT_SQL).bind(input.reportId, JSON.stringify(ctx.principal.brandIds)).first();
+  return resolveVisibility(ctx, input.reportId, requested, row === null ? null : ReportRowSchema.parse(row));
+}
+
+/** getReport: one report with its instructions and dashboard config. */
+export async function getReport(ctx: OpContext, input: { reportId: string; brandId?: string }): Promise<ReportDetail> {
+  const v = await findVisibleReport(ctx, input);
+  return { ...toReport(v), instructions: v.row.instructions, dashboardConfig: parseJsonColumn(v.row.dashboard_config) };
+}
+
+/** listReportQueries: a report's sections in `ordinal` order, as runnable templates. */
+export async function listReportQueries(ctx: OpContext, input: { reportId: string; brandId?: string }): Promise<{ queries: Query[] }> {
+  const requested = requestedBrand(ctx, input.brandId);
+  // One round trip: the sections are read alongside the report and dropped if it is not visible.
+  const [report, sections] = await ctx.env.DB.batch([
+    ctx.env.DB.prepare(REPORT_SQL).bind(input.reportId, JSON.stringify(ctx.principal.brandIds)),
+    ctx.env.DB.prepare(
+      `SELECT id, ordinal, name, description, sql_template, narrative_hints, chart_spec
+         FROM report_queries WHERE report_id = ? ORDER BY ordinal, id`,
+    ).bind(input.reportId),
+  ]);
+  const row = report?.results[0];
+  resolveVisibility(ctx, input.reportId, requested, row === undefined ? null : ReportRowSchema.parse(row));
+  const rows = z.array(SectionRowSchema).parse(sections?.results ?? []);
+  return {
+    queries: rows.map((s) => {
+      const parameters = templateSlots(s.sql_template);
+      const q: Query = {
+        id: s.id,
+        name: s.name,
+        description: s.description,
+        sql: s.sql_template,
+        tables: null,
+        parameterized: parameters.length > 0,
+        parameters,
+        ordinal: s.ordinal,
+        narrativeHints: s.narrative_hints,
+      };
+      if (s.chart_spec !== null) q.chartSpec = parseJsonColumn(s.chart_spec);
+      return q;
+    }),
+  };
+}

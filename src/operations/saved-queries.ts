@@ -1,0 +1,41 @@
+import { z } from 'zod';
+import type { Query } from '../schemas/catalog';
+import type { OpContext } from './context';
+import { resolveBrand } from './scope';
+
+const TablesSchema = z.array(z.string()).nullable();
+
+interface SavedQueryRow {
+  id: string;
+  name: string | null;
+  description: string | null;
+  sql: string;
+  tables: string | null;
+}
+
+/**
+ * listSavedQueries: the standalone, concrete saved queries of the target brand. An org principal that omits
+ * `brandId` gets those of every brand it can reach (each id is runnable on its own: the run endpoint infers the
+ * owning brand). Ordered by brand, then name, then id.
+ */
+export async function listSavedQueries(ctx: OpContext, input: { brandId?: string }): Promise<{ queries: Query[] }> {
+  const brand = resolveBrand(ctx.principal, input.brandId, { required: false });
+  const brands = brand === null ? ctx.principal.brandIds : [brand];
+  const { results } = await ctx.env.DB.prepare(
+    `SELECT id, name, description, sql, tables FROM saved_queries
+      WHERE brand_id IN (SELECT value FROM json_each(?)) ORDER BY brand_id, name, id`,
+  )
+    .bind(JSON.stringify(brands))
+    .all<SavedQueryRow>();
+  return {
+    queries: results.map((r) => ({
+      id: r.id,
+      name: r.name,
+      description: r.description,
+      sql: r.sql,
+      tables: r.tables === null ? null : TablesSchema.parse(JSON.parse(r.tables)),
+      parameterized: false,
+      parameters: [],
+    })),
+  };
+}

@@ -1,0 +1,22 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { QueryListSchema } from '../../schemas/catalog';
+import { BrandIdQuery, errorResponses, okJson } from '../../schemas/common';
+
+export const list = createRoute({
+  method: 'get',
+  path: '/v1/data/queries',
+  operationId: 'listSavedQueries',
+  tags: ['Queries'],
+  summary: "List a brand's saved queries",
+  description:
+    'Standalone saved queries (not part of a report). They are concrete and runnable by `id` as they are. An organization ' +
+    'key that omits `brandId` gets the saved queries of all its brands.',
+  security: [{ bearerAuth: [] }],
+  request: { query: z.object({ brandId: BrandIdQuery }) },
+  responses: {
+    ...okJson(QueryListSchema, 'The saved queries'),
+    ...errorResponses('VALIDATION', 'UNAUTHORIZED', 'FORBIDDEN_BRAND'),
+  },
+});
+
+export type ListRoute = typeof list;

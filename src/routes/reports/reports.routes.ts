@@ -1,0 +1,99 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { MAX_CURSOR_LENGTH } from '../../lib/cursor';
+import { REPORTS_PAGE } from '../../operations/reports';
+import { QueryListSchema, ReportDetailSchema, ReportListSchema, ReportTypeSchema } from '../../schemas/catalog';
+import { BrandIdQuery, errorResponses, okJson } from '../../schemas/common';
+
+const LIMIT_MESSAGE = `limit must be an integer from ${REPORTS_PAGE.min} to ${REPORTS_PAGE.max}`;
+
+const ReportIdParams = z.object({
+  reportId: z
+    .string()
+    .min(1)
+    .max(128)
+    .openapi({ param: { name: 'reportId', in: 'path' }, example: 'rpt_business_overview' }),
+});
+
+const ReportBrandQuery = z.object({
+  brandId: BrandIdQuery.openapi({
+    description:
+      'Brand to view the report through. Required only for an organization key viewing an organization-wide (`org`) or ' +
+      'shared (`system`) report; `brand` reports infer their brand.',
+  }),
+});
+
+export const list = createRoute({
+  method: 'get',
+  path: '/v1/data/reports',
+  operationId: 'listReports',
+  tags: ['Reports'],
+  summary: 'List the reports the key can see (metadata only)',
+  description:
+    'Own, organization and shared reports. Shared (`system`) reports appear once per brand, organization reports once per ' +
+    'brand of the organization. Ordered by brandId, then type (system, org, brand), then reportId. Page with `cursor` ' +
+    'until `nextCursor` is null.',
+  security: [{ bearerAuth: [] }],
+  request: {
+    query: z.object({
+      brandId: BrandIdQuery.openapi({
+        description: 'For organization keys: omit to list across all the organization\'s brands, or pass to narrow.',
+      }),
+      type: ReportTypeSchema.optional().openapi({ description: 'Filters by ownership.' }),
+      limit: z.coerce
+        .number({ error: LIMIT_MESSAGE })
+        .int({ error: LIMIT_MESSAGE })
+        .min(REPORTS_PAGE.min, { error: LIMIT_MESSAGE })
+        .max(REPORTS_PAGE.max, { error: LIMIT_MESSAGE })
+        .optional()
+        .openapi({ default: REPORTS_PAGE.default, description: 'Page size, 1 to 200 inclusive.' }),
+      cursor: z
+        .string()
+        .min(1, { error: 'cursor must not be empty; omit it for the first page' })
+        .max(MAX_CURSOR_LENGTH, { error: 'cursor is not one this API issued' })
+        .optional()
+        .openapi({
+          description:
+            "Opaque token from the previous response's `nextCursor`; omit for the first page. It only works for the key " +
+            'and the brandId/type filters it was issued with (limit may change), and expires after 24 hours.',
+        }),
+    }),
+  },
+  responses: {
+    ...okJson(ReportListSchema, 'One page of reports'),
+    ...errorResponses('VALIDATION', 'UNAUTHORIZED', 'FORBIDDEN_BRAND'),
+  },
+});
+
+export const get = createRoute({
+  method: 'get',
+  path: '/v1/data/reports/{reportId}',
+  operationId: 'getReport',
+  tags: ['Reports'],
+  summary: 'Get one report with its instructions and dashboard config',
+  security: [{ bearerAuth: [] }],
+  request: { params: ReportIdParams, query: ReportBrandQuery },
+  responses: {
+    ...okJson(ReportDetailSchema, 'The report'),
+    ...errorResponses('VALIDATION', 'UNAUTHORIZED', 'FORBIDDEN_BRAND', 'REPORT_NOT_FOUND'),
+  },
+});
+
+export const listQueries = createRoute({
+  method: 'get',
+  path: '/v1/data/reports/{reportId}/queries',
+  operationId: 'listReportQueries',
+  tags: ['Reports'],
+  summary: "List a report's queries in section order",
+  description:
+    'Each is runnable by `id` via POST /v1/data/query; parameterized ones (`parameterized: true`) also accept a `period`.',
+  security: [{ bearerAuth: [] }],
+  request: { params: ReportIdParams, query: ReportBrandQuery },
+  responses: {
+    ...okJson(QueryListSchema, 'The report sections, by ordinal'),
+    ...errorResponses('VALIDATION', 'UNAUTHORIZED', 'FORBIDDEN_BRAND', 'REPORT_NOT_FOUND'),
+  },
+});
+
+export type ListRoute = typeof list;
+export type GetRoute = typeof get;
+export type ListQueriesRoute = typeof listQueries;

@@ -1,0 +1,83 @@
+import { z } from '@hono/zod-openapi';
+
+/** Wire schemas of the catalog (reports, report sections, saved queries). The types are inferred from these. */
+
+export const ReportTypeSchema = z.enum(['system', 'org', 'brand']).openapi({
+  description: 'Ownership: `system` = global shared report, `org` = shared inside the organization, `brand` = the brand\'s own.',
+  example: 'system',
+});
+export type ReportType = z.infer<typeof ReportTypeSchema>;
+
+/**
+ * Any JSON value. Spelled out as a union (not z.unknown()) so the document marks it required and says what
+ * it may be; z.json() would be exact but the OpenAPI generator recurses on it forever.
+ */
+export const JsonValueSchema = z.union([
+  z.string(),
+  z.number(),
+  z.boolean(),
+  z.null(),
+  z.array(z.unknown()),
+  z.record(z.string(), z.unknown()),
+]);
+export type JsonValue = z.infer<typeof JsonValueSchema>;
+
+export const ReportSchema = z
+  .object({
+    reportId: z.string().openapi({ example: 'rpt_business_overview' }),
+    brandId: z.string().openapi({ description: "The brand whose data this report's queries resolve against.", example: 'brand_acme' }),
+    name: z.string().openapi({ example: 'Business Overview' }),
+    description: z.string().nullable(),
+    queryCount: z.number().int().openapi({ description: 'Number of queries (sections) in the report.', example: 4 }),
+    type: ReportTypeSchema,
+  })
+  .openapi('Report', {
+    description: 'Report metadata. Shared (`system`) reports run against each brand\'s own data, so they appear once per brand.',
+  });
+export type Report = z.infer<typeof ReportSchema>;
+
+export const ReportDetailSchema = ReportSchema.extend({
+  instructions: z.string().nullable().openapi({ description: 'Markdown instructions for the report.' }),
+  dashboardConfig: JsonValueSchema.openapi({
+    description: 'Dashboard layout/tile config (any JSON value); its shape varies; null when the report has none.',
+  }),
+}).openapi('ReportDetail');
+export type ReportDetail = z.infer<typeof ReportDetailSchema>;
+
+export const QuerySchema = z
+  .object({
+    id: z.string().openapi({ description: 'Value to send as `queryId` when running.', example: 'rq_overview_channels' }),
+    name: z.string().nullable(),
+    description: z.string().nullable(),
+    sql: z.string().openapi({
+      description: 'For report queries: template SQL with `{slot}` placeholders; for saved queries: concrete SQL.',
+    }),
+    tables: z
+      .array(z.string())
+      .nullable()
+      .openapi({ description: 'Source tables for saved queries when known; null for report queries.' }),
+    parameterized: z.boolean().openapi({ description: 'True when the SQL has slots the server fills at run time; send a `period`.' }),
+    parameters: z
+      .array(z.string())
+      .openapi({ description: 'Placeholder names used by the SQL; empty for saved queries.', example: ['dataset', 'start_date', 'end_date'] }),
+    ordinal: z.number().int().optional().openapi({ description: 'Section order within its report (report sections only).' }),
+    narrativeHints: z
+      .string()
+      .nullable()
+      .optional()
+      .openapi({ description: "Guidance for writing up the section (report sections only)." }),
+    chartSpec: JsonValueSchema.optional().openapi({ description: "Spec for the section's inline chart, when set (report sections only)." }),
+  })
+  .openapi('Query');
+export type Query = z.infer<typeof QuerySchema>;
+
+export const ReportListSchema = z.object({
+  reports: z.array(ReportSchema),
+  nextCursor: z
+    .string()
+    .nullable()
+    .openapi({ description: 'Pass back as `cursor` for the next page; null on the last page.' }),
+  hasMore: z.boolean().openapi({ description: 'True when more reports remain (nextCursor is set).' }),
+});
+
+export const QueryListSchema = z.object({ queries: z.array(QuerySchema) });
