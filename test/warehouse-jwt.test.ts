@@ -1,0 +1,114 @@
+import { env } from 'cloudflare:test';
+import { describe, expect, it } from 'vitest';
+import { ApiError } from '../src/errors';
+import { credentialFor, type ServiceAccount } from '../src/warehouse/credentials';
+import { base64UrlEncode, BIGQUERY_AUDIENCE, bearerTokenFor, jwtClaims } from '../src/warehouse/jwt';
+
+async function newKeyPair(): Promise<{ pem: string; publicKey: CryptoKey }> {
+  const pair = await crypto.subtle.generateKey(
+    { name: 'RSASSA-PKCS1-v1_5', modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: 'SHA-256' },
+    true,
+    ['sign', 'verify'],
+  );
+  if (!('privateKey' in pair)) throw new Error('expected a key pair');
+  const der = new Uint8Array((await crypto.subtle.exportKey('pkcs8', pair.privateKey)) as ArrayBuffer);
+  const b64 = base64UrlEncode(der).replace(/-/g, '+').replace(/_/g, '/');
+  const lines = b64.match(/.{1,64}/g) ?? [];
+  return { pem: `-----BEGIN PRIVATE KEY-----\n${lines.join('\n')}\n-----END PRIVATE KEY-----\n`, publicKey: pair.publicKey };
+}
+
+function b64urlDecode(s: string): Uint8Array {
+  const b64 = s.replace(/-/g, '+').replace(/_/g, '/') + '='.repeat((4 - (s.length % 4)) % 4);
+  const bin = atob(b64);
+  return Uint8Array.from(bin, (c) => c.charCodeAt(0));
+}
+
+function decodePart(part: string | undefined): unknown {
+  return JSON.parse(new TextDecoder().decode(b64urlDecode(part ?? '')));
+}
+
+const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
+
+describe('jwtClaims (pure)', () => {
+  it('iss = sub = client email, BigQuery audience, one hour at most', () => {
+    expect(jwtClaims({ clientEmail: 'sa@p.iam.gserviceaccount.com' }, T0 + 999)).toEqual({
+      iss: 'sa@p.iam.gserviceaccount.com',
+      sub: 'sa@p.iam.gserviceaccount.com',
+      aud: 'https://bigquery.googleapis.com/',
+      iat: T0 / 1000,
+      exp: T0 / 1000 + 3600,
+    });
+    expect(jwtClaims({ clientEmail: 'a@b' }, T0, 7200).exp - T0 / 1000).toBe(3600);
+  });
+});
+
+describe('bearerTokenFor', () => {
+  it('is an RS256 JWT with kid that verifies against the account public key', async () => {
+    const { pem, publicKey } = await newKeyPair();
+    const account: ServiceAccount = { clientEmail: 'signer@p.iam.gserviceaccount.com', privateKeyId: 'kid-123', privateKeyPem: pem };
+    const token = await bearerTokenFor(account, T0);
+    const [h, p, s] = token.split('.');
+    expect(decodePart(h)).toEqual({ alg: 'RS256', typ: 'JWT', kid: 'kid-123' });
+    expect(decodePart(p)).toEqual({ iss: account.clientEmail, sub: account.clientEmail, aud: BIGQUERY_AUDIENCE, iat: T0 / 1000, exp: T0 / 1000 + 3600 });
+    const ok = await crypto.subtle.verify('RSASSA-PKCS1-v1_5', publicKey, b64urlDecode(s ?? ''), new TextEncoder().encode(`${h}.${p}`));
+    expect(ok).toBe(true);
+  });
+
+  it('reuses the token until 5 minutes before expiry, then signs a new one', async () => {
+    const { pem } = await newKeyPair();
+    const account: ServiceAccount = { clientEmail: 'reuse@p.iam.gserviceaccount.com', privateKeyId: 'k1', privateKeyPem: pem };
+    const first = await bearerTokenFor(account, T0);
+    expect(await bearerTokenFor(account, T0 + 30 * 60_000)).toBe(first);
+    expect(await bearerTokenFor(account, T0 + 54 * 60_000 + 59_000)).toBe(first);
+    const renewed = await bearerTokenFor(account, T0 + 55 * 60_000);
+    expect(renewed).not.toBe(first);
+    expect(decodePart(renewed.split('.')[1])).toMatchObject({ iat: T0 / 1000 + 55 * 60, exp: T0 / 1000 + 55 * 60 + 3600 });
+    // A clock that moves back before the cached token's iat gets a fresh token too.
+    const earlier = await bearerTokenFor(account, T0);
+    expect(decodePart(earlier.split('.')[1])).toMatchObject({ iat: T0 / 1000 });
+  });
+
+  it('never shares a token between two keys with the same email and key id', async () => {
+    const a = await newKeyPair();
+    const b = await newKeyPair();
+    const ta = await bearerTokenFor({ clientEmail: 'same@p', privateKeyId: 'same', privateKeyPem: a.pem }, T0);
+    const tb = await bearerTokenFor({ clientEmail: 'same@p', privateKeyId: 'same', privateKeyPem: b.pem }, T0);
+    expect(ta).not.toBe(tb);
+  });
+});
+
+describe('credentialFor', () => {
+  const sa = (email: string, pem: string) =>
+    JSON.stringify({ type: 'service_account', client_email: email, private_key_id: 'k', private_key: pem, project_id: 'p' });
+
+  it('reads the default account from the secret injected by the test setup', () => {
+    const account = credentialFor(env, 'brand_acme');
+    expect(account.clientEmail).toMatch(/@/);
+    expect(account.privateKeyPem).toContain('BEGIN PRIVATE KEY');
+  });
+
+  it('uses a brand\'s own account when GCP_SERVICE_ACCOUNTS_BY_BRAND has one, the default otherwise', async () => {
+    const { pem } = await newKeyPair();
+    const byBrand = JSON.stringify({ brand_acme: JSON.parse(sa('acme-reader@p.iam.gserviceaccount.com', pem)) });
+    const cfg = { GCP_SERVICE_ACCOUNT_JSON: sa('default@p.iam.gserviceaccount.com', pem), GCP_SERVICE_ACCOUNTS_BY_BRAND: byBrand };
+    expect(credentialFor(cfg, 'brand_acme').clientEmail).toBe('acme-reader@p.iam.gserviceaccount.com');
+    expect(credentialFor(cfg, 'brand_globex').clientEmail).toBe('default@p.iam.gserviceaccount.com');
+  });
+
+  it.each([
+    ['missing everywhere', {}],
+    ['not JSON', { GCP_SERVICE_ACCOUNT_JSON: '{"private_key": "-----BEGIN PRIVATE KEY-----\nsecret' }],
+    ['not a service account', { GCP_SERVICE_ACCOUNT_JSON: JSON.stringify({ client_email: 'x@y' }) }],
+    ['a malformed brand map', { GCP_SERVICE_ACCOUNTS_BY_BRAND: JSON.stringify({ brand_acme: 'nope' }) }],
+  ])('fails closed with 500 INTERNAL when %s, without echoing key material', (_label, cfg) => {
+    let caught: unknown;
+    try {
+      credentialFor(cfg, 'brand_acme');
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(ApiError);
+    expect(caught).toMatchObject({ code: 'INTERNAL', status: 500 });
+    expect(JSON.stringify(caught instanceof ApiError ? [caught.message, caught.internal] : null)).not.toContain('secret');
+  });
+});
