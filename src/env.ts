@@ -1,9 +1,10 @@
+import type { UsageLimiter } from './usage/usage-limiter';
 
 /** Bindings, variables and secrets the Worker reads. Defaults live in wrangler.toml `[vars]`. */
 export interface Env {
   DB: D1Database;
   OAUTH_KV: KVNamespace;
-  USAGE: DurableObjectNamespace;
+  USAGE: DurableObjectNamespace<UsageLimiter>;
 
   BIGQUERY_API_BASE: string;
   BIGQUERY_PROJECT: string;

@@ -1,0 +1,165 @@
+import { DurableObject } from 'cloudflare:workers';
+import type { Env } from '../env';
+import { randomHex } from '../lib/ids';
+import {
+  bucketExpiry,
+  bucketStart,
+  checkRun,
+  isLive,
+  rateLimitState,
+  usageAt,
+  type Bucket,
+  type Budget,
+  type RateLimitState,
+  type Refusal,
+  type WindowUsage,
+} from './window';
+
+/**
+ * Answer of `UsageLimiter.acquire`: `refusal` set when the run is refused, else `ticketId` set when it was counted.
+ * Plain data (one object type, not a union, so the RPC stub's typing keeps it): an ApiError would lose its class
+ * crossing the RPC boundary, so the Worker side builds the error.
+ */
+export interface AcquireOutcome {
+  refusal: Refusal | null;
+  ticketId: string | null;
+  rate: RateLimitState;
+}
+
+/** Answer of `UsageLimiter.peek`: the window as the admin UI shows it. */
+export interface UsagePeek {
+  used: WindowUsage;
+  rate: RateLimitState;
+  /** Set when a run would be refused now. */
+  refusal: Refusal | null;
+}
+
+/**
+ * Stored records (SQLite, one database per principal):
+ *
+ * - `buckets(start, runs, bytes)`: runs acquired and bytes billed per one-minute bucket `[start, start + 60 s)`,
+ *   `start` in ms since epoch. Rows leave once every run in them is 24 h old, so there are at most 1441.
+ * - `tickets(id, bucket)`: runs acquired and not yet settled, with the bucket their bytes are added to. A settle
+ *   deletes its ticket, which is what makes a second settle of the same run a no-op. Tickets of runs that never
+ *   settle (the Worker died mid-run) leave with their bucket, so the table is bounded by the runs in the window.
+ *
+ * An alarm set 24 h + 1 min after the newest bucket empties both tables once the principal has been idle for a
+ * whole window, so an idle principal costs no storage.
+ */
+export class UsageLimiter extends DurableObject<Env> {
+  private readonly sql: SqlStorage;
+  /** The `buckets` table mirrored in memory, so a check sums at most 1441 numbers without touching SQLite. */
+  private readonly buckets = new Map<number, Bucket>();
+  private newestStart = -Infinity;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.sql = ctx.storage.sql;
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS buckets (
+      start INTEGER PRIMARY KEY,
+      runs  INTEGER NOT NULL,
+      bytes INTEGER NOT NULL
+    )`);
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS tickets (
+      id     TEXT PRIMARY KEY,
+      bucket INTEGER NOT NULL
+    )`);
+    for (const row of this.sql.exec<{ start: number; runs: number; bytes: number }>('SELECT start, runs, bytes FROM buckets')) {
+      this.buckets.set(row.start, { start: row.start, runs: row.runs, bytes: row.bytes });
+      if (row.start > this.newestStart) this.newestStart = row.start;
+    }
+  }
+
+  /**
+   * Checks the budget at `now` and, when `consume` is true and the run is allowed, counts it and returns a ticket
+   * id for `settle`. Synchronous from start to end (no await), so concurrent calls cannot interleave and the count
+   * is exact; the SQLite writes and the alarm are committed together before the answer leaves the object.
+   */
+  acquire(budget: Budget, now: number, consume: boolean): AcquireOutcome {
+    assertBudget(budget);
+    assertTime(now);
+    this.prune(now);
+    const buckets = [...this.buckets.values()];
+    const refusal = checkRun(buckets, budget, now);
+    if (refusal) return { refusal, ticketId: null, rate: rateLimitState(buckets, budget, now) };
+    if (!consume) return { refusal: null, ticketId: null, rate: rateLimitState(buckets, budget, now) };
+
+    const start = bucketStart(now);
+    const bucket = this.buckets.get(start) ?? { start, runs: 0, bytes: 0 };
+    bucket.runs += 1;
+    this.buckets.set(start, bucket);
+    this.sql.exec(
+      'INSERT INTO buckets (start, runs, bytes) VALUES (?, 1, 0) ON CONFLICT (start) DO UPDATE SET runs = runs + 1',
+      start,
+    );
+    const ticketId = randomHex(16);
+    this.sql.exec('INSERT INTO tickets (id, bucket) VALUES (?, ?)', ticketId, start);
+    const rate = rateLimitState([...this.buckets.values()], budget, now);
+
+    if (start > this.newestStart) {
+      this.newestStart = start;
+      // Relative to the platform clock: callers' `now` may be injected (tests), the alarm runs on real time.
+      // Not awaited: on SQLite-backed objects the write is applied at once and the output gate holds the answer
+      // until it is durable (a failed write breaks the object, so nothing is acknowledged unrecorded).
+      void this.ctx.storage.setAlarm(Date.now() + (bucketExpiry(start) - now));
+    }
+    return { refusal: null, ticketId, rate };
+  }
+
+  /**
+   * Adds the bytes billed by the run of `ticketId` to the bucket it was acquired in. Returns false, changing
+   * nothing, when the ticket is unknown, already settled, or its bucket has left the window.
+   */
+  settle(ticketId: string, bytesBilled: number): boolean {
+    if (!Number.isSafeInteger(bytesBilled) || bytesBilled < 0) {
+      throw new RangeError(`bytesBilled must be a non-negative integer, got ${bytesBilled}`);
+    }
+    const row = this.sql.exec<{ bucket: number }>('SELECT bucket FROM tickets WHERE id = ?', ticketId).toArray()[0];
+    if (!row) return false;
+    this.sql.exec('DELETE FROM tickets WHERE id = ?', ticketId);
+    const bucket = this.buckets.get(row.bucket);
+    if (!bucket) return false;
+    if (bytesBilled > 0) {
+      bucket.bytes += bytesBilled;
+      this.sql.exec('UPDATE buckets SET bytes = bytes + ? WHERE start = ?', bytesBilled, row.bucket);
+    }
+    return true;
+  }
+
+  /** The window at `now` without counting anything. */
+  peek(budget: Budget, now: number): UsagePeek {
+    assertBudget(budget);
+    assertTime(now);
+    const buckets = [...this.buckets.values()];
+    return { used: usageAt(buckets, now), rate: rateLimitState(buckets, budget, now), refusal: checkRun(buckets, budget, now) };
+  }
+
+  /** Fires a full window after the newest bucket: every bucket has expired, so the principal's storage is emptied. */
+  override alarm(): void {
+    this.sql.exec('DELETE FROM buckets');
+    this.sql.exec('DELETE FROM tickets');
+    this.buckets.clear();
+    this.newestStart = -Infinity;
+  }
+
+  /** Drops buckets that left the window at `now`, with their unsettled tickets. */
+  private prune(now: number): void {
+    for (const b of this.buckets.values()) {
+      if (isLive(b, now)) continue;
+      this.buckets.delete(b.start);
+      this.sql.exec('DELETE FROM buckets WHERE start = ?', b.start);
+      this.sql.exec('DELETE FROM tickets WHERE bucket = ?', b.start);
+    }
+  }
+}
+
+/** Budgets come from our own Principal, but a NaN would silently disable a limit, so the object refuses it. */
+function assertBudget(budget: Budget): void {
+  if (!Number.isSafeInteger(budget.runs) || !Number.isSafeInteger(budget.bytes)) {
+    throw new RangeError(`usage budget must be integers, got runs=${budget.runs} bytes=${budget.bytes}`);
+  }
+}
+
+function assertTime(now: number): void {
+  if (!Number.isSafeInteger(now) || now < 0) throw new RangeError(`now must be ms since epoch, got ${now}`);
+}

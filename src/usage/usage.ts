@@ -1,0 +1,149 @@
+import type { Principal, PrincipalLimits } from '../auth/principal';
+import { usageKey } from '../auth/principal';
+import type { Env } from '../env';
+import { ApiError } from '../errors';
+import type { AcquireOutcome, UsageLimiter, UsagePeek } from './usage-limiter';
+import { secondsUntil, WINDOW_MS, type Budget, type RateLimitState, type Refusal } from './window';
+
+/** A counted run (`id` set) or a budget check only (`id` null), with the RateLimit-* headers for the response. */
+export interface UsageTicket {
+  id: string | null;
+  headers: Record<string, string>;
+}
+
+/** The principal's window as the admin UI shows it. */
+export interface UsageSnapshot {
+  /** Length of the rolling window, ms. */
+  windowMs: number;
+  runs: { used: number; limit: number; remaining: number };
+  bytes: { used: number; limit: number; remaining: number };
+  /** When a refused run would be let in again (ISO); null when a run is allowed now. */
+  blockedUntil: string | null;
+  /** Which limit blocks runs now, if any. */
+  blockedBy: 'runs' | 'bytes' | null;
+}
+
+/**
+ * How long a call to the usage object may take before the run fails closed (503). Generous: the object answers
+ * in well under a millisecond when healthy; this only bounds a stuck or overloaded one.
+ */
+export const USAGE_TIMEOUT_MS = 5000;
+
+const UNAVAILABLE_MESSAGE = 'the usage limiter is unavailable, so the query was not run; retry shortly';
+
+/**
+ * Checks the principal's rolling 24 h budget at `now`. With `consume: true` (a real run, called after the SQL guard
+ * and the dry run passed, right before execution) the run is counted and `id` is the ticket to settle; with
+ * `consume: false` (dry runs) nothing is counted and `id` is null. Either way a run is refused when the runs or the
+ * bytes billed in the window reached the principal's limit.
+ *
+ * `opts.timeoutMs` (default USAGE_TIMEOUT_MS) bounds the wait for the object.
+ *
+ * @throws ApiError USAGE_LIMIT_EXCEEDED (429, headers Retry-After and RateLimit-*; details
+ *   `{ limit, limitValue, used, resetAt }`), or USAGE_UNAVAILABLE (503) when the object is unreachable or fails:
+ *   a run is never let through unmetered.
+ */
+export async function acquireRun(
+  env: Env,
+  principal: Principal,
+  now: number,
+  opts: { consume: boolean; timeoutMs?: number },
+): Promise<UsageTicket> {
+  const outcome: AcquireOutcome = await callLimiter(
+    env,
+    usageKey(principal),
+    (stub) => stub.acquire(budgetOf(principal.limits), now, opts.consume),
+    opts.timeoutMs,
+  );
+  const headers = rateLimitHeaders(outcome.rate);
+  if (outcome.refusal) throw limitExceeded(outcome.refusal, now, headers);
+  return { id: outcome.ticketId, headers };
+}
+
+/**
+ * Adds the bytes billed by a counted run (call it whether the run succeeded or failed in the warehouse; a failed
+ * run stays counted once and usually bills 0 bytes). A ticket settles once; repeating it is a no-op, as is
+ * settling a dry-run ticket (`id` null). Retries once, which is safe because settling is idempotent.
+ *
+ * @throws ApiError USAGE_UNAVAILABLE when the object stays unreachable. The query has already run and billed by
+ *   then, so callers should run this in `waitUntil` and log a failure rather than fail the response.
+ */
+export async function settleRun(env: Env, principal: Principal, ticket: UsageTicket, usage: { bytesBilled: number }): Promise<void> {
+  const ticketId = ticket.id;
+  if (ticketId === null) return;
+  const bytes = Math.max(0, Math.round(usage.bytesBilled));
+  if (!Number.isSafeInteger(bytes)) throw new RangeError(`bytesBilled must be a finite number, got ${usage.bytesBilled}`);
+  const key = usageKey(principal);
+  try {
+    await callLimiter(env, key, (stub) => stub.settle(ticketId, bytes));
+  } catch {
+    await callLimiter(env, key, (stub) => stub.settle(ticketId, bytes));
+  }
+}
+
+/**
+ * The current window of the principal whose usage key is `principalKey` (`usageKey(principal)`, e.g.
+ * `key:key_0123`), measured against `limits`, without counting anything. For the admin UI.
+ *
+ * @throws ApiError USAGE_UNAVAILABLE when the object is unreachable.
+ */
+export async function peekUsage(env: Env, principalKey: string, limits: PrincipalLimits, now: number): Promise<UsageSnapshot> {
+  const budget = budgetOf(limits);
+  const peek: UsagePeek = await callLimiter(env, principalKey, (stub) => stub.peek(budget, now));
+  return {
+    windowMs: WINDOW_MS,
+    runs: { used: peek.used.runs, limit: budget.runs, remaining: Math.max(0, budget.runs - peek.used.runs) },
+    bytes: { used: peek.used.bytes, limit: budget.bytes, remaining: Math.max(0, budget.bytes - peek.used.bytes) },
+    blockedUntil: peek.refusal ? new Date(peek.refusal.retryAt).toISOString() : null,
+    blockedBy: peek.refusal?.limit ?? null,
+  };
+}
+
+/** RateLimit-Limit / -Remaining / -Reset (IETF httpapi-ratelimit-headers draft, delta seconds). */
+export function rateLimitHeaders(rate: RateLimitState): Record<string, string> {
+  return {
+    'RateLimit-Limit': String(rate.limit),
+    'RateLimit-Remaining': String(rate.remaining),
+    'RateLimit-Reset': String(rate.resetSeconds),
+  };
+}
+
+function budgetOf(limits: PrincipalLimits): Budget {
+  return { runs: limits.dailyQueries, bytes: limits.dailyBytes };
+}
+
+function limitExceeded(refusal: Refusal, now: number, headers: Record<string, string>): ApiError {
+  // Retry-After is at least 1: a 0 would invite an immediate retry into the same refusal.
+  const retryAfter = Math.max(1, secondsUntil(refusal.retryAt, now));
+  const resetAt = new Date(refusal.retryAt).toISOString();
+  const what = refusal.limit === 'runs' ? 'query runs' : 'bytes billed';
+  return new ApiError(
+    'USAGE_LIMIT_EXCEEDED',
+    `daily usage limit reached: ${refusal.used} ${what} in the last 24 hours (limit ${refusal.limitValue}); the next run is allowed at ${resetAt}`,
+    {
+      details: { limit: refusal.limit, limitValue: refusal.limitValue, used: refusal.used, resetAt },
+      headers: { ...headers, 'Retry-After': String(retryAfter) },
+    },
+  );
+}
+
+/** One call to the principal's object; any failure (missing binding, RPC error, exception, timeout) is a 503. */
+async function callLimiter<T>(
+  env: Env,
+  key: string,
+  call: (stub: DurableObjectStub<UsageLimiter>) => Promise<T>,
+  timeoutMs = USAGE_TIMEOUT_MS,
+): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    const stub = env.USAGE.getByName(key);
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`usage object did not answer within ${timeoutMs} ms`)), timeoutMs);
+    });
+    return await Promise.race([call(stub), timeout]);
+  } catch (err) {
+    throw new ApiError('USAGE_UNAVAILABLE', UNAVAILABLE_MESSAGE, { internal: err });
+  } finally {
+    clearTimeout(timer);
+  }
+}
