@@ -6,6 +6,7 @@ import { authenticateApiKey, bearerToken } from './auth/api-keys';
 import { ApiError } from './errors';
 import { errorResponse, validationHook } from './http/respond';
 import { createLogger, newRequestId } from './lib/log';
+import { registerAdminRoutes } from './admin/register';
 import { registerRoutes } from './routes';
 
 /** Largest request body accepted on any route (the SQL and feedback limits are smaller and checked by zod). */
@@ -53,6 +54,8 @@ export function createApp(): AppOpenAPI {
   app.get('/healthz', (c) => c.json({ ok: true }, 200));
 
   registerRoutes(app);
+  // Server-rendered /admin and /authorize pages (plain routes, not in the OpenAPI document).
+  registerAdminRoutes(app);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',

@@ -1,15 +1,17 @@
 import { createApp } from './app';
 import type { Env } from './env';
-import { MCP_PATH, serveMcpWithApiKey } from './mcp/handler';
+import { createWorker } from './oauth/worker';
 
 export { UsageLimiter } from './usage/usage-limiter';
 
 const app = createApp();
 
+// OAuthProvider fronts the Worker: OAuth discovery, registration, token and revocation endpoints, and bearer checks
+// on /v1/data/mcp (OAuth access tokens or API keys); everything else (REST, /authorize, /admin) is the Hono app.
+const worker = createWorker({ fetch: async (request, env, ctx) => app.fetch(request, env, ctx) });
+
 export default {
   fetch(request: Request, env: Env, ctx: ExecutionContext) {
-    // MCP is served before the Hono app: its transport reads the raw request and answers JSON-RPC itself.
-    if (new URL(request.url).pathname === MCP_PATH) return serveMcpWithApiKey(request, env, ctx);
-    return app.fetch(request, env, ctx);
+    return worker.fetch(request, env, ctx);
   },
 } satisfies ExportedHandler<Env>;

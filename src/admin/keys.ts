@@ -1,0 +1,163 @@
+import { z } from 'zod';
+import { generateApiKey } from '../auth/api-keys';
+import type { AdminReach } from '../auth/oauth-principal';
+import type { Env } from '../env';
+import { ApiError } from '../errors';
+
+/**
+ * API keys as an administrator manages them. An org administrator manages the org's key(s) and every key of its
+ * brands; a brand administrator only that brand's keys. Every statement carries that condition, so an id from
+ * another tenant is simply not found.
+ */
+
+export const GIB = 1024 ** 3;
+/** Upper bounds for limits typed in the form (sanity, not policy): a billion queries a day, 1 PiB. */
+const MAX_DAILY_QUERIES = 1_000_000_000;
+const MAX_GIB = 1024 * 1024;
+
+export interface KeyScopeChoice {
+  value: string;
+  kind: 'org' | 'brand';
+  id: string;
+  label: string;
+}
+
+export interface ManagedKey {
+  id: string;
+  name: string;
+  prefix: string;
+  scope: { kind: 'org' | 'brand'; id: string; name: string | null };
+  createdAt: number;
+  lastUsedAt: number | null;
+  revokedAt: number | null;
+  limits: { dailyQueries: number | null; dailyBytes: number | null; maxBytesBilled: number | null };
+}
+
+function managedIds(reach: AdminReach): { orgs: string; brands: string } {
+  return { orgs: JSON.stringify(reach.orgIds), brands: JSON.stringify(reach.brands.map((b) => b.id)) };
+}
+
+/** What a new key may be scoped to: each org the user administers as a whole, and each brand they reach. */
+export async function keyScopeChoices(env: Env, reach: AdminReach): Promise<KeyScopeChoice[]> {
+  const { results } = await env.DB.prepare('SELECT id, name FROM organizations WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id')
+    .bind(JSON.stringify(reach.orgIds))
+    .all<{ id: string; name: string }>();
+  return [
+    ...results.map((o) => ({ value: `org:${o.id}`, kind: 'org' as const, id: o.id, label: `${o.name}: all brands (organization key)` })),
+    ...reach.brands.map((b) => ({ value: `brand:${b.id}`, kind: 'brand' as const, id: b.id, label: `${b.name ?? b.id} (brand key)` })),
+  ];
+}
+
+const KeyRowSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  prefix: z.string(),
+  org_id: z.string().nullable(),
+  brand_id: z.string().nullable(),
+  scope_name: z.string().nullable(),
+  max_bytes_billed: z.number().nullable(),
+  daily_query_limit: z.number().nullable(),
+  daily_bytes_limit: z.number().nullable(),
+  created_at: z.number(),
+  last_used_at: z.number().nullable(),
+  revoked_at: z.number().nullable(),
+});
+
+function toManagedKey(row: z.infer<typeof KeyRowSchema>): ManagedKey {
+  return {
+    id: row.id,
+    name: row.name,
+    prefix: row.prefix,
+    scope: row.org_id ? { kind: 'org', id: row.org_id, name: row.scope_name } : { kind: 'brand', id: row.brand_id ?? '', name: row.scope_name },
+    createdAt: row.created_at,
+    lastUsedAt: row.last_used_at,
+    revokedAt: row.revoked_at,
+    limits: { dailyQueries: row.daily_query_limit, dailyBytes: row.daily_bytes_limit, maxBytesBilled: row.max_bytes_billed },
+  };
+}
+
+const KEY_COLUMNS = `k.id, k.name, k.prefix, k.org_id, k.brand_id, COALESCE(o.name, b.name) AS scope_name,
+  k.max_bytes_billed, k.daily_query_limit, k.daily_bytes_limit, k.created_at, k.last_used_at, k.revoked_at
+  FROM api_keys k LEFT JOIN organizations o ON o.id = k.org_id LEFT JOIN brands b ON b.id = k.brand_id`;
+const MANAGED = `(k.org_id IN (SELECT value FROM json_each(?1)) OR k.brand_id IN (SELECT value FROM json_each(?2)))`;
+
+/** Keys the user manages: live ones first, newest first (revoked ones stay listed for the record). */
+export async function listManagedKeys(env: Env, reach: AdminReach): Promise<ManagedKey[]> {
+  const ids = managedIds(reach);
+  const { results } = await env.DB.prepare(`SELECT ${KEY_COLUMNS} WHERE ${MANAGED} ORDER BY k.revoked_at IS NOT NULL, k.created_at DESC, k.id LIMIT 500`)
+    .bind(ids.orgs, ids.brands)
+    .all();
+  return results.map((r) => toManagedKey(KeyRowSchema.parse(r)));
+}
+
+/** An optional positive number typed in a form field; an empty field means "use the default". */
+function optionalNumber(max: number, integer: boolean) {
+  const n = z.coerce.number().positive('must be greater than 0').max(max, `must be at most ${max}`);
+  return z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), (integer ? n.int('must be a whole number') : n).optional());
+}
+
+/** The create-key form. Byte limits are typed in GiB (decimals allowed) and stored in bytes. */
+export const CreateKeyFormSchema = z.object({
+  name: z.string().trim().min(1, 'give the key a name').max(100, 'at most 100 characters'),
+  scope: z
+    .string()
+    .regex(/^(org|brand):[^:]+$/, 'choose what the key can reach')
+    .transform((v) => {
+      const at = v.indexOf(':');
+      return { kind: v.slice(0, at) === 'org' ? ('org' as const) : ('brand' as const), id: v.slice(at + 1) };
+    }),
+  dailyQueries: optionalNumber(MAX_DAILY_QUERIES, true),
+  dailyGiB: optionalNumber(MAX_GIB, false),
+  maxGiB: optionalNumber(MAX_GIB, false),
+});
+export type CreateKeyForm = z.infer<typeof CreateKeyFormSchema>;
+
+/**
+ * Creates a key for a scope the user manages. The secret is returned once and never stored (only its SHA-256, by
+ * `generateApiKey`). Throws FORBIDDEN_BRAND for a scope outside the user's reach.
+ */
+export async function createManagedKey(
+  env: Env,
+  reach: AdminReach,
+  form: CreateKeyForm,
+  now: number,
+): Promise<{ key: ManagedKey; secret: string }> {
+  const { kind, id } = form.scope;
+  const allowed = kind === 'org' ? reach.orgIds.includes(id) : reach.brands.some((b) => b.id === id);
+  if (!allowed) throw new ApiError('FORBIDDEN_BRAND', `you do not administer ${kind} ${JSON.stringify(id)}`);
+  const gen = await generateApiKey();
+  const bytes = (gib: number | undefined) => (gib === undefined ? null : Math.round(gib * GIB));
+  await env.DB.prepare(
+    `INSERT INTO api_keys (id, name, prefix, secret_hash, org_id, brand_id, max_bytes_billed, daily_query_limit,
+                           daily_bytes_limit, created_by_user_id, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  )
+    .bind(
+      gen.id,
+      form.name,
+      gen.prefix,
+      gen.secretHash,
+      kind === 'org' ? id : null,
+      kind === 'brand' ? id : null,
+      bytes(form.maxGiB),
+      form.dailyQueries ?? null,
+      bytes(form.dailyGiB),
+      reach.userId,
+      now,
+    )
+    .run();
+  const row = await env.DB.prepare(`SELECT ${KEY_COLUMNS} WHERE k.id = ?`).bind(gen.id).first();
+  return { key: toManagedKey(KeyRowSchema.parse(row)), secret: gen.secret };
+}
+
+/** Revokes a live key the user manages; false when there is no such live key. Takes effect on the next request. */
+export async function revokeManagedKey(env: Env, reach: AdminReach, keyId: string, now: number): Promise<boolean> {
+  const ids = managedIds(reach);
+  const res = await env.DB.prepare(
+    `UPDATE api_keys SET revoked_at = ?3 WHERE id = ?4 AND revoked_at IS NULL
+       AND (org_id IN (SELECT value FROM json_each(?1)) OR brand_id IN (SELECT value FROM json_each(?2)))`,
+  )
+    .bind(ids.orgs, ids.brands, now, keyId)
+    .run();
+  return res.meta.changes === 1;
+}

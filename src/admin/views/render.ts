@@ -1,0 +1,49 @@
+import type { Context } from 'hono';
+import { html } from 'hono/html';
+import type { Child } from 'hono/jsx';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { AppEnv } from '../../app-env';
+import { randomBase64Url } from '../../lib/ids';
+
+export interface RenderOptions {
+  /**
+   * Restrict form targets to this origin. Off for the consent page only: its form is answered with a redirect to
+   * the assistant's callback, and browsers apply form-action to that redirect too.
+   */
+  formActionSelf?: boolean;
+  /** Extra headers (e.g. the consent transaction's binding cookie). */
+  headers?: Headers;
+}
+
+/**
+ * Renders a server-side page with the headers every admin and authorization page carries: a nonce-based CSP (the
+ * inline stylesheet and copy script run, nothing else does), no framing, no caching (pages show secrets and CSRF
+ * tokens), no referrer.
+ */
+export function renderPage(
+  c: Context<AppEnv>,
+  status: ContentfulStatusCode,
+  page: (nonce: string) => Child,
+  opts: RenderOptions = {},
+): Response | Promise<Response> {
+  const nonce = randomBase64Url(16);
+  const csp = [
+    "default-src 'none'",
+    `style-src 'nonce-${nonce}'`,
+    `script-src 'nonce-${nonce}'`,
+    "img-src 'self' data:",
+    "base-uri 'none'",
+    "frame-ancestors 'none'",
+    ...(opts.formActionSelf === false ? [] : ["form-action 'self'"]),
+  ].join('; ');
+  if (opts.headers) {
+    for (const cookie of opts.headers.getAll('set-cookie')) c.header('set-cookie', cookie, { append: true });
+    for (const [name, value] of opts.headers) if (name !== 'set-cookie') c.header(name, value);
+  }
+  c.header('content-security-policy', csp);
+  c.header('cache-control', 'no-store');
+  c.header('x-frame-options', 'DENY');
+  c.header('x-content-type-options', 'nosniff');
+  c.header('referrer-policy', 'no-referrer');
+  return c.html(html`<!doctype html>${page(nonce)}`, status);
+}

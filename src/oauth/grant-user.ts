@@ -1,0 +1,17 @@
+/**
+ * The library's grant user id is ours, escaped: it must not contain `:` (the separator of its token format), so a
+ * D1 user id is stored URI-encoded and decoded back wherever a grant names its user.
+ */
+export function encodeGrantUserId(userId: string): string {
+  return encodeURIComponent(userId);
+}
+
+export function decodeGrantUserId(grantUserId: string): string {
+  return decodeURIComponent(grantUserId);
+}
+
+/** The grant id inside one of the library's tokens (`<userId>:<grantId>:<secret>`), or null for anything else. */
+export function grantIdOfToken(token: string): string | null {
+  const parts = token.split(':');
+  return parts.length === 3 && parts[1] ? parts[1] : null;
+}
