@@ -1,0 +1,65 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { QueryListSchema } from '../src/schemas/catalog';
+import { api, expectError, seedDemo, type TestKey } from './seed';
+
+beforeAll(async () => {
+  await seedDemo(Date.UTC(2026, 10, 21, 12));
+});
+
+async function ids(key: TestKey, query = '') {
+  const res = await api(`/v1/data/queries${query}`, key);
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return QueryListSchema.parse(res.body).queries.map((q) => q.id);
+}
+
+describe('GET /v1/data/queries', () => {
+  it('returns concrete saved queries with the spec fields for the brand key', async () => {
+    const res = await api('/v1/data/queries', 'brand');
+    expect(res.status).toBe(200);
+    const { queries } = QueryListSchema.parse(res.body);
+    expect(queries.map((q) => q.id)).toEqual(['sq_acme_monthly_kpis', 'sq_acme_channels_last_month', 'sq_acme_top_customers']);
+    const channels = queries.find((q) => q.id === 'sq_acme_channels_last_month');
+    // Exact object: no ordinal / narrativeHints / chartSpec on saved queries.
+    expect(channels).toEqual({
+      id: 'sq_acme_channels_last_month',
+      name: 'Revenue by channel, October 2026',
+      description: 'Orders and revenue per channel from 2026-10-01 to 2026-10-31.',
+      sql:
+        'SELECT channel, COUNT(*) AS orders, ROUND(SUM(revenue), 2) AS revenue\nFROM `service-v1.acme.fact__orders`\n' +
+        "WHERE order_date BETWEEN DATE '2026-10-01' AND DATE '2026-10-31'\nGROUP BY channel\nORDER BY revenue DESC",
+      tables: ['service-v1.acme.fact__orders'],
+      parameterized: false,
+      parameters: [],
+    });
+    for (const q of queries) {
+      expect(q.sql).not.toMatch(/\{[a-z_]+\}/);
+      expect(q.sql).toContain('`service-v1.acme.');
+      expect(q.tables?.length).toBeGreaterThan(0);
+    }
+  });
+
+  it('narrows an org key to one brand, or lists every brand it reaches when brandId is omitted', async () => {
+    expect(await ids('org', '?brandId=brand_globex')).toEqual(['sq_globex_monthly_kpis', 'sq_globex_channels_last_month']);
+    expect(await ids('org', '?brandId=brand_initech')).toEqual([]);
+    expect(await ids('org')).toEqual([
+      'sq_acme_monthly_kpis',
+      'sq_acme_channels_last_month',
+      'sq_acme_top_customers',
+      'sq_globex_monthly_kpis',
+      'sq_globex_channels_last_month',
+    ]);
+  });
+
+  it("keeps the other org's queries to itself", async () => {
+    expect(await ids('other')).toEqual(['sq_umbrella_monthly_kpis', 'sq_umbrella_channels_last_month']);
+  });
+
+  it('403 FORBIDDEN_BRAND outside the key; 401 without one; 400 for an empty brandId', async () => {
+    expectError(await api('/v1/data/queries?brandId=brand_umbrella', 'org'), 403, 'FORBIDDEN_BRAND');
+    expectError(await api('/v1/data/queries?brandId=brand_globex', 'brand'), 403, 'FORBIDDEN_BRAND');
+    expectError(await api('/v1/data/queries?brandId=brand_acme', 'other'), 403, 'FORBIDDEN_BRAND');
+    expectError(await api('/v1/data/queries', null), 401, 'UNAUTHORIZED');
+    const err = expectError(await api('/v1/data/queries?brandId=', 'org'), 400, 'VALIDATION');
+    expect(err.message).toMatch(/brandId/);
+  });
+});

@@ -1,0 +1,121 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { QueryListSchema, ReportDetailSchema, ReportListSchema } from '../src/schemas/catalog';
+import { api, expectError, postJson, seedDemo, type TestKey } from './seed';
+
+/**
+ * Every endpoint, with the org key (org_demo), the brand key (brand_acme) and the other org's key (org_other),
+ * against every demo brand and every demo report. The expectations come from this small model of demo-data.md,
+ * written independently of the SQL that implements the rules.
+ */
+const BRAND_ORG: Record<string, string> = {
+  brand_acme: 'org_demo',
+  brand_globex: 'org_demo',
+  brand_initech: 'org_demo',
+  brand_umbrella: 'org_other',
+};
+const BRANDS = Object.keys(BRAND_ORG);
+const KEY_BRANDS: Record<TestKey, string[]> = {
+  org: ['brand_acme', 'brand_globex', 'brand_initech'],
+  brand: ['brand_acme'],
+  other: ['brand_umbrella'],
+};
+const KEY_SCOPE: Record<TestKey, 'org' | 'brand'> = { org: 'org', brand: 'brand', other: 'org' };
+const KEYS: TestKey[] = ['org', 'brand', 'other'];
+
+type ReportModel = { id: string; type: 'system' } | { id: string; type: 'org'; org: string } | { id: string; type: 'brand'; brand: string };
+const REPORTS: ReportModel[] = [
+  { id: 'rpt_business_overview', type: 'system' },
+  { id: 'rpt_demo_channel_mix', type: 'org', org: 'org_demo' },
+  { id: 'rpt_demo_customer_health', type: 'org', org: 'org_demo' },
+  { id: 'rpt_other_portfolio', type: 'org', org: 'org_other' },
+  { id: 'rpt_acme_trading', type: 'brand', brand: 'brand_acme' },
+  { id: 'rpt_globex_stores', type: 'brand', brand: 'brand_globex' },
+  { id: 'rpt_umbrella_clinics', type: 'brand', brand: 'brand_umbrella' },
+];
+const SAVED_QUERY_BRANDS: Record<string, number> = { brand_acme: 3, brand_globex: 2, brand_initech: 0, brand_umbrella: 2 };
+
+function appliesTo(r: ReportModel, brand: string): boolean {
+  if (r.type === 'system') return true;
+  if (r.type === 'org') return BRAND_ORG[brand] === r.org;
+  return r.brand === brand;
+}
+
+const cross = <A, B>(as: A[], bs: B[]) => as.flatMap((a) => bs.map((b) => [a, b] as [A, B]));
+
+beforeAll(async () => {
+  await seedDemo();
+});
+
+describe('scoping matrix', () => {
+  it.each(KEYS)('listBrands for the %s key', async (key) => {
+    const res = await api('/v1/data/brands', key);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ brands: KEY_BRANDS[key].map((brandId) => ({ brandId })) });
+  });
+
+  describe.each(KEYS)('%s key', (key) => {
+    const inScope = (brand: string) => KEY_BRANDS[key].includes(brand);
+
+    it.each(BRANDS)('listReports?brandId=%s', async (brand) => {
+      const res = await api(`/v1/data/reports?brandId=${brand}`, key);
+      if (!inScope(brand)) return void expectError(res, 403, 'FORBIDDEN_BRAND');
+      const page = ReportListSchema.parse(res.body);
+      expect(page.reports.map((r) => r.reportId).sort()).toEqual(
+        REPORTS.filter((r) => appliesTo(r, brand))
+          .map((r) => r.id)
+          .sort(),
+      );
+      expect(page.reports.every((r) => r.brandId === brand)).toBe(true);
+    });
+
+    it('listReports without brandId covers exactly the key\'s brands', async () => {
+      const page = ReportListSchema.parse((await api('/v1/data/reports', key)).body);
+      const expected = KEY_BRANDS[key].flatMap((b) => REPORTS.filter((r) => appliesTo(r, b)).map((r) => `${b}/${r.id}`));
+      expect(page.reports.map((r) => `${r.brandId}/${r.reportId}`).sort()).toEqual(expected.sort());
+    });
+
+    it.each(BRANDS)('listSavedQueries?brandId=%s', async (brand) => {
+      const res = await api(`/v1/data/queries?brandId=${brand}`, key);
+      if (!inScope(brand)) return void expectError(res, 403, 'FORBIDDEN_BRAND');
+      const { queries } = QueryListSchema.parse(res.body);
+      expect(queries).toHaveLength(SAVED_QUERY_BRANDS[brand] ?? -1);
+    });
+
+    it.each(BRANDS)('submitFeedback with brandId=%s', async (brand) => {
+      const res = await postJson('/v1/data/feedback', key, { summary: `matrix ${key} ${brand}`, brandId: brand });
+      if (!inScope(brand)) return void expectError(res, 403, 'FORBIDDEN_BRAND');
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ feedbackRef: expect.stringMatching(/^fb_/) });
+    });
+
+    it.each(cross(REPORTS, BRANDS).map(([r, b]) => [r.id, b, r] as const))(
+      'getReport and listReportQueries %s through %s',
+      async (reportId, brand, report) => {
+        for (const path of [`/v1/data/reports/${reportId}?brandId=${brand}`, `/v1/data/reports/${reportId}/queries?brandId=${brand}`]) {
+          const res = await api(path, key);
+          if (!inScope(brand)) expectError(res, 403, 'FORBIDDEN_BRAND');
+          else if (!appliesTo(report, brand)) expectError(res, 404, 'REPORT_NOT_FOUND');
+          else expect(res.status).toBe(200);
+        }
+      },
+    );
+
+    it.each(REPORTS.map((r) => [r.id, r] as const))('getReport and listReportQueries %s without brandId', async (reportId, report) => {
+      const visibleVia = KEY_BRANDS[key].filter((b) => appliesTo(report, b));
+      for (const path of [`/v1/data/reports/${reportId}`, `/v1/data/reports/${reportId}/queries`]) {
+        const res = await api(path, key);
+        if (visibleVia.length === 0) {
+          expectError(res, 404, 'REPORT_NOT_FOUND');
+        } else if (report.type === 'brand') {
+          expect(res.status).toBe(200);
+          if (!path.endsWith('/queries')) expect(ReportDetailSchema.parse(res.body).brandId).toBe(report.brand);
+        } else if (KEY_SCOPE[key] === 'org') {
+          expect(expectError(res, 400, 'VALIDATION').message).toMatch(/brandId/);
+        } else {
+          expect(res.status).toBe(200);
+          if (!path.endsWith('/queries')) expect(ReportDetailSchema.parse(res.body).brandId).toBe(KEY_BRANDS[key][0]);
+        }
+      }
+    });
+  });
+});
