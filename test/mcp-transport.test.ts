@@ -2,23 +2,12 @@ import { env, SELF } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { generateApiKey } from '../src/auth/api-keys';
 import { connectMcp, MCP_URL, okData } from './mcp-client';
+import { seedDemo, TEST_KEYS } from './seed';
 
-let orgKey = '';
+const orgKey = TEST_KEYS.org;
 
 beforeAll(async () => {
-  const key = await generateApiKey();
-  orgKey = key.secret;
-  await env.DB.batch([
-    env.DB.prepare("INSERT OR REPLACE INTO organizations (id, name, created_at) VALUES ('org_t', 'T', 0)"),
-    env.DB.prepare("INSERT OR REPLACE INTO brands (id, org_id, name, dataset, created_at) VALUES ('brand_t', 'org_t', 'T brand', 'tds', 0)"),
-    env.DB.prepare('INSERT INTO api_keys (id, name, prefix, secret_hash, org_id, created_at) VALUES (?, ?, ?, ?, ?, 0)').bind(
-      key.id,
-      'test',
-      key.prefix,
-      key.secretHash,
-      'org_t',
-    ),
-  ]);
+  await seedDemo();
 });
 
 const initialize = {
@@ -40,7 +29,13 @@ describe('MCP endpoint transport', () => {
   it('lists brands through the SDK client', async () => {
     const client = await connectMcp(orgKey);
     const data = okData(await client.callTool({ name: 'list_brands', arguments: {} }));
-    expect(data).toEqual({ brands: [{ brandId: 'brand_t', name: 'T brand', dataset: 'tds' }] });
+    expect(data).toEqual({
+      brands: [
+        { brandId: 'brand_acme', name: 'Acme Outdoor', dataset: 'acme' },
+        { brandId: 'brand_globex', name: 'Globex Coffee', dataset: 'globex' },
+        { brandId: 'brand_initech', name: 'Initech Labs', dataset: null },
+      ],
+    });
     await client.close();
   });
 
@@ -54,7 +49,8 @@ describe('MCP endpoint transport', () => {
     expect(body.error.code).toBe('UNAUTHORIZED');
     expect(res.headers.get('x-request-id')).toBe(body.error.requestId);
     const challenge = res.headers.get('www-authenticate');
-    expect(challenge).toContain('Bearer resource_metadata="http://mcp.test/.well-known/oauth-protected-resource"');
+    // Points MCP clients at the protected-resource metadata (RFC 9728), where OAuth discovery starts.
+    expect(challenge).toMatch(/^Bearer .*resource_metadata="https?:\/\/mcp\.test\/\.well-known\/oauth-protected-resource[^"]*"/);
     expect(challenge?.includes('error="invalid_token"')).toBe(sentToken);
   });
 
@@ -110,7 +106,7 @@ describe('MCP endpoint transport', () => {
   it('a revoked key is refused at once', async () => {
     const key = await generateApiKey();
     await env.DB.prepare('INSERT INTO api_keys (id, name, prefix, secret_hash, org_id, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, 0, 1)')
-      .bind(key.id, 'revoked', key.prefix, key.secretHash, 'org_t')
+      .bind(key.id, 'revoked', key.prefix, key.secretHash, 'org_demo')
       .run();
     const res = await post(initialize, { authorization: `Bearer ${key.secret}` });
     expect(res.status).toBe(401);

@@ -1,5 +1,8 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { registerBrandTools } from './brands.tools';
+import { registerFeedbackTools } from './feedback.tools';
+import { registerReportTools } from './reports.tools';
+import { registerSavedQueryTools } from './saved-queries.tools';
 import { FLOWS, PAGING, STATEMENT_RULE, TABLE_DISCOVERY, TABLE_NAMING } from './guidance';
 import type { ToolDeps } from './tool-result';
 
@@ -24,5 +27,8 @@ export function createMcpServer(deps: ToolDeps): McpServer {
     { instructions: SERVER_INSTRUCTIONS, maxToolInputElements: 10_000 },
   );
   registerBrandTools(server, deps);
+  registerReportTools(server, deps);
+  registerSavedQueryTools(server, deps);
+  registerFeedbackTools(server, deps);
   return server;
 }
