@@ -1,20 +1,14 @@
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { MAX_BODY_BYTES } from '../app';
-import { authenticateApiKey, bearerToken } from '../auth/api-keys';
 import type { Principal } from '../auth/principal';
 import type { Env } from '../env';
 import { ApiError, describeError, errorBody, toApiError } from '../errors';
-import { createLogger, newRequestId, type Logger } from '../lib/log';
+import { createLogger, type Logger } from '../lib/log';
 import type { OpContext } from '../operations/context';
 import { createMcpServer } from './server';
 
 /** Path of the MCP endpoint (spec section 8). */
 export const MCP_PATH = '/v1/data/mcp';
-
-/** Where the OAuth protected-resource metadata (RFC 9728) is served; named in every 401 from this endpoint. */
-export function resourceMetadataUrl(request: Request): string {
-  return `${new URL(request.url).origin}/.well-known/oauth-protected-resource`;
-}
 
 /** Our error body and status for an HTTP-level failure on the MCP endpoint, with x-request-id and the error's headers. */
 export function mcpErrorResponse(err: unknown, requestId: string, log: Logger = createLogger(requestId)): Response {
@@ -23,22 +17,6 @@ export function mcpErrorResponse(err: unknown, requestId: string, log: Logger = 
   const headers = new Headers({ 'content-type': 'application/json', 'x-request-id': requestId });
   for (const [k, v] of Object.entries(apiErr.headers ?? {})) headers.set(k, v);
   return new Response(JSON.stringify(errorBody(apiErr, requestId)), { status: apiErr.status, headers });
-}
-
-/**
- * 401 for missing or bad credentials: our error body plus the `WWW-Authenticate` challenge MCP clients follow to
- * discover OAuth (MCP authorization spec, RFC 9728 section 5.1). `error="invalid_token"` only when a token was sent
- * (RFC 6750 section 3.1).
- */
-export function mcpUnauthorizedResponse(request: Request, requestId: string, err: unknown): Response {
-  const apiErr = err instanceof ApiError && err.code === 'UNAUTHORIZED' ? err : new ApiError('UNAUTHORIZED', 'missing or invalid credentials');
-  const res = mcpErrorResponse(apiErr, requestId);
-  const sentToken = bearerToken(request.headers.get('authorization')) !== null;
-  res.headers.set(
-    'www-authenticate',
-    `Bearer resource_metadata="${resourceMetadataUrl(request)}"${sentToken ? ', error="invalid_token"' : ''}`,
-  );
-  return res;
 }
 
 function methodNotAllowed(method: string, requestId: string): Response {
@@ -56,8 +34,9 @@ function methodNotAllowed(method: string, requestId: string): Response {
 }
 
 /**
- * Serves one MCP request for an already authenticated principal (API key or OAuth; this function does not care
- * which). Stateless: a fresh McpServer and transport per request, JSON responses (no SSE). Every response carries
+ * Serves one MCP request for an already authenticated principal: API key or OAuth, this function does not care
+ * which (src/oauth/ authenticates, and answers 401 with the discovery challenge, before calling it).
+ * Stateless: a fresh McpServer and transport per request, JSON responses (no SSE). Every response carries
  * `x-request-id`; HTTP-level failures use our error body, JSON-RPC failures stay JSON-RPC.
  */
 export async function handleMcpRequest(
@@ -98,22 +77,4 @@ export async function handleMcpRequest(
     // JSON-response mode resolves only once every reply is written, so nothing is cut short here.
     await server.close().catch((err: unknown) => log.warn('mcp server close failed', { internal: describeError(err) }));
   }
-}
-
-/**
- * The MCP endpoint with API-key authentication: `Authorization: Bearer <API key>`. Answers 401 with the OAuth
- * discovery challenge when the key is missing, invalid or revoked.
- */
-export async function serveMcpWithApiKey(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
-  const requestId = newRequestId();
-  let principal: Principal;
-  try {
-    principal = await authenticateApiKey(env, bearerToken(request.headers.get('authorization')), Date.now(), (p) =>
-      ctx.waitUntil(p),
-    );
-  } catch (err) {
-    if (err instanceof ApiError && err.code === 'UNAUTHORIZED') return mcpUnauthorizedResponse(request, requestId, err);
-    return mcpErrorResponse(err, requestId);
-  }
-  return handleMcpRequest(request, env, ctx, principal, requestId);
 }
