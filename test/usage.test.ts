@@ -1,7 +1,9 @@
+import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import { env, runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { usageKey, type Principal } from '../src/auth/principal';
 import { ApiError } from '../src/errors';
+import { RateLimitHeaders, UsageLimitExceededHeaders } from '../src/usage/rate-limit-headers';
 import { acquireRun, peekUsage, settleRun, type UsageTicket } from '../src/usage/usage';
 import type { UsageLimiter } from '../src/usage/usage-limiter';
 import { BUCKET_MS, bucketExpiry, bucketStart, WINDOW_MS } from '../src/usage/window';
@@ -207,5 +209,34 @@ describe('peekUsage', () => {
     });
     // Peeking did not count anything.
     expect((await peekUsage(env, usageKey(p), p.limits, T0 + 2 * MIN)).runs.used).toBe(2);
+  });
+});
+
+describe('OpenAPI header descriptions', () => {
+  it('name exactly the headers acquireRun puts on runs and on the 429', async () => {
+    const p = principal({ dailyQueries: 1 });
+    const ok = await acquireRun(env, p, T0, { consume: true });
+    const refused = await apiError(() => acquireRun(env, p, T0, { consume: true }));
+    const documented = (schema: z.ZodObject) => Object.keys(schema.shape).filter((h) => h !== 'x-request-id').sort();
+    expect(documented(RateLimitHeaders)).toEqual(Object.keys(ok.headers).sort());
+    expect(documented(UsageLimitExceededHeaders)).toEqual(Object.keys(refused.headers ?? {}).sort());
+  });
+
+  it('render as response headers in the OpenAPI 3.1 document', () => {
+    const app = new OpenAPIHono();
+    const route = createRoute({
+      method: 'post',
+      path: '/run',
+      responses: {
+        200: { description: 'ok', headers: RateLimitHeaders },
+        429: { description: 'over', headers: UsageLimitExceededHeaders },
+      },
+    });
+    app.openapi(route, (c) => c.body(null, 200));
+    const doc = app.getOpenAPI31Document({ openapi: '3.1.0', info: { title: 't', version: '1' } });
+    const responses = doc.paths?.['/run']?.post?.responses ?? {};
+    const names = (status: string) => Object.keys((responses[status] as { headers?: object }).headers ?? {}).sort();
+    expect(names('200')).toEqual(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'x-request-id']);
+    expect(names('429')).toEqual(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'x-request-id']);
   });
 });
