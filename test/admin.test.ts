@@ -1,0 +1,252 @@
+import { env, SELF } from 'cloudflare:test';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { sha256Hex } from '../src/lib/ids';
+import { oauthHelpers } from '../src/oauth/provider';
+import { DEMO_USER_IDS } from '../src/seed/demo-catalog';
+import { addUser, connectAssistant, inputValue, location, ORIGIN, rawToolsList, TestBrowser } from './oauth-client';
+import { seedDemo, TEST_ADMINS, TEST_KEYS } from './seed';
+
+beforeAll(async () => {
+  await seedDemo();
+  await addUser('user_plain', 'plain@demo.test', 'plain-password-1');
+});
+
+async function signedIn(admin: { email: string; password: string }, ip = '198.51.100.50'): Promise<TestBrowser> {
+  const browser = new TestBrowser(ip);
+  const page = await (await browser.get('/admin/login')).text();
+  const res = await browser.post('/admin/login', { csrf: inputValue(page, 'csrf'), email: admin.email, password: admin.password });
+  expect(res.status).toBe(303);
+  expect(location(res).pathname).toBe('/admin');
+  return browser;
+}
+
+async function dashboard(browser: TestBrowser): Promise<string> {
+  const res = await browser.get('/admin');
+  expect(res.status).toBe(200);
+  return res.text();
+}
+
+const GIB = 1024 ** 3;
+
+describe('sign in and out', () => {
+  it('sends a signed-out visitor to the sign-in page', async () => {
+    const res = await new TestBrowser().get('/admin');
+    expect(res.status).toBe(303);
+    expect(location(res).pathname).toBe('/admin/login');
+    const login = await new TestBrowser().get('/admin/login');
+    expect(login.status).toBe(200);
+    const html = await login.text();
+    expect(html).toMatch(/<label for="email">Email<\/label>/);
+    expect(html).toMatch(/<label for="password">Password<\/label>/);
+    expect(html).toContain('name="viewport"');
+  });
+
+  it('sets a __Host- session cookie that is HttpOnly, Secure and SameSite=Lax; the session lives server-side', async () => {
+    const browser = new TestBrowser();
+    const page = await (await browser.get('/admin/login')).text();
+    const res = await browser.post('/admin/login', { csrf: inputValue(page, 'csrf'), email: TEST_ADMINS.org.email, password: TEST_ADMINS.org.password });
+    const cookie = res.headers.getAll('set-cookie').find((c) => c.startsWith('__Host-wq-session='));
+    expect(cookie).toBeDefined();
+    expect(cookie).toMatch(/; HttpOnly/i);
+    expect(cookie).toMatch(/; Secure/i);
+    expect(cookie).toMatch(/; SameSite=Lax/i);
+    expect(cookie).toMatch(/; Path=\//i);
+    expect(cookie).not.toMatch(/Domain=/i);
+    const token = browser.cookies.get('__Host-wq-session') ?? '';
+    expect(await env.OAUTH_KV.get(`admin-session:${await sha256Hex(token)}`, 'json')).toMatchObject({ userId: DEMO_USER_IDS.org });
+  });
+
+  it('signing out deletes the session: the old cookie no longer works', async () => {
+    const browser = await signedIn(TEST_ADMINS.org);
+    const token = browser.cookies.get('__Host-wq-session') ?? '';
+    const html = await dashboard(browser);
+    const out = await browser.post('/admin/logout', { csrf: inputValue(html, 'csrf') });
+    expect(out.status).toBe(303);
+    expect(location(out).pathname).toBe('/admin/login');
+    expect(await env.OAUTH_KV.get(`admin-session:${await sha256Hex(token)}`)).toBeNull();
+    const replay = await SELF.fetch(`${ORIGIN}/admin`, { headers: { cookie: `__Host-wq-session=${token}` }, redirect: 'manual' });
+    expect(replay.status).toBe(303);
+  });
+
+  it('shows a non-administrator a refusal, not the keys', async () => {
+    const browser = await signedIn({ email: 'plain@demo.test', password: 'plain-password-1' });
+    const res = await browser.get('/admin');
+    expect(res.status).toBe(403);
+    const html = await res.text();
+    expect(html).toContain('does not administer any organization or brand');
+    expect(html).not.toContain('Create an API key');
+  });
+
+  it('serves pages with a nonce CSP, no framing, no caching', async () => {
+    const browser = await signedIn(TEST_ADMINS.org);
+    const res = await browser.get('/admin');
+    const csp = res.headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).toContain("form-action 'self'");
+    const nonce = /style-src 'nonce-([^']+)'/.exec(csp)?.[1];
+    expect(await res.text()).toContain(`<style nonce="${nonce}">`);
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    expect(res.headers.get('x-frame-options')).toBe('DENY');
+    expect(res.headers.get('x-request-id')).toMatch(/^req_/);
+  });
+});
+
+describe('API keys', () => {
+  it('lists the keys of what the user administers, with prefix, scope, dates and limits, never the secret', async () => {
+    const org = await dashboard(await signedIn(TEST_ADMINS.org));
+    const brand = await dashboard(await signedIn(TEST_ADMINS.brand));
+    const prefixOf = (secret: string) => secret.slice(0, 12);
+    expect(org).toContain(prefixOf(TEST_KEYS.org));
+    expect(org).toContain(prefixOf(TEST_KEYS.brand));
+    expect(org).not.toContain(prefixOf(TEST_KEYS.other));
+    expect(brand).toContain(prefixOf(TEST_KEYS.brand));
+    expect(brand).not.toContain(prefixOf(TEST_KEYS.org));
+    for (const secret of Object.values(TEST_KEYS)) expect(org).not.toContain(secret);
+    expect(org).toMatch(/queries \/ 24 h/);
+    expect(org).toMatch(/<th scope="col">Last used<\/th>/);
+  });
+
+  it('creates a key: the secret is shown once, works at once, and only its hash is stored', async () => {
+    const browser = await signedIn(TEST_ADMINS.org);
+    const html = await dashboard(browser);
+    const created = await browser.post('/admin/keys', {
+      csrf: inputValue(html, 'csrf'),
+      name: 'Looker <Studio>',
+      scope: 'brand:brand_globex',
+      dailyQueries: '25',
+      dailyGiB: '2',
+      maxGiB: '0.5',
+    });
+    expect(created.status).toBe(201);
+    expect(created.headers.get('cache-control')).toBe('no-store');
+    const page = await created.text();
+    expect(page).toContain('Looker &lt;Studio&gt;');
+    expect(page).toContain('Copy key');
+    const secret = /id="new-key"[^>]*value="([^"]+)"/.exec(page)?.[1];
+    expect(secret).toMatch(/^wqk_[A-Za-z0-9_-]{43}$/);
+
+    const row = z
+      .object({ secret_hash: z.string(), brand_id: z.string(), org_id: z.null(), daily_query_limit: z.number(), daily_bytes_limit: z.number(), max_bytes_billed: z.number(), created_by_user_id: z.string() })
+      .parse(await env.DB.prepare("SELECT * FROM api_keys WHERE name = 'Looker <Studio>'").first());
+    expect(row).toMatchObject({ brand_id: 'brand_globex', daily_query_limit: 25, daily_bytes_limit: 2 * GIB, max_bytes_billed: GIB / 2, created_by_user_id: DEMO_USER_IDS.org });
+    expect(row.secret_hash).toBe(await sha256Hex(secret ?? ''));
+    const stored = JSON.stringify(await env.DB.prepare("SELECT * FROM api_keys WHERE name = 'Looker <Studio>'").first());
+    expect(stored).not.toContain(secret);
+
+    const brands = await SELF.fetch(`${ORIGIN}/v1/data/brands`, { headers: { authorization: `Bearer ${secret}` } });
+    expect(brands.status).toBe(200);
+    expect(await brands.json()).toEqual({ brands: [{ brandId: 'brand_globex', name: 'Globex Coffee', dataset: 'globex' }] });
+
+    // Back on the list: the prefix and limits, not the secret.
+    const list = await dashboard(browser);
+    expect(list).toContain((secret ?? '').slice(0, 12));
+    expect(list).not.toContain(secret);
+    expect(list).toContain('2 GiB / 24 h');
+    expect(list).toContain('0.5 GiB per query');
+  });
+
+  it('rejects invalid input and scopes the user does not administer, creating nothing', async () => {
+    const browser = await signedIn(TEST_ADMINS.brand);
+    const html = await dashboard(browser);
+    const csrf = inputValue(html, 'csrf');
+    const count = async () => (await env.DB.prepare('SELECT count(*) AS n FROM api_keys').first<{ n: number }>())?.n;
+    const before = await count();
+    const noName = await browser.post('/admin/keys', { csrf, name: ' ', scope: 'brand:brand_acme' });
+    expect(noName.status).toBe(400);
+    expect(await noName.text()).toContain('Name: give the key a name');
+    const badLimit = await browser.post('/admin/keys', { csrf, name: 'x', scope: 'brand:brand_acme', dailyQueries: '-3' });
+    expect(badLimit.status).toBe(400);
+    const orgKey = await browser.post('/admin/keys', { csrf, name: 'sneaky', scope: 'org:org_demo' });
+    expect(orgKey.status).toBe(403);
+    const otherBrand = await browser.post('/admin/keys', { csrf, name: 'sneaky', scope: 'brand:brand_umbrella' });
+    expect(otherBrand.status).toBe(403);
+    expect(await count()).toBe(before);
+    // The brand administrator is only offered their brand.
+    expect(html).toContain('value="brand:brand_acme"');
+    expect(html).not.toContain('value="org:org_demo"');
+  });
+
+  it('revokes a key at once; another tenant cannot revoke it', async () => {
+    const owner = await signedIn(TEST_ADMINS.org);
+    const created = await (await owner.post('/admin/keys', { csrf: inputValue(await dashboard(owner), 'csrf'), name: 'to revoke', scope: 'org:org_demo' })).text();
+    const secret = /id="new-key"[^>]*value="([^"]+)"/.exec(created)?.[1] ?? '';
+    const id = z.object({ id: z.string() }).parse(await env.DB.prepare("SELECT id FROM api_keys WHERE name = 'to revoke'").first()).id;
+
+    // The brand administrator does not manage an org key.
+    const brandAdmin = await signedIn(TEST_ADMINS.brand);
+    const denied = await brandAdmin.post(`/admin/keys/${id}/revoke`, { csrf: inputValue(await dashboard(brandAdmin), 'csrf') });
+    expect(location(denied).search).toBe('?notice=key-not-found');
+    expect((await SELF.fetch(`${ORIGIN}/v1/data/brands`, { headers: { authorization: `Bearer ${secret}` } })).status).toBe(200);
+
+    const revoked = await owner.post(`/admin/keys/${id}/revoke`, { csrf: inputValue(await dashboard(owner), 'csrf') });
+    expect(revoked.status).toBe(303);
+    expect(location(revoked).search).toBe('?notice=key-revoked');
+    expect((await SELF.fetch(`${ORIGIN}/v1/data/brands`, { headers: { authorization: `Bearer ${secret}` } })).status).toBe(401);
+    expect((await rawToolsList(secret)).status).toBe(401);
+    expect(await (await owner.get(`${location(revoked).pathname}${location(revoked).search}`)).text()).toContain('The key was revoked');
+  });
+});
+
+describe('CSRF on the admin forms', () => {
+  it('refuses a create or revoke without the session token, or from another origin', async () => {
+    const browser = await signedIn(TEST_ADMINS.org);
+    const csrf = inputValue(await dashboard(browser), 'csrf');
+    const count = async () => (await env.DB.prepare('SELECT count(*) AS n FROM api_keys').first<{ n: number }>())?.n;
+    const before = await count();
+    expect((await browser.post('/admin/keys', { name: 'forged', scope: 'org:org_demo' })).status).toBe(403);
+    expect((await browser.post('/admin/keys', { csrf: 'a'.repeat(64), name: 'forged', scope: 'org:org_demo' })).status).toBe(403);
+    expect((await browser.post('/admin/keys', { csrf, name: 'forged', scope: 'org:org_demo' }, 'https://evil.example')).status).toBe(403);
+    // A token from another session does not fit this one.
+    const otherCsrf = inputValue(await dashboard(await signedIn(TEST_ADMINS.org)), 'csrf');
+    expect((await browser.post('/admin/keys', { csrf: otherCsrf, name: 'forged', scope: 'org:org_demo' })).status).toBe(403);
+    expect(await count()).toBe(before);
+    const keyId = z.object({ id: z.string() }).parse(await env.DB.prepare("SELECT id FROM api_keys WHERE org_id = 'org_demo' AND revoked_at IS NULL").first()).id;
+    expect((await browser.post(`/admin/keys/${keyId}/revoke`, {})).status).toBe(403);
+    expect(await env.DB.prepare('SELECT revoked_at FROM api_keys WHERE id = ?').bind(keyId).first()).toEqual({ revoked_at: null });
+    expect((await browser.post('/admin/logout', {})).status).toBe(403);
+  });
+});
+
+describe('connected assistants', () => {
+  it('lists connections with client, user and dates, and revoking one cuts it off at once', async () => {
+    const { tokens } = await connectAssistant(TEST_ADMINS.brand, new TestBrowser('198.51.100.60'));
+    expect((await rawToolsList(tokens.access_token)).status).toBe(200);
+
+    // Use is recorded (in waitUntil) for the "last used" column.
+    const grantOfBrand = (await oauthHelpers(env, ORIGIN).listUserGrants(DEMO_USER_IDS.brand)).items[0]?.id ?? '';
+    for (let i = 0; i < 50 && (await env.OAUTH_KV.get(`grant-last-used:${grantOfBrand}`)) === null; i++) await new Promise((r) => setTimeout(r, 20));
+
+    // The org administrator sees the brand administrator's connection (their reach is inside the org's).
+    const org = await signedIn(TEST_ADMINS.org);
+    const html = await dashboard(org);
+    expect(html).not.toContain('not yet');
+    expect(html.match(/<td data-label="Last used"><time datetime=/g)?.length).toBeGreaterThanOrEqual(1);
+    expect(html).toContain('Test Assistant');
+    expect(html).toContain(TEST_ADMINS.brand.email);
+    expect(html).toContain('assistant.example');
+    const grantId = inputValue(html, 'grantId');
+    expect(inputValue(html, 'userId')).toBe(DEMO_USER_IDS.brand);
+
+    // The brand administrator cannot revoke the org administrator's connection.
+    const orgConn = await connectAssistant(TEST_ADMINS.org, new TestBrowser('198.51.100.61'));
+    const orgGrant = (await oauthHelpers(env, ORIGIN).listUserGrants(DEMO_USER_IDS.org)).items[0]?.id ?? '';
+    const brandAdmin = await signedIn(TEST_ADMINS.brand);
+    const brandHtml = await dashboard(brandAdmin);
+    expect(brandHtml).not.toContain(orgGrant);
+    const refused = await brandAdmin.post('/admin/assistants/revoke', { csrf: inputValue(brandHtml, 'csrf'), userId: DEMO_USER_IDS.org, grantId: orgGrant });
+    expect(location(refused).search).toBe('?notice=assistant-not-found');
+    expect((await rawToolsList(orgConn.tokens.access_token)).status).toBe(200);
+
+    const revoked = await org.post('/admin/assistants/revoke', { csrf: inputValue(html, 'csrf'), userId: DEMO_USER_IDS.brand, grantId });
+    expect(revoked.status).toBe(303);
+    expect(location(revoked).search).toBe('?notice=assistant-revoked');
+    const after = await rawToolsList(tokens.access_token);
+    expect(after.status).toBe(401);
+    expect((await oauthHelpers(env, ORIGIN).listUserGrants(DEMO_USER_IDS.brand)).items).toHaveLength(0);
+    const after2 = await (await org.get(`${location(revoked).pathname}${location(revoked).search}`)).text();
+    expect(after2).toContain('The assistant was disconnected');
+    expect(after2).not.toContain(grantId);
+  });
+});

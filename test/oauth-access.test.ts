@@ -1,0 +1,198 @@
+import { env } from 'cloudflare:test';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { lockedUntilAfterFailure, FAILURES_BEFORE_LOCK, FIRST_LOCK_MS, IP_FAILURE_LIMIT, MAX_LOCK_MS } from '../src/admin/login';
+import { oauthHelpers } from '../src/oauth/provider';
+import { DEMO_USER_IDS } from '../src/seed/demo-catalog';
+import {
+  addUser,
+  authorizeUrl,
+  connectAssistant,
+  inputValue,
+  mcpClient,
+  ORIGIN,
+  pkcePair,
+  rawToolsList,
+  registerClient,
+  TestBrowser,
+  tokenRequest,
+} from './oauth-client';
+import { seedDemo, TEST_ADMINS } from './seed';
+
+beforeAll(async () => {
+  await seedDemo();
+  await addUser('user_viewer', 'viewer@demo.test', 'viewer-password-1');
+});
+
+const ErrorBodySchema = z.object({ error: z.object({ code: z.string(), message: z.string(), requestId: z.string() }) });
+
+async function signInForm(browser: TestBrowser, url: string) {
+  const page = await (await browser.get(url)).text();
+  return inputValue(page, 'csrf');
+}
+
+describe('only administrators can connect', () => {
+  it('refuses a signed-in user who administers nothing, with a clear page and no consent form', async () => {
+    const clientId = await registerClient();
+    const { challenge } = await pkcePair();
+    const browser = new TestBrowser('203.0.113.10');
+    const url = authorizeUrl({ clientId, challenge });
+    const csrf = await signInForm(browser, url);
+    const signedIn = await browser.post(url, { intent: 'signin', csrf, email: 'viewer@demo.test', password: 'viewer-password-1' });
+    expect(signedIn.status).toBe(303);
+    const refused = await browser.get(url);
+    expect(refused.status).toBe(403);
+    const html = await refused.text();
+    expect(html).toContain('Only administrators can connect assistants');
+    expect(html).toContain('viewer@demo.test');
+    expect(html).not.toContain('name="handle"');
+    // Posting a consent anyway gets nowhere.
+    const forced = await browser.post('/authorize', { intent: 'consent', csrf: inputValue(html, 'csrf'), handle: 'x', decision: 'allow' });
+    expect(forced.status).toBe(403);
+    expect(forced.headers.get('location')).toBeNull();
+  });
+});
+
+describe('losing admin rights cuts access at once', () => {
+  it('a deleted membership makes the next MCP call 401, revokes the grant, and refresh fails', async () => {
+    const { tokens, clientId } = await connectAssistant(TEST_ADMINS.brand, new TestBrowser('203.0.113.11'));
+    const client = await mcpClient(tokens.access_token);
+    expect((await client.listTools()).tools.length).toBeGreaterThan(0);
+    await client.close();
+
+    await env.DB.prepare('DELETE FROM memberships WHERE user_id = ?').bind(DEMO_USER_IDS.brand).run();
+
+    const res = await rawToolsList(tokens.access_token);
+    expect(res.status).toBe(401);
+    const { error } = ErrorBodySchema.parse(await res.json());
+    expect(error.code).toBe('UNAUTHORIZED');
+    expect(error.message).toMatch(/no longer an administrator/);
+    expect(res.headers.get('x-request-id')).toBe(error.requestId);
+    expect(res.headers.get('www-authenticate')).toContain('error="invalid_token"');
+
+    // The grant is gone (revocation runs in waitUntil; poll briefly), so refreshing cannot bring it back.
+    const helpers = oauthHelpers(env, ORIGIN);
+    for (let i = 0; i < 50 && (await helpers.listUserGrants(DEMO_USER_IDS.brand)).items.length > 0; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect((await helpers.listUserGrants(DEMO_USER_IDS.brand)).items).toHaveLength(0);
+    const refresh = await tokenRequest({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: clientId });
+    expect(refresh.status).toBe(400);
+
+    // Restoring the membership does not revive the old connection: it must be approved again.
+    await env.DB.prepare("INSERT INTO memberships (user_id, brand_id, role, created_at) VALUES (?, 'brand_acme', 'admin', ?)").bind(DEMO_USER_IDS.brand, Date.now()).run();
+    expect((await rawToolsList(tokens.access_token)).status).toBe(401);
+  });
+
+  it('a refresh after losing rights is refused even before any MCP call', async () => {
+    await addUser('user_temp_admin', 'temp-admin@demo.test', 'temp-admin-password-1');
+    await env.DB.prepare("INSERT INTO memberships (user_id, org_id, role, created_at) VALUES ('user_temp_admin', 'org_other', 'admin', ?)").bind(Date.now()).run();
+    const { tokens, clientId } = await connectAssistant({ email: 'temp-admin@demo.test', password: 'temp-admin-password-1' }, new TestBrowser('203.0.113.12'));
+    await env.DB.prepare("DELETE FROM memberships WHERE user_id = 'user_temp_admin'").run();
+    const refresh = await tokenRequest({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: clientId });
+    expect(refresh.status).toBe(400);
+    expect(z.object({ error: z.string() }).parse(await refresh.json()).error).toBe('invalid_grant');
+    expect((await oauthHelpers(env, ORIGIN).listUserGrants('user_temp_admin')).items).toHaveLength(0);
+  });
+
+  it('a membership change takes effect on the next request (brands recomputed)', async () => {
+    await addUser('user_growing', 'growing@demo.test', 'growing-password-1');
+    await env.DB.prepare("INSERT INTO memberships (user_id, brand_id, role, created_at) VALUES ('user_growing', 'brand_globex', 'admin', ?)").bind(Date.now()).run();
+    const { tokens } = await connectAssistant({ email: 'growing@demo.test', password: 'growing-password-1' }, new TestBrowser('203.0.113.13'));
+    const brands = async () => {
+      const client = await mcpClient(tokens.access_token);
+      const r = await client.callTool({ name: 'list_brands', arguments: {} });
+      await client.close();
+      return z.object({ brands: z.array(z.object({ brandId: z.string() })) }).parse(r.structuredContent).brands.map((b) => b.brandId);
+    };
+    expect(await brands()).toEqual(['brand_globex']);
+    await env.DB.prepare("INSERT INTO memberships (user_id, brand_id, role, created_at) VALUES ('user_growing', 'brand_initech', 'admin', ?)").bind(Date.now()).run();
+    expect(await brands()).toEqual(['brand_globex', 'brand_initech']);
+  });
+});
+
+describe('CSRF on the authorization pages', () => {
+  it('refuses a consent post with a wrong token, without consuming the handle', async () => {
+    const clientId = await registerClient();
+    const { challenge } = await pkcePair();
+    const browser = new TestBrowser('203.0.113.14');
+    const url = authorizeUrl({ clientId, challenge });
+    await browser.post(url, { intent: 'signin', csrf: await signInForm(browser, url), email: TEST_ADMINS.org.email, password: TEST_ADMINS.org.password });
+    const consent = await (await browser.get(url)).text();
+    const handle = inputValue(consent, 'handle');
+    const forged = await browser.post('/authorize', { intent: 'consent', csrf: 'f'.repeat(64), handle, decision: 'allow' });
+    expect(forged.status).toBe(403);
+    expect(forged.headers.get('location')).toBeNull();
+    const crossSite = await browser.post('/authorize', { intent: 'consent', csrf: inputValue(consent, 'csrf'), handle, decision: 'allow' }, 'https://evil.example');
+    expect(crossSite.status).toBe(403);
+    // The real form still works afterwards.
+    const ok = await browser.post('/authorize', { intent: 'consent', csrf: inputValue(consent, 'csrf'), handle, decision: 'allow' });
+    expect(ok.status).toBe(302);
+  });
+
+  it('refuses a sign-in post without the login nonce cookie (login CSRF)', async () => {
+    const clientId = await registerClient();
+    const { challenge } = await pkcePair();
+    const url = authorizeUrl({ clientId, challenge });
+    const page = await (await new TestBrowser().get(url)).text();
+    const stranger = new TestBrowser('203.0.113.15');
+    const res = await stranger.post(url, { intent: 'signin', csrf: inputValue(page, 'csrf'), email: TEST_ADMINS.org.email, password: TEST_ADMINS.org.password });
+    expect(res.status).toBe(403);
+    expect(stranger.cookies.has('__Host-wq-session')).toBe(false);
+  });
+});
+
+describe('sign-in throttling', () => {
+  it('locks an account after 5 failures, refuses even the right password while locked, and unlocks after', async () => {
+    const browser = new TestBrowser('203.0.113.20');
+    const clientId = await registerClient();
+    const { challenge } = await pkcePair();
+    const url = authorizeUrl({ clientId, challenge });
+    const csrf = await signInForm(browser, url);
+    const attempt = (password: string) => browser.post(url, { intent: 'signin', csrf, email: TEST_ADMINS.org.email, password });
+
+    for (let i = 1; i < FAILURES_BEFORE_LOCK; i++) expect((await attempt('wrong-password')).status).toBe(401);
+    const locking = await attempt('wrong-password');
+    expect(locking.status).toBe(429);
+    expect(await locking.text()).toContain('Too many failed sign-ins for this account');
+    const refused = await attempt(TEST_ADMINS.org.password);
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(14 * 60);
+    expect(browser.cookies.has('__Host-wq-session')).toBe(false);
+    const row = await env.DB.prepare('SELECT failed_logins, locked_until FROM users WHERE id = ?').bind(DEMO_USER_IDS.org).first<{ failed_logins: number; locked_until: number }>();
+    expect(row?.failed_logins).toBe(FAILURES_BEFORE_LOCK);
+
+    // When the lock has passed, the right password works and resets the counter.
+    await env.DB.prepare('UPDATE users SET locked_until = ? WHERE id = ?').bind(Date.now() - 1, DEMO_USER_IDS.org).run();
+    const ok = await attempt(TEST_ADMINS.org.password);
+    expect(ok.status).toBe(303);
+    const reset = await env.DB.prepare('SELECT failed_logins, locked_until FROM users WHERE id = ?').bind(DEMO_USER_IDS.org).first<{ failed_logins: number; locked_until: number | null }>();
+    expect(reset).toEqual({ failed_logins: 0, locked_until: null });
+  });
+
+  it('doubles the lock with each further failure, up to a day', () => {
+    const now = 1_000_000;
+    expect(lockedUntilAfterFailure(FAILURES_BEFORE_LOCK - 1, now)).toBeNull();
+    expect(lockedUntilAfterFailure(FAILURES_BEFORE_LOCK, now)).toBe(now + FIRST_LOCK_MS);
+    expect(lockedUntilAfterFailure(FAILURES_BEFORE_LOCK + 1, now)).toBe(now + 2 * FIRST_LOCK_MS);
+    expect(lockedUntilAfterFailure(FAILURES_BEFORE_LOCK + 40, now)).toBe(now + MAX_LOCK_MS);
+  });
+
+  it('throttles one IP address across accounts (password spraying)', async () => {
+    const browser = new TestBrowser('203.0.113.99');
+    const page = await (await browser.get('/admin/login')).text();
+    const csrf = inputValue(page, 'csrf');
+    for (let i = 0; i < IP_FAILURE_LIMIT; i++) {
+      const res = await browser.post('/admin/login', { csrf, email: `nobody-${i}@demo.test`, password: 'guess' });
+      expect(res.status).toBe(401);
+    }
+    const blocked = await browser.post('/admin/login', { csrf, email: TEST_ADMINS.brand.email, password: TEST_ADMINS.brand.password });
+    expect(blocked.status).toBe(429);
+    expect(await blocked.text()).toContain('Too many failed sign-ins from your network');
+    // Another address is unaffected.
+    const other = new TestBrowser('203.0.113.98');
+    const otherPage = await (await other.get('/admin/login')).text();
+    const ok = await other.post('/admin/login', { csrf: inputValue(otherPage, 'csrf'), email: TEST_ADMINS.brand.email, password: TEST_ADMINS.brand.password });
+    expect(ok.status).toBe(303);
+  }, 60_000);
+});
