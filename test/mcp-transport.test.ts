@@ -97,6 +97,16 @@ describe('MCP endpoint transport', () => {
     expect(await malformed.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32700 } });
   });
 
+  it('answers a lone tools/call without a prior initialize (stateless: one POST is a whole exchange)', async () => {
+    const res = await post({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'list_brands', arguments: {} } }, {
+      authorization: `Bearer ${TEST_KEYS.brand}`,
+    });
+    expect(res.status).toBe(200);
+    const body = await res.json<{ id: number; result: { structuredContent: unknown; isError?: boolean } }>();
+    expect(body.id).toBe(3);
+    expect(body.result.structuredContent).toEqual({ brands: [{ brandId: 'brand_acme', name: 'Acme Outdoor', dataset: 'acme' }] });
+  });
+
   it('answers a notification-only POST with 202 and x-request-id', async () => {
     const res = await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, { authorization: `Bearer ${orgKey}`, 'mcp-protocol-version': '2025-06-18' });
     expect(res.status).toBe(202);
