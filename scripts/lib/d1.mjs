@@ -3,44 +3,35 @@
 // put into SQL through `sqlLiteral`/`sql`, never by concatenating raw input.
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { ROOT } from './import-ts.mjs';
+import { importWorkerModules, ROOT } from './import-ts.mjs';
 
 export const WRANGLER_BIN = join(ROOT, 'node_modules', 'wrangler', 'bin', 'wrangler.js');
 
-/** Environment for every wrangler child: no telemetry prompt or upload, no colour codes in parsed output. */
+/**
+ * Environment for every wrangler child: no telemetry prompt or upload, and no fetch of the `Request.cf`
+ * placeholder from the internet (it fails offline and the Worker does not read `cf`).
+ * @param {Record<string, string>} [extra]
+ */
 export function wranglerEnv(extra = {}) {
-  return { ...process.env, WRANGLER_SEND_METRICS: 'false', FORCE_COLOR: '0', NO_COLOR: '1', ...extra };
+  return { ...process.env, WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false', ...extra };
 }
 
 /**
- * Renders one value as an SQLite literal. Strings are single-quoted with quotes doubled (the only escape SQLite
- * string literals have); numbers must be safe integers; anything else is refused rather than guessed at.
- * @param {string | number | boolean | null | undefined} value
+ * The one SQLite literal renderer, shared with the demo seed: strings single-quoted with quotes doubled (the
+ * only escape SQLite string literals have), numbers safe integers, NULL; anything else is refused.
+ * @type {(value: string | number | null) => string}
  */
-export function sqlLiteral(value) {
-  if (value === null || value === undefined) return 'NULL';
-  if (typeof value === 'boolean') return value ? '1' : '0';
-  if (typeof value === 'number') {
-    if (!Number.isSafeInteger(value)) throw new TypeError(`not a safe integer: ${value}`);
-    return String(value);
-  }
-  if (typeof value === 'string') {
-    // NUL ends a C string inside SQLite and lone surrogates are not valid UTF-8: neither can be stored faithfully.
-    if (value.includes('\0') || !value.isWellFormed()) throw new TypeError('text contains a NUL or invalid Unicode');
-    return `'${value.replaceAll("'", "''")}'`;
-  }
-  throw new TypeError(`cannot put a ${typeof value} into SQL`);
-}
+export const { sqlLiteral } = await importWorkerModules({ 'src/seed/demo-catalog.ts': ['sqlLiteral'] });
 
 /**
  * Tagged template: every interpolated value becomes a literal via `sqlLiteral`.
  * @param {TemplateStringsArray} strings
- * @param {...(string | number | boolean | null | undefined)} values
+ * @param {...(string | number | null | undefined)} values
  */
 export function sql(strings, ...values) {
   let out = strings[0] ?? '';
   values.forEach((v, i) => {
-    out += sqlLiteral(v) + (strings[i + 1] ?? '');
+    out += sqlLiteral(v ?? null) + (strings[i + 1] ?? '');
   });
   return out;
 }
@@ -108,7 +99,7 @@ function parseJson(text) {
  */
 function run(cmd, args, cwd) {
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd, env: wranglerEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(cmd, args, { cwd, env: wranglerEnv({ FORCE_COLOR: '0', NO_COLOR: '1' }), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));

@@ -1,0 +1,315 @@
+// The admin CLI (`npm run admin -- ...`) against a throwaway local D1 (--persist-to a temp dir): what it
+// prints, what it stores, and that the keys it makes are accepted by the Worker itself (wrangler dev on the
+// same state) until revoked.
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { d1Execute, sql, WRANGLER_BIN, wranglerEnv } from '../../scripts/lib/d1.mjs';
+import { importWorkerModules, ROOT } from '../../scripts/lib/import-ts.mjs';
+
+let stateDir;
+
+/** Runs the CLI on the temp database; resolves with its exit code and output. */
+function admin(...args) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(ROOT, 'scripts/admin.mjs'), ...args, '--persist-to', stateDir], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+async function adminJson(...args) {
+  const r = await admin(...args, '--json');
+  expect(r.stderr).toBe('');
+  expect(r.code).toBe(0);
+  return JSON.parse(r.stdout);
+}
+
+async function rows(statement) {
+  const results = await d1Execute({ persistTo: stateDir }, { command: statement });
+  return results[results.length - 1];
+}
+
+beforeAll(async () => {
+  stateDir = await mkdtemp(join(tmpdir(), 'admin-cli-'));
+  await d1Execute({ persistTo: stateDir }, { file: join(ROOT, 'schema.sql') });
+}, 60_000);
+
+afterAll(async () => {
+  if (stateDir) await rm(stateDir, { recursive: true, force: true });
+});
+
+describe('help and usage errors', () => {
+  it('--help lists every command group and exits 0', async () => {
+    const r = await admin('--help');
+    expect(r.code).toBe(0);
+    for (const c of ['org create', 'brand create', 'user create', 'membership add', 'membership remove', 'key create', 'key list', 'key revoke', 'key limits']) {
+      expect(r.stdout).toContain(c);
+    }
+    expect(r.stdout).toContain('--remote');
+  });
+
+  it.each([
+    [['key', 'create', '--help'], 'key create (--org ORG_ID | --brand BRAND_ID) --name NAME'],
+    [['brand', 'create', '--help'], '--timezone'],
+    [['key', '--help'], 'key revoke KEY_ID'],
+  ])('%j shows that help', async (args, text) => {
+    const r = await admin(...args);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(text);
+  });
+
+  it.each([
+    [['nope', 'thing'], 'unknown command'],
+    [['key', 'create', '--name', 'x'], 'give exactly one of --org ORG_ID or --brand BRAND_ID'],
+    [['key', 'create', '--org', 'a', '--brand', 'b', '--name', 'x'], 'give exactly one of'],
+    [['org', 'create', '--id', 'bad id!', '--name', 'x'], '--id must be'],
+    [['org', 'create', '--id', 'x', '--name', 'x', '--bogus'], "Unknown option '--bogus'"],
+    [['brand', 'create', '--id', 'b', '--org', 'o', '--name', 'n', '--dataset', 'has-dash'], '--dataset must be'],
+    [['brand', 'create', '--id', 'b', '--org', 'o', '--name', 'n', '--timezone', 'Mars/Base'], 'not an IANA time zone'],
+    [['key', 'limits', 'key_x', '--daily-queries', '0'], '--daily-queries must be a positive integer or "default", got 0'],
+    [['user', 'create', '--email', 'not-an-email'], 'not an email address'],
+    [['user', 'create', '--email', 'a@b.test', '--password', 'short'], 'at least 12 characters'],
+    [['org', 'list', '--remote'], '--remote cannot be combined with --local or --persist-to'],
+  ])('%j exits 2 with a clear message', async (args, message) => {
+    const r = await admin(...args);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(message);
+    expect(r.stdout).toBe('');
+  });
+});
+
+describe('organizations and brands', () => {
+  it('creates an org and a brand with dataset and time zone, as stored rows', async () => {
+    expect(await adminJson('org', 'create', '--id', 'org_cli', '--name', 'CLI Org')).toEqual({ id: 'org_cli', name: 'CLI Org' });
+    const brand = await adminJson('brand', 'create', '--id', 'brand_cli', '--org', 'org_cli', '--name', 'CLI Brand', '--dataset', 'cli_ds', '--timezone', 'Europe/Paris');
+    expect(brand).toEqual({ id: 'brand_cli', orgId: 'org_cli', name: 'CLI Brand', dataset: 'cli_ds', timezone: 'Europe/Paris' });
+    await adminJson('brand', 'create', '--id', 'brand_cli2', '--org', 'org_cli', '--name', 'Unprovisioned');
+    expect(await rows("SELECT id, org_id, name, dataset, timezone FROM brands WHERE org_id = 'org_cli' ORDER BY id")).toEqual([
+      { id: 'brand_cli', org_id: 'org_cli', name: 'CLI Brand', dataset: 'cli_ds', timezone: 'Europe/Paris' },
+      { id: 'brand_cli2', org_id: 'org_cli', name: 'Unprovisioned', dataset: null, timezone: null },
+    ]);
+    const list = await adminJson('brand', 'list', '--org', 'org_cli');
+    expect(list.brands.map((b) => b.id)).toEqual(['brand_cli', 'brand_cli2']);
+  });
+
+  it.each([
+    [['org', 'create', '--id', 'org_cli', '--name', 'again'], 'organization org_cli already exists'],
+    [['brand', 'create', '--id', 'brand_x', '--org', 'org_missing', '--name', 'n'], 'organization org_missing does not exist'],
+    [['brand', 'create', '--id', 'brand_cli', '--org', 'org_cli', '--name', 'n'], 'brand brand_cli already exists'],
+    [['brand', 'create', '--id', 'brand_y', '--org', 'org_cli', '--name', 'n', '--dataset', 'cli_ds'], 'dataset cli_ds already belongs to another brand'],
+  ])('%j exits 1: %s', async (args, message) => {
+    const r = await admin(...args);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(message);
+  });
+
+  it('stores hostile text verbatim: values are quoted, never spliced into SQL', async () => {
+    const name = "x'); DROP TABLE brands; --\n; SELECT 'é\\";
+    await adminJson('org', 'create', '--id', 'org_quote', '--name', name);
+    expect(await rows("SELECT name, (SELECT count(*) FROM brands) AS brands FROM organizations WHERE id = 'org_quote'")).toEqual([{ name, brands: 2 }]);
+  });
+});
+
+describe('users and memberships', () => {
+  let verifyPassword;
+  beforeAll(async () => {
+    ({ verifyPassword } = await importWorkerModules({ 'src/auth/passwords.ts': ['verifyPassword'] }));
+  });
+
+  it('hashes the given password with PBKDF2-SHA256, 100,000 iterations and a 16-byte salt', async () => {
+    const out = await adminJson('user', 'create', '--email', 'Owner@Example.test', '--name', 'Owner', '--password', 'correct horse battery');
+    expect(out).toMatchObject({ email: 'Owner@Example.test', name: 'Owner' });
+    expect(out.password).toBeUndefined();
+    const [u] = await rows(sql`SELECT * FROM users WHERE id = ${out.id}`);
+    expect(u.password_iterations).toBe(100_000);
+    expect(u.password_salt).toMatch(/^[0-9a-f]{32}$/);
+    expect(u.password_hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(JSON.stringify(u)).not.toContain('correct horse');
+    const stored = { hash: u.password_hash, salt: u.password_salt, iterations: u.password_iterations };
+    expect(await verifyPassword('correct horse battery', stored)).toBe(true);
+    expect(await verifyPassword('correct horse batterY', stored)).toBe(false);
+  });
+
+  it('without --password and no terminal, generates one and prints it once', async () => {
+    const r = await admin('user', 'create', '--email', 'gen@example.test');
+    expect(r.code).toBe(0);
+    const password = /password \(shown once\): (\S+)/.exec(r.stdout)?.[1];
+    expect(password?.length).toBeGreaterThanOrEqual(20);
+    const [u] = await rows("SELECT password_hash, password_salt, password_iterations FROM users WHERE email = 'gen@example.test'");
+    expect(await verifyPassword(password, { hash: u.password_hash, salt: u.password_salt, iterations: u.password_iterations })).toBe(true);
+  });
+
+  it('refuses a second user with the same email, whatever its case', async () => {
+    const r = await admin('user', 'create', '--email', 'owner@example.TEST', '--password', 'another long password');
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('already exists');
+  });
+
+  it('adds and removes org and brand memberships, by email or id', async () => {
+    const added = await adminJson('membership', 'add', '--user', 'owner@example.test', '--org', 'org_cli');
+    expect(added).toMatchObject({ orgId: 'org_cli', brandId: null, created: true });
+    const again = await adminJson('membership', 'add', '--user', added.userId, '--org', 'org_cli');
+    expect(again.created).toBe(false);
+    await adminJson('membership', 'add', '--user', 'gen@example.test', '--brand', 'brand_cli');
+    expect(await rows("SELECT u.email, m.org_id, m.brand_id, m.role FROM memberships m JOIN users u ON u.id = m.user_id ORDER BY u.email")).toEqual([
+      { email: 'gen@example.test', org_id: null, brand_id: 'brand_cli', role: 'admin' },
+      { email: 'Owner@Example.test', org_id: 'org_cli', brand_id: null, role: 'admin' },
+    ]);
+
+    await adminJson('membership', 'remove', '--user', 'gen@example.test', '--brand', 'brand_cli');
+    expect(await rows("SELECT count(*) AS n FROM memberships WHERE brand_id = 'brand_cli'")).toEqual([{ n: 0 }]);
+    const gone = await admin('membership', 'remove', '--user', 'gen@example.test', '--brand', 'brand_cli');
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toContain('does not administer brand brand_cli');
+  });
+
+  it.each([
+    [['membership', 'add', '--user', 'nobody@example.test', '--org', 'org_cli'], 'no user nobody@example.test'],
+    [['membership', 'add', '--user', 'gen@example.test', '--org', 'org_missing'], 'organization org_missing does not exist'],
+  ])('%j exits 1: %s', async (args, message) => {
+    const r = await admin(...args);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(message);
+  });
+});
+
+describe('API keys', () => {
+  let orgKey;
+  let brandKey;
+
+  it('creates keys whose secret is printed once and stored only as its SHA-256', async () => {
+    orgKey = await adminJson('key', 'create', '--org', 'org_cli', '--name', 'org key');
+    brandKey = await adminJson('key', 'create', '--brand', 'brand_cli', '--name', 'brand key', '--daily-queries', '7');
+    expect(orgKey).toMatchObject({ name: 'org key', orgId: 'org_cli', brandId: null });
+    expect(orgKey.secret).toMatch(/^wqk_[A-Za-z0-9_-]{43}$/);
+    expect(orgKey.secret.startsWith(orgKey.prefix)).toBe(true);
+    const stored = await rows('SELECT * FROM api_keys ORDER BY created_at');
+    expect(stored[0]).toMatchObject({ id: orgKey.id, name: 'org key', prefix: orgKey.prefix, org_id: 'org_cli', brand_id: null, revoked_at: null });
+    expect(stored[0].secret_hash).toBe(createHash('sha256').update(orgKey.secret).digest('hex'));
+    expect(stored[1]).toMatchObject({ id: brandKey.id, brand_id: 'brand_cli', org_id: null, daily_query_limit: 7, daily_bytes_limit: null });
+    expect(JSON.stringify(stored)).not.toContain(orgKey.secret);
+
+    const text = await admin('key', 'create', '--brand', 'brand_cli', '--name', 'human');
+    expect(text.stdout).toMatch(/shown once/);
+    expect(text.stdout).toMatch(/^wqk_[A-Za-z0-9_-]{43}$/m);
+  });
+
+  it('refuses a key for a scope that does not exist', async () => {
+    const r = await admin('key', 'create', '--brand', 'brand_missing', '--name', 'x');
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('brand brand_missing does not exist');
+  });
+
+  it('lists keys without secrets; --org includes its brands, --brand narrows', async () => {
+    const all = await adminJson('key', 'list', '--org', 'org_cli');
+    expect(all.keys.map((k) => k.name)).toEqual(['org key', 'brand key', 'human']);
+    expect(JSON.stringify(all)).not.toContain(orgKey.secret);
+    expect(all.keys[1]).toMatchObject({ id: brandKey.id, brandId: 'brand_cli', limits: { dailyQueries: 7, dailyBytes: null, maxBytesBilled: null }, revokedAt: null });
+    const narrow = await adminJson('key', 'list', '--brand', 'brand_cli');
+    expect(narrow.keys.map((k) => k.name)).toEqual(['brand key', 'human']);
+    const table = await admin('key', 'list');
+    expect(table.stdout).toContain(`${orgKey.prefix}…`);
+    expect(table.stdout).not.toContain(orgKey.secret);
+  });
+
+  it('sets and clears per-key limits', async () => {
+    const set = await adminJson('key', 'limits', orgKey.id, '--daily-queries', '50', '--max-bytes-billed', '1048576');
+    expect(set.limits).toEqual({ dailyQueries: 50, dailyBytes: null, maxBytesBilled: 1048576 });
+    const cleared = await adminJson('key', 'limits', orgKey.id, '--daily-queries', 'default');
+    expect(cleared.limits).toEqual({ dailyQueries: null, dailyBytes: null, maxBytesBilled: 1048576 });
+    const shown = await admin('key', 'limits', orgKey.id);
+    expect(shown.stdout).toContain('daily-queries=default daily-bytes=default max-bytes-billed=1048576');
+    const missing = await admin('key', 'limits', 'key_missing', '--daily-queries', '5');
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('no key key_missing');
+  });
+
+  describe('against the Worker (wrangler dev on the same local state)', () => {
+    let wrangler;
+    let base;
+
+    beforeAll(async () => {
+      const port = await freePort();
+      base = `http://127.0.0.1:${port}`;
+      wrangler = spawn(
+        process.execPath,
+        [WRANGLER_BIN, 'dev', '--ip', '127.0.0.1', '--port', String(port), '--persist-to', stateDir, '--show-interactive-dev-session=false', '--inspector-port', String(await freePort())],
+        { cwd: ROOT, env: wranglerEnv(), stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+      );
+      let log = '';
+      wrangler.stdout.on('data', (d) => (log += d));
+      wrangler.stderr.on('data', (d) => (log += d));
+      const deadline = Date.now() + 90_000;
+      for (;;) {
+        try {
+          await fetch(`${base}/healthz`);
+          return;
+        } catch {
+          if (Date.now() > deadline || wrangler.exitCode !== null) throw new Error(`wrangler dev did not start:\n${log}`);
+          await new Promise((r) => setTimeout(r, 250));
+        }
+      }
+    }, 120_000);
+
+    afterAll(async () => {
+      if (wrangler?.pid && wrangler.exitCode === null) {
+        const exited = new Promise((r) => wrangler.once('exit', r));
+        process.kill(-wrangler.pid, 'SIGTERM');
+        await exited;
+      }
+    });
+
+    const brands = (secret) => fetch(`${base}/v1/data/brands`, { headers: { authorization: `Bearer ${secret}` } });
+
+    it('accepts the created keys with their scope', async () => {
+      const org = await brands(orgKey.secret);
+      expect(org.status).toBe(200);
+      expect(await org.json()).toEqual({
+        brands: [
+          { brandId: 'brand_cli', name: 'CLI Brand', dataset: 'cli_ds' },
+          { brandId: 'brand_cli2', name: 'Unprovisioned', dataset: null },
+        ],
+      });
+      const brand = await brands(brandKey.secret);
+      expect(await brand.json()).toEqual({ brands: [{ brandId: 'brand_cli', name: 'CLI Brand', dataset: 'cli_ds' }] });
+    });
+
+    it('revoke cuts the key off at once; a second revoke reports it', async () => {
+      const r = await adminJson('key', 'revoke', brandKey.id);
+      expect(r).toMatchObject({ id: brandKey.id, alreadyRevoked: false });
+      const res = await brands(brandKey.secret);
+      expect(res.status).toBe(401);
+      expect((await res.json()).error.code).toBe('UNAUTHORIZED');
+      expect((await brands(orgKey.secret)).status).toBe(200);
+
+      const again = await adminJson('key', 'revoke', brandKey.id);
+      expect(again).toMatchObject({ alreadyRevoked: true, revokedAt: r.revokedAt });
+      const unknown = await admin('key', 'revoke', 'key_nope');
+      expect(unknown.code).toBe(1);
+      expect(unknown.stderr).toContain('no key key_nope');
+    });
+  });
+});
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
