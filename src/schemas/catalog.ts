@@ -41,7 +41,7 @@ export const ReportDetailSchema = ReportSchema.extend({
   dashboardConfig: JsonValueSchema.openapi({
     description: 'Dashboard layout/tile config (any JSON value); its shape varies; null when the report has none.',
   }),
-}).openapi('ReportDetail');
+}).openapi('ReportDetail', { description: 'A report with its markdown instructions and dashboard config.' });
 export type ReportDetail = z.infer<typeof ReportDetailSchema>;
 
 export const QuerySchema = z

@@ -1,0 +1,212 @@
+import { SELF } from 'cloudflare:test';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createApp } from '../src/app';
+
+/** Enough of an OpenAPI 3.1 document to walk it; everything else stays unknown. */
+const ResponseSchema = z.object({
+  description: z.string(),
+  headers: z.record(z.string(), z.unknown()).optional(),
+  content: z.record(z.string(), z.object({ schema: z.unknown() })).optional(),
+});
+const OperationSchema = z.object({
+  operationId: z.string(),
+  summary: z.string().optional(),
+  security: z.array(z.record(z.string(), z.array(z.string()))).optional(),
+  parameters: z.array(z.object({ name: z.string(), in: z.string(), required: z.boolean().optional(), schema: z.unknown() })).optional(),
+  requestBody: z.object({ required: z.boolean().optional(), content: z.record(z.string(), z.object({ schema: z.unknown() })) }).optional(),
+  responses: z.record(z.string(), ResponseSchema),
+});
+const DocSchema = z.object({
+  openapi: z.string(),
+  info: z.object({ title: z.string(), version: z.string() }),
+  security: z.array(z.record(z.string(), z.array(z.string()))).optional(),
+  paths: z.record(z.string(), z.record(z.string(), OperationSchema)),
+  components: z.object({
+    schemas: z.record(z.string(), z.record(z.string(), z.unknown())),
+    securitySchemes: z.record(z.string(), z.unknown()),
+  }),
+});
+type Doc = z.infer<typeof DocSchema>;
+
+let doc: Doc;
+let res: Response;
+
+beforeAll(async () => {
+  res = await SELF.fetch('http://api.test/v1/data/openapi.json');
+  doc = DocSchema.parse(await res.json());
+});
+
+/** Spec operations with the error codes each can return (its own plus INTERNAL for anything unforeseen). */
+const OPERATIONS = {
+  listBrands: { method: 'get', path: '/v1/data/brands', errors: { 401: ['UNAUTHORIZED'] } },
+  listReports: {
+    method: 'get',
+    path: '/v1/data/reports',
+    errors: { 400: ['VALIDATION'], 401: ['UNAUTHORIZED'], 403: ['FORBIDDEN_BRAND'] },
+  },
+  getReport: {
+    method: 'get',
+    path: '/v1/data/reports/{reportId}',
+    errors: { 400: ['VALIDATION'], 401: ['UNAUTHORIZED'], 403: ['FORBIDDEN_BRAND'], 404: ['REPORT_NOT_FOUND'] },
+  },
+  listReportQueries: {
+    method: 'get',
+    path: '/v1/data/reports/{reportId}/queries',
+    errors: { 400: ['VALIDATION'], 401: ['UNAUTHORIZED'], 403: ['FORBIDDEN_BRAND'], 404: ['REPORT_NOT_FOUND'] },
+  },
+  listSavedQueries: {
+    method: 'get',
+    path: '/v1/data/queries',
+    errors: { 400: ['VALIDATION'], 401: ['UNAUTHORIZED'], 403: ['FORBIDDEN_BRAND'] },
+  },
+  submitFeedback: {
+    method: 'post',
+    path: '/v1/data/feedback',
+    errors: {
+      400: ['VALIDATION'],
+      401: ['UNAUTHORIZED'],
+      403: ['FORBIDDEN_BRAND'],
+      413: ['PAYLOAD_TOO_LARGE'],
+      415: ['UNSUPPORTED_MEDIA_TYPE'],
+    },
+  },
+} as const;
+
+function op(id: keyof typeof OPERATIONS) {
+  const { method, path } = OPERATIONS[id];
+  const o = doc.paths[path]?.[method];
+  if (!o) throw new Error(`${method.toUpperCase()} ${path} is not in the document`);
+  return o;
+}
+
+function schema(name: string) {
+  const s = doc.components.schemas[name];
+  if (!s) throw new Error(`component ${name} is missing`);
+  return s;
+}
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
+describe('GET /v1/data/openapi.json', () => {
+  it('serves OpenAPI 3.1.0, version 1.0.0, without a key, with x-request-id', () => {
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(res.headers.get('x-request-id')).toMatch(/^req_/);
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.info.version).toBe('1.0.0');
+  });
+
+  it('declares the bearer scheme and requires it on every operation', () => {
+    expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(doc.security).toEqual([{ bearerAuth: [] }]);
+    for (const id of Object.keys(OPERATIONS) as (keyof typeof OPERATIONS)[]) {
+      expect(op(id).security, id).toEqual([{ bearerAuth: [] }]);
+    }
+  });
+
+  it('has every spec operationId at its spec path and method', () => {
+    for (const id of Object.keys(OPERATIONS) as (keyof typeof OPERATIONS)[]) {
+      expect(op(id).operationId).toBe(id);
+    }
+  });
+
+  it('documents every /v1/data route the app serves, and nothing it does not serve', () => {
+    const served = new Set(
+      createApp()
+        .routes.filter((r) => r.path.startsWith('/v1/data/') && r.method !== 'ALL' && !r.path.includes('*'))
+        .filter((r) => r.path !== '/v1/data/openapi.json')
+        .map((r) => `${r.method.toLowerCase()} ${r.path.replace(/:([A-Za-z_]\w*)/g, '{$1}')}`),
+    );
+    const documented = new Set(Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m} ${path}`)));
+    expect([...documented].sort()).toEqual([...served].sort());
+    for (const { method, path } of Object.values(OPERATIONS)) expect(documented).toContain(`${method} ${path}`);
+  });
+
+  it('names the spec components', () => {
+    for (const name of ['Brand', 'Report', 'ReportDetail', 'Query', 'FeedbackRequest', 'FeedbackResponse', 'Error']) {
+      expect(doc.components.schemas, name).toHaveProperty(name);
+    }
+  });
+
+  it('documents every error response each operation can return, with the Error schema and x-request-id', () => {
+    for (const [id, { errors }] of Object.entries(OPERATIONS) as [keyof typeof OPERATIONS, (typeof OPERATIONS)[keyof typeof OPERATIONS]][]) {
+      const responses = op(id).responses;
+      const documented = Object.keys(responses).filter((s) => s !== '200').sort();
+      expect(documented, id).toEqual([...Object.keys(errors), '500'].sort());
+      for (const [status, codes] of Object.entries({ ...errors, 500: ['INTERNAL'] })) {
+        const r = responses[status];
+        expect(r?.content?.['application/json']?.schema, `${id} ${status}`).toEqual(ref('Error'));
+        for (const code of codes) expect(r?.description, `${id} ${status}`).toContain(`\`${code}\``);
+        expect(r?.headers, `${id} ${status}`).toHaveProperty('x-request-id');
+      }
+      expect(responses['200']?.headers, id).toHaveProperty('x-request-id');
+    }
+  });
+
+  it('describes the Error body as the spec does', () => {
+    expect(schema('Error')).toMatchObject({
+      type: 'object',
+      required: ['error'],
+      properties: { error: { type: 'object', required: ['code', 'message', 'requestId'] } },
+    });
+  });
+
+  it('describes Report, ReportDetail and Query with the spec fields and required sets', () => {
+    expect(schema('Report')).toMatchObject({
+      required: ['reportId', 'brandId', 'name', 'description', 'queryCount', 'type'],
+      properties: { type: { type: 'string', enum: ['system', 'org', 'brand'] }, description: { type: ['string', 'null'] } },
+    });
+    const detail = JSON.stringify(schema('ReportDetail'));
+    for (const field of ['instructions', 'dashboardConfig']) expect(detail).toContain(`"${field}"`);
+    expect(detail).toMatch(/"required":\[[^\]]*"dashboardConfig"/);
+    expect(schema('Query')).toMatchObject({
+      required: ['id', 'name', 'description', 'sql', 'tables', 'parameterized', 'parameters'],
+      properties: {
+        tables: { type: ['array', 'null'], items: { type: 'string' } },
+        parameters: { type: 'array', items: { type: 'string' } },
+      },
+    });
+    expect(Object.keys(schema('Query').properties ?? {}).sort()).toEqual(
+      ['chartSpec', 'description', 'id', 'name', 'narrativeHints', 'ordinal', 'parameterized', 'parameters', 'sql', 'tables'].sort(),
+    );
+    expect(op('listReports').responses['200']?.content?.['application/json']?.schema).toMatchObject({
+      required: ['reports', 'nextCursor', 'hasMore'],
+      properties: { reports: { type: 'array', items: ref('Report') } },
+    });
+    expect(op('getReport').responses['200']?.content?.['application/json']?.schema).toEqual(ref('ReportDetail'));
+    for (const id of ['listReportQueries', 'listSavedQueries'] as const) {
+      expect(op(id).responses['200']?.content?.['application/json']?.schema).toMatchObject({ properties: { queries: { items: ref('Query') } } });
+    }
+  });
+
+  it('documents the listReports parameters with their rules', () => {
+    const params = Object.fromEntries((op('listReports').parameters ?? []).map((p) => [p.name, p]));
+    expect(Object.keys(params).sort()).toEqual(['brandId', 'cursor', 'limit', 'type']);
+    expect(params.limit).toMatchObject({ in: 'query', schema: { type: 'integer', minimum: 1, maximum: 200, default: 50 } });
+    expect(params.type).toMatchObject({ in: 'query', schema: { enum: ['system', 'org', 'brand'] } });
+    for (const p of Object.values(params)) expect(p.required ?? false).toBe(false);
+    const get = Object.fromEntries((op('getReport').parameters ?? []).map((p) => [p.name, p]));
+    expect(get.reportId).toMatchObject({ in: 'path', required: true });
+    expect(get.brandId).toMatchObject({ in: 'query' });
+  });
+
+  it('describes FeedbackRequest strictly: summary required, enums for severity and roles, no extra properties', () => {
+    expect(op('submitFeedback').requestBody).toMatchObject({ required: true, content: { 'application/json': { schema: ref('FeedbackRequest') } } });
+    expect(schema('FeedbackRequest')).toMatchObject({
+      type: 'object',
+      required: ['summary'],
+      additionalProperties: false,
+      properties: {
+        summary: { type: 'string', minLength: 1, maxLength: 2000 },
+        severity: { type: 'string', enum: ['low', 'medium', 'high'] },
+        transcript: {
+          type: 'array',
+          maxItems: 100,
+          items: { required: ['role', 'content'], additionalProperties: false, properties: { role: { enum: ['user', 'assistant', 'tool'] } } },
+        },
+      },
+    });
+    expect(schema('FeedbackResponse')).toMatchObject({ required: ['feedbackRef'], properties: { feedbackRef: { type: 'string' } } });
+  });
+});
