@@ -2,8 +2,8 @@
 // The usage limiter's added latency per run: what runQuery pays for one acquireRun (before execution) plus one
 // settleRun (after it), measured in workerd (Miniflare) against the real SQLite-backed UsageLimiter object.
 // bench/usage-worker.ts is bundled with esbuild; each sample is a sequential HTTP request from Node, and requests
-// rotate between a no-op route (baseline), acquire alone, and acquire + settle, so the differences are the
-// limiter's cost. A back-to-back loop inside the Worker gives the same cost without HTTP.
+// rotate between a no-op route (baseline), acquire alone, and acquire + settle; the limiter's cost is taken from
+// the paired differences. A back-to-back loop inside the Worker gives the same cost without HTTP.
 //
 // Storage: every acquire and settle is a SQLite write the object's output gate holds the answer for until it is
 // committed. Locally that commit is an fsync, so the figure depends on the disk more than on the limiter; both are
@@ -78,7 +78,10 @@ async function withWorker(script, persistDir, fn) {
   }
 }
 
-/** Sequential requests rotating over the routes (so load drift hits all alike); percentiles per route. */
+/**
+ * Sequential requests rotating over the routes, so load drift hits all alike. Returns each route's raw samples;
+ * sample i of every route was taken within the same few milliseconds.
+ */
 async function sample(call, runs, paths) {
   for (let i = 0; i < 30; i++) for (const p of paths) await call(p);
   const samples = paths.map(() => []);
@@ -90,20 +93,30 @@ async function sample(call, runs, paths) {
       samples[k].push(performance.now() - t);
     }
   }
-  return samples.map(percentiles);
+  return samples;
+}
+
+/**
+ * Added latency as percentiles of paired differences (route sample i minus no-op sample i). On a shared machine
+ * this is steadier than subtracting two separately taken p50s, since both halves of a pair see the same load.
+ */
+function added(samples, baseline) {
+  return percentiles(samples.map((x, i) => x - baseline[i]));
 }
 
 async function scenario(call, key, runs) {
   const [noop, acquire, both] = await sample(call, runs, ['/noop', `/acquire?key=${key}`, `/run?key=${key}`]);
   const loop = await call(`/loop?key=${key}-loop&n=${runs}`);
+  const addedAcquire = added(acquire, noop);
+  const addedBoth = added(both, noop);
   return {
-    baseline: noop,
-    acquire,
-    acquireSettle: both,
-    addedAcquireP50Ms: acquire.p50 - noop.p50,
-    addedAcquireP99Ms: acquire.p99 - noop.p99,
-    addedP50Ms: both.p50 - noop.p50,
-    addedP99Ms: both.p99 - noop.p99,
+    baseline: percentiles(noop),
+    acquire: percentiles(acquire),
+    acquireSettle: percentiles(both),
+    addedAcquireP50Ms: addedAcquire.p50,
+    addedAcquireP99Ms: addedAcquire.p99,
+    addedP50Ms: addedBoth.p50,
+    addedP99Ms: addedBoth.p99,
     inWorkerMeanMs: loop.totalMs / loop.n,
   };
 }
