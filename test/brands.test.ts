@@ -1,16 +1,55 @@
-import { env, SELF } from 'cloudflare:test';
-import { describe, expect, it } from 'vitest';
+import { env } from 'cloudflare:test';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_KEY_IDS } from '../src/seed/demo-catalog';
+import { api, expectError, seedDemo, TEST_KEYS } from './seed';
+
+beforeAll(async () => {
+  await seedDemo();
+});
+
+const ACME = { brandId: 'brand_acme', name: 'Acme Outdoor', dataset: 'acme' };
+const GLOBEX = { brandId: 'brand_globex', name: 'Globex Coffee', dataset: 'globex' };
+const INITECH = { brandId: 'brand_initech', name: 'Initech Labs', dataset: null };
+const UMBRELLA = { brandId: 'brand_umbrella', name: 'Umbrella Health', dataset: 'umbrella' };
 
 describe('GET /v1/data/brands', () => {
-  it('401 UNAUTHORIZED without a key, with request id header equal to body', async () => {
-    const res = await SELF.fetch('http://x/v1/data/brands');
-    expect(res.status).toBe(401);
-    const body = (await res.json()) as { error: { code: string; requestId: string } };
-    expect(body.error.code).toBe('UNAUTHORIZED');
-    expect(res.headers.get('x-request-id')).toBe(body.error.requestId);
+  it.each([
+    ['org', [ACME, GLOBEX, INITECH]],
+    ['brand', [ACME]],
+    ['other', [UMBRELLA]],
+  ] as const)('lists exactly the brands the %s key can access, dataset null when unprovisioned', async (key, brands) => {
+    const res = await api('/v1/data/brands', key);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-request-id')).toMatch(/^req_/);
+    expect(res.body).toEqual({ brands });
   });
-  it('has the schema applied', async () => {
-    const r = await env.DB.prepare('SELECT count(*) AS n FROM brands').first<{ n: number }>();
-    expect(r?.n).toBe(0);
+
+  it.each([
+    ['no Authorization header', undefined],
+    ['a non-bearer scheme', `Basic ${btoa('user:pass')}`],
+    ['an empty bearer', 'Bearer '],
+    ['an unknown key', 'Bearer wqk_unknownunknownunknownunknownunknown000'],
+    ['a key without our prefix', 'Bearer sk_live_0123456789abcdef0123456789abcdef'],
+    ['an oversized token', 'Bearer wqk_' + 'a'.repeat(300)],
+  ])('401 UNAUTHORIZED with %s', async (_name, authorization) => {
+    const res = await api('/v1/data/brands', null, { headers: authorization === undefined ? {} : { authorization } });
+    const err = expectError(res, 401, 'UNAUTHORIZED');
+    expect(err.message).toMatch(/Bearer/);
+  });
+
+  it('401 UNAUTHORIZED at once for a revoked key, other keys unaffected', async () => {
+    await env.DB.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ?').bind(Date.now(), DEMO_KEY_IDS.brand).run();
+    try {
+      expectError(await api('/v1/data/brands', 'brand'), 401, 'UNAUTHORIZED');
+      expect((await api('/v1/data/brands', 'org')).status).toBe(200);
+    } finally {
+      await env.DB.prepare('UPDATE api_keys SET revoked_at = NULL WHERE id = ?').bind(DEMO_KEY_IDS.brand).run();
+    }
+    expect((await api('/v1/data/brands', 'brand')).status).toBe(200);
+  });
+
+  it('accepts the bearer scheme case-insensitively', async () => {
+    const res = await api('/v1/data/brands', null, { headers: { authorization: `bearer ${TEST_KEYS.other}` } });
+    expect(res.body).toEqual({ brands: [UMBRELLA] });
   });
 });
