@@ -1,0 +1,446 @@
+// The SQL engine behind the local warehouse: DuckDB with project `service-v1` attached READ_ONLY as a
+// catalog (each dataset a schema). `analyze` does what BigQuery's dry run does (statement type, referenced
+// tables and routines, byte estimate, result schema, and every error a dry run would raise); `execute`
+// runs an analysed query on its own connection so it can be interrupted.
+import { DuckDBInstance } from '@duckdb/node-api';
+import { DEMO_ROUTINE, META_SCHEMA, sqlIdent, sqlString } from './demo-data.mjs';
+import { ALLOWED_TABLE_FUNCTIONS, DialectError, SUPPORT_MACROS, classify, lineColumn, toDuckDb } from './dialect.mjs';
+import { EncodeError, fieldFor } from './encode.mjs';
+import { BqError, invalidQuery } from './errors.mjs';
+
+/** Built-in functions a query may not call: file access, settings and catalog introspection. */
+const DENIED_FUNCTION = /^(read_|glob$|query$|query_table$|duckdb_|pragma_|current_setting$|getvariable$|sniff_csv$|parquet_|iceberg_|delta_|sqlite_|postgres_|mysql_|which_secret$|enable_|disable_|checkpoint$|force_checkpoint$)/i;
+
+/**
+ * @typedef {{ projectId: string, datasetId: string, tableId: string }} TableRef
+ * @typedef {{ projectId: string, datasetId: string, routineId: string }} RoutineRef
+ * @typedef {{
+ *   statementType: string, runnable: boolean, duckSql: string, referencedTables: TableRef[],
+ *   referencedRoutines: RoutineRef[], totalBytesProcessed: number, billedPerTable: number[],
+ *   fields: object[], columnNames: string[], sourceSql: string, rewritten: import('./dialect.mjs').Rewritten | null
+ * }} Analysis
+ */
+
+/**
+ * @param {{ dbPath: string, project: string, today: string, location: string, threads?: number, memoryLimit?: string }} opts
+ */
+export async function openEngine(opts) {
+  const instance = await DuckDBInstance.create(':memory:', {
+    threads: String(opts.threads ?? 2),
+    memory_limit: opts.memoryLimit ?? '2GB',
+  });
+  const conn = await instance.connect();
+  const P = sqlIdent(opts.project);
+  await conn.run(`SET GLOBAL TimeZone = 'UTC'`);
+  await conn.run(`ATTACH ${sqlString(opts.dbPath)} AS ${P} (READ_ONLY)`);
+  for (const m of SUPPORT_MACROS) await conn.run(m);
+  const catalog = await loadCatalog(conn, opts.project);
+  // Belt and braces beyond READ_ONLY: no file access, no extension loading, and nobody can undo that.
+  await conn.run('SET enable_external_access = false');
+  await conn.run('SET lock_configuration = true');
+  return new Engine(instance, conn, catalog, opts);
+}
+
+async function loadCatalog(conn, project) {
+  const P = sqlString(project);
+  /** @type {Map<string, { name: string, tables: Map<string, { name: string, rows: number, columns: Map<string, { name: string, bytes: number }> }>, routines: Map<string, string> }>} */
+  const datasets = new Map();
+  const schemas = await conn.runAndReadAll(`SELECT schema_name FROM duckdb_schemas() WHERE database_name = ${P}
+    AND schema_name NOT IN ('main', 'information_schema', 'pg_catalog', ${sqlString(META_SCHEMA)})`);
+  for (const [name] of schemas.getRowsJS()) datasets.set(String(name).toLowerCase(), { name: String(name), tables: new Map(), routines: new Map() });
+  const bytes = await conn.runAndReadAll(`SELECT c.schema_name, c.table_name, c.column_name, coalesce(b.bytes, 0), coalesce(b.row_count, 0)
+    FROM duckdb_columns() c LEFT JOIN ${sqlIdent(project)}.${sqlIdent(META_SCHEMA)}.column_bytes b
+      ON b.dataset = c.schema_name AND b.table_name = c.table_name AND b.column_name = c.column_name
+    WHERE c.database_name = ${P} ORDER BY c.schema_name, c.table_name, c.column_index`);
+  for (const [schema, table, column, size, rows] of bytes.getRowsJS()) {
+    const ds = datasets.get(String(schema).toLowerCase());
+    if (!ds) continue;
+    const key = String(table).toLowerCase();
+    const t = ds.tables.get(key) ?? { name: String(table), rows: Number(rows), columns: new Map() };
+    t.columns.set(String(column).toLowerCase(), { name: String(column), bytes: Number(size) });
+    ds.tables.set(key, t);
+  }
+  const routines = await conn.runAndReadAll(`SELECT DISTINCT schema_name, function_name FROM duckdb_functions()
+    WHERE database_name = ${P} AND function_type = 'macro'`);
+  for (const [schema, fn] of routines.getRowsJS()) {
+    datasets.get(String(schema).toLowerCase())?.routines.set(String(fn).toLowerCase(), String(fn));
+  }
+  return datasets;
+}
+
+class Engine {
+  constructor(instance, conn, catalog, opts) {
+    this.instance = instance;
+    this.conn = conn;
+    this.catalog = catalog;
+    this.project = opts.project;
+    this.today = opts.today;
+    this.location = opts.location;
+    // The analysis connection is shared; DuckDB connections are not safe for concurrent statements.
+    this.queue = Promise.resolve();
+  }
+
+  /** Dataset names, e.g. ['acme', 'globex', 'umbrella']. */
+  datasets() {
+    return [...this.catalog.values()].map((d) => d.name);
+  }
+
+  /** Serialises work on the analysis connection. */
+  exclusive(fn) {
+    const run = this.queue.then(fn, fn);
+    this.queue = run.then(() => undefined, () => undefined);
+    return run;
+  }
+
+  /**
+   * Everything BigQuery's dry run checks and reports. Throws BqError for what BigQuery would reject.
+   * @param {string} sql
+   * @param {{ jobProject: string, allowedDatasets?: string[] | null }} opts
+   * @returns {Promise<Analysis>}
+   */
+  async analyze(sql, opts) {
+    let statementType;
+    try {
+      statementType = classify(sql).statementType;
+    } catch (e) {
+      throw dialectFailure(e, sql);
+    }
+    const base = { sourceSql: sql, duckSql: '', referencedTables: [], referencedRoutines: [], totalBytesProcessed: 0, billedPerTable: [], fields: [], columnNames: [], rewritten: null };
+    if (statementType !== 'SELECT') return { ...base, statementType, runnable: false };
+    let rewritten;
+    try {
+      rewritten = toDuckDb(sql, { project: opts.jobProject, datasets: this.datasets(), today: this.today });
+    } catch (e) {
+      throw dialectFailure(e, sql);
+    }
+    return this.exclusive(async () => {
+      const astJson = await this.conn.runAndReadAll('SELECT json_serialize_sql(CAST($1 AS VARCHAR))', [rewritten.sql]);
+      const ast = JSON.parse(String(astJson.getRowsJS()[0][0]));
+      if (ast.error) {
+        const pos = Number(ast.position);
+        throw located(invalidQuery(cleanMessage(`Parser Error: ${ast.error_message}`)), sql, Number.isFinite(pos) ? rewritten.sourceOffset(pos) : null);
+      }
+      const facts = collectFacts(ast);
+      const tables = this.resolveTables(facts, opts, sql, rewritten);
+      const routines = this.resolveRoutines(facts, opts, sql, rewritten);
+      let prepared;
+      try {
+        prepared = await this.conn.prepare(rewritten.sql);
+      } catch (e) {
+        throw duckFailure(e, sql, rewritten);
+      }
+      const duckNames = [];
+      const types = [];
+      for (let i = 0; i < prepared.columnCount; i++) {
+        duckNames.push(prepared.columnName(i));
+        types.push(prepared.columnType(i));
+      }
+      prepared.destroySync();
+      const columnNames = bigQueryColumnNames(ast, duckNames);
+      let fields;
+      try {
+        fields = types.map((t, i) => fieldFor(columnNames[i], t));
+      } catch (e) {
+        if (e instanceof EncodeError) throw invalidQuery(e.message);
+        throw e;
+      }
+      const perTable = this.estimateBytes(tables, facts);
+      return {
+        ...base,
+        statementType,
+        runnable: true,
+        duckSql: rewritten.sql,
+        rewritten,
+        referencedTables: tables.filter((t) => !t.tableId.startsWith('INFORMATION_SCHEMA.')).map(({ projectId, datasetId, tableId }) => ({ projectId, datasetId, tableId })),
+        referencedRoutines: routines,
+        totalBytesProcessed: perTable.reduce((a, b) => a + b, 0),
+        billedPerTable: perTable,
+        fields,
+        columnNames,
+      };
+    });
+  }
+
+  resolveTables(facts, opts, sql, rewritten) {
+    const seen = new Map();
+    for (const ref of facts.tables) {
+      const at = rewritten.sourceOffset(ref.location);
+      if (!ref.catalog && !ref.schema) {
+        if (facts.ctes.has(ref.table.toLowerCase())) continue;
+        throw located(invalidQuery(`Table "${ref.table}" must be qualified with a dataset (e.g. dataset.table).`), sql, at);
+      }
+      const projectId = ref.catalog || opts.jobProject;
+      const display = `${projectId}:${ref.schema}.${ref.table}`;
+      if (projectId !== this.project) {
+        throw new BqError(403, 'accessDenied', `Access Denied: Table ${display}: User does not have permission to query table ${display}, or perhaps it does not exist.`);
+      }
+      const ds = this.catalog.get(ref.schema.toLowerCase());
+      if (!ds) throw new BqError(404, 'notFound', `Not found: Dataset ${projectId}:${ref.schema} was not found in location ${this.location}`);
+      const t = ds.tables.get(ref.table.toLowerCase());
+      if (!t) throw new BqError(404, 'notFound', `Not found: Table ${projectId}:${ds.name}.${ref.table} was not found in location ${this.location}`);
+      if (opts.allowedDatasets && !opts.allowedDatasets.some((d) => d.toLowerCase() === ds.name.toLowerCase())) {
+        const name = `${projectId}:${ds.name}.${t.name}`;
+        throw new BqError(403, 'accessDenied', `Access Denied: Table ${name}: User does not have permission to query table ${name}, or perhaps it does not exist.`);
+      }
+      const key = `${ds.name}.${t.name}`;
+      const entry = seen.get(key) ?? { projectId, datasetId: ds.name, tableId: t.name, table: t, allColumns: false, excluded: new Set(), names: new Set() };
+      entry.names.add(t.name.toLowerCase());
+      if (ref.alias) entry.names.add(ref.alias.toLowerCase());
+      seen.set(key, entry);
+    }
+    const list = [...seen.values()];
+    for (const star of facts.stars) {
+      for (const entry of list) {
+        if (!star.tables.some((t) => t.schema.toLowerCase() === entry.datasetId.toLowerCase() && t.table.toLowerCase() === entry.tableId.toLowerCase())) continue;
+        if (star.relation && !entry.names.has(star.relation.toLowerCase())) continue;
+        entry.allColumns = true;
+        for (const x of star.exclude) entry.excluded.add(x.toLowerCase());
+      }
+    }
+    return list;
+  }
+
+  resolveRoutines(facts, opts, sql, rewritten) {
+    const out = new Map();
+    for (const fn of facts.functions) {
+      // DuckDB expands list literals and operators to main.* functions; those are not routines.
+      if (!fn.schema || (!fn.catalog && fn.schema === 'main')) {
+        if (DENIED_FUNCTION.test(fn.name)) throw located(invalidQuery(`Function not found: ${fn.name}`), sql, rewritten.sourceOffset(fn.location));
+        continue;
+      }
+      const projectId = fn.catalog || opts.jobProject;
+      const ds = projectId === this.project ? this.catalog.get(fn.schema.toLowerCase()) : undefined;
+      const routine = ds?.routines.get(fn.name.toLowerCase());
+      if (!ds || !routine) throw located(invalidQuery(`Function not found: ${fn.schema}.${fn.name}`), sql, rewritten.sourceOffset(fn.location));
+      if (opts.allowedDatasets && !opts.allowedDatasets.some((d) => d.toLowerCase() === ds.name.toLowerCase())) {
+        throw new BqError(403, 'accessDenied', `Access Denied: Routine ${projectId}:${ds.name}.${routine}: User does not have permission to invoke routine ${projectId}:${ds.name}.${routine}.`);
+      }
+      out.set(`${ds.name}.${routine}`, { projectId, datasetId: ds.name, routineId: routine });
+    }
+    for (const tf of facts.tableFunctions) {
+      if (!ALLOWED_TABLE_FUNCTIONS.has(tf.name.toLowerCase())) {
+        throw located(invalidQuery(`Table-valued function not found: ${tf.name}`), sql, rewritten.sourceOffset(tf.location));
+      }
+    }
+    return [...out.values()];
+  }
+
+  /** BigQuery bills the referenced columns of every referenced table, whole columns, regardless of filters. */
+  estimateBytes(tables, facts) {
+    return tables.map((entry) => {
+      let bytes = 0;
+      for (const [key, col] of entry.table.columns) {
+        if (entry.allColumns ? !entry.excluded.has(key) : facts.columnNames.has(key)) bytes += col.bytes;
+      }
+      return bytes;
+    });
+  }
+
+  /**
+   * Runs an analysed SELECT on a fresh connection. `onConnection` receives it so a cancel can interrupt.
+   * @param {Analysis} analysis
+   * @returns {Promise<import('@duckdb/node-api').DuckDBMaterializedResult>}
+   */
+  async execute(analysis, onConnection = () => {}) {
+    const conn = await this.instance.connect();
+    onConnection(conn);
+    try {
+      return await conn.run(analysis.duckSql);
+    } catch (e) {
+      if (/INTERRUPT/i.test(String(e?.message))) throw new BqError(400, 'stopped', 'Job execution was cancelled: User requested cancellation');
+      throw duckFailure(e, analysis.sourceSql, analysis.rewritten);
+    } finally {
+      conn.closeSync();
+    }
+  }
+
+  close() {
+    this.conn.closeSync();
+    this.instance.closeSync();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// AST facts (DuckDB's json_serialize_sql)
+
+function collectFacts(ast) {
+  const facts = { tables: [], ctes: new Set(), functions: [], tableFunctions: [], columnNames: new Set(), stars: [] };
+  const visit = (node) => {
+    if (Array.isArray(node)) {
+      for (const x of node) visit(x);
+      return;
+    }
+    if (!node || typeof node !== 'object') return;
+    if (node.cte_map?.map) for (const entry of node.cte_map.map) facts.ctes.add(String(entry.key).toLowerCase());
+    if (node.type === 'BASE_TABLE') {
+      facts.tables.push({ catalog: node.catalog_name ?? '', schema: node.schema_name ?? '', table: node.table_name, alias: node.alias ?? '', location: Number(node.query_location) });
+    }
+    if (node.type === 'TABLE_FUNCTION' && node.function?.function_name) {
+      facts.tableFunctions.push({ name: node.function.function_name, location: Number(node.query_location) });
+    }
+    if (node.class === 'FUNCTION') {
+      facts.functions.push({ name: node.function_name, schema: node.schema ?? '', catalog: node.catalog ?? '', location: Number(node.query_location) });
+    }
+    if (node.class === 'COLUMN_REF') for (const n of node.column_names ?? []) facts.columnNames.add(String(n).toLowerCase());
+    if (Array.isArray(node.using_columns)) for (const n of node.using_columns) facts.columnNames.add(String(n).toLowerCase());
+    if (node.type === 'SELECT_NODE') {
+      const fromTables = baseTablesOf(node.from_table);
+      for (const star of starsOf(node.select_list)) facts.stars.push({ ...star, tables: fromTables });
+      if (node.from_table?.type === 'PIVOT') facts.stars.push({ relation: '', exclude: [], tables: fromTables });
+    }
+    for (const v of Object.values(node)) if (v && typeof v === 'object') visit(v);
+  };
+  visit(ast.statements);
+  return facts;
+}
+
+/** Base tables directly in a FROM tree (joins, pivots), not inside subqueries. */
+function baseTablesOf(from) {
+  if (!from || typeof from !== 'object') return [];
+  if (from.type === 'BASE_TABLE') return [{ schema: from.schema_name ?? '', table: from.table_name }];
+  if (from.type === 'JOIN') return [...baseTablesOf(from.left), ...baseTablesOf(from.right)];
+  if (from.type === 'PIVOT') return baseTablesOf(from.source);
+  return [];
+}
+
+function starsOf(list) {
+  const out = [];
+  const visit = (node) => {
+    if (Array.isArray(node)) return node.forEach(visit);
+    if (!node || typeof node !== 'object' || node.class === 'SUBQUERY') return;
+    if (node.class === 'STAR') out.push({ relation: node.relation_name ?? '', exclude: (node.exclude_list ?? []).map(String) });
+    for (const v of Object.values(node)) if (v && typeof v === 'object') visit(v);
+  };
+  visit(list);
+  return out;
+}
+
+/**
+ * BigQuery names result columns from aliases and column references; other expressions are f0_, f1_, ...
+ * Positions covered by `*` keep DuckDB's names (their count is only known after binding).
+ */
+function bigQueryColumnNames(ast, duckNames) {
+  let node = ast.statements?.[0]?.node;
+  while (node && node.type === 'SET_OPERATION_NODE') node = node.left;
+  if (!node || node.type !== 'SELECT_NODE') return duckNames;
+  const items = node.select_list.map((e) => {
+    if (e.class === 'STAR') return { star: true };
+    if (e.alias) return { name: e.alias };
+    if (e.class === 'COLUMN_REF') return { name: e.column_names[e.column_names.length - 1] };
+    return { name: null };
+  });
+  const names = [...duckNames];
+  let anon = 0;
+  const firstStar = items.findIndex((it) => it.star);
+  const prefix = firstStar < 0 ? items : items.slice(0, firstStar);
+  prefix.forEach((it, i) => {
+    if (i < names.length) names[i] = it.name ?? `f${anon++}_`;
+  });
+  if (firstStar >= 0) {
+    let lastStar = -1;
+    items.forEach((it, i) => {
+      if (it.star) lastStar = i;
+    });
+    const suffix = items.slice(lastStar + 1);
+    suffix.forEach((it, k) => {
+      const i = names.length - suffix.length + k;
+      if (i >= firstStar) names[i] = it.name ?? `f${anon++}_`;
+    });
+  }
+  return names;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Errors: DuckDB's messages restated about the user's SQL, positions mapped back to it.
+
+function dialectFailure(e, sql) {
+  if (e instanceof DialectError) return located(invalidQuery(e.message), sql, e.offset);
+  return e;
+}
+
+/** Appends " at [line:column]" as BigQuery does. */
+function located(err, sql, offset) {
+  if (offset === null || offset === undefined || !Number.isFinite(offset)) return err;
+  const { line, column } = lineColumn(sql, offset);
+  err.message = `${err.message} at [${line}:${column}]`;
+  return err;
+}
+
+function duckFailure(e, sql, rewritten) {
+  const raw = String(e?.message ?? e);
+  if (/^(INTERNAL|FATAL) Error/i.test(raw)) return new BqError(500, 'internalError', 'An internal error occurred and the request could not be completed.');
+  if (/Out of Memory Error/i.test(raw)) return new BqError(400, 'resourcesExceeded', 'Resources exceeded during query execution: The query could not be executed in the allotted memory.');
+  let offset = null;
+  const m = /\nLINE (\d+): (.*)\n( *)\^/.exec(raw);
+  if (m && rewritten) {
+    const lineNo = Number(m[1]);
+    const snippet = m[2];
+    const caret = m[3].length - `LINE ${lineNo}: `.length;
+    const lines = rewritten.sql.split('\n');
+    const lineText = lines[lineNo - 1] ?? '';
+    const lead = snippet.startsWith('...') ? 3 : 0;
+    const core = snippet.slice(lead).replace(/\.\.\.$/, '');
+    const idx = lineText.indexOf(core);
+    if (idx >= 0) {
+      const lineStart = lines.slice(0, lineNo - 1).reduce((n, l) => n + l.length + 1, 0);
+      offset = rewritten.sourceOffset(lineStart + idx + caret - lead);
+    }
+  }
+  const message = cleanMessage(raw.replace(/\n\s*\nLINE [\s\S]*$/, '').replace(/\nLINE [\s\S]*$/, ''));
+  return located(invalidQuery(message), sql, offset);
+}
+
+const DUCK_TYPES = [
+  [/TIMESTAMP WITH TIME ZONE|TIMESTAMPTZ/g, 'TIMESTAMP'],
+  [/\b(BIGINT|INTEGER|INT32|INT64|HUGEINT|SMALLINT|TINYINT|INT128|INT16|INT8)\b/g, 'INT64'],
+  [/\bVARCHAR\b/g, 'STRING'],
+  [/\bDOUBLE\b/g, 'FLOAT64'],
+  [/\bBOOLEAN\b/g, 'BOOL'],
+  [/\bBLOB\b/g, 'BYTES'],
+  [/DECIMAL\(\d+,\d+\)/g, 'NUMERIC'],
+];
+
+const HELPER_NAMES = [
+  [/bq_safe_divide/g, 'SAFE_DIVIDE'],
+  [/bq_week_start/g, 'DATE_TRUNC'],
+  [/bq_regexp_extract/g, 'REGEXP_EXTRACT'],
+  [/bq_initcap/g, 'INITCAP'],
+  [/count_if/g, 'COUNTIF'],
+];
+
+/** Restates a DuckDB error message in BigQuery's words where they differ. */
+export function cleanMessage(raw) {
+  const m = /^([A-Za-z ]+) Error: ([\s\S]*)$/.exec(raw.trim());
+  const kind = m ? m[1] : '';
+  let msg = (m ? m[2] : raw).trim();
+  const [first, ...rest] = msg.split('\n');
+  const hint = rest.find((l) => /^Candidate bindings|^Did you mean/.test(l.trim()));
+  let r;
+  if ((r = /^Referenced column "?([^"]+?)"? not found in FROM clause!?/.exec(first))) {
+    const cand = hint && /"([^"]+)"/.exec(hint)?.[1];
+    msg = `Unrecognized name: ${r[1]}${cand ? `; Did you mean ${cand.split('.').pop()}?` : ''}`;
+  } else if ((r = /^Referenced table "([^"]+)" not found/.exec(first))) {
+    msg = `Unrecognized name: ${r[1]}`;
+  } else if ((r = /^column "([^"]+)" must appear in the GROUP BY clause/.exec(first))) {
+    msg = `SELECT list expression references column ${r[1]} which is neither grouped nor aggregated`;
+  } else if ((r = /^Scalar Function with name (\S+) does not exist/.exec(first)) || (r = /^Aggregate Function with name (\S+) does not exist/.exec(first))) {
+    msg = `Function not found: ${r[1]}`;
+  } else if ((r = /^Table Function with name (\S+) does not exist/.exec(first))) {
+    msg = `Table-valued function not found: ${r[1]}`;
+  } else if ((r = /^No function matches the given name and argument types '([^(]+)\(([^']*)\)'/.exec(first))) {
+    msg = `No matching signature for function ${r[1].toUpperCase()} for argument types: ${r[2]}`;
+  } else if ((r = /^syntax error at or near (.+)$/.exec(first))) {
+    msg = `Syntax error: Unexpected ${r[1]}`;
+  } else if (/^syntax error at end of input/.test(first)) {
+    msg = 'Syntax error: Unexpected end of script';
+  } else if ((r = /^Could not convert string '(.*)' to (\w+)/.exec(first))) {
+    const type = DUCK_TYPES.reduce((acc, [re, to]) => acc.replace(re, to), r[2]);
+    msg = `Bad ${type.toLowerCase()} value: ${r[1]}`;
+  } else {
+    msg = `${kind && kind !== 'Binder' && kind !== 'Parser' && kind !== 'Catalog' ? `${kind}: ` : ''}${first}`;
+  }
+  for (const [re, to] of [...DUCK_TYPES, ...HELPER_NAMES]) msg = msg.replace(re, to);
+  return msg.replaceAll('"service-v1".', 'service-v1.').replace(/!$/, '');
+}
+
+export { DEMO_ROUTINE };

@@ -1,0 +1,754 @@
+// A local stand-in for the slice of BigQuery's REST API the Worker calls, on loopback:
+//   POST /bigquery/v2/projects/{p}/jobs                 jobs.insert (dry run, or a query job)
+//   GET  /bigquery/v2/projects/{p}/jobs/{jobId}         jobs.get
+//   POST /bigquery/v2/projects/{p}/jobs/{jobId}/cancel  jobs.cancel
+//   POST /bigquery/v2/projects/{p}/queries              jobs.query
+//   GET  /bigquery/v2/projects/{p}/queries/{jobId}      jobs.getQueryResults
+// Bearer auth is a self-signed service-account JWT, as BigQuery accepts it. Answers use BigQuery's shapes
+// and error reasons. Control endpoints (no auth, loopback only): /__faults, /__requests, /__health.
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import { verifyBearer } from './auth.mjs';
+import { PROJECT, assertIsoDate, ensureDemoDatabase, utcToday } from './demo-data.mjs';
+import { openEngine } from './engine.mjs';
+import { encodeValue } from './encode.mjs';
+import { BqError, errorBody, errorResult, invalidQuery } from './errors.mjs';
+import { FAULT_KINDS, FaultRegistry, FaultSpecError, parseFaultSpec } from './faults.mjs';
+
+const MIB = 1024 * 1024;
+/** BigQuery bills at least 10 MB for each table a query reads (on-demand pricing). */
+const MIN_BILLED_PER_TABLE = 10 * MIB;
+/** BigQuery caps one page of results at 10 MB of JSON when maxResults does not cap it first. */
+const MAX_PAGE_BYTES = 10 * MIB;
+const DEFAULT_WAIT_MS = 10_000;
+const MAX_BODY_BYTES = 10 * MIB;
+const JOB_TTL_MS = 15 * 60_000;
+const MAX_JOBS = 200;
+const LABEL_KEY = /^[\p{Ll}\p{Lo}][\p{Ll}\p{Lo}\p{N}_-]{0,62}$/u;
+const LABEL_VALUE = /^[\p{Ll}\p{Lo}\p{N}_-]{0,63}$/u;
+const REQUEST_ID = /^[\x21-\x7e]{1,36}$/;
+
+/**
+ * Starts the local warehouse.
+ * @param {{
+ *   host?: string, port?: number,
+ *   serviceAccounts: { clientEmail: string, publicKeyPem: string, keyId?: string, datasets?: string[] }[],
+ *   today?: string, faults?: import('./faults.mjs').FaultSpec[], cacheDir?: string, location?: string,
+ *   threads?: number, maxJobMs?: number, now?: () => number,
+ * }} opts
+ *   host: default 127.0.0.1. port: default 0 (a free port). serviceAccounts: the accounts whose JWTs are
+ *   accepted; `datasets` limits an account to those datasets (IAM per brand), default all. today: the
+ *   demo data's "today", default the current UTC date. faults: armed at start. cacheDir: where generated
+ *   databases are kept, default $TMPDIR/bq-local-warehouse. location: default US. threads: DuckDB threads,
+ *   default 2. maxJobMs: a job running longer is stopped, default 60000. now: clock for token expiry.
+ * @returns {Promise<{ url: string, close(): Promise<void>, today: string, startup: { dataMs: number, engineMs: number, totalMs: number, generated: boolean },
+ *   faults: FaultRegistry, requests: RequestJournal }>}
+ */
+export async function startWarehouse(opts) {
+  const started = performance.now();
+  if (!opts?.serviceAccounts?.length) throw new Error('startWarehouse needs at least one service account');
+  const today = opts.today ?? utcToday();
+  assertIsoDate(today);
+  const location = opts.location ?? 'US';
+  const now = opts.now ?? Date.now;
+  const data = await ensureDemoDatabase({ today, cacheDir: opts.cacheDir, threads: opts.threads });
+  const engineStarted = performance.now();
+  const engine = await openEngine({ dbPath: data.path, project: PROJECT, today, location, threads: opts.threads });
+  const engineMs = performance.now() - engineStarted;
+  const faults = new FaultRegistry(opts.faults ?? []);
+  const journal = new RequestJournal();
+  const jobs = new JobStore();
+  const ctx = { engine, faults, journal, jobs, location, now, accounts: opts.serviceAccounts, maxJobMs: opts.maxJobMs ?? 60_000 };
+
+  const server = createServer((req, res) => {
+    handle(ctx, req, res).catch((err) => {
+      if (!res.headersSent && !res.destroyed) sendError(res, new BqError(500, 'internalError', 'An internal error occurred and the request could not be completed.'));
+      process.emitWarning(`local warehouse: ${err?.stack ?? err}`);
+    });
+  });
+  server.keepAliveTimeout = 5_000;
+  await new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', resolve);
+  });
+  const addr = server.address();
+  const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  let closed = false;
+  return {
+    url: `http://${host}:${addr.port}`,
+    today,
+    startup: { dataMs: data.ms, engineMs, totalMs: performance.now() - started, generated: data.generated },
+    faults,
+    requests: journal,
+    async close() {
+      if (closed) return;
+      closed = true;
+      jobs.cancelAll();
+      await new Promise((resolve) => {
+        server.close(() => resolve(undefined));
+        server.closeAllConnections();
+      });
+      await jobs.settled();
+      engine.close();
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Request handling
+
+async function handle(ctx, req, res) {
+  const url = new URL(req.url ?? '/', 'http://localhost');
+  const path = url.pathname;
+  if (path.startsWith('/__')) return control(ctx, req, res, url);
+  const m = /^\/bigquery\/v2\/projects\/([^/]+)\/(jobs|queries)(?:\/([^/]+))?(\/cancel)?$/.exec(path);
+  const method = req.method ?? 'GET';
+  let op = null;
+  if (m) {
+    const [, , kind, id, cancel] = m;
+    if (kind === 'jobs' && !id && method === 'POST') op = 'insert';
+    else if (kind === 'jobs' && id && !cancel && method === 'GET') op = 'get';
+    else if (kind === 'jobs' && id && cancel && method === 'POST') op = 'cancel';
+    else if (kind === 'queries' && !id && method === 'POST') op = 'query';
+    else if (kind === 'queries' && id && !cancel && method === 'GET') op = 'getQueryResults';
+  }
+  let body = null;
+  if (method === 'POST') {
+    const raw = await readBody(req);
+    if (raw === null) return sendError(res, new BqError(413, 'invalid', 'Request payload too large'));
+    if (raw.length > 0) {
+      try {
+        body = JSON.parse(raw);
+      } catch {
+        return sendError(res, new BqError(400, 'parseError', 'Invalid JSON payload received. Unexpected token.'));
+      }
+    }
+  }
+  if (!op) return sendError(res, new BqError(404, 'notFound', `Not found: ${method} ${path}`));
+  const project = decodeURIComponent(m[1]);
+  const jobId = m[3] ? decodeURIComponent(m[3]) : null;
+
+  const auth = verifyBearer(req.headers.authorization, ctx.accounts, Math.floor(ctx.now() / 1000));
+  const entry = ctx.journal.record({ method, path, op, query: Object.fromEntries(url.searchParams), body, auth });
+  res.on('finish', () => {
+    entry.status = res.statusCode;
+  });
+  if (!auth.ok) {
+    res.setHeader('www-authenticate', 'Bearer realm="https://accounts.google.com/", error="invalid_token"');
+    res.setHeader('x-local-warehouse-auth', auth.why);
+    return sendError(res, auth.missing
+      ? new BqError(401, 'required', 'Request is missing required authentication credential. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project.', { location: 'Authorization', locationType: 'header' })
+      : new BqError(401, 'authError', 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project.', { location: 'Authorization', locationType: 'header' }));
+  }
+
+  const facts = requestFacts(ctx, op, method, path, body, jobId);
+  const fault = headerFault(req) ?? ctx.faults.take(facts);
+  if (fault) {
+    const answered = await applyFault(fault, req, res);
+    if (answered) return undefined;
+  }
+  const incomplete = ctx.faults.take(facts, ['jobIncomplete']) !== null;
+  const slow = ctx.faults.take(facts, ['slowJob']);
+  const call = { ctx, project, jobId, body: body ?? {}, params: url.searchParams, account: auth.account, incomplete, slowMs: slow?.ms ?? 0 };
+  try {
+    if (project !== PROJECT && (op === 'insert' || op === 'query')) {
+      throw new BqError(403, 'accessDenied', `Access Denied: Project ${project}: User does not have bigquery.jobs.create permission in project ${project}.`);
+    }
+    const out = await OPERATIONS[op](call);
+    return send(res, 200, out);
+  } catch (e) {
+    if (e instanceof BqError) return sendError(res, e);
+    throw e;
+  }
+}
+
+function requestFacts(ctx, op, method, path, body, jobId) {
+  const job = jobId ? ctx.jobs.get(jobId) : null;
+  const sql = op === 'query' ? body?.query : op === 'insert' ? body?.configuration?.query?.query : job?.sql;
+  const labels = (op === 'query' ? body?.labels : op === 'insert' ? body?.configuration?.labels : job?.labels) ?? {};
+  const dryRun = op === 'query' ? body?.dryRun === true : op === 'insert' ? body?.configuration?.dryRun === true : false;
+  const requestId = op === 'query' ? body?.requestId ?? null : job?.requestId ?? null;
+  return { op, method, path, sql: typeof sql === 'string' ? sql : null, requestId, jobId, labels: typeof labels === 'object' && labels ? labels : {}, dryRun };
+}
+
+/** A fault requested by the request itself (direct callers and tests): `x-warehouse-fault: <kind>` or a JSON spec. */
+function headerFault(req) {
+  const h = req.headers['x-warehouse-fault'];
+  if (typeof h !== 'string' || !h) return null;
+  try {
+    return parseFaultSpec(h.trim().startsWith('{') ? JSON.parse(h) : { kind: h.trim() });
+  } catch {
+    return null;
+  }
+}
+
+/** @returns {Promise<boolean>} true when the fault answered (or dropped) the request. */
+async function applyFault(fault, req, res) {
+  switch (fault.kind) {
+    case 'latency':
+      await sleepUnlessClosed(fault.ms, req);
+      return res.destroyed;
+    case 'http500':
+      sendError(res, new BqError(fault.status ?? 500, 'internalError', 'An internal error occurred and the request could not be completed. This is usually caused by a transient issue. Retrying the job with back-off as described in the BigQuery SLA should solve the problem: https://cloud.google.com/bigquery/sla.'));
+      return true;
+    case 'http503':
+      sendError(res, new BqError(fault.status ?? 503, 'backendError', 'The service is currently unavailable.'));
+      return true;
+    case 'backendError':
+      sendError(res, new BqError(fault.status ?? 500, 'backendError', 'Error encountered during execution. Retrying may solve the problem.'));
+      return true;
+    case 'rateLimitExceeded': {
+      const status = fault.status ?? 403;
+      sendError(res, new BqError(status, 'rateLimitExceeded', 'Exceeded rate limits: too many api requests per user per method for this user_method. For more information, see https://cloud.google.com/bigquery/docs/troubleshoot-quotas', { status: status === 429 ? 'RESOURCE_EXHAUSTED' : 'PERMISSION_DENIED' }));
+      return true;
+    }
+    case 'malformedJson':
+      res.writeHead(200, { 'content-type': 'application/json; charset=UTF-8' });
+      res.end('{\n  "kind": "bigquery#queryResponse",\n  "schema": {\n    "fields": [\n      {\n        "name": "f0_",');
+      return true;
+    case 'html502':
+      res.writeHead(502, { 'content-type': 'text/html; charset=UTF-8' });
+      res.end('<!DOCTYPE html>\n<html lang=en><meta charset=utf-8><title>Error 502 (Server Error)!!1</title><p><b>502.</b> <ins>That’s an error.</ins><p>The server encountered a temporary error and could not complete your request.<p>Please try again in 30 seconds.  <ins>That’s all we know.</ins>');
+      return true;
+    case 'dropConnection':
+      req.socket.destroy();
+      return true;
+    default:
+      return false;
+  }
+}
+
+function sleepUnlessClosed(ms, req) {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      req.socket.off('close', done);
+      resolve(undefined);
+    }
+    req.socket.once('close', done);
+  });
+}
+
+function readBody(req) {
+  return new Promise((resolve, reject) => {
+    const chunks = [];
+    let size = 0;
+    req.on('data', (c) => {
+      size += c.length;
+      if (size > MAX_BODY_BYTES) {
+        resolve(null);
+        req.destroy();
+      } else chunks.push(c);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function send(res, status, obj, headers = {}) {
+  if (res.destroyed) return;
+  const json = JSON.stringify(obj);
+  res.writeHead(status, { 'content-type': 'application/json; charset=UTF-8', 'content-length': Buffer.byteLength(json), ...headers });
+  res.end(json);
+}
+
+function sendError(res, err) {
+  send(res, err.httpStatus, errorBody(err));
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// BigQuery operations
+
+const OPERATIONS = {
+  /** jobs.query */
+  async query(call) {
+    const { ctx, body } = call;
+    const q = validateQueryRequest(body.query, body.useLegacySql, body);
+    const location = body.location ?? ctx.location;
+    const labels = validateLabels(body.labels);
+    const maxResults = optionalCount(body.maxResults, 'maxResults');
+    const waitMs = optionalCount(body.timeoutMs, 'timeoutMs') ?? DEFAULT_WAIT_MS;
+    const int64Timestamp = body.formatOptions?.useInt64Timestamp === true;
+    const requestId = body.requestId;
+    if (requestId !== undefined && (typeof requestId !== 'string' || !REQUEST_ID.test(requestId))) {
+      throw new BqError(400, 'invalid', 'Invalid requestId: it must be at most 36 printable ASCII characters.');
+    }
+    if (requestId) {
+      const earlier = ctx.jobs.byRequestId(requestId);
+      if (earlier) return queryResponse(ctx, earlier, { maxResults, waitMs, int64Timestamp, incomplete: call.incomplete });
+    }
+    const analysis = await analyze(ctx, q, call, location);
+    if (body.dryRun === true) {
+      const out = { kind: 'bigquery#queryResponse', jobReference: { projectId: call.project, location }, totalBytesProcessed: String(analysis.totalBytesProcessed), jobComplete: true, cacheHit: false };
+      if (analysis.runnable) out.schema = { fields: analysis.fields };
+      return out;
+    }
+    const job = startJob(ctx, call, { sql: q, analysis, location, labels, requestId, maximumBytesBilled: body.maximumBytesBilled });
+    return queryResponse(ctx, job, { maxResults, waitMs, int64Timestamp, incomplete: call.incomplete });
+  },
+
+  /** jobs.insert: a dry run answers at once; a query job starts and is reported as it stands. */
+  async insert(call) {
+    const { ctx, body } = call;
+    const config = body.configuration;
+    if (!config || typeof config !== 'object' || !config.query || typeof config.query !== 'object') {
+      throw new BqError(400, 'invalid', 'Required parameter is missing: configuration.query');
+    }
+    const q = validateQueryRequest(config.query.query, config.query.useLegacySql, config.query);
+    const location = body.jobReference?.location ?? ctx.location;
+    const labels = validateLabels(config.labels);
+    const analysis = await analyze(ctx, q, call, location);
+    if (config.dryRun === true) {
+      const created = String(ctx.now());
+      return {
+        kind: 'bigquery#job',
+        etag: etag(),
+        configuration: { query: { query: q, priority: 'INTERACTIVE', useLegacySql: false }, dryRun: true, jobType: 'QUERY', ...(labels ? { labels } : {}) },
+        jobReference: { projectId: call.project, location },
+        statistics: {
+          creationTime: created,
+          totalBytesProcessed: String(analysis.totalBytesProcessed),
+          query: queryStatistics(analysis, 0),
+        },
+        status: { state: 'DONE' },
+        principal_subject: `serviceAccount:${call.account.clientEmail}`,
+        user_email: call.account.clientEmail,
+      };
+    }
+    const wanted = body.jobReference?.jobId;
+    if (wanted !== undefined) {
+      if (typeof wanted !== 'string' || !/^[A-Za-z0-9_-]{1,1024}$/.test(wanted)) throw new BqError(400, 'invalid', 'Invalid job ID');
+      if (ctx.jobs.get(wanted)) throw new BqError(409, 'duplicate', `Already Exists: Job ${call.project}:${location}.${wanted}`);
+    }
+    const job = startJob(ctx, call, { sql: q, analysis, location, labels, requestId: null, maximumBytesBilled: config.query.maximumBytesBilled, jobId: wanted });
+    await Promise.race([job.done, sleep(0)]);
+    return jobResource(job);
+  },
+
+  /** jobs.get */
+  async get(call) {
+    return jobResource(findJob(call));
+  },
+
+  /** jobs.cancel: the job ends with errorResult `stopped`. */
+  async cancel(call) {
+    const job = findJob(call);
+    cancelJob(job);
+    await Promise.race([job.done, sleep(2_000)]);
+    return { kind: 'bigquery#jobCancelResponse', job: jobResource(job) };
+  },
+
+  /** jobs.getQueryResults */
+  async getQueryResults(call) {
+    const job = findJob(call);
+    const p = call.params;
+    const int64Timestamp = p.get('formatOptions.useInt64Timestamp') === 'true';
+    const waitMs = optionalCount(p.get('timeoutMs') ?? undefined, 'timeoutMs') ?? DEFAULT_WAIT_MS;
+    const maxResults = optionalCount(p.get('maxResults') ?? undefined, 'maxResults');
+    let start = optionalCount(p.get('startIndex') ?? undefined, 'startIndex') ?? 0;
+    const token = p.get('pageToken');
+    if (token) start = decodePageToken(token, job.id);
+    const complete = !call.incomplete && (await waitFor(job, waitMs));
+    if (!complete) return { kind: 'bigquery#getQueryResultsResponse', etag: etag(), jobReference: jobReference(job), jobComplete: false };
+    if (job.error) throw job.error;
+    return {
+      kind: 'bigquery#getQueryResultsResponse',
+      etag: etag(),
+      schema: { fields: job.analysis.fields },
+      jobReference: jobReference(job),
+      ...pageOf(job, start, maxResults, int64Timestamp),
+      totalBytesProcessed: String(job.analysis.totalBytesProcessed),
+      jobComplete: true,
+      cacheHit: false,
+    };
+  },
+};
+
+function validateQueryRequest(query, useLegacySql, holder) {
+  if (typeof query !== 'string' || query.trim() === '') throw new BqError(400, 'invalid', 'Required parameter is missing: query');
+  // BigQuery's REST default is legacy SQL; the Worker must always ask for GoogleSQL.
+  if (useLegacySql !== false) {
+    throw invalidQuery('Legacy SQL is not supported by the local warehouse: send useLegacySql: false (the REST API defaults to legacy SQL)');
+  }
+  if (holder.queryParameters?.length) throw invalidQuery('Query parameters are not supported by the local warehouse');
+  return query;
+}
+
+function validateLabels(labels) {
+  if (labels === undefined || labels === null) return undefined;
+  if (typeof labels !== 'object' || Array.isArray(labels)) throw new BqError(400, 'invalid', 'Invalid value for labels: expected an object');
+  const entries = Object.entries(labels);
+  if (entries.length > 64) throw new BqError(400, 'invalid', 'Too many labels: at most 64 are allowed');
+  for (const [k, v] of entries) {
+    if (!LABEL_KEY.test(k)) throw new BqError(400, 'invalid', `Label key "${k}" has invalid characters: keys start with a lowercase letter and use lowercase letters, digits, "_" and "-", at most 63 characters`);
+    if (typeof v !== 'string' || !LABEL_VALUE.test(v)) throw new BqError(400, 'invalid', `Label value "${String(v)}" for key "${k}" has invalid characters: lowercase letters, digits, "_" and "-", at most 63 characters`);
+  }
+  return labels;
+}
+
+function optionalCount(v, name) {
+  if (v === undefined || v === null) return undefined;
+  const n = typeof v === 'string' ? Number(v) : v;
+  if (!Number.isInteger(n) || n < 0) throw new BqError(400, 'invalid', `Invalid value for ${name}: ${JSON.stringify(v)}`);
+  return n;
+}
+
+async function analyze(ctx, sql, call, location) {
+  const analysis = await ctx.engine.analyze(sql, { jobProject: call.project, allowedDatasets: call.account.datasets ?? null });
+  if (String(location).toUpperCase() !== String(ctx.location).toUpperCase() && analysis.referencedTables.length > 0) {
+    const t = analysis.referencedTables[0];
+    throw new BqError(404, 'notFound', `Not found: Dataset ${t.projectId}:${t.datasetId} was not found in location ${location}`);
+  }
+  return analysis;
+}
+
+/** Bytes billed: per table read, the bytes scanned rounded up to a MiB, at least 10 MiB; nothing for 0 bytes. */
+function bytesBilled(analysis) {
+  return analysis.billedPerTable.reduce((sum, b) => sum + (b === 0 ? 0 : Math.max(MIN_BILLED_PER_TABLE, Math.ceil(b / MIB) * MIB)), 0);
+}
+
+function queryStatistics(analysis, billed) {
+  const q = {
+    totalBytesProcessed: String(analysis.totalBytesProcessed),
+    totalBytesBilled: String(billed),
+    totalBytesProcessedAccuracy: 'PRECISE',
+    cacheHit: false,
+    statementType: analysis.statementType,
+  };
+  // BigQuery omits empty repeated fields.
+  if (analysis.referencedTables.length) q.referencedTables = analysis.referencedTables;
+  if (analysis.referencedRoutines.length) q.referencedRoutines = analysis.referencedRoutines;
+  if (analysis.runnable) q.schema = { fields: analysis.fields };
+  return q;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Jobs
+
+class JobStore {
+  constructor() {
+    /** @type {Map<string, any>} */
+    this.jobs = new Map();
+    /** @type {Map<string, string>} */
+    this.requestIds = new Map();
+  }
+
+  add(job) {
+    this.prune();
+    this.jobs.set(job.id, job);
+    if (job.requestId) this.requestIds.set(job.requestId, job.id);
+  }
+
+  get(id) {
+    return this.jobs.get(id) ?? null;
+  }
+
+  byRequestId(requestId) {
+    const id = this.requestIds.get(requestId);
+    return id ? this.get(id) : null;
+  }
+
+  prune() {
+    const cutoff = Date.now() - JOB_TTL_MS;
+    for (const [id, job] of this.jobs) {
+      if (this.jobs.size <= MAX_JOBS && job.createdAt > cutoff) break;
+      if (job.state !== 'DONE') continue;
+      this.jobs.delete(id);
+      if (job.requestId) this.requestIds.delete(job.requestId);
+    }
+  }
+
+  cancelAll() {
+    for (const job of this.jobs.values()) if (job.state !== 'DONE') cancelJob(job);
+  }
+
+  async settled() {
+    await Promise.all([...this.jobs.values()].map((j) => j.done));
+  }
+}
+
+function startJob(ctx, call, { sql, analysis, location, labels, requestId, maximumBytesBilled, jobId }) {
+  if (!analysis.runnable) {
+    throw new BqError(403, 'accessDenied', `Access Denied: the local warehouse is read-only; ${analysis.statementType} statements are not allowed.`);
+  }
+  const billed = bytesBilled(analysis);
+  if (maximumBytesBilled !== undefined && maximumBytesBilled !== null) {
+    const max = Number(maximumBytesBilled);
+    if (!Number.isSafeInteger(max) || max < 0) throw new BqError(400, 'invalid', `Invalid value for maximumBytesBilled: ${JSON.stringify(maximumBytesBilled)}`);
+    if (billed > max) {
+      throw new BqError(400, 'bytesBilledLimitExceeded', `Query exceeded limit for bytes billed: ${max}. ${billed} or higher required.`);
+    }
+  }
+  const job = {
+    id: jobId ?? `job_${randomBytes(18).toString('base64url')}`,
+    project: call.project,
+    location,
+    sql,
+    labels,
+    requestId: requestId ?? null,
+    email: call.account.clientEmail,
+    analysis,
+    billed,
+    maximumBytesBilled,
+    state: 'RUNNING',
+    createdAt: ctx.now(),
+    startedAt: ctx.now(),
+    endedAt: null,
+    result: null,
+    error: null,
+    conn: null,
+    cancelled: false,
+    done: null,
+  };
+  job.done = runJob(ctx, job, call.slowMs);
+  ctx.jobs.add(job);
+  return job;
+}
+
+async function runJob(ctx, job, slowMs) {
+  const limit = setTimeout(() => {
+    job.timedOut = true;
+    job.conn?.interrupt();
+  }, ctx.maxJobMs);
+  try {
+    if (slowMs > 0) await sleep(slowMs);
+    if (job.cancelled) throw new BqError(400, 'stopped', 'Job execution was cancelled: User requested cancellation');
+    const result = await ctx.engine.execute(job.analysis, (conn) => {
+      job.conn = conn;
+    });
+    const offsets = [];
+    let total = 0;
+    for (let i = 0; i < result.chunkCount; i++) {
+      offsets.push(total);
+      total += result.getChunk(i).rowCount;
+    }
+    job.result = { result, types: result.columnTypes(), offsets, total, cache: { index: -1, rows: [] } };
+  } catch (e) {
+    if (job.timedOut) job.error = new BqError(400, 'timeout', `Operation timed out after ${Math.round(ctx.maxJobMs / 1000)} seconds. Consider reducing the amount of work performed by your operation so that it can complete within this limit.`);
+    else if (job.cancelled) job.error = new BqError(400, 'stopped', 'Job execution was cancelled: User requested cancellation');
+    else job.error = e instanceof BqError ? e : new BqError(500, 'internalError', 'An internal error occurred and the request could not be completed.');
+  } finally {
+    clearTimeout(limit);
+    job.conn = null;
+    job.state = 'DONE';
+    job.endedAt = ctx.now();
+  }
+}
+
+function cancelJob(job) {
+  if (job.state === 'DONE') return;
+  job.cancelled = true;
+  job.conn?.interrupt();
+}
+
+function findJob(call) {
+  const job = call.jobId ? call.ctx.jobs.get(call.jobId) : null;
+  const location = call.params.get('location');
+  if (!job || job.project !== call.project || (location && location.toUpperCase() !== job.location.toUpperCase())) {
+    throw new BqError(404, 'notFound', `Not found: Job ${call.project}:${location ?? call.ctx.location}.${call.jobId}`);
+  }
+  return job;
+}
+
+async function waitFor(job, ms) {
+  if (job.state === 'DONE') return true;
+  await Promise.race([job.done, sleep(ms)]);
+  return job.state === 'DONE';
+}
+
+async function queryResponse(ctx, job, { maxResults, waitMs, int64Timestamp, incomplete }) {
+  const complete = !incomplete && (await waitFor(job, waitMs));
+  if (!complete) return { kind: 'bigquery#queryResponse', jobReference: jobReference(job), jobComplete: false };
+  if (job.error) throw job.error;
+  return {
+    kind: 'bigquery#queryResponse',
+    schema: { fields: job.analysis.fields },
+    jobReference: jobReference(job),
+    ...pageOf(job, 0, maxResults, int64Timestamp),
+    totalBytesProcessed: String(job.analysis.totalBytesProcessed),
+    totalBytesBilled: String(job.billed),
+    jobComplete: true,
+    cacheHit: false,
+    creationTime: String(job.createdAt),
+    startTime: String(job.startedAt),
+    endTime: String(job.endedAt),
+  };
+}
+
+function jobReference(job) {
+  return { projectId: job.project, jobId: job.id, location: job.location };
+}
+
+function jobResource(job) {
+  const status = { state: job.state };
+  if (job.error) {
+    status.errorResult = errorResult(job.error);
+    status.errors = [errorResult(job.error)];
+  }
+  const statistics = { creationTime: String(job.createdAt), startTime: String(job.startedAt) };
+  if (job.state === 'DONE') {
+    statistics.endTime = String(job.endedAt);
+    statistics.totalBytesProcessed = String(job.analysis.totalBytesProcessed);
+    statistics.query = queryStatistics(job.analysis, job.billed);
+  }
+  const query = { query: job.sql, priority: 'INTERACTIVE', useLegacySql: false };
+  if (job.maximumBytesBilled !== undefined) query.maximumBytesBilled = String(job.maximumBytesBilled);
+  return {
+    kind: 'bigquery#job',
+    etag: etag(),
+    id: `${job.project}:${job.location}.${job.id}`,
+    selfLink: `https://bigquery.googleapis.com/bigquery/v2/projects/${job.project}/jobs/${job.id}?location=${job.location}`,
+    user_email: job.email,
+    configuration: { query, jobType: 'QUERY', ...(job.labels ? { labels: job.labels } : {}) },
+    jobReference: jobReference(job),
+    statistics,
+    status,
+    principal_subject: `serviceAccount:${job.email}`,
+  };
+}
+
+/** One page of rows from `start`: at most maxResults rows and about 10 MB of JSON. */
+function pageOf(job, start, maxResults, int64Timestamp) {
+  const r = job.result;
+  const rows = [];
+  let bytes = 0;
+  let i = start;
+  const limit = maxResults ?? Infinity;
+  while (i < r.total && rows.length < limit && bytes < MAX_PAGE_BYTES) {
+    const values = rowAt(r, i);
+    const row = { f: values.map((v, c) => ({ v: encodeValue(r.types[c], v, { int64Timestamp }) })) };
+    bytes += JSON.stringify(row).length;
+    rows.push(row);
+    i++;
+  }
+  const out = { totalRows: String(r.total) };
+  if (rows.length) out.rows = rows;
+  if (i < r.total) out.pageToken = encodePageToken(job.id, i);
+  return out;
+}
+
+function rowAt(r, index) {
+  if (r.cache.index < 0 || index < r.offsets[r.cache.index] || index >= r.offsets[r.cache.index] + r.cache.rows.length) {
+    let lo = 0;
+    let hi = r.offsets.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (r.offsets[mid] <= index) lo = mid;
+      else hi = mid - 1;
+    }
+    r.cache = { index: lo, rows: r.result.getChunk(lo).getRows() };
+  }
+  return r.cache.rows[index - r.offsets[r.cache.index]];
+}
+
+function encodePageToken(jobId, index) {
+  return Buffer.from(JSON.stringify({ j: jobId, i: index })).toString('base64url');
+}
+
+function decodePageToken(token, jobId) {
+  try {
+    const t = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
+    if (t.j === jobId && Number.isInteger(t.i) && t.i >= 0) return t.i;
+  } catch {
+    // fall through
+  }
+  throw new BqError(400, 'invalid', 'Invalid page token');
+}
+
+function etag() {
+  return randomBytes(16).toString('base64');
+}
+
+function sleep(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Control endpoints (no auth; the server only listens on loopback)
+
+/** Recent BigQuery API calls, for tests asserting what the client sent (tokens are never kept). */
+export class RequestJournal {
+  constructor(max = 500) {
+    this.max = max;
+    this.entries = [];
+  }
+
+  record({ method, path, op, query, body, auth }) {
+    const entry = {
+      at: new Date().toISOString(),
+      method,
+      path,
+      op,
+      query,
+      body,
+      auth: auth.ok ? { ok: true, iss: auth.claims.iss } : { ok: false, why: auth.why },
+      status: null,
+    };
+    this.entries.push(entry);
+    if (this.entries.length > this.max) this.entries.shift();
+    return entry;
+  }
+
+  /** @param {{ op?: string, sql?: string, requestId?: string, label?: string }} filter */
+  list(filter = {}) {
+    return this.entries.filter((e) => {
+      if (filter.op && e.op !== filter.op) return false;
+      const sql = e.body?.query ?? e.body?.configuration?.query?.query ?? '';
+      if (filter.sql && !String(sql).includes(filter.sql)) return false;
+      if (filter.requestId && e.body?.requestId !== filter.requestId) return false;
+      if (filter.label) {
+        const [k, v] = filter.label.split(':');
+        const labels = e.body?.labels ?? e.body?.configuration?.labels ?? {};
+        if (labels[k] !== v) return false;
+      }
+      return true;
+    });
+  }
+
+  clear() {
+    this.entries = [];
+  }
+}
+
+async function control(ctx, req, res, url) {
+  const method = req.method ?? 'GET';
+  const path = url.pathname;
+  if (path === '/__health') return send(res, 200, { ok: true, datasets: ctx.engine.datasets(), today: ctx.engine.today });
+  if (path === '/__faults' && method === 'GET') return send(res, 200, { faults: ctx.faults.list(), kinds: FAULT_KINDS });
+  if (path === '/__faults' && method === 'POST') {
+    const raw = await readBody(req);
+    try {
+      const spec = JSON.parse(raw ?? '');
+      const specs = Array.isArray(spec) ? spec : [spec];
+      const armed = specs.map((s) => ctx.faults.arm(s));
+      return send(res, 201, Array.isArray(spec) ? { faults: armed } : armed[0]);
+    } catch (e) {
+      return send(res, 400, { error: e instanceof FaultSpecError ? e.message : 'body must be a JSON fault spec' });
+    }
+  }
+  if (path === '/__faults' && method === 'DELETE') {
+    ctx.faults.clear();
+    res.writeHead(204).end();
+    return undefined;
+  }
+  const one = /^\/__faults\/([^/]+)$/.exec(path);
+  if (one && method === 'DELETE') {
+    const n = ctx.faults.clear(decodeURIComponent(one[1]));
+    if (n === 0) return send(res, 404, { error: 'no such fault' });
+    res.writeHead(204).end();
+    return undefined;
+  }
+  if (path === '/__requests' && method === 'GET') {
+    const p = url.searchParams;
+    const list = ctx.journal.list({ op: p.get('op') ?? undefined, sql: p.get('sql') ?? undefined, requestId: p.get('requestId') ?? undefined, label: p.get('label') ?? undefined });
+    const limit = Number(p.get('limit') ?? 100);
+    return send(res, 200, { requests: list.slice(-Math.max(1, Math.min(500, limit))) });
+  }
+  if (path === '/__requests' && method === 'DELETE') {
+    ctx.journal.clear();
+    res.writeHead(204).end();
+    return undefined;
+  }
+  return send(res, 404, { error: `no control endpoint ${method} ${path}` });
+}
