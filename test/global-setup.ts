@@ -1,23 +1,49 @@
-import { generateKeyPairSync } from 'node:crypto';
+import { createServiceAccount } from '../dev/warehouse/service-account.mjs';
+import { startWarehouse } from '../dev/warehouse/server.mjs';
 import type { TestProject } from 'vitest/node';
 
 declare module 'vitest' {
   export interface ProvidedContext {
+    /** Base URL of the local warehouse (BIGQUERY_API_BASE); control endpoints at /__faults and /__requests. */
     warehouseUrl: string;
+    /** The service account the Worker signs with; the warehouse trusts it for every dataset. */
     serviceAccountJson: string;
+    /** GCP_SERVICE_ACCOUNTS_BY_BRAND for the demo brands: each account may read only its brand's dataset. */
+    serviceAccountsByBrandJson: string;
+    /** The demo data's "today" (YYYY-MM-DD, UTC) as the warehouse generated it. */
+    warehouseToday: string;
   }
 }
 
-/** Runs once in Node before any project: makes a throwaway service account and starts the local warehouse. */
+const BRAND_DATASETS = { brand_acme: 'acme', brand_globex: 'globex', brand_umbrella: 'umbrella' } as const;
+
+/** Runs once in Node before any project: makes throwaway service accounts and starts the local warehouse. */
 export default async function setup(project: TestProject) {
-  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const serviceAccount = {
-    type: 'service_account',
-    project_id: 'service-v1',
-    private_key_id: 'test-key-1',
-    private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
-    client_email: 'query-api@service-v1.iam.gserviceaccount.com',
+  const main = createServiceAccount();
+  const perBrand = Object.entries(BRAND_DATASETS).map(([brandId, dataset]) => ({
+    brandId,
+    dataset,
+    account: createServiceAccount({ clientEmail: `brand-${dataset}@service-v1.iam.gserviceaccount.com` }),
+  }));
+  const warehouse = await startWarehouse({
+    serviceAccounts: [
+      { clientEmail: main.clientEmail, publicKeyPem: main.publicKeyPem, keyId: main.keyId },
+      ...perBrand.map(({ account, dataset }) => ({
+        clientEmail: account.clientEmail,
+        publicKeyPem: account.publicKeyPem,
+        keyId: account.keyId,
+        datasets: [dataset],
+      })),
+    ],
+  });
+  project.provide('warehouseUrl', warehouse.url);
+  project.provide('serviceAccountJson', main.json);
+  project.provide(
+    'serviceAccountsByBrandJson',
+    JSON.stringify(Object.fromEntries(perBrand.map(({ brandId, account }) => [brandId, JSON.parse(account.json) as unknown]))),
+  );
+  project.provide('warehouseToday', warehouse.today);
+  return async () => {
+    await warehouse.close();
   };
-  project.provide('serviceAccountJson', JSON.stringify(serviceAccount));
-  project.provide('warehouseUrl', 'http://127.0.0.1:9');
 }
