@@ -1,0 +1,181 @@
+// `npm run dev` end to end, in a throwaway state dir (--state-dir) on a free port: the credentials it prints and
+// keeps, the demo tenants behind each key, the admin passwords it seeded, refusing a busy port or a second
+// instance, stopping without leftovers, and a restart that keeps the same credentials.
+import { spawn } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { d1Execute, sql } from '../../scripts/lib/d1.mjs';
+import { importWorkerModules, ROOT } from '../../scripts/lib/import-ts.mjs';
+
+const READY_TIMEOUT_MS = 240_000;
+const KEY_RE = /^wqk_[A-Za-z0-9_-]{43}$/;
+
+let stateDir;
+let port;
+let dev;
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen({ host: '127.0.0.1', port: 0 }, () => {
+      const { port: p } = srv.address();
+      srv.close(() => resolve(p));
+    });
+  });
+}
+
+/** Starts dev/run-dev.mjs; resolves when it printed "ready" or exited (then `exitCode` is set). */
+function startDev(args) {
+  const child = spawn(process.execPath, [join(ROOT, 'dev/run-dev.mjs'), ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const run = { child, out: '', exitCode: null, started: performance.now(), readyMs: null };
+  child.stdout.on('data', (d) => (run.out += d));
+  child.stderr.on('data', (d) => (run.out += d));
+  run.exited = new Promise((resolve) => child.once('exit', (code) => resolve((run.exitCode = code))));
+  run.ready = new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`not ready in ${READY_TIMEOUT_MS} ms:\n${run.out}`)), READY_TIMEOUT_MS);
+    child.stdout.on('data', () => {
+      if (run.out.includes('[dev] ready in')) {
+        clearTimeout(timer);
+        run.readyMs = performance.now() - run.started;
+        resolve(run);
+      }
+    });
+    run.exited.then(() => {
+      clearTimeout(timer);
+      resolve(run);
+    });
+  });
+  return run;
+}
+
+async function stopDev(run) {
+  if (!run || run.exitCode !== null) return run?.exitCode;
+  run.child.kill('SIGTERM');
+  return run.exited;
+}
+
+/** Processes whose command line mentions the state dir (wrangler, workerd, the guard, run-dev itself). */
+async function processesUsing(dir) {
+  const found = [];
+  for (const pid of await readdir('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    const cmd = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+    if (cmd.includes(dir)) found.push(`${pid}: ${cmd.replaceAll('\0', ' ')}`);
+  }
+  return found;
+}
+
+const brands = async (key) => {
+  const res = await fetch(`http://127.0.0.1:${port}/v1/data/brands`, { headers: { authorization: `Bearer ${key}` } });
+  return { status: res.status, body: await res.json() };
+};
+
+beforeAll(async () => {
+  stateDir = await mkdtemp(join(tmpdir(), 'run-dev-'));
+  port = await freePort();
+  dev = await startDev(['--port', String(port), '--state-dir', stateDir]).ready;
+  if (dev.exitCode !== null) throw new Error(`npm run dev exited ${dev.exitCode}:\n${dev.out}`);
+}, READY_TIMEOUT_MS + 10_000);
+
+afterAll(async () => {
+  await stopDev(dev);
+  if (stateDir) await rm(stateDir, { recursive: true, force: true });
+}, 60_000);
+
+describe('npm run dev', () => {
+  let credentials;
+
+  it('keeps and prints the credentials in the shape of demo-data.md, readable only by the owner', async () => {
+    const path = join(stateDir, 'credentials.json');
+    credentials = JSON.parse(await readFile(path, 'utf8'));
+    expect(credentials).toEqual({
+      baseUrl: `http://127.0.0.1:${port}`,
+      keys: { org: expect.stringMatching(KEY_RE), brand: expect.stringMatching(KEY_RE), other: expect.stringMatching(KEY_RE) },
+      admins: {
+        org: { email: 'org-admin@demo.test', password: expect.stringMatching(/^.{20,}$/) },
+        brand: { email: 'acme-admin@demo.test', password: expect.stringMatching(/^.{20,}$/) },
+      },
+    });
+    expect(new Set(Object.values(credentials.keys)).size).toBe(3);
+    expect(dev.out).toContain(JSON.stringify(credentials, null, 2));
+    expect(dev.out).toContain(`curl -s -H 'Authorization: Bearer ${credentials.keys.org}' http://127.0.0.1:${port}/v1/data/brands`);
+    expect((await stat(path)).mode & 0o777).toBe(0o600);
+  });
+
+  it('writes the vars file wrangler reads: the warehouse, the dev service account and both secrets', async () => {
+    const vars = await readFile(join(stateDir, 'dev.vars'), 'utf8');
+    expect(vars).toMatch(/^BIGQUERY_API_BASE='http:\/\/127\.0\.0\.1:\d+'$/m);
+    expect(vars).toMatch(/^CURSOR_SECRET='[0-9a-f]{64}'$/m);
+    expect(vars).toMatch(/^SESSION_SECRET='[0-9a-f]{64}'$/m);
+    const sa = /^GCP_SERVICE_ACCOUNT_JSON='(.*)'$/m.exec(vars)?.[1];
+    expect(JSON.parse(sa ?? 'null')).toMatchObject({ type: 'service_account', client_email: expect.any(String), private_key: expect.stringContaining('PRIVATE KEY') });
+    expect(JSON.parse(await readFile(join(stateDir, 'service-account.json'), 'utf8')).private_key).toBe(JSON.parse(sa).private_key);
+  });
+
+  it('serves each demo key with exactly its tenants', async () => {
+    expect(await brands(credentials.keys.org)).toEqual({
+      status: 200,
+      body: {
+        brands: [
+          { brandId: 'brand_acme', name: 'Acme Outdoor', dataset: 'acme' },
+          { brandId: 'brand_globex', name: 'Globex Coffee', dataset: 'globex' },
+          { brandId: 'brand_initech', name: 'Initech Labs', dataset: null },
+        ],
+      },
+    });
+    expect(await brands(credentials.keys.brand)).toEqual({ status: 200, body: { brands: [{ brandId: 'brand_acme', name: 'Acme Outdoor', dataset: 'acme' }] } });
+    expect(await brands(credentials.keys.other)).toEqual({ status: 200, body: { brands: [{ brandId: 'brand_umbrella', name: 'Umbrella Health', dataset: 'umbrella' }] } });
+    expect((await brands('wqk_not-a-real-key')).status).toBe(401);
+  });
+
+  it('seeds the admin logins with the printed passwords', async () => {
+    const { verifyPassword } = await importWorkerModules({ 'src/auth/passwords.ts': ['verifyPassword'] });
+    const results = await d1Execute(
+      { persistTo: join(stateDir, 'wrangler-state') },
+      { command: sql`SELECT email, password_hash, password_salt, password_iterations FROM users WHERE email IN (${credentials.admins.org.email}, ${credentials.admins.brand.email}) ORDER BY email` },
+    );
+    const users = results[0];
+    expect(users.map((u) => u.email)).toEqual(['acme-admin@demo.test', 'org-admin@demo.test']);
+    for (const u of users) {
+      const password = u.email === 'org-admin@demo.test' ? credentials.admins.org.password : credentials.admins.brand.password;
+      const stored = { hash: u.password_hash, salt: u.password_salt, iterations: u.password_iterations };
+      expect(await verifyPassword(password, stored)).toBe(true);
+    }
+  });
+
+  it('refuses a busy port, and a second instance on the same state dir, with advice', async () => {
+    const other = await mkdtemp(join(tmpdir(), 'run-dev-other-'));
+    try {
+      const busy = await startDev(['--port', String(port), '--state-dir', other]).ready;
+      expect(busy.exitCode).toBe(1);
+      expect(busy.out).toContain(`port ${port} on 127.0.0.1 is already in use`);
+      expect(busy.out).toContain('--port');
+    } finally {
+      await rm(other, { recursive: true, force: true });
+    }
+    const second = await startDev(['--port', String(await freePort()), '--state-dir', stateDir]).ready;
+    expect(second.exitCode).toBe(1);
+    expect(second.out).toContain(`npm run dev is already running`);
+    expect(second.out).toContain(`(pid ${dev.child.pid})`);
+  });
+
+  it('stops everything on SIGTERM, and a restart keeps the same credentials and data', async () => {
+    expect(await stopDev(dev)).toBe(0);
+    expect(dev.out).toContain('[dev] SIGTERM: stopping');
+    // wrangler's group is stopped by the guard before run-dev exits; nothing may be left holding the state dir.
+    expect(await processesUsing(stateDir)).toEqual([]);
+    await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
+
+    dev = await startDev(['--port', String(port), '--state-dir', stateDir]).ready;
+    expect(dev.exitCode).toBeNull();
+    expect(dev.out).toContain('cached');
+    const again = JSON.parse(await readFile(join(stateDir, 'credentials.json'), 'utf8'));
+    expect(again).toEqual(credentials);
+    expect((await brands(credentials.keys.brand)).body).toEqual({ brands: [{ brandId: 'brand_acme', name: 'Acme Outdoor', dataset: 'acme' }] });
+    console.log(`npm run dev restart: ready in ${Math.round(dev.readyMs)} ms`);
+  }, READY_TIMEOUT_MS);
+});
