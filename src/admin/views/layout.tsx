@@ -44,7 +44,7 @@ td form{margin:0}
 .status-revoked{color:var(--muted)}
 ul.plain{padding-left:1.2rem;margin:.25rem 0}
 @media (max-width:719px){
- table,thead,tbody,tr,th,td{display:block}
+ table,caption,thead,tbody,tr,th,td{display:block}
  thead{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
  tr{border:1px solid var(--line);border-radius:6px;margin:0 0 .75rem;padding:.25rem .5rem}
  td{border:0;padding:.35rem 0;display:grid;grid-template-columns:8rem 1fr;gap:.5rem}
@@ -66,7 +66,7 @@ export const Layout: FC<LayoutProps> = ({ title, nonce, header, narrow, children
     <head>
       <meta charset="utf-8" />
       <meta name="viewport" content="width=device-width, initial-scale=1" />
-      <meta name="referrer" content="no-referrer" />
+      <meta name="referrer" content="same-origin" />
       <title>{title} · Warehouse Query API</title>
       <style nonce={nonce} dangerouslySetInnerHTML={{ __html: CSS }} />
     </head>

@@ -18,7 +18,7 @@ export interface RenderOptions {
 /**
  * Renders a server-side page with the headers every admin and authorization page carries: a nonce-based CSP (the
  * inline stylesheet and copy script run, nothing else does), no framing, no caching (pages show secrets and CSRF
- * tokens), no referrer.
+ * tokens), no referrer to other sites.
  */
 export function renderPage(
   c: Context<AppEnv>,
@@ -44,6 +44,7 @@ export function renderPage(
   c.header('cache-control', 'no-store');
   c.header('x-frame-options', 'DENY');
   c.header('x-content-type-options', 'nosniff');
-  c.header('referrer-policy', 'no-referrer');
+  // same-origin, not no-referrer: with no-referrer browsers send `Origin: null` on our own form posts.
+  c.header('referrer-policy', 'same-origin');
   return c.html(html`<!doctype html>${page(nonce)}`, status);
 }
