@@ -291,6 +291,8 @@ export const SUPPORT_MACROS = [
   // Start of the week containing d, weeks starting on weekday k (0 = Sunday), as BigQuery's WEEK(<day>).
   'CREATE OR REPLACE MACRO bq_week_start(d, k) AS CAST(d AS DATE) - CAST((dayofweek(CAST(d AS DATE)) - k + 7) % 7 AS INTEGER)',
   'CREATE OR REPLACE MACRO bq_regexp_extract(s, r, g) AS CASE WHEN regexp_matches(s, r) THEN regexp_extract(s, r, g) END',
+  // RANGE_BUCKET(point, sorted_array): how many boundaries are <= point.
+  'CREATE OR REPLACE MACRO bq_range_bucket(p, a) AS CASE WHEN p IS NULL THEN NULL ELSE len(list_filter(a, x -> x <= p)) END',
   "CREATE OR REPLACE MACRO bq_initcap(s) AS array_to_string(list_transform(string_split(lower(s), ' '), w -> upper(w[1]) || w[2:]), ' ')",
 ];
 
@@ -449,6 +451,8 @@ function rwSeq(nodes, st) {
   let from = NONE;
   /** @type {Node | null} */
   let prev = null;
+  // Names seen in this FROM clause, so `alias.array_column` in a table position reads as an implicit UNNEST.
+  const aliases = new Set();
   for (let i = 0; i < nodes.length; i++) {
     const nd = nodes[i];
     if (isTrivia(nd)) {
@@ -477,7 +481,7 @@ function rwSeq(nodes, st) {
       prev = nd;
     } else {
       // Identifier or keyword.
-      const r = rwWord(nodes, i, st, { from, prev });
+      const r = rwWord(nodes, i, st, { from, prev, aliases });
       out.push(...r.out);
       from = r.from;
       i = r.last;
@@ -497,7 +501,7 @@ function trivia(tok) {
  * Rewrites the word at nodes[i] (and whatever it governs). Returns the index of the last node consumed.
  * @returns {{ out: Piece[], last: number, from: number }}
  */
-function rwWord(nodes, i, st, { from, prev }) {
+function rwWord(nodes, i, st, { from, prev, aliases }) {
   const t = nodes[i].tok;
   const upper = t.type === 'id' ? t.text.toUpperCase() : '';
   const j = nextSig(nodes, i + 1);
@@ -542,7 +546,16 @@ function rwWord(nodes, i, st, { from, prev }) {
   if (isGroup(nodes[k])) {
     return done(functionCall(path, nodes[k], st), k, from === EXPECT_TABLE ? IN_FROM : from);
   }
-  if (from === EXPECT_TABLE) return done(tablePath(path, st), path.last, IN_FROM);
+  if (from === EXPECT_TABLE) {
+    const head = path.parts[0].name.toLowerCase();
+    if (path.parts.length >= 2 && aliases.has(head) && !st.datasets.has(head)) {
+      // BigQuery's correlated array path: FROM t, t.items AS item  ==  FROM t, UNNEST(t.items) AS item
+      const arg = joinPieces(path.parts.map((pt) => text(pt.quoted ? duckIdent(pt.name) : pt.name, pt.p)), '.', t.p);
+      return unnestFrom(nodes, arg, path.last, t.p, st);
+    }
+    return done(tablePath(path, st), path.last, IN_FROM);
+  }
+  if (from === IN_FROM && path.parts.length === 1) aliases.add(path.parts[0].name.toLowerCase());
   return done(joinPieces(path.parts.map((pt) => text(pt.quoted ? duckIdent(pt.name) : pt.name, pt.p)), '.', t.p), path.last);
 }
 
@@ -614,9 +627,11 @@ function tablePath(path, st) {
 
 /** `UNNEST(e) [AS] x [WITH OFFSET [AS] o]` in a FROM clause. */
 function unnestTable(nodes, i, j, st) {
-  const group = nodes[j];
-  const arg = rwSeq(group.kids, st);
-  const p = nodes[i].tok.p;
+  return unnestFrom(nodes, rwSeq(nodes[j].kids, st), j, nodes[i].tok.p, st);
+}
+
+/** The alias and offset clauses after an UNNEST source (ending at nodes[j]) whose array is `arg`. */
+function unnestFrom(nodes, arg, j, p, st) {
   let k = nextSig(nodes, j + 1);
   let alias = null;
   if (isWord(nodes[k], 'AS')) k = nextSig(nodes, k + 1);
@@ -1115,6 +1130,7 @@ const FUNCTIONS = {
   SAFE_MULTIPLY: (a, r, c) => cat(c.p, 'try((', a[0], ') * (', a[1], '))'),
   SAFE_NEGATE: (a, r, c) => cat(c.p, 'try(-(', a[0], '))'),
   IS_NAN: rename('isnan'),
+  RANGE_BUCKET: rename('bq_range_bucket'),
   IS_INF: rename('isinf'),
   PERCENTILE_CONT: rename('quantile_cont'),
   PERCENTILE_DISC: rename('quantile_disc'),
@@ -1125,6 +1141,9 @@ const FUNCTIONS = {
     const fractions = Array.from({ length: n + 1 }, (_, k) => `${k / n}`);
     return cat(c.p, 'quantile_disc(', a[0], `, [${fractions.join(', ')}])`);
   },
+  // Exact counts (BigQuery's are approximate): ARRAY<STRUCT<value, count>>, most frequent first.
+  APPROX_TOP_COUNT: (a, r, c) => cat(c.p, 'list_transform(list_slice(list_sort(list_transform(map_entries(histogram(', a[0],
+    ')), e -> struct_pack(c := e.value, v := e.key)), \'DESC\'), 1, ', a[1], '), e -> struct_pack("value" := e.v, "count" := e.c))'),
   CONCAT: (a, r, c) => (a.length === 0 ? text("''", c.p) : cat(c.p, '(', joinPieces(a, ' || ', c.p), ')')),
   FORMAT: (a, r, c) => {
     const s = sig(r[0] ?? []);

@@ -405,6 +405,7 @@ const HELPER_NAMES = [
   [/bq_week_start/g, 'DATE_TRUNC'],
   [/bq_regexp_extract/g, 'REGEXP_EXTRACT'],
   [/bq_initcap/g, 'INITCAP'],
+  [/bq_range_bucket/g, 'RANGE_BUCKET'],
   [/count_if/g, 'COUNTIF'],
 ];
 

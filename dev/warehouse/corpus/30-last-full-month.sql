@@ -1,0 +1,4 @@
+SELECT COUNT(*) AS orders, ROUND(SUM(revenue), 2) AS revenue, COUNT(DISTINCT customer_id) AS customers
+FROM `service-v1.acme.fact__orders`
+WHERE order_date BETWEEN DATE_TRUNC(DATE_SUB(CURRENT_DATE(), INTERVAL 1 MONTH), MONTH)
+  AND LAST_DAY(DATE_SUB(CURRENT_DATE(), INTERVAL 1 MONTH))

@@ -1,0 +1,4 @@
+SELECT day, c.channel
+FROM UNNEST(GENERATE_DATE_ARRAY(DATE_SUB(CURRENT_DATE(), INTERVAL 3 DAY), DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY))) AS day
+CROSS JOIN (SELECT DISTINCT channel FROM `service-v1.umbrella.agg__daily_revenue`) AS c
+ORDER BY day, channel
