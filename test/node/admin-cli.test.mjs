@@ -4,12 +4,12 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { d1Execute, sql, WRANGLER_BIN, wranglerEnv } from '../../scripts/lib/d1.mjs';
 import { importWorkerModules, ROOT } from '../../scripts/lib/import-ts.mjs';
+import { freePort } from './free-port.mjs';
 
 let stateDir;
 
@@ -243,10 +243,11 @@ describe('API keys', () => {
     beforeAll(async () => {
       const port = await freePort();
       base = `http://127.0.0.1:${port}`;
+      // Through the process guard, so wrangler and its workerd cannot outlive this test run.
       wrangler = spawn(
         process.execPath,
-        [WRANGLER_BIN, 'dev', '--ip', '127.0.0.1', '--port', String(port), '--persist-to', stateDir, '--show-interactive-dev-session=false', '--inspector-port', String(await freePort())],
-        { cwd: ROOT, env: wranglerEnv(), stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+        [join(ROOT, 'scripts/lib/process-guard.mjs'), process.execPath, WRANGLER_BIN, 'dev', '--ip', '127.0.0.1', '--port', String(port), '--persist-to', stateDir, '--show-interactive-dev-session=false', '--inspector-port', String(await freePort())],
+        { cwd: ROOT, env: wranglerEnv(), stdio: ['pipe', 'pipe', 'pipe'] },
       );
       let log = '';
       wrangler.stdout.on('data', (d) => (log += d));
@@ -264,9 +265,9 @@ describe('API keys', () => {
     }, 120_000);
 
     afterAll(async () => {
-      if (wrangler?.pid && wrangler.exitCode === null) {
+      if (wrangler && wrangler.exitCode === null) {
         const exited = new Promise((r) => wrangler.once('exit', r));
-        process.kill(-wrangler.pid, 'SIGTERM');
+        wrangler.kill('SIGTERM');
         await exited;
       }
     });
@@ -302,14 +303,3 @@ describe('API keys', () => {
     });
   });
 });
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
