@@ -3,12 +3,12 @@
 // instance, stopping without leftovers, and a restart that keeps the same credentials.
 import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { d1Execute, sql } from '../../scripts/lib/d1.mjs';
 import { importWorkerModules, ROOT } from '../../scripts/lib/import-ts.mjs';
+import { freePort } from './free-port.mjs';
 
 const READY_TIMEOUT_MS = 240_000;
 const KEY_RE = /^wqk_[A-Za-z0-9_-]{43}$/;
@@ -16,17 +16,6 @@ const KEY_RE = /^wqk_[A-Za-z0-9_-]{43}$/;
 let stateDir;
 let port;
 let dev;
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen({ host: '127.0.0.1', port: 0 }, () => {
-      const { port: p } = srv.address();
-      srv.close(() => resolve(p));
-    });
-  });
-}
 
 /** Starts dev/run-dev.mjs; resolves when it printed "ready" or exited (then `exitCode` is set). */
 function startDev(args) {
