@@ -91,6 +91,12 @@ describe('sign in and out', () => {
     expect(res.headers.get('x-frame-options')).toBe('DENY');
     expect(res.headers.get('x-request-id')).toMatch(/^req_/);
   });
+
+  it('keeps the pages out of the OpenAPI document', async () => {
+    const doc = z.object({ paths: z.record(z.string(), z.unknown()) }).parse(await (await SELF.fetch(`${ORIGIN}/v1/data/openapi.json`)).json());
+    expect(Object.keys(doc.paths).length).toBeGreaterThan(0);
+    expect(Object.keys(doc.paths).filter((p) => p.startsWith('/admin') || p.startsWith('/authorize') || p.startsWith('/oauth'))).toEqual([]);
+  });
 });
 
 describe('API keys', () => {
