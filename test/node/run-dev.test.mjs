@@ -2,7 +2,7 @@
 // keeps, the demo tenants behind each key, the admin passwords it seeded, refusing a busy port or a second
 // instance, stopping without leftovers, and a restart that keeps the same credentials.
 import { spawn } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -65,6 +65,8 @@ const brands = async (key) => {
 
 beforeAll(async () => {
   stateDir = await mkdtemp(join(tmpdir(), 'run-dev-'));
+  // A developer's own override and a stale managed value: the first must survive, the second be replaced.
+  await writeFile(join(stateDir, 'dev.vars'), "ROW_CAP='5'\nCURSOR_SECRET='stale'\n");
   port = await freePort();
   dev = await startDev(['--port', String(port), '--state-dir', stateDir]).ready;
   if (dev.exitCode !== null) throw new Error(`npm run dev exited ${dev.exitCode}:\n${dev.out}`);
@@ -95,8 +97,11 @@ describe('npm run dev', () => {
     expect((await stat(path)).mode & 0o777).toBe(0o600);
   });
 
-  it('writes the vars file wrangler reads: the warehouse, the dev service account and both secrets', async () => {
+  it('writes the vars file wrangler reads: the warehouse, the dev service account and both secrets, keeping other lines', async () => {
     const vars = await readFile(join(stateDir, 'dev.vars'), 'utf8');
+    expect(vars).toMatch(/^ROW_CAP='5'$/m);
+    expect(vars).not.toContain('stale');
+    expect(vars.match(/^CURSOR_SECRET=/gm)).toHaveLength(1);
     expect(vars).toMatch(/^BIGQUERY_API_BASE='http:\/\/127\.0\.0\.1:\d+'$/m);
     expect(vars).toMatch(/^CURSOR_SECRET='[0-9a-f]{64}'$/m);
     expect(vars).toMatch(/^SESSION_SECRET='[0-9a-f]{64}'$/m);
