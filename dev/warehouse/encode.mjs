@@ -135,6 +135,15 @@ function intervalString({ months, days, micros }) {
   return `${sign(months)}${Math.trunc(m / 12)}-${m % 12} ${days} ${micros < 0n ? '-' : ''}${h}:${mi}:${s}${frac ? `.${pad(frac, 6).replace(/0+$/, '')}` : ''}`;
 }
 
+/** BigQuery answers JSON values in canonical form (no insignificant whitespace). */
+function canonicalJson(s) {
+  try {
+    return JSON.stringify(JSON.parse(s));
+  } catch {
+    return s;
+  }
+}
+
 function numericString(s) {
   if (!s.includes('.')) return s;
   const trimmed = s.replace(/0+$/, '').replace(/\.$/, '');
@@ -185,6 +194,8 @@ export function encodeValue(type, value, opts) {
       return { f: type.entryNames.map((n, i) => ({ v: encodeValue(type.entryTypes[i], value.entries[n], opts) })) };
     case DuckDBTypeId.MAP:
       return value.entries.map((e) => ({ v: { f: [{ v: encodeValue(type.keyType, e.key, opts) }, { v: encodeValue(type.valueType, e.value, opts) }] } }));
+    case DuckDBTypeId.VARCHAR:
+      return type.alias === 'JSON' ? canonicalJson(String(value)) : String(value);
     default:
       return String(value);
   }
