@@ -195,7 +195,7 @@ function nextSig(nodes, i) {
   return j;
 }
 
-/** Splits a node list on top-level commas. */
+/** Splits a node list on top-level commas; whitespace around each argument is dropped (comments stay). */
 function splitArgs(nodes) {
   const args = [[]];
   for (const nd of nodes) {
@@ -203,7 +203,17 @@ function splitArgs(nodes) {
     else args[args.length - 1].push(nd);
   }
   if (args.length === 1 && args[0].every(isTrivia)) return [];
-  return args;
+  return args.map(trimWs);
+}
+
+const isWs = (nd) => nd.k === 'tok' && nd.tok.type === 'ws';
+
+function trimWs(nodes) {
+  let a = 0;
+  let b = nodes.length;
+  while (a < b && isWs(nodes[a])) a++;
+  while (b > a && isWs(nodes[b - 1])) b--;
+  return nodes.slice(a, b);
 }
 
 const sig = (nodes) => nodes.filter((nd) => !isTrivia(nd));
@@ -553,6 +563,8 @@ function rwWord(nodes, i, st, { from, prev, aliases }) {
       const arg = joinPieces(path.parts.map((pt) => text(pt.quoted ? duckIdent(pt.name) : pt.name, pt.p)), '.', t.p);
       return unnestFrom(nodes, arg, path.last, t.p, st);
     }
+    // A table is its own range variable too: FROM t, t.arr
+    aliases.add(path.parts[path.parts.length - 1].name.toLowerCase());
     return done(tablePath(path, st), path.last, IN_FROM);
   }
   if (from === IN_FROM && path.parts.length === 1) aliases.add(path.parts[0].name.toLowerCase());
@@ -671,7 +683,7 @@ function interval(nodes, i, st, from) {
   let k = j;
   while (k < nodes.length && !(nodes[k].k === 'tok' && nodes[k].tok.type === 'id' && DATE_PARTS.has(nodes[k].tok.text.toUpperCase()))) k++;
   if (k >= nodes.length) throw new DialectError('Syntax error: Expected an INTERVAL date part', p);
-  const expr = nodes.slice(j, k);
+  const expr = trimWs(nodes.slice(j, k));
   return { out: cat(p, 'INTERVAL (', rwSeq(expr, st), `) ${nodes[k].tok.text.toUpperCase()}`), last: k, from };
 }
 
@@ -913,7 +925,7 @@ function castForm(group, c, fn) {
   });
   if (asIdx < 0) throw new DialectError(`Syntax error: Expected keyword AS in ${fn === 'CAST' ? 'CAST' : 'SAFE_CAST'}`, c.p);
   const duckType = typeFromNodes(kids.slice(asIdx + 1));
-  return cat(c.p, `${fn}(`, rwSeq(kids.slice(0, asIdx), c.st), ` AS ${duckType})`);
+  return cat(c.p, `${fn}(`, rwSeq(trimWs(kids.slice(0, asIdx)), c.st), ` AS ${duckType})`);
 }
 
 function extractForm(group, c) {
