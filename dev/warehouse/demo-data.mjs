@@ -293,7 +293,7 @@ export function datasetStatements(ds, today) {
  * Builds the whole demo database into `path` (which must not exist). Generation runs in memory and the
  * finished catalog is copied to the file once: writing table by table to the file costs several times more.
  */
-export async function buildDemoDatabase(path, today, { threads = 2 } = {}) {
+export async function buildDemoDatabase(path, today, { threads = 2, datasets = DATASETS } = {}) {
   assertIsoDate(today);
   const instance = await DuckDBInstance.create(':memory:', { threads: String(threads) });
   const conn = await instance.connect();
@@ -303,7 +303,7 @@ export async function buildDemoDatabase(path, today, { threads = 2 } = {}) {
     await conn.run(`SET TimeZone = 'UTC'`);
     await conn.run(`ATTACH ':memory:' AS ${P}`);
     await conn.run(RANDOM_MACROS);
-    for (const ds of DATASETS) {
+    for (const ds of datasets) {
       for (const stmt of datasetStatements(ds, today)) await conn.run(stmt);
     }
     await conn.run(`CREATE SCHEMA ${META}`);
