@@ -24,6 +24,8 @@ const DEFAULT_WAIT_MS = 10_000;
 const MAX_BODY_BYTES = 10 * MIB;
 const JOB_TTL_MS = 15 * 60_000;
 const MAX_JOBS = 200;
+/** Result rows kept in memory across finished jobs (a full acme.fact__orders is 500,000). */
+const MAX_RETAINED_ROWS = 2_000_000;
 const LABEL_KEY = /^[\p{Ll}\p{Lo}][\p{Ll}\p{Lo}\p{N}_-]{0,62}$/u;
 const LABEL_VALUE = /^[\p{Ll}\p{Lo}\p{N}_-]{0,63}$/u;
 const REQUEST_ID = /^[\x21-\x7e]{1,36}$/;
@@ -322,7 +324,7 @@ const OPERATIONS = {
       if (ctx.jobs.get(wanted)) throw new BqError(409, 'duplicate', `Already Exists: Job ${call.project}:${location}.${wanted}`);
     }
     const job = startJob(ctx, call, { sql: q, analysis, location, labels, requestId: null, maximumBytesBilled: config.query.maximumBytesBilled, jobId: wanted });
-    await Promise.race([job.done, sleep(0)]);
+    await within(job.done, 0);
     return jobResource(job);
   },
 
@@ -335,7 +337,7 @@ const OPERATIONS = {
   async cancel(call) {
     const job = findJob(call);
     cancelJob(job);
-    await Promise.race([job.done, sleep(2_000)]);
+    await within(job.done, 2_000);
     return { kind: 'bigquery#jobCancelResponse', job: jobResource(job) };
   },
 
@@ -435,7 +437,7 @@ class JobStore {
   }
 
   add(job) {
-    this.prune();
+    this.prune(job.createdAt);
     this.jobs.set(job.id, job);
     if (job.requestId) this.requestIds.set(job.requestId, job.id);
   }
@@ -449,11 +451,15 @@ class JobStore {
     return id ? this.get(id) : null;
   }
 
-  prune() {
-    const cutoff = Date.now() - JOB_TTL_MS;
+  /** Forgets finished jobs, oldest first, past their TTL or while too many jobs or result rows are held. */
+  prune(now) {
+    const cutoff = now - JOB_TTL_MS;
+    let rows = 0;
+    for (const job of this.jobs.values()) rows += job.result?.total ?? 0;
     for (const [id, job] of this.jobs) {
-      if (this.jobs.size <= MAX_JOBS && job.createdAt > cutoff) break;
+      if (this.jobs.size <= MAX_JOBS && rows <= MAX_RETAINED_ROWS && job.createdAt > cutoff) break;
       if (job.state !== 'DONE') continue;
+      rows -= job.result?.total ?? 0;
       this.jobs.delete(id);
       if (job.requestId) this.requestIds.delete(job.requestId);
     }
@@ -512,7 +518,7 @@ async function runJob(ctx, job, slowMs) {
     job.conn?.interrupt();
   }, ctx.maxJobMs);
   try {
-    if (slowMs > 0) await sleep(slowMs);
+    if (slowMs > 0) await within(new Promise((resolve) => { job.wake = resolve; }), slowMs);
     if (job.cancelled) throw new BqError(400, 'stopped', 'Job execution was cancelled: User requested cancellation');
     const result = await ctx.engine.execute(job.analysis, (conn) => {
       job.conn = conn;
@@ -539,6 +545,7 @@ async function runJob(ctx, job, slowMs) {
 function cancelJob(job) {
   if (job.state === 'DONE') return;
   job.cancelled = true;
+  job.wake?.();
   job.conn?.interrupt();
 }
 
@@ -553,7 +560,7 @@ function findJob(call) {
 
 async function waitFor(job, ms) {
   if (job.state === 'DONE') return true;
-  await Promise.race([job.done, sleep(ms)]);
+  await within(job.done, ms);
   return job.state === 'DONE';
 }
 
@@ -660,8 +667,13 @@ function etag() {
   return randomBytes(16).toString('base64');
 }
 
-function sleep(ms) {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+/** Waits for `promise` or `ms`, whichever comes first, leaving no timer behind to hold the process open. */
+function within(promise, ms) {
+  let timer;
+  const timeout = new Promise((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 // ---------------------------------------------------------------------------------------------------------
