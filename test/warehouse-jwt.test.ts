@@ -2,30 +2,8 @@ import { env } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../src/errors';
 import { credentialFor, type ServiceAccount } from '../src/warehouse/credentials';
-import { base64UrlEncode, BIGQUERY_AUDIENCE, bearerTokenFor, jwtClaims } from '../src/warehouse/jwt';
-
-async function newKeyPair(): Promise<{ pem: string; publicKey: CryptoKey }> {
-  const pair = await crypto.subtle.generateKey(
-    { name: 'RSASSA-PKCS1-v1_5', modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: 'SHA-256' },
-    true,
-    ['sign', 'verify'],
-  );
-  if (!('privateKey' in pair)) throw new Error('expected a key pair');
-  const der = new Uint8Array((await crypto.subtle.exportKey('pkcs8', pair.privateKey)) as ArrayBuffer);
-  const b64 = base64UrlEncode(der).replace(/-/g, '+').replace(/_/g, '/');
-  const lines = b64.match(/.{1,64}/g) ?? [];
-  return { pem: `-----BEGIN PRIVATE KEY-----\n${lines.join('\n')}\n-----END PRIVATE KEY-----\n`, publicKey: pair.publicKey };
-}
-
-function b64urlDecode(s: string): Uint8Array {
-  const b64 = s.replace(/-/g, '+').replace(/_/g, '/') + '='.repeat((4 - (s.length % 4)) % 4);
-  const bin = atob(b64);
-  return Uint8Array.from(bin, (c) => c.charCodeAt(0));
-}
-
-function decodePart(part: string | undefined): unknown {
-  return JSON.parse(new TextDecoder().decode(b64urlDecode(part ?? '')));
-}
+import { BIGQUERY_AUDIENCE, bearerTokenFor, jwtClaims } from '../src/warehouse/jwt';
+import { b64urlDecode, jwtPart, newKeyPair } from './warehouse-fixtures';
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
 
@@ -48,8 +26,8 @@ describe('bearerTokenFor', () => {
     const account: ServiceAccount = { clientEmail: 'signer@p.iam.gserviceaccount.com', privateKeyId: 'kid-123', privateKeyPem: pem };
     const token = await bearerTokenFor(account, T0);
     const [h, p, s] = token.split('.');
-    expect(decodePart(h)).toEqual({ alg: 'RS256', typ: 'JWT', kid: 'kid-123' });
-    expect(decodePart(p)).toEqual({ iss: account.clientEmail, sub: account.clientEmail, aud: BIGQUERY_AUDIENCE, iat: T0 / 1000, exp: T0 / 1000 + 3600 });
+    expect(jwtPart(token, 0)).toEqual({ alg: 'RS256', typ: 'JWT', kid: 'kid-123' });
+    expect(jwtPart(token, 1)).toEqual({ iss: account.clientEmail, sub: account.clientEmail, aud: BIGQUERY_AUDIENCE, iat: T0 / 1000, exp: T0 / 1000 + 3600 });
     const ok = await crypto.subtle.verify('RSASSA-PKCS1-v1_5', publicKey, b64urlDecode(s ?? ''), new TextEncoder().encode(`${h}.${p}`));
     expect(ok).toBe(true);
   });
@@ -62,10 +40,10 @@ describe('bearerTokenFor', () => {
     expect(await bearerTokenFor(account, T0 + 54 * 60_000 + 59_000)).toBe(first);
     const renewed = await bearerTokenFor(account, T0 + 55 * 60_000);
     expect(renewed).not.toBe(first);
-    expect(decodePart(renewed.split('.')[1])).toMatchObject({ iat: T0 / 1000 + 55 * 60, exp: T0 / 1000 + 55 * 60 + 3600 });
+    expect(jwtPart(renewed, 1)).toMatchObject({ iat: T0 / 1000 + 55 * 60, exp: T0 / 1000 + 55 * 60 + 3600 });
     // A clock that moves back before the cached token's iat gets a fresh token too.
     const earlier = await bearerTokenFor(account, T0);
-    expect(decodePart(earlier.split('.')[1])).toMatchObject({ iat: T0 / 1000 });
+    expect(jwtPart(earlier, 1)).toMatchObject({ iat: T0 / 1000 });
   });
 
   it('never shares a token between two keys with the same email and key id', async () => {

@@ -98,8 +98,13 @@ export interface WarehouseClientDeps {
   maxPollWaitMs?: number;
   /** How long an HTTP call may outlive the deadline (network time on top of BigQuery's `timeoutMs`). Default 2,000 ms. */
   graceMs?: number;
-  /** How long the best-effort `jobs.cancel` may take. Default 2,000 ms. */
+  /** How long the best-effort `jobs.cancel` may take. Default 1,000 ms. */
   cancelTimeoutMs?: number;
+  /**
+   * Where the best-effort `jobs.cancel` after a deadline runs. In the Worker pass `ctx.waitUntil` so the 504
+   * goes out at once and the cancel still completes; without it the cancel is awaited (bounded) before throwing.
+   */
+  waitUntil?: (p: Promise<unknown>) => void;
 }
 
 interface Call {
@@ -131,7 +136,7 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
   const makeLog = deps.logger ?? createLogger;
   const maxPollWaitMs = deps.maxPollWaitMs ?? 10_000;
   const graceMs = deps.graceMs ?? 2_000;
-  const cancelTimeoutMs = deps.cancelTimeoutMs ?? 2_000;
+  const cancelTimeoutMs = deps.cancelTimeoutMs ?? 1_000;
 
   function url(req: Request): string {
     const params = new URLSearchParams();
@@ -237,7 +242,8 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
       if (r.ok) call.log.info('warehouse job cancelled after deadline', { jobId });
       else call.log.warn('warehouse job cancel failed', { jobId, upstream: r.failure.error.internal });
     } catch (err) {
-      call.log.warn('warehouse job cancel failed', { jobId, error: describeError(err) });
+      const timedOut = err instanceof ApiError && err.code === 'WAREHOUSE_TIMEOUT';
+      call.log.warn('warehouse job cancel failed', { jobId, error: timedOut ? `no answer within ${cancelTimeoutMs} ms` : describeError(err) });
     }
   }
 
@@ -370,7 +376,11 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
         if (rows.length > opts.rowCap) rows.length = opts.rowCap;
         return { rows, schema, truncated, totalBytesProcessed, totalBytesBilled, jobId };
       } catch (err) {
-        if (jobId && err instanceof ApiError && err.code === 'WAREHOUSE_TIMEOUT') await cancel(jobId, jobLocation, call);
+        if (jobId && err instanceof ApiError && err.code === 'WAREHOUSE_TIMEOUT') {
+          const cancelling = cancel(jobId, jobLocation, call);
+          if (deps.waitUntil) deps.waitUntil(cancelling);
+          else await cancelling;
+        }
         throw err;
       }
     },

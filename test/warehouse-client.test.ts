@@ -1,0 +1,432 @@
+import { env } from 'cloudflare:test';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { z } from 'zod';
+import { ApiError } from '../src/errors';
+import { createWarehouseClient, type QueryOptions, type WarehouseClientDeps } from '../src/warehouse/bigquery-client';
+import { jwtPart, newKeyPair } from './warehouse-fixtures';
+
+// The Worker's BigQuery client against the real local warehouse (dev/warehouse, started by test/global-setup.ts)
+// over loopback. Faults are armed on the warehouse's control endpoint and matched to one test's job labels, so
+// tests in other files sharing the warehouse never see them. What the client sent is read back from the
+// warehouse's request journal.
+
+const WH = env.BIGQUERY_API_BASE;
+/** Short backoff so retry tests take milliseconds; the policy's shape (tries, caps) is the default. */
+const FAST: WarehouseClientDeps = { retry: { baseDelayMs: 5, maxDelayMs: 20, maxTotalDelayMs: 1000 } };
+
+const Recorded = z.object({
+  method: z.string(),
+  path: z.string(),
+  op: z.string(),
+  query: z.record(z.string(), z.string()),
+  body: z.unknown(),
+  auth: z.object({ ok: z.boolean(), iss: z.string().optional(), why: z.string().optional() }),
+  status: z.number().nullable(),
+});
+type Recorded = z.infer<typeof Recorded>;
+
+const QueryBody = z.object({
+  query: z.string(),
+  useLegacySql: z.literal(false),
+  maximumBytesBilled: z.string(),
+  maxResults: z.number(),
+  timeoutMs: z.number(),
+  location: z.string(),
+  labels: z.record(z.string(), z.string()),
+  requestId: z.string(),
+});
+
+const armed: string[] = [];
+
+afterEach(async () => {
+  while (armed.length) await fetch(`${WH}/__faults/${armed.pop()}`, { method: 'DELETE' });
+});
+
+async function arm(spec: { kind: string; count?: number; persistent?: boolean; ms?: number; status?: number; match: Record<string, unknown> }) {
+  const res = await fetch(`${WH}/__faults`, { method: 'POST', body: JSON.stringify(spec) });
+  expect(res.status).toBe(201);
+  const { id } = z.object({ id: z.string() }).parse(await res.json());
+  armed.push(id);
+}
+
+/** Journal entries: by this test's label (jobs.query / jobs.insert), or by op and job id (polls, pages, gets, cancels). */
+async function journal(filter: { tag?: string; op?: string; jobId?: string }): Promise<Recorded[]> {
+  const qs = new URLSearchParams({ limit: '500' });
+  if (filter.tag) qs.set('label', `t:${filter.tag}`);
+  if (filter.op) qs.set('op', filter.op);
+  const res = await fetch(`${WH}/__requests?${qs}`);
+  const all = z.object({ requests: z.array(Recorded) }).parse(await res.json()).requests;
+  return filter.jobId ? all.filter((r) => r.path.includes(`/${filter.jobId}`)) : all;
+}
+
+function newTag(): string {
+  return crypto.randomUUID().replace(/-/g, '').slice(0, 16);
+}
+
+function opts(tag: string, over: Partial<QueryOptions> = {}): QueryOptions {
+  return { brandId: 'brand_acme', requestId: 'req_test', labels: { t: tag }, maxBytesBilled: 10 * 1024 ** 3, rowCap: 1000, timeoutMs: 20_000, ...over };
+}
+
+async function failure(p: Promise<unknown>): Promise<ApiError> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof ApiError) return err;
+    throw err;
+  }
+  throw new Error('expected the call to fail');
+}
+
+const ORDERS = '`service-v1.acme.fact__orders`';
+
+describe('query: results', () => {
+  it('decodes every type the warehouse returns into plain JSON, with the schema', async () => {
+    const sql = `SELECT 1 AS i, 9007199254740993 AS big, -9223372036854775808 AS minint, 1.5 AS f, 1e300 AS huge,
+      CAST('NaN' AS FLOAT64) AS nan, CAST('-Infinity' AS FLOAT64) AS ninf, NUMERIC '-0.000000001' AS n,
+      BIGNUMERIC '12345678901234567890.12345678901234567' AS bn, TRUE AS b, 'x' AS s, CAST(NULL AS STRING) AS ns,
+      b'abc' AS by, DATE '2024-02-29' AS d, DATETIME '2024-02-29 12:34:56.5' AS dt, TIME '12:34:56' AS t,
+      TIMESTAMP '2024-05-01 16:00:00.123456 UTC' AS ts, TIMESTAMP '1969-12-31 23:59:59.5 UTC' AS ts0,
+      STRUCT(1 AS a, 'y' AS z) AS rec, [1, 2, 3] AS arr, [STRUCT('a' AS k, 1 AS v), STRUCT('b' AS k, 2 AS v)] AS kv,
+      JSON '{"a": [1, "two"]}' AS j, INTERVAL 3 DAY AS iv`;
+    const r = await createWarehouseClient(env).query(sql, opts(newTag()));
+    expect(r.rows).toEqual([
+      {
+        i: 1,
+        big: '9007199254740993',
+        minint: '-9223372036854775808',
+        f: 1.5,
+        huge: 1e300,
+        nan: 'NaN',
+        ninf: '-Infinity',
+        n: '-0.000000001',
+        bn: '12345678901234567890.12345678901234567',
+        b: true,
+        s: 'x',
+        ns: null,
+        by: 'YWJj',
+        d: '2024-02-29',
+        dt: '2024-02-29T12:34:56.500000',
+        t: '12:34:56',
+        ts: '2024-05-01T16:00:00.123456Z',
+        ts0: '1969-12-31T23:59:59.500000Z',
+        rec: { a: 1, z: 'y' },
+        arr: [1, 2, 3],
+        kv: [
+          { k: 'a', v: 1 },
+          { k: 'b', v: 2 },
+        ],
+        j: { a: [1, 'two'] },
+        iv: '0-0 3 0:0:0',
+      },
+    ]);
+    expect(r.schema.map((f) => [f.name, f.type, f.mode])).toContainEqual(['arr', 'INTEGER', 'REPEATED']);
+    expect(r.schema.find((f) => f.name === 'rec')).toEqual({
+      name: 'rec',
+      type: 'RECORD',
+      mode: 'NULLABLE',
+      fields: [
+        { name: 'a', type: 'INTEGER', mode: 'NULLABLE' },
+        { name: 'z', type: 'STRING', mode: 'NULLABLE' },
+      ],
+    });
+    expect(r.truncated).toBe(false);
+    expect(r.jobId).toMatch(/\S/);
+  });
+
+  it('sends jobs.query as agreed: GoogleSQL, byte ceiling, rowCap + 1, timeout, location, clean labels, a UUID requestId', async () => {
+    const tag = newTag();
+    const r = await createWarehouseClient(env).query(
+      `SELECT channel, COUNT(*) AS n FROM ${ORDERS} GROUP BY channel ORDER BY channel`,
+      opts(tag, { rowCap: 2, maxBytesBilled: 5_000_000_000, labels: { t: tag, 'Key.ID': 'Key_ABC', '9op': 'run query' } }),
+    );
+    expect(r.rows).toEqual([
+      { channel: 'marketplace', n: expect.any(Number) },
+      { channel: 'store', n: expect.any(Number) },
+    ]);
+    expect(r.truncated).toBe(true);
+    expect(r.totalBytesProcessed).toBeGreaterThan(0);
+    expect(r.totalBytesBilled).toBeGreaterThanOrEqual(10 * 1024 * 1024);
+    const sent = await journal({ tag, op: 'query' });
+    expect(sent).toHaveLength(1);
+    const body = QueryBody.parse(sent[0]?.body);
+    expect(body).toMatchObject({
+      useLegacySql: false,
+      maximumBytesBilled: '5000000000',
+      maxResults: 3,
+      location: 'US',
+      labels: { t: tag, key_id: 'key_abc', l_9op: 'run_query' },
+    });
+    expect(body.timeoutMs).toBeGreaterThan(19_000);
+    expect(body.timeoutMs).toBeLessThanOrEqual(20_000);
+    expect(body.requestId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  });
+
+  it('pages with pageToken until rowCap + 1 rows are held, without gaps or repeats at page boundaries', { timeout: 60_000 }, async () => {
+    // ~2 KB rows: the warehouse (like BigQuery) cuts a page at ~10 MB, so 6,000 rows take two pages.
+    const sql = "SELECT n, REPEAT('x', 2000) AS pad FROM UNNEST(GENERATE_ARRAY(1, 6000)) AS n ORDER BY n";
+    const client = createWarehouseClient(env);
+
+    const tagAll = newTag();
+    const all = await client.query(sql, opts(tagAll, { rowCap: 10_000 }));
+    expect(all.truncated).toBe(false);
+    expect(all.rows.map((r) => r.n)).toEqual(Array.from({ length: 6000 }, (_, i) => i + 1));
+    const jobId = all.jobId ?? '';
+    const pages = (await journal({ op: 'getQueryResults', jobId })).filter((r) => r.query.pageToken);
+    expect(pages.length).toBeGreaterThanOrEqual(1);
+    expect(pages.every((p) => p.query.location === 'US')).toBe(true);
+
+    const tagCap = newTag();
+    const capped = await client.query(sql, opts(tagCap, { rowCap: 5500 }));
+    expect(capped.truncated).toBe(true);
+    expect(capped.rows).toHaveLength(5500);
+    expect(capped.rows.map((r) => r.n)).toEqual(Array.from({ length: 5500 }, (_, i) => i + 1));
+    const capPages = (await journal({ op: 'getQueryResults', jobId: capped.jobId ?? '' })).filter((r) => r.query.pageToken);
+    expect(capPages).toHaveLength(1);
+    // Only the rows still wanted are asked for: fewer than the first request's rowCap + 1.
+    const asked = Number(capPages[0]?.query.maxResults);
+    expect(asked).toBeGreaterThan(0);
+    expect(asked).toBeLessThan(5501);
+  });
+
+  it('an empty result is an empty list with its schema', async () => {
+    const r = await createWarehouseClient(env).query(`SELECT order_id FROM ${ORDERS} WHERE quantity < 0`, opts(newTag()));
+    expect(r).toMatchObject({ rows: [], truncated: false, schema: [{ name: 'order_id', type: 'STRING' }] });
+  });
+});
+
+describe('dryRun', () => {
+  it('returns statement type, referenced tables and a byte estimate from jobs.insert', async () => {
+    const tag = newTag();
+    const d = await createWarehouseClient(env).dryRun(
+      `SELECT c.country, SUM(o.revenue) AS revenue FROM ${ORDERS} o JOIN \`service-v1.acme.dim__customers\` c USING (customer_id) GROUP BY 1`,
+      { brandId: 'brand_acme', requestId: 'req_test', labels: { t: tag, Op: 'Dry Run' }, maxBytesBilled: 123456789 },
+    );
+    expect(d.statementType).toBe('SELECT');
+    expect(d.referencedTables).toEqual(
+      expect.arrayContaining([
+        { projectId: 'service-v1', datasetId: 'acme', tableId: 'fact__orders' },
+        { projectId: 'service-v1', datasetId: 'acme', tableId: 'dim__customers' },
+      ]),
+    );
+    expect(d.referencedTables).toHaveLength(2);
+    expect(d.referencedRoutines).toEqual([]);
+    expect(d.totalBytesProcessed).toBeGreaterThan(0);
+    const [sent, ...more] = await journal({ tag, op: 'insert' });
+    expect(more).toHaveLength(0);
+    expect(sent?.body).toMatchObject({
+      jobReference: { projectId: 'service-v1', location: 'US' },
+      configuration: { dryRun: true, labels: { t: tag, op: 'dry_run' }, query: { useLegacySql: false, maximumBytesBilled: '123456789' } },
+    });
+    // Nothing ran.
+    expect(await journal({ tag, op: 'query' })).toHaveLength(0);
+  });
+
+  it('a syntax error is 400 QUERY_FAILED with BigQuery\'s message and its line and column', async () => {
+    const err = await failure(createWarehouseClient(env).dryRun('SELECT 1,\n  2 +', { brandId: 'brand_acme', requestId: 'r', labels: { t: newTag() } }));
+    expect(err).toMatchObject({ code: 'QUERY_FAILED', status: 400 });
+    expect(err.message).toMatch(/Syntax error/);
+    expect(err.details).toMatchObject({ stage: 'warehouse', reason: 'invalidQuery', line: 2 });
+  });
+
+  it('retries a dry run through a 503', async () => {
+    const tag = newTag();
+    await arm({ kind: 'http503', count: 1, match: { op: 'insert', label: { t: tag } } });
+    const d = await createWarehouseClient(env, FAST).dryRun(`SELECT order_id FROM ${ORDERS}`, { brandId: 'brand_acme', requestId: 'r', labels: { t: tag } });
+    expect(d.statementType).toBe('SELECT');
+    expect((await journal({ tag, op: 'insert' })).map((r) => r.status)).toEqual([503, 200]);
+  });
+});
+
+describe('query: error mapping', () => {
+  it('a query over the byte ceiling is 400 QUERY_TOO_EXPENSIVE, enforced by the warehouse', async () => {
+    const err = await failure(createWarehouseClient(env).query(`SELECT * FROM ${ORDERS}`, opts(newTag(), { maxBytesBilled: 1000 })));
+    expect(err).toMatchObject({ code: 'QUERY_TOO_EXPENSIVE', status: 400 });
+    expect(err.details).toMatchObject({ stage: 'warehouse', reason: 'bytesBilledLimitExceeded', maxBytesBilled: 1000, bytesRequired: expect.any(Number) });
+  });
+
+  it('a syntax error is 400 QUERY_FAILED and is not retried', async () => {
+    const tag = newTag();
+    const err = await failure(createWarehouseClient(env, FAST).query('SELECT FROM WHERE', opts(tag)));
+    expect(err).toMatchObject({ code: 'QUERY_FAILED', status: 400, details: { stage: 'warehouse', line: 1 } });
+    expect(await journal({ tag, op: 'query' })).toHaveLength(1);
+  });
+
+  it('a table that does not exist is 403 FORBIDDEN_TABLE, with no upstream text on the wire', async () => {
+    const err = await failure(createWarehouseClient(env).query('SELECT * FROM `service-v1.acme.no_such_table`', opts(newTag())));
+    expect(err).toMatchObject({ code: 'FORBIDDEN_TABLE', status: 403, details: { reason: 'notFound', reference: 'service-v1:acme.no_such_table' } });
+    expect(err.message).not.toMatch(/location US/);
+  });
+
+  it('a 2xx answer that is not JSON is 502 WAREHOUSE_ERROR after one try', async () => {
+    const tag = newTag();
+    await arm({ kind: 'malformedJson', persistent: true, match: { op: 'query', label: { t: tag } } });
+    const err = await failure(createWarehouseClient(env, FAST).query('SELECT 1 AS x', opts(tag)));
+    expect(err).toMatchObject({ code: 'WAREHOUSE_ERROR', status: 502 });
+    expect(err.message).not.toMatch(/bigquery#queryResponse/);
+    expect(await journal({ tag, op: 'query' })).toHaveLength(1);
+  });
+});
+
+describe('query: retries', () => {
+  it.each([
+    ['http503', undefined],
+    ['http500', undefined],
+    ['backendError', undefined],
+    ['rateLimitExceeded', undefined],
+    ['rateLimitExceeded', 429],
+    ['html502', undefined],
+    ['dropConnection', undefined],
+  ])('retries through two %s (status %s) and succeeds, reusing one requestId', async (kind, status) => {
+    const tag = newTag();
+    await arm({ kind, count: 2, status, match: { op: 'query', label: { t: tag } } });
+    const r = await createWarehouseClient(env, FAST).query('SELECT 42 AS answer', opts(tag));
+    expect(r.rows).toEqual([{ answer: 42 }]);
+    const sent = await journal({ tag, op: 'query' });
+    expect(sent).toHaveLength(3);
+    expect(new Set(sent.map((s) => QueryBody.parse(s.body).requestId)).size).toBe(1);
+  });
+
+  it.each([
+    ['http503', 'WAREHOUSE_UNAVAILABLE', 503],
+    ['rateLimitExceeded', 'WAREHOUSE_UNAVAILABLE', 503],
+    ['html502', 'WAREHOUSE_UNAVAILABLE', 503],
+    ['dropConnection', 'WAREHOUSE_UNAVAILABLE', 503],
+    ['http500', 'WAREHOUSE_ERROR', 502],
+  ])('gives up on a persistent %s after 4 tries with %s', async (kind, code, status) => {
+    const tag = newTag();
+    await arm({ kind, persistent: true, match: { op: 'query', label: { t: tag } } });
+    const err = await failure(createWarehouseClient(env, FAST).query('SELECT 1 AS x', opts(tag)));
+    expect(err).toMatchObject({ code, status });
+    expect(err.message).not.toMatch(/<html|Exceeded rate limits|internal error occurred/i);
+    expect(await journal({ tag, op: 'query' })).toHaveLength(4);
+  });
+
+  it('retries a failed getQueryResults poll', async () => {
+    const tag = newTag();
+    await arm({ kind: 'jobIncomplete', count: 1, match: { op: 'query', label: { t: tag } } });
+    await arm({ kind: 'http503', count: 1, match: { op: 'getQueryResults', label: { t: tag } } });
+    const r = await createWarehouseClient(env, FAST).query('SELECT 7 AS x', opts(tag));
+    expect(r.rows).toEqual([{ x: 7 }]);
+    expect((await journal({ op: 'getQueryResults', jobId: r.jobId ?? '' })).map((p) => p.status)).toEqual([503, 200]);
+  });
+});
+
+describe('query: polling, deadline and cancel', () => {
+  it('polls getQueryResults while jobComplete is false, then asks jobs.get for bytes billed', async () => {
+    const tag = newTag();
+    const sql = `SELECT COUNT(*) AS n, SUM(quantity) AS units FROM ${ORDERS}`;
+    const direct = await createWarehouseClient(env).query(sql, opts(newTag()));
+    await arm({ kind: 'jobIncomplete', count: 3, match: { label: { t: tag } } });
+    const r = await createWarehouseClient(env).query(sql, opts(tag));
+    expect(r.rows).toEqual(direct.rows);
+    expect(r.totalBytesBilled).toBe(direct.totalBytesBilled);
+    expect(r.totalBytesProcessed).toBe(direct.totalBytesProcessed);
+    const polls = await journal({ op: 'getQueryResults', jobId: r.jobId ?? '' });
+    expect(polls).toHaveLength(3);
+    for (const p of polls) expect(p.query).toMatchObject({ location: 'US', maxResults: '1001', timeoutMs: expect.stringMatching(/^\d+$/) });
+    expect(await journal({ op: 'get', jobId: r.jobId ?? '' })).toHaveLength(1);
+  });
+
+  it('past the deadline cancels the job and fails with 504 WAREHOUSE_TIMEOUT', async () => {
+    const tag = newTag();
+    // The job would need 3 s; the caller allows 1.2 s.
+    await arm({ kind: 'slowJob', ms: 3000, match: { op: 'query', label: { t: tag } } });
+    const started = Date.now();
+    const err = await failure(createWarehouseClient(env, { cancelTimeoutMs: 5000 }).query(`SELECT COUNT(*) AS n FROM ${ORDERS}`, opts(tag, { timeoutMs: 1200 })));
+    const elapsed = Date.now() - started;
+    expect(err).toMatchObject({ code: 'WAREHOUSE_TIMEOUT', status: 504, details: { stage: 'warehouse', timeoutMs: 1200 } });
+    expect(elapsed).toBeGreaterThanOrEqual(1100);
+    expect(elapsed).toBeLessThan(4500);
+    const [sent] = await journal({ tag, op: 'query' });
+    expect(QueryBody.parse(sent?.body).timeoutMs).toBeLessThanOrEqual(1200);
+    // The job the deadline abandoned was cancelled (once, at its location) so it stops running and billing.
+    const { jobId } = z.object({ jobId: z.string() }).parse(err.internal);
+    const cancels = await journal({ op: 'cancel', jobId });
+    expect(cancels.map((c) => [c.status, c.query.location])).toEqual([[200, 'US']]);
+  });
+
+  it('with waitUntil (the Worker), the 504 goes out at once and the cancel completes in the background', async () => {
+    const tag = newTag();
+    await arm({ kind: 'slowJob', ms: 2500, match: { op: 'query', label: { t: tag } } });
+    const background: Promise<unknown>[] = [];
+    const client = createWarehouseClient(env, { cancelTimeoutMs: 5000, waitUntil: (p) => background.push(p) });
+    const started = Date.now();
+    const err = await failure(client.query(`SELECT COUNT(*) AS n FROM ${ORDERS}`, opts(tag, { timeoutMs: 800 })));
+    expect(err).toMatchObject({ code: 'WAREHOUSE_TIMEOUT', status: 504 });
+    expect(Date.now() - started).toBeLessThan(1500);
+    expect(background).toHaveLength(1);
+    await Promise.all(background);
+    const { jobId } = z.object({ jobId: z.string() }).parse(err.internal);
+    expect((await journal({ op: 'cancel', jobId })).map((c) => c.status)).toEqual([200]);
+  });
+
+  it('an HTTP call hanging past the deadline is abandoned: 504 without waiting for the warehouse', async () => {
+    const tag = newTag();
+    await arm({ kind: 'latency', ms: 8000, match: { op: 'query', label: { t: tag } } });
+    const started = Date.now();
+    const err = await failure(createWarehouseClient(env, { graceMs: 200 }).query('SELECT 1 AS x', opts(tag, { timeoutMs: 800 })));
+    expect(err).toMatchObject({ code: 'WAREHOUSE_TIMEOUT', status: 504 });
+    expect(Date.now() - started).toBeLessThan(3000);
+  });
+});
+
+describe('credentials', () => {
+  const mainAccount = z.object({ client_email: z.string(), private_key_id: z.string(), private_key: z.string() }).parse(JSON.parse(env.GCP_SERVICE_ACCOUNT_JSON ?? ''));
+
+  it('a token signed with another key is refused (401) and surfaces as 502 WAREHOUSE_ERROR', async () => {
+    const tag = newTag();
+    const { pem } = await newKeyPair();
+    const impostor = JSON.stringify({ ...mainAccount, type: 'service_account', private_key: pem });
+    const err = await failure(createWarehouseClient({ ...env, GCP_SERVICE_ACCOUNT_JSON: impostor }, FAST).query('SELECT 1 AS x', opts(tag)));
+    expect(err).toMatchObject({ code: 'WAREHOUSE_ERROR', status: 502 });
+    const sent = await journal({ tag, op: 'query' });
+    expect(sent.map((s) => [s.status, s.auth])).toEqual([[401, { ok: false, why: 'bad signature' }]]);
+  });
+
+  it('reuses one token per credential, replaces it 5 minutes before expiry, and never sends an expired one', async () => {
+    const seen: string[] = [];
+    const recordingFetch: typeof fetch = (input, init) => {
+      seen.push(new Headers(init?.headers).get('authorization') ?? '');
+      return fetch(input, init);
+    };
+    const real = Date.now();
+    let clock = real - 58 * 60_000;
+    const client = createWarehouseClient(env, { fetch: recordingFetch, now: () => clock });
+    await client.query('SELECT 1 AS x', opts(newTag()));
+    clock = real - 54 * 60_000;
+    await client.query('SELECT 1 AS x', opts(newTag()));
+    expect(seen).toHaveLength(2);
+    expect(seen[1]).toBe(seen[0]);
+    // 58 minutes after signing (2 minutes before exp): a fresh token, which the warehouse accepts.
+    clock = real;
+    await client.query('SELECT 1 AS x', opts(newTag()));
+    expect(seen[2]).not.toBe(seen[0]);
+    expect(jwtPart((seen[0] ?? '').replace(/^Bearer /, ''), 1)).toMatchObject({ iat: Math.floor((real - 58 * 60_000) / 1000) });
+    expect(jwtPart((seen[2] ?? '').replace(/^Bearer /, ''), 1)).toMatchObject({ iat: Math.floor(real / 1000), exp: Math.floor(real / 1000) + 3600 });
+  });
+
+  it('a token the warehouse considers expired (client clock 2 h behind) is 502 WAREHOUSE_ERROR, not retried', async () => {
+    const tag = newTag();
+    const err = await failure(createWarehouseClient(env, { ...FAST, now: () => Date.now() - 2 * 3600_000 }).query('SELECT 1 AS x', opts(tag)));
+    expect(err).toMatchObject({ code: 'WAREHOUSE_ERROR', status: 502 });
+    expect((await journal({ tag, op: 'query' })).map((s) => s.auth)).toEqual([{ ok: false, why: 'token expired' }]);
+  });
+
+  it('signs with the brand\'s own account when one is configured; IAM then keeps it to its dataset', async () => {
+    const perBrand = { ...env, GCP_SERVICE_ACCOUNTS_BY_BRAND: inject('serviceAccountsByBrandJson') };
+    const client = createWarehouseClient(perBrand);
+    const own = newTag();
+    const r = await client.query(`SELECT COUNT(*) AS n FROM ${ORDERS}`, opts(own));
+    expect(r.rows).toEqual([{ n: 500_000 }]);
+    expect((await journal({ tag: own, op: 'query' }))[0]?.auth).toEqual({ ok: true, iss: 'brand-acme@service-v1.iam.gserviceaccount.com' });
+
+    const other = newTag();
+    const err = await failure(client.query('SELECT COUNT(*) AS n FROM `service-v1.globex.fact__orders`', opts(other)));
+    expect(err).toMatchObject({ code: 'FORBIDDEN_TABLE', status: 403, details: { reason: 'accessDenied' } });
+
+    // A brand without its own entry falls back to the default account.
+    const fallback = newTag();
+    await client.query('SELECT 1 AS x', opts(fallback, { brandId: 'brand_initech' }));
+    expect((await journal({ tag: fallback, op: 'query' }))[0]?.auth).toEqual({ ok: true, iss: mainAccount.client_email });
+  });
+});
