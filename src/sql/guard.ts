@@ -1,0 +1,106 @@
+/**
+ * The read-only SQL guard: gates 2a, 2b and the verdict of 2c of DESIGN.md's security model. Pure: no I/O,
+ * no clock; the parser is WebAssembly loaded from the bundle. See docs/sql-guard.md for the rules.
+ *
+ *   checkSql(sql, scope)      2a size/shape prescan, 2b parse + whole-tree table resolution
+ *   checkDryRun(dry, scope)   2c verdict on BigQuery's dry-run statistics (the caller runs the dry run)
+ */
+import { ApiError } from '../errors';
+import { parseBigQuery } from './parser';
+import { prescan, type SqlPosition } from './prescan';
+import { Rejection, resolveRelations, type GuardScope, type RejectCode } from './relations';
+
+export type { GuardScope } from './relations';
+export type { SqlPosition } from './prescan';
+export { MAX_NESTING_DEPTH, MAX_PARSE_WORK, MAX_SQL_LENGTH } from './prescan';
+
+export interface GuardFailure {
+  ok: false;
+  /** INVALID_SQL: not a single read-only statement; FORBIDDEN_TABLE: data outside the brand; QUERY_FAILED: syntax and similar. */
+  code: RejectCode;
+  message: string;
+  /** Where in the user's SQL, when known (1-based; columns count code points). */
+  position?: SqlPosition;
+}
+
+export type CheckSqlResult = { ok: true; tables: string[] } | GuardFailure;
+
+/**
+ * Gates 2a and 2b. Accepts exactly one SELECT / WITH ... SELECT statement whose every table reference is
+ * `<project>.<dataset>.<table>` or `<project>.<dataset>.INFORMATION_SCHEMA.COLUMNS`; returns the tables read
+ * (canonical names, unique, in order of first use; CTE names are not tables).
+ * Async only so the parser could load lazily; it does no I/O.
+ */
+export async function checkSql(sql: string, scope: GuardScope): Promise<CheckSqlResult> {
+  const pre = prescan(sql);
+  if (!pre.ok) return failure(pre.code, pre.message, pre.position);
+
+  const parsed = parseBigQuery(pre.sql);
+  if (!parsed.ok) {
+    const message = /recursion limit exceeded/.test(parsed.message)
+      ? 'query is nested too deeply for the checker (parser recursion limit)'
+      : `syntax error: ${parsed.message}`;
+    return failure('QUERY_FAILED', message, parsed.position);
+  }
+
+  try {
+    return { ok: true, tables: resolveRelations(parsed.statements, scope) };
+  } catch (err) {
+    if (err instanceof Rejection) return failure(err.code, err.message, err.position);
+    throw err;
+  }
+}
+
+/** The parts of a `jobs.insert` dry run the verdict reads (structurally the warehouse client's DryRunResult). */
+export interface DryRunFacts {
+  statementType: string;
+  referencedTables: readonly { projectId: string; datasetId: string; tableId: string }[];
+  referencedRoutines: readonly { projectId: string; datasetId: string; routineId: string }[];
+}
+
+/** BigQuery may leave entries out of referencedTables beyond this many, so the list cannot be trusted. */
+export const MAX_REFERENCED_TABLES = 50;
+
+/**
+ * Gate 2c, on the statistics of BigQuery's own dry run: the statement type must be SELECT, every referenced
+ * table and routine must be in `scope.project` / `scope.dataset`, and there must be fewer than 50 tables.
+ */
+export function checkDryRun(dry: DryRunFacts, scope: GuardScope): { ok: true } | GuardFailure {
+  if (dry.statementType !== 'SELECT') {
+    return failure('INVALID_SQL', `only SELECT statements are allowed (BigQuery classified this one as ${dry.statementType || 'unknown'})`);
+  }
+  if (dry.referencedTables.length >= MAX_REFERENCED_TABLES) {
+    return failure(
+      'QUERY_FAILED',
+      `the query references ${dry.referencedTables.length} tables; the limit is ${MAX_REFERENCED_TABLES - 1}`,
+    );
+  }
+  for (const t of dry.referencedTables) {
+    if (t.projectId !== scope.project || t.datasetId !== scope.dataset) {
+      return failure('FORBIDDEN_TABLE', `\`${t.projectId}.${t.datasetId}.${t.tableId}\` is outside the brand's dataset ${scope.dataset}`);
+    }
+  }
+  for (const r of dry.referencedRoutines) {
+    if (r.projectId !== scope.project || r.datasetId !== scope.dataset) {
+      return failure('FORBIDDEN_TABLE', `routine \`${r.projectId}.${r.datasetId}.${r.routineId}\` is outside the brand's dataset ${scope.dataset}`);
+    }
+  }
+  return { ok: true };
+}
+
+/**
+ * The ApiError for a guard verdict. `details.stage` tells users our rule ("guard") from BigQuery's own
+ * complaint ("warehouse", raised by the warehouse client); syntax errors carry the line and column.
+ */
+export function guardError(f: GuardFailure, gate: 'parse' | 'dry-run' = 'parse'): ApiError {
+  const details: { stage: 'guard'; gate: 'parse' | 'dry-run'; line?: number; column?: number } = { stage: 'guard', gate };
+  if (f.position) {
+    details.line = f.position.line;
+    details.column = f.position.column;
+  }
+  return new ApiError(f.code, f.message, { details });
+}
+
+function failure(code: RejectCode, message: string, position?: SqlPosition): GuardFailure {
+  return position ? { ok: false, code, message, position } : { ok: false, code, message };
+}

@@ -1,0 +1,506 @@
+/**
+ * Gate 2b's tree walk: visits the WHOLE parsed statement and resolves every relation it reads.
+ *
+ * The query skeleton (statement, query, WITH, set operations, SELECT, FROM, joins, table factors) is walked
+ * with a typed visitor that knows every field of each node and refuses any field or variant it does not know.
+ * Everything else (expressions) is walked generically: each object key must be a known, relation-free node
+ * kind or field name (INERT_KEYS), subqueries found anywhere go back to the typed visitor with the scope of
+ * CTE names in force there, and function calls are checked by name. A key the walker does not know stops
+ * the check (fail closed): a parser upgrade that adds a node kind can only cause rejections, never a skipped
+ * table.
+ *
+ * The AST shape is datafusion-sqlparser-rs's serde output (enum variants as `{ Variant: value }`, struct
+ * fields snake_case, absent Options omitted).
+ */
+import type { SqlPosition } from './prescan';
+
+export interface GuardScope {
+  /** Warehouse project, `service-v1`. */
+  project: string;
+  /** The brand's dataset; case-sensitive. */
+  dataset: string;
+}
+
+export type RejectCode = 'INVALID_SQL' | 'FORBIDDEN_TABLE' | 'QUERY_FAILED';
+
+/** Thrown inside the walk to stop at the first problem; guard.ts turns it into a failure result. */
+export class Rejection extends Error {
+  constructor(
+    readonly code: RejectCode,
+    message: string,
+    readonly position?: SqlPosition,
+  ) {
+    super(message);
+  }
+}
+
+type Json = Record<string, unknown>;
+
+function isRecord(v: unknown): v is Json {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  const proto: unknown = Object.getPrototypeOf(v);
+  // Only plain objects: a Map or class instance could hide children from Object.keys (fail closed).
+  if (proto !== Object.prototype && proto !== null) throw new Rejection('QUERY_FAILED', 'unexpected value in the parsed query');
+  return true;
+}
+
+function asRecord(v: unknown, what: string): Json {
+  if (!isRecord(v)) throw unsupported(what);
+  return v;
+}
+
+function asArray(v: unknown, what: string): unknown[] {
+  if (!Array.isArray(v)) throw unsupported(what);
+  return v;
+}
+
+function unsupported(what: string, position?: SqlPosition): Rejection {
+  return new Rejection('QUERY_FAILED', `unsupported SQL construct (${what}); the checker only accepts constructs it knows`, position);
+}
+
+/** The single variant of a serde enum value `{ Variant: payload }` (unit variants are plain strings). */
+function variant(v: unknown, what: string): [string, unknown] {
+  if (typeof v === 'string') return [v, null];
+  const r = asRecord(v, what);
+  const keys = Object.keys(r);
+  const key = keys[0];
+  if (keys.length !== 1 || key === undefined) throw unsupported(what);
+  return [key, r[key]];
+}
+
+const isAbsent = (v: unknown) => v === undefined || v === null;
+const isEmpty = (v: unknown) => isAbsent(v) || (Array.isArray(v) && v.length === 0) || v === false;
+
+/** Keys of typed nodes that may be present but carry nothing the guard needs (tokens, spans, flags). */
+function isInertField(key: string): boolean {
+  return key === 'span' || key.endsWith('_token') || TYPE_FIELDS.has(key);
+}
+
+/** Fields holding a data type (CAST targets, typed literals, STRUCT<...> fields): types hold no relations. */
+const TYPE_FIELDS: ReadonlySet<string> = new Set(['data_type', 'field_type']);
+
+function spanStart(v: unknown): SqlPosition | undefined {
+  if (!isRecord(v)) return undefined;
+  const span = v['span'];
+  if (!isRecord(span)) return undefined;
+  const start = span['start'];
+  if (!isRecord(start)) return undefined;
+  const { line, column } = start;
+  return typeof line === 'number' && typeof column === 'number' && line > 0 ? { line, column } : undefined;
+}
+
+/** CTE names visible at a point of the query, innermost first (BigQuery CTE names are case-insensitive). */
+interface Scope {
+  readonly names: ReadonlySet<string>;
+  readonly parent: Scope | null;
+}
+
+function inScope(scope: Scope | null, name: string): boolean {
+  const key = name.toLowerCase();
+  for (let s = scope; s; s = s.parent) if (s.names.has(key)) return true;
+  return false;
+}
+
+/** BigQuery's join kinds as the parser names them (CROSS JOIN and comma joins included). */
+const JOIN_KINDS: ReadonlySet<string> = new Set(['Join', 'Inner', 'Left', 'LeftOuter', 'Right', 'RightOuter', 'FullOuter', 'CrossJoin']);
+
+const BUILTIN_NAMESPACES: ReadonlySet<string> = new Set(['NET', 'HLL_COUNT', 'KLL_QUANTILES']);
+const DENIED_FUNCTIONS: ReadonlySet<string> = new Set([
+  'EXTERNAL_QUERY',
+  'APPENDS',
+  'CHANGES',
+  'VECTOR_SEARCH',
+  'GAP_FILL',
+  'EXTERNAL_OBJECT_TRANSFORM',
+]);
+const DENIED_NAMESPACES: ReadonlySet<string> = new Set(['ML', 'AI', 'OBJ', 'KEYS', 'AEAD']);
+
+/**
+ * Keys (enum variants and field names) of expression-level nodes the generic walk may descend into.
+ * None of them is a relation: FROM items only occur under the typed visitor, and subqueries only under
+ * `Subquery` / `subquery`, which the walk hands back to it.
+ */
+const INERT_KEYS: ReadonlySet<string> = new Set([
+  // Identifiers and literals
+  'Identifier', 'CompoundIdentifier', 'value', 'quote_style', 'Value', 'Number', 'SingleQuotedString',
+  'DoubleQuotedString', 'TripleSingleQuotedString', 'TripleDoubleQuotedString', 'SingleQuotedRawStringLiteral',
+  'DoubleQuotedRawStringLiteral', 'TripleSingleQuotedRawStringLiteral', 'TripleDoubleQuotedRawStringLiteral',
+  'SingleQuotedByteStringLiteral', 'DoubleQuotedByteStringLiteral', 'TripleSingleQuotedByteStringLiteral',
+  'TripleDoubleQuotedByteStringLiteral', 'HexStringLiteral', 'Boolean', 'Null', 'Placeholder',
+  'NationalStringLiteral', 'TypedString', 'uses_odbc_syntax',
+  // Operators and predicates
+  'BinaryOp', 'left', 'op', 'right', 'UnaryOp', 'expr', 'Nested', 'IsNull', 'IsNotNull', 'IsTrue', 'IsNotTrue',
+  'IsFalse', 'IsNotFalse', 'IsUnknown', 'IsNotUnknown', 'IsDistinctFrom', 'IsNotDistinctFrom', 'InList', 'list',
+  'negated', 'InSubquery', 'InUnnest', 'array_expr', 'Between', 'low', 'high', 'Like', 'ILike', 'SimilarTo',
+  'RLike', 'pattern', 'escape_char', 'any', 'AnyOp', 'AllOp', 'compare_op', 'is_some', 'Exists',
+  // CASE, casts, special functions
+  'Case', 'operand', 'conditions', 'condition', 'result', 'else_result', 'Cast', 'kind', 'format', 'array',
+  'Extract', 'field', 'syntax', 'Interval', 'leading_field', 'leading_precision', 'last_field',
+  'fractional_seconds_precision', 'Substring', 'substring_from', 'substring_for', 'special', 'shorthand', 'Trim',
+  'trim_where', 'trim_what', 'trim_characters', 'Position', 'in', 'Ceil', 'Floor', 'Overlay', 'overlay_what',
+  'overlay_from', 'overlay_for', 'Collate', 'collation', 'AtTimeZone', 'timestamp', 'time_zone', 'Convert',
+  'is_try', 'target_before_value', 'styles', 'charset',
+  // Arrays, structs, tuples, access paths
+  'Array', 'elem', 'named', 'Struct', 'values', 'fields', 'Tuple', 'CompoundFieldAccess', 'access_chain', 'root',
+  'Subscript', 'Index', 'index', 'Slice', 'lower_bound', 'upper_bound', 'stride', 'Dot', 'Named', 'name',
+  'field_name', 'options', 'MapAccess', 'keys', 'Dictionary', 'Map', 'entries', 'key',
+  // Functions, aggregates and windows
+  'args', 'List', 'Unnamed', 'Expr', 'ExprNamed', 'arg', 'operator', 'Equals', 'RightArrow', 'Assignment',
+  'Wildcard', 'QualifiedWildcard', 'clauses', 'IgnoreOrRespectNulls', 'Ignore', 'Respect', 'OrderBy',
+  'Limit', 'OnOverflow', 'Having', 'HavingBound', 'Separator', 'duplicate_treatment', 'Distinct', 'All',
+  'parameters', 'filter', 'null_treatment', 'within_group', 'over', 'WindowSpec', 'NamedWindow', 'window_name',
+  'partition_by', 'order_by', 'window_frame', 'units', 'start_bound', 'end_bound', 'Preceding', 'Following',
+  'options', 'asc', 'nulls_first', 'with_fill', 'interpolate', 'Expressions', 'GroupingSets', 'Cube', 'Rollup',
+  'modifiers',
+  // SELECT list items
+  'UnnamedExpr', 'ExprWithAlias', 'alias', 'explicit', 'columns', 'opt_ilike', 'opt_exclude', 'opt_except',
+  'opt_replace', 'opt_rename', 'opt_alias', 'first_element', 'additional_elements', 'items', 'column_name',
+  'as_keyword', 'ObjectName', 'ident', 'Multiple', 'Single',
+  // LIMIT / OFFSET / joins' constraints / value-table modes
+  'LimitOffset', 'OffsetCommaLimit', 'limit', 'offset', 'limit_by', 'rows', 'On', 'Using', 'Natural', 'None',
+  // TABLESAMPLE quantities
+  'parenthesized', 'unit',
+]);
+
+/** How the typed visitor walks each field of a node; a field missing from the plan is refused. */
+type FieldPlan = Readonly<Record<string, 'query' | 'expr' | 'join' | 'table' | 'skip'>>;
+
+/** FROM items other than named tables (those resolve a name and need field-by-field checks). */
+const FROM_ITEM_PLANS: Readonly<Record<string, FieldPlan>> = {
+  Derived: { subquery: 'query', alias: 'skip', lateral: 'skip' },
+  UNNEST: { array_exprs: 'expr', alias: 'skip', with_offset: 'skip', with_offset_alias: 'skip', with_ordinality: 'skip' },
+  NestedJoin: { table_with_joins: 'join', alias: 'skip' },
+  Pivot: { table: 'table', aggregate_functions: 'expr', value_column: 'expr', value_source: 'expr', default_on_null: 'expr', alias: 'skip' },
+  Unpivot: { table: 'table', value: 'expr', name: 'skip', columns: 'expr', null_inclusion: 'skip', alias: 'skip' },
+};
+
+/**
+ * Walks a parsed statement list. Returns the tables read, as canonical `project.dataset.table` names (or
+ * `project.dataset.INFORMATION_SCHEMA.COLUMNS`), unique, in order of first use. Throws Rejection.
+ */
+export function resolveRelations(statements: unknown[], scope: GuardScope): string[] {
+  if (statements.length === 0) throw new Rejection('QUERY_FAILED', 'empty query: send a single SELECT or WITH statement');
+  if (statements.length > 1) {
+    throw new Rejection('INVALID_SQL', 'multiple statements: only a single SELECT or WITH statement is allowed');
+  }
+  const walker = new Walker(scope);
+  const [kind, body] = variant(statements[0], 'statement');
+  if (kind !== 'Query') {
+    throw new Rejection('INVALID_SQL', `only a single SELECT or WITH statement is allowed (got ${kind})`);
+  }
+  walker.query(body, null);
+  return [...walker.tables];
+}
+
+class Walker {
+  readonly tables = new Set<string>();
+
+  constructor(private readonly target: GuardScope) {}
+
+  query(node: unknown, scope: Scope | null): void {
+    const q = asRecord(node, 'query');
+    let inner = scope;
+    for (const [key, v] of Object.entries(q)) {
+      if (isAbsent(v) || isInertField(key)) continue;
+      switch (key) {
+        case 'with':
+          inner = this.with(v, scope);
+          break;
+        case 'body':
+        case 'order_by':
+        case 'limit_clause':
+        case 'fetch':
+          break; // walked below, with the WITH scope
+        case 'locks':
+        case 'settings':
+        case 'pipe_operators':
+          if (!isEmpty(v)) throw unsupported(key === 'pipe_operators' ? 'pipe syntax |>' : key);
+          break;
+        case 'for_clause':
+        case 'format_clause':
+          throw unsupported(key);
+        default:
+          throw unsupported(`query field ${key}`);
+      }
+    }
+    this.setExpr(q['body'], inner);
+    for (const key of ['order_by', 'limit_clause', 'fetch']) {
+      if (!isAbsent(q[key])) this.expr(q[key], inner);
+    }
+  }
+
+  private with(node: unknown, outer: Scope | null): Scope {
+    const w = asRecord(node, 'WITH');
+    for (const key of Object.keys(w)) {
+      if (key !== 'recursive' && key !== 'cte_tables' && !isInertField(key)) throw unsupported(`WITH field ${key}`);
+    }
+    const ctes = asArray(w['cte_tables'], 'WITH');
+    const names = ctes.map((c) => {
+      const cte = asRecord(c, 'CTE');
+      const alias = asRecord(cte['alias'], 'CTE name');
+      const name = asRecord(alias['name'], 'CTE name')['value'];
+      if (typeof name !== 'string') throw unsupported('CTE name');
+      return name.toLowerCase();
+    });
+    const recursive = w['recursive'] === true;
+    const all: Scope = { names: new Set(names), parent: outer };
+    ctes.forEach((c, i) => {
+      const cte = asRecord(c, 'CTE');
+      for (const [key, v] of Object.entries(cte)) {
+        if (isAbsent(v) || isInertField(key)) continue;
+        if (key === 'from' || key === 'materialized') throw unsupported(`CTE ${key}`);
+        if (key !== 'alias' && key !== 'query') throw unsupported(`CTE field ${key}`);
+      }
+      // A CTE sees the ones before it; WITH RECURSIVE lets each see all of them, itself included.
+      const visible: Scope = recursive ? all : { names: new Set(names.slice(0, i)), parent: outer };
+      this.query(cte['query'], visible);
+    });
+    return all;
+  }
+
+  private setExpr(node: unknown, scope: Scope | null): void {
+    const [kind, body] = variant(node, 'query body');
+    switch (kind) {
+      case 'Select':
+        return this.select(body, scope);
+      case 'Query':
+        return this.query(body, scope);
+      case 'SetOperation': {
+        const op = asRecord(body, 'set operation');
+        for (const key of Object.keys(op)) {
+          if (!['op', 'set_quantifier', 'left', 'right'].includes(key)) throw unsupported(`set operation field ${key}`);
+        }
+        this.setExpr(op['left'], scope);
+        this.setExpr(op['right'], scope);
+        return;
+      }
+      case 'Insert':
+      case 'Update':
+      case 'Delete':
+      case 'Merge':
+        throw new Rejection('INVALID_SQL', `only a single SELECT or WITH statement is allowed (got ${kind.toUpperCase()})`);
+      default:
+        throw unsupported(kind === 'Values' ? 'VALUES' : kind === 'Table' ? 'TABLE statement' : `query body ${kind}`);
+    }
+  }
+
+  private select(node: unknown, scope: Scope | null): void {
+    const s = asRecord(node, 'SELECT');
+    for (const [key, v] of Object.entries(s)) {
+      if (isAbsent(v) || isInertField(key)) continue;
+      switch (key) {
+        case 'from':
+          for (const twj of asArray(v, 'FROM')) this.tableWithJoins(twj, scope);
+          break;
+        case 'distinct':
+        case 'projection':
+        case 'exclude':
+        case 'selection':
+        case 'group_by':
+        case 'having':
+        case 'named_window':
+        case 'qualify':
+          this.expr(v, scope);
+          break;
+        case 'top_before_distinct':
+        case 'window_before_qualify':
+        case 'value_table_mode':
+          break;
+        case 'flavor':
+          if (v !== 'Standard') throw unsupported('FROM-first SELECT');
+          break;
+        case 'into':
+          throw new Rejection('INVALID_SQL', 'SELECT INTO is not allowed: queries are read-only');
+        case 'optimizer_hints':
+        case 'lateral_views':
+        case 'connect_by':
+        case 'cluster_by':
+        case 'distribute_by':
+        case 'sort_by':
+          if (!isEmpty(v)) throw unsupported(key.replace(/_/g, ' '));
+          break;
+        default:
+          throw unsupported(`SELECT field ${key}`);
+      }
+    }
+  }
+
+  private tableWithJoins(node: unknown, scope: Scope | null): void {
+    const twj = asRecord(node, 'FROM item');
+    for (const key of Object.keys(twj)) {
+      if (key !== 'relation' && key !== 'joins') throw unsupported(`FROM field ${key}`);
+    }
+    this.tableFactor(twj['relation'], scope);
+    for (const j of asArray(twj['joins'] ?? [], 'JOIN')) {
+      const join = asRecord(j, 'JOIN');
+      for (const [key, v] of Object.entries(join)) {
+        if (key === 'relation') this.tableFactor(v, scope);
+        else if (key === 'join_operator') this.joinOperator(v, scope);
+        else if (key !== 'global' || v !== false) throw unsupported(`JOIN field ${key}`);
+      }
+    }
+  }
+
+  private joinOperator(node: unknown, scope: Scope | null): void {
+    const [kind, constraint] = variant(node, 'JOIN');
+    if (!JOIN_KINDS.has(kind)) throw unsupported(`${kind} join`);
+    this.expr(constraint, scope); // ON <expr> / USING (...)
+  }
+
+  private tableFactor(node: unknown, scope: Scope | null): void {
+    const [kind, body] = variant(node, 'FROM item');
+    const f = asRecord(body, kind);
+    const plan = Object.hasOwn(FROM_ITEM_PLANS, kind) ? FROM_ITEM_PLANS[kind] : undefined;
+    if (plan) {
+      this.fields(f, kind, plan, scope);
+      return;
+    }
+    switch (kind) {
+      case 'Table': {
+        for (const [key, v] of Object.entries(f)) {
+          if (isAbsent(v) || isInertField(key)) continue;
+          switch (key) {
+            case 'name':
+            case 'alias':
+              break;
+            case 'args': {
+              const { parts, position } = this.nameParts(f['name']);
+              throw new Rejection('FORBIDDEN_TABLE', `table-valued functions are not allowed (${parts.join('.')})`, position);
+            }
+            case 'version':
+              // FOR SYSTEM_TIME AS OF on a table of the brand's dataset reads that table's own history: allowed.
+              this.tableVersion(v, scope);
+              break;
+            case 'sample':
+              this.tableSample(v, scope);
+              break;
+            case 'with_hints':
+            case 'partitions':
+            case 'index_hints':
+            case 'with_ordinality':
+            case 'json_path':
+              if (!isEmpty(v)) throw unsupported(key.replace(/_/g, ' '));
+              break;
+            default:
+              throw unsupported(`table field ${key}`);
+          }
+        }
+        this.tableName(f['name'], scope);
+        return;
+      }
+      case 'TableFunction':
+      case 'Function':
+        throw new Rejection('FORBIDDEN_TABLE', 'table-valued functions are not allowed');
+      default:
+        throw unsupported(`FROM item ${kind}`);
+    }
+  }
+
+  /** Walks a node's fields by a declared plan; any field not in the plan is refused. */
+  private fields(f: Json, kind: string, plan: FieldPlan, scope: Scope | null): void {
+    for (const [key, v] of Object.entries(f)) {
+      if (isAbsent(v) || isInertField(key)) continue;
+      const how = Object.hasOwn(plan, key) ? plan[key] : undefined;
+      if (how === undefined) throw unsupported(`${kind} field ${key}`);
+      if (how === 'query') this.query(v, scope);
+      else if (how === 'expr') this.expr(v, scope);
+      else if (how === 'join') this.tableWithJoins(v, scope);
+      else if (how === 'table') this.tableFactor(v, scope);
+    }
+  }
+
+  private tableSample(node: unknown, scope: Scope | null): void {
+    const [kind, sample] = variant(node, 'TABLESAMPLE');
+    if (kind !== 'BeforeTableAlias' && kind !== 'AfterTableAlias') throw unsupported(`TABLESAMPLE ${kind}`);
+    this.fields(asRecord(sample, 'TABLESAMPLE'), 'TABLESAMPLE', { modifier: 'skip', name: 'skip', quantity: 'expr' }, scope);
+  }
+
+  private tableVersion(node: unknown, scope: Scope | null): void {
+    const [kind, body] = variant(node, 'table version');
+    if (kind !== 'ForSystemTimeAsOf') throw unsupported(`table version ${kind}`);
+    this.expr(body, scope);
+  }
+
+  /** Name parts as BigQuery reads a path: a quoted part holding dots is several parts. */
+  private nameParts(node: unknown): { parts: string[]; position?: SqlPosition } {
+    const parts: string[] = [];
+    let position: SqlPosition | undefined;
+    for (const p of asArray(node, 'name')) {
+      const [kind, ident] = variant(p, 'name part');
+      if (kind !== 'Identifier') throw unsupported(`name part ${kind}`);
+      const id = asRecord(ident, 'identifier');
+      const value = id['value'];
+      if (typeof value !== 'string') throw unsupported('identifier');
+      position ??= spanStart(id);
+      parts.push(...value.split('.'));
+    }
+    return { parts, position };
+  }
+
+  private tableName(node: unknown, scope: Scope | null): void {
+    const { parts, position } = this.nameParts(node);
+    const { project, dataset } = this.target;
+    const shown = `\`${parts.join('.')}\``;
+    const forbidden = (why: string) => new Rejection('FORBIDDEN_TABLE', `${shown}: ${why}`, position);
+    if (parts.length === 1 && parts[0] !== undefined && inScope(scope, parts[0])) return; // a CTE, not a table
+    if (parts.some((p) => p.length === 0)) throw forbidden('empty name part');
+    if (parts.length < 3) {
+      throw forbidden(`tables must be fully qualified as \`${project}.${dataset}.<table>\``);
+    }
+    if (parts[0] !== project) throw forbidden(`only project ${project} can be queried`);
+    if (parts[1] !== dataset) throw forbidden(`only dataset ${dataset} is accessible to this brand`);
+    const table = parts[2] ?? '';
+    if (parts.length === 3) {
+      if (table.toUpperCase() === 'INFORMATION_SCHEMA') throw forbidden('use INFORMATION_SCHEMA.COLUMNS');
+      this.tables.add(`${project}.${dataset}.${table}`);
+      return;
+    }
+    if (parts.length === 4 && table.toUpperCase() === 'INFORMATION_SCHEMA' && parts[3]?.toUpperCase() === 'COLUMNS') {
+      this.tables.add(`${project}.${dataset}.INFORMATION_SCHEMA.COLUMNS`);
+      return;
+    }
+    throw forbidden('only tables of the dataset and its INFORMATION_SCHEMA.COLUMNS view can be queried');
+  }
+
+  private functionCall(fn: Json, scope: Scope | null): void {
+    const { parts, position } = this.nameParts(fn['name']);
+    const upper = parts.map((p) => p.toUpperCase());
+    const safe = upper.length > 1 && upper[0] === 'SAFE';
+    const core = safe ? upper.slice(1) : upper;
+    const forbidden = (why: string) => new Rejection('FORBIDDEN_TABLE', `${parts.join('.')}: ${why}`, position);
+    const { project, dataset } = this.target;
+    if (core.length === 1) {
+      if (DENIED_FUNCTIONS.has(core[0] ?? '')) throw forbidden('reads data outside the dataset and is not allowed');
+    } else if (core.length === 2 && DENIED_NAMESPACES.has(core[0] ?? '')) {
+      throw forbidden(`${core[0]}.* functions are not allowed`);
+    } else if (core.length === 2 && BUILTIN_NAMESPACES.has(core[0] ?? '')) {
+      // a built-in function namespace such as NET.HOST
+    } else if (safe || parts.length !== 3 || parts[0] !== project || parts[1] !== dataset) {
+      throw forbidden(`routines outside the dataset are not allowed; call them as \`${project}.${dataset}.<routine>\``);
+    }
+    for (const [key, v] of Object.entries(fn)) {
+      if (key !== 'name' && !isInertField(key)) this.expr(v, scope);
+    }
+  }
+
+  /** Generic walk of an expression-level subtree (see INERT_KEYS). */
+  expr(node: unknown, scope: Scope | null): void {
+    if (Array.isArray(node)) {
+      for (const item of node) this.expr(item, scope);
+      return;
+    }
+    if (!isRecord(node)) return; // strings, numbers, booleans, null
+    for (const [key, v] of Object.entries(node)) {
+      if (isInertField(key)) continue;
+      if (key === 'Subquery' || key === 'subquery') {
+        this.query(v, scope);
+      } else if (key === 'Function') {
+        this.functionCall(asRecord(v, 'function call'), scope);
+      } else if (INERT_KEYS.has(key)) {
+        this.expr(v, scope);
+      } else {
+        throw unsupported(key, spanStart(v));
+      }
+    }
+  }
+}
