@@ -327,6 +327,17 @@ describe('query: polling, deadline and cancel', () => {
     expect(await journal({ op: 'get', jobId: r.jobId ?? '' })).toHaveLength(1);
   });
 
+  it('when jobs.get fails, the rows still come back and bytes processed stand in for bytes billed', async () => {
+    const tag = newTag();
+    await arm({ kind: 'jobIncomplete', count: 1, match: { op: 'query', label: { t: tag } } });
+    await arm({ kind: 'malformedJson', persistent: true, match: { op: 'get', label: { t: tag } } });
+    const r = await createWarehouseClient(env, FAST).query(`SELECT SUM(quantity) AS units FROM ${ORDERS}`, opts(tag));
+    expect(r.rows).toEqual([{ units: expect.any(Number) }]);
+    expect(r.totalBytesProcessed).toBeGreaterThan(0);
+    expect(r.totalBytesBilled).toBe(r.totalBytesProcessed);
+    expect((await journal({ op: 'get', jobId: r.jobId ?? '' })).map((g) => g.status)).toEqual([200]);
+  });
+
   it('past the deadline cancels the job and fails with 504 WAREHOUSE_TIMEOUT', async () => {
     const tag = newTag();
     // The job would need 3 s; the caller allows 1.2 s.

@@ -257,7 +257,7 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
       if (billed !== undefined) return billed;
       call.log.warn('jobs.get had no totalBytesBilled; counting bytes processed', { jobId });
     } catch (err) {
-      if (err instanceof ApiError && err.code === 'WAREHOUSE_TIMEOUT') throw err;
+      // The rows are already in hand: a failed lookup costs accuracy of the usage count, not the answer.
       call.log.warn('jobs.get failed; counting bytes processed', { jobId, error: describeError(err), upstream: err instanceof ApiError ? err.internal : undefined });
     }
     return fallback;
