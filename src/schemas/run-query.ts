@@ -1,8 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { MAX_PERIOD_DAYS, periodProblem } from '../queries/period';
-
-/** Longest raw SQL accepted, in characters (checked before any parsing). */
-export const MAX_SQL_LENGTH = 102_400;
+import { MAX_SQL_LENGTH } from '../sql/guard';
 
 const BrandIdField = z
   .string()
