@@ -7,7 +7,19 @@ import { oauthHelpers } from '../oauth/provider';
 import { listManagedAssistants, revokeManagedAssistant } from './assistants';
 import { currentUser, handleSignIn, readForm, type SignedIn } from './current-user';
 import { formExpired, useHtmlDefaults } from './guards';
-import { createManagedKey, CreateKeyFormSchema, keyScopeChoices, listManagedKeys, revokeManagedKey } from './keys';
+import { loadKeyUsage } from './key-usage';
+import {
+  createManagedKey,
+  CreateKeyFormSchema,
+  firstFormError,
+  KEY_LIMIT_FIELD_LABELS,
+  keyScopeChoices,
+  KeyLimitsFormSchema,
+  LIMIT_FIELD_LABELS,
+  listManagedKeys,
+  revokeManagedKey,
+  updateManagedKeyLimits,
+} from './keys';
 import { checkSessionCsrf, destroySession, loginCsrfToken, readSession, sessionCsrfToken } from './session';
 import { DashboardPage, KeyCreatedPage, MessagePage, NotAdminMessage, SignInPage, UserBar, type DashboardProps } from './views/pages';
 import { renderPage } from './views/render';
@@ -16,6 +28,7 @@ import { renderPage } from './views/render';
 const NOTICES: Record<string, string> = {
   'key-revoked': 'The key was revoked. Requests with it are refused from now on.',
   'key-not-found': 'That key was not found or was already revoked.',
+  'key-limits-saved': "The key's limits were saved. Its next request runs under them.",
   'assistant-revoked': 'The assistant was disconnected. It must be approved again to reconnect.',
   'assistant-not-found': 'That connection was not found or was already revoked.',
 };
@@ -38,15 +51,16 @@ async function renderDashboard(
   c: Context<AppEnv>,
   user: SignedIn,
   status: 200 | 400 | 403,
-  extra: Pick<DashboardProps, 'notice' | 'error' | 'form'> = {},
+  extra: Pick<DashboardProps, 'notice' | 'error' | 'form' | 'limitsEdit'> = {},
 ) {
-  const [csrf, keys, scopes, assistants] = await Promise.all([
+  const defaults = defaultLimits(c.env);
+  const now = Date.now();
+  const [csrf, { keys, usage }, scopes, assistants] = await Promise.all([
     sessionCsrfToken(c, user.session),
-    listManagedKeys(c.env, user.reach),
+    listManagedKeys(c.env, user.reach).then(async (keys) => ({ keys, usage: await loadKeyUsage(c.env, keys, defaults, now, c.get('log')) })),
     keyScopeChoices(c.env, user.reach),
     listManagedAssistants(c.env, oauthHelpers(c.env, c.req.url), user.reach),
   ]);
-  const defaults = defaultLimits(c.env);
   return renderPage(c, status, (nonce) => (
     <DashboardPage
       nonce={nonce}
@@ -56,6 +70,7 @@ async function renderDashboard(
       scopes={scopes}
       assistants={assistants}
       defaults={defaults}
+      usage={usage}
       {...extra}
     />
   ));
@@ -73,7 +88,7 @@ async function guardPost(c: Context<AppEnv>, now: number): Promise<Guarded> {
   return { ok: true, user, form };
 }
 
-/** `/admin`: sign in and out, API keys (create, list, revoke) and connected assistants (list, revoke). */
+/** `/admin`: sign in and out, API keys (create, list with usage, change limits, revoke) and connected assistants (list, revoke). */
 export function createAdminRoutes(): Hono<AppEnv> {
   const admin = new Hono<AppEnv>();
   useHtmlDefaults(admin);
@@ -116,10 +131,8 @@ export function createAdminRoutes(): Hono<AppEnv> {
     const parsed = CreateKeyFormSchema.safeParse(g.form);
     const keep = { name: g.form.name, scope: g.form.scope, dailyQueries: g.form.dailyQueries, dailyGiB: g.form.dailyGiB, maxGiB: g.form.maxGiB };
     if (!parsed.success) {
-      const first = parsed.error.issues[0];
-      const field = first ? String(first.path[0] ?? '') : '';
-      const labels: Record<string, string> = { name: 'Name', scope: 'Reaches', dailyQueries: 'Queries per 24 h', dailyGiB: 'GiB billed per 24 h', maxGiB: 'Max GiB billed per query' };
-      return renderDashboard(c, g.user, 400, { error: `${labels[field] ?? 'Form'}: ${first?.message ?? 'invalid'}`, form: keep });
+      const { message } = firstFormError(parsed.error, { name: 'Name', scope: 'Reaches', ...LIMIT_FIELD_LABELS });
+      return renderDashboard(c, g.user, 400, { error: message, form: keep });
     }
     let created;
     try {
@@ -143,6 +156,21 @@ export function createAdminRoutes(): Hono<AppEnv> {
     if (!g.ok) return g.res;
     const revoked = await revokeManagedKey(c.env, g.user.reach, c.req.param('id'), now);
     return c.redirect(`/admin?notice=${revoked ? 'key-revoked' : 'key-not-found'}`, 303);
+  });
+
+  admin.post('/keys/:id/limits', async (c) => {
+    const g = await guardPost(c, Date.now());
+    if (!g.ok) return g.res;
+    const keyId = c.req.param('id');
+    const parsed = KeyLimitsFormSchema.safeParse(g.form);
+    if (!parsed.success) {
+      const { field, message } = firstFormError(parsed.error, KEY_LIMIT_FIELD_LABELS);
+      const values = { dailyQueries: g.form.dailyQueries, dailyGiB: g.form.dailyGiB, maxGiB: g.form.maxGiB };
+      return renderDashboard(c, g.user, 400, { limitsEdit: { keyId, field, error: `Not saved. ${message}`, values } });
+    }
+    const saved = await updateManagedKeyLimits(c.env, g.user.reach, keyId, parsed.data);
+    // Back to the key's row: on a long list the saved limits are in view.
+    return c.redirect(saved ? `/admin?notice=key-limits-saved#key-${encodeURIComponent(keyId)}` : '/admin?notice=key-not-found', 303);
   });
 
   admin.post('/assistants/revoke', async (c) => {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { generateApiKey } from '../auth/api-keys';
 import type { AdminReach } from '../auth/oauth-principal';
+import type { PrincipalLimits } from '../auth/principal';
 import type { Env } from '../env';
 import { ApiError } from '../errors';
 
@@ -30,7 +31,7 @@ export interface ManagedKey {
   createdAt: number;
   lastUsedAt: number | null;
   revokedAt: number | null;
-  limits: { dailyQueries: number | null; dailyBytes: number | null; maxBytesBilled: number | null };
+  limits: KeyLimits;
 }
 
 function managedIds(reach: AdminReach): { orgs: string; brands: string } {
@@ -90,27 +91,105 @@ export async function listManagedKeys(env: Env, reach: AdminReach): Promise<Mana
   return results.map((r) => toManagedKey(KeyRowSchema.parse(r)));
 }
 
-/** An optional positive number typed in a form field; an empty field means "use the default". */
-function optionalNumber(max: number, integer: boolean) {
-  const n = z.coerce.number().positive('must be greater than 0').max(max, `must be at most ${max}`);
-  return z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), (integer ? n.int('must be a whole number') : n).optional());
+/** Limits of one key as stored in `api_keys` (bytes for byte limits); null = the Worker's default. */
+export interface KeyLimits {
+  dailyQueries: number | null;
+  dailyBytes: number | null;
+  maxBytesBilled: number | null;
 }
 
+export type LimitField = 'dailyQueries' | 'dailyGiB' | 'maxGiB';
+
+/** Labels of the limit inputs of the create form, as the page shows them and error messages name them. */
+export const LIMIT_FIELD_LABELS: Record<LimitField, string> = {
+  dailyQueries: 'Queries per 24 h',
+  dailyGiB: 'GiB billed per 24 h',
+  maxGiB: 'Max GiB billed per query',
+};
+
+/**
+ * Labels of the change-limits form of each key. Worded apart from the create form's so that the page, which holds
+ * one such form per key, has no two fields whose accessible names contain one another (each also names its key).
+ */
+export const KEY_LIMIT_FIELD_LABELS: Record<LimitField, string> = {
+  dailyQueries: 'Query runs in 24 h',
+  dailyGiB: 'GiB billed in 24 h',
+  maxGiB: 'Max GiB billed by one query',
+};
+
+/** A field left empty means "use the default"; anything else must read as a number. */
+const emptyOrNumber = (v: unknown) => {
+  if (typeof v !== 'string') return v;
+  const t = v.trim();
+  return t === '' ? undefined : Number(t);
+};
+
+const queriesField = z.preprocess(
+  emptyOrNumber,
+  z
+    .number({ error: 'must be a number' })
+    .positive('must be greater than 0')
+    .max(MAX_DAILY_QUERIES, `must be at most ${MAX_DAILY_QUERIES.toLocaleString('en-US')}`)
+    // Last: zod's int check also refuses unsafe integers, and a huge number should read "too big", not "not whole".
+    .int('must be a whole number')
+    .optional(),
+);
+
+/** GiB typed in the form (decimals allowed), stored as a whole number of bytes, at least one. */
+const gibField = z.preprocess(
+  emptyOrNumber,
+  z
+    .number({ error: 'must be a number' })
+    .positive('must be greater than 0')
+    .max(MAX_GIB, `must be at most ${MAX_GIB.toLocaleString('en-US')} GiB`)
+    .transform((gib) => Math.round(gib * GIB))
+    .refine((bytes) => bytes >= 1, 'must be at least 1 byte (0.000000001 GiB)')
+    .optional(),
+);
+
+const limitFields = { dailyQueries: queriesField, dailyGiB: gibField, maxGiB: gibField };
+
+function toKeyLimits(f: { dailyQueries?: number; dailyGiB?: number; maxGiB?: number }): KeyLimits {
+  return { dailyQueries: f.dailyQueries ?? null, dailyBytes: f.dailyGiB ?? null, maxBytesBilled: f.maxGiB ?? null };
+}
+
+/**
+ * The change-limits form of one key. Every limit is a positive safe integer (queries, or bytes after the GiB
+ * conversion) or null when its field is empty, which puts the key back on the Worker's default.
+ */
+export const KeyLimitsFormSchema = z.object(limitFields).transform(toKeyLimits);
+
 /** The create-key form. Byte limits are typed in GiB (decimals allowed) and stored in bytes. */
-export const CreateKeyFormSchema = z.object({
-  name: z.string().trim().min(1, 'give the key a name').max(100, 'at most 100 characters'),
-  scope: z
-    .string()
-    .regex(/^(org|brand):[^:]+$/, 'choose what the key can reach')
-    .transform((v) => {
-      const at = v.indexOf(':');
-      return { kind: v.slice(0, at) === 'org' ? ('org' as const) : ('brand' as const), id: v.slice(at + 1) };
-    }),
-  dailyQueries: optionalNumber(MAX_DAILY_QUERIES, true),
-  dailyGiB: optionalNumber(MAX_GIB, false),
-  maxGiB: optionalNumber(MAX_GIB, false),
-});
+export const CreateKeyFormSchema = z
+  .object({
+    name: z.string().trim().min(1, 'give the key a name').max(100, 'at most 100 characters'),
+    scope: z
+      .string()
+      .regex(/^(org|brand):[^:]+$/, 'choose what the key can reach')
+      .transform((v) => {
+        const at = v.indexOf(':');
+        return { kind: v.slice(0, at) === 'org' ? ('org' as const) : ('brand' as const), id: v.slice(at + 1) };
+      }),
+    ...limitFields,
+  })
+  .transform(({ name, scope, ...limits }) => ({ name, scope, limits: toKeyLimits(limits) }));
 export type CreateKeyForm = z.infer<typeof CreateKeyFormSchema>;
+
+/** "Label: message" for the first problem of a form, naming the field as the page labels it. */
+export function firstFormError(error: z.ZodError, labels: Readonly<Record<string, string>>): { field: string; message: string } {
+  const first = error.issues[0];
+  const field = first ? String(first.path[0] ?? '') : '';
+  return { field, message: `${labels[field] ?? 'Form'}: ${first?.message ?? 'invalid'}` };
+}
+
+/** The limits that apply to a key: its own, else the Worker's defaults (as `authenticateApiKey` resolves them). */
+export function effectiveLimits(own: KeyLimits, defaults: PrincipalLimits): PrincipalLimits {
+  return {
+    dailyQueries: own.dailyQueries ?? defaults.dailyQueries,
+    dailyBytes: own.dailyBytes ?? defaults.dailyBytes,
+    maxBytesBilled: own.maxBytesBilled ?? defaults.maxBytesBilled,
+  };
+}
 
 /**
  * Creates a key for a scope the user manages. The secret is returned once and never stored (only its SHA-256, by
@@ -126,7 +205,6 @@ export async function createManagedKey(
   const allowed = kind === 'org' ? reach.orgIds.includes(id) : reach.brands.some((b) => b.id === id);
   if (!allowed) throw new ApiError('FORBIDDEN_BRAND', `you do not administer ${kind} ${JSON.stringify(id)}`);
   const gen = await generateApiKey();
-  const bytes = (gib: number | undefined) => (gib === undefined ? null : Math.round(gib * GIB));
   await env.DB.prepare(
     `INSERT INTO api_keys (id, name, prefix, secret_hash, org_id, brand_id, max_bytes_billed, daily_query_limit,
                            daily_bytes_limit, created_by_user_id, created_at)
@@ -139,9 +217,9 @@ export async function createManagedKey(
       gen.secretHash,
       kind === 'org' ? id : null,
       kind === 'brand' ? id : null,
-      bytes(form.maxGiB),
-      form.dailyQueries ?? null,
-      bytes(form.dailyGiB),
+      form.limits.maxBytesBilled,
+      form.limits.dailyQueries,
+      form.limits.dailyBytes,
       reach.userId,
       now,
     )
@@ -158,6 +236,22 @@ export async function revokeManagedKey(env: Env, reach: AdminReach, keyId: strin
        AND (org_id IN (SELECT value FROM json_each(?1)) OR brand_id IN (SELECT value FROM json_each(?2)))`,
   )
     .bind(ids.orgs, ids.brands, now, keyId)
+    .run();
+  return res.meta.changes === 1;
+}
+
+/**
+ * Replaces the limits of a live key the user manages (null = back to the default); false when there is no such
+ * live key. `authenticateApiKey` reads the row on every request, so the next request runs under the new limits.
+ */
+export async function updateManagedKeyLimits(env: Env, reach: AdminReach, keyId: string, limits: KeyLimits): Promise<boolean> {
+  const ids = managedIds(reach);
+  const res = await env.DB.prepare(
+    `UPDATE api_keys SET daily_query_limit = ?3, daily_bytes_limit = ?4, max_bytes_billed = ?5
+      WHERE id = ?6 AND revoked_at IS NULL
+        AND (org_id IN (SELECT value FROM json_each(?1)) OR brand_id IN (SELECT value FROM json_each(?2)))`,
+  )
+    .bind(ids.orgs, ids.brands, limits.dailyQueries, limits.dailyBytes, limits.maxBytesBilled, keyId)
     .run();
   return res.meta.changes === 1;
 }

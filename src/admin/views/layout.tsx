@@ -29,7 +29,16 @@ legend{font-weight:600;padding:0 .25rem}
 button,.button{display:inline-flex;align-items:center;justify-content:center;min-height:44px;padding:.5rem 1rem;font:inherit;font-weight:600;border-radius:6px;border:1px solid var(--accent);background:var(--accent);color:var(--accent-fg);cursor:pointer;text-decoration:none}
 button.secondary,.button.secondary{background:transparent;color:var(--accent)}
 button.danger{background:transparent;color:var(--danger);border-color:var(--danger)}
-button:focus-visible,a:focus-visible,input:focus-visible,select:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
+button:focus-visible,a:focus-visible,input:focus-visible,select:focus-visible,summary:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
+summary{cursor:pointer;color:var(--accent);font-weight:600;padding:.65rem 0;min-height:44px}
+details[open]>summary{margin-bottom:.25rem}
+form.limits{min-width:12rem}
+form.limits label{margin-top:.5rem}
+form.limits .hint{margin:.25rem 0;font-size:.9rem;color:var(--muted)}
+form.limits .alert{margin:.5rem 0}
+input[aria-invalid="true"]{border-color:var(--danger);border-width:2px}
+.blocked{color:var(--danger)}
+.visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 .actions{display:flex;flex-wrap:wrap;gap:.75rem;margin-top:1rem}
 .actions>*{flex:1 1 10rem}
 a{color:var(--accent)}

@@ -1,7 +1,8 @@
 import type { Child, FC } from 'hono/jsx';
 import type { ConnectedAssistant } from '../assistants';
-import type { KeyScopeChoice, ManagedKey } from '../keys';
-import { GIB } from '../keys';
+import type { KeyUsage } from '../key-usage';
+import type { KeyScopeChoice, LimitField, ManagedKey } from '../keys';
+import { GIB, KEY_LIMIT_FIELD_LABELS } from '../keys';
 import { Layout } from './layout';
 
 /** "2026-05-01 12:34 UTC" in a <time> element. */
@@ -94,8 +95,110 @@ function limitText(value: number | null, fallback: number, format: (n: number) =
   return value === null ? `${format(fallback)} (default)` : format(value);
 }
 
-const KeyRow: FC<{ k: ManagedKey; csrf: string; defaults: Defaults }> = ({ k, csrf, defaults }) => (
-  <tr class={k.revokedAt !== null ? 'status-revoked' : undefined}>
+const count = (n: number) => n.toLocaleString('en-US');
+
+/** What the change-limits form of one key shows after a refused save: the typed values and the problem. */
+export interface LimitsEdit {
+  keyId: string;
+  /** The form field at fault (it gets focus), e.g. `dailyGiB`. */
+  field: string;
+  error: string;
+  values: { dailyQueries?: string; dailyGiB?: string; maxGiB?: string };
+}
+
+/** A stored byte limit as the GiB the form takes; String() of bytes / 2^30 is exact and reads back to the same bytes. */
+const gibValue = (bytes: number | null) => (bytes === null ? '' : String(bytes / GIB));
+
+const UsageCell: FC<{ k: ManagedKey; usage: KeyUsage | undefined }> = ({ k, usage }) => {
+  if (k.revokedAt !== null) return <span class="muted">revoked</span>;
+  if (usage === undefined || usage.state === 'not-loaded') return <span class="muted">not loaded (too many keys on one page)</span>;
+  if (usage.state === 'unavailable') return <span class="muted">usage unavailable</span>;
+  const { runs, bytes, blockedUntil, blockedBy } = usage.snapshot;
+  return (
+    <ul class="plain">
+      <li>
+        {count(runs.used)} / {count(runs.limit)} queries
+      </li>
+      <li>
+        {formatBytes(bytes.used)} / {formatBytes(bytes.limit)} billed
+      </li>
+      {blockedUntil !== null ? (
+        <li class="blocked">
+          {blockedBy === 'bytes' ? 'Byte' : 'Query'} limit reached; runs again at <Time ms={Date.parse(blockedUntil)} />
+        </li>
+      ) : null}
+    </ul>
+  );
+};
+
+/** The change-limits inputs: what the default reads as, and the input's type attributes. */
+const LIMIT_INPUTS: { name: LimitField; hint: (d: Defaults) => string; attrs: Record<string, string> }[] = [
+  { name: 'dailyQueries', hint: (d) => count(d.dailyQueries), attrs: { type: 'number', min: '1', step: '1', inputmode: 'numeric' } },
+  // min 0, not 0.001: a stored limit under 1 MiB reads back as a tiny GiB figure the browser must accept unchanged.
+  { name: 'dailyGiB', hint: (d) => formatBytes(d.dailyBytes), attrs: { type: 'number', min: '0', step: 'any', inputmode: 'decimal' } },
+  { name: 'maxGiB', hint: (d) => formatBytes(d.maxBytesBilled), attrs: { type: 'number', min: '0', step: 'any', inputmode: 'decimal' } },
+];
+
+/** Set or clear a live key's limits. Closed unless a save of this key was just refused. */
+const LimitsForm: FC<{ k: ManagedKey; csrf: string; defaults: Defaults; edit: LimitsEdit | undefined }> = ({ k, csrf, defaults, edit }) => {
+  const id = (field: string) => `limits-${k.id}-${field}`;
+  const values = edit?.values ?? {
+    dailyQueries: k.limits.dailyQueries === null ? '' : String(k.limits.dailyQueries),
+    dailyGiB: gibValue(k.limits.dailyBytes),
+    maxGiB: gibValue(k.limits.maxBytesBilled),
+  };
+  const errorId = `limits-${k.id}-error`;
+  const field = (name: LimitField) => {
+    const invalid = edit?.field === name;
+    return {
+      id: id(name),
+      name,
+      value: values[name] ?? '',
+      'aria-invalid': invalid ? 'true' : undefined,
+      'aria-describedby': invalid ? errorId : undefined,
+      autofocus: invalid,
+    };
+  };
+  return (
+    <details open={edit !== undefined}>
+      <summary>
+        Change limits<span class="visually-hidden"> of key {k.name}</span>
+      </summary>
+      <form method="post" action={`/admin/keys/${encodeURIComponent(k.id)}/limits`} class="limits">
+        <input type="hidden" name="csrf" value={csrf} />
+        {edit ? (
+          <p class="alert" role="alert" id={errorId}>
+            {edit.error}
+          </p>
+        ) : null}
+        <p class="hint">Empty = the default. Applies from the key's next request.</p>
+        {LIMIT_INPUTS.map(({ name, hint, attrs }) => (
+          <>
+            <label for={id(name)}>
+              {KEY_LIMIT_FIELD_LABELS[name]}
+              <span class="visually-hidden"> for key {k.name}</span> <span class="hint">default {hint(defaults)}</span>
+            </label>
+            <input {...field(name)} {...attrs} />
+          </>
+        ))}
+        <div class="actions">
+          <button type="submit" aria-label={`Save limits of key ${k.name}`}>
+            Save limits
+          </button>
+        </div>
+      </form>
+    </details>
+  );
+};
+
+const KeyRow: FC<{ k: ManagedKey; csrf: string; defaults: Defaults; usage: KeyUsage | undefined; edit: LimitsEdit | undefined }> = ({
+  k,
+  csrf,
+  defaults,
+  usage,
+  edit,
+}) => (
+  <tr id={`key-${k.id}`} class={k.revokedAt !== null ? 'status-revoked' : undefined}>
     <td data-label="Name">{k.name}</td>
     <td data-label="Prefix">
       <code>{k.prefix}…</code>
@@ -109,12 +212,16 @@ const KeyRow: FC<{ k: ManagedKey; csrf: string; defaults: Defaults }> = ({ k, cs
     <td data-label="Last used">
       <Time ms={k.lastUsedAt} />
     </td>
+    <td data-label="Used, last 24 h">
+      <UsageCell k={k} usage={usage} />
+    </td>
     <td data-label="Limits">
       <ul class="plain">
-        <li>{limitText(k.limits.dailyQueries, defaults.dailyQueries, (n) => n.toLocaleString('en-US'))} queries / 24 h</li>
+        <li>{limitText(k.limits.dailyQueries, defaults.dailyQueries, count)} queries / 24 h</li>
         <li>{limitText(k.limits.dailyBytes, defaults.dailyBytes, formatBytes)} / 24 h</li>
         <li>{limitText(k.limits.maxBytesBilled, defaults.maxBytesBilled, formatBytes)} per query</li>
       </ul>
+      {k.revokedAt === null ? <LimitsForm k={k} csrf={csrf} defaults={defaults} edit={edit?.keyId === k.id ? edit : undefined} /> : null}
     </td>
     <td data-label="Status">
       {k.revokedAt !== null ? (
@@ -169,11 +276,15 @@ export interface DashboardProps {
   scopes: KeyScopeChoice[];
   assistants: ConnectedAssistant[];
   defaults: Defaults;
+  /** Rolling-24 h usage of each live key, by key id. */
+  usage: ReadonlyMap<string, KeyUsage>;
+  /** A refused change-limits form, shown open on its key with the problem. */
+  limitsEdit?: LimitsEdit;
   /** Values to keep in the create form after a validation error. */
   form?: { name?: string; scope?: string; dailyQueries?: string; dailyGiB?: string; maxGiB?: string };
 }
 
-export const DashboardPage: FC<DashboardProps> = ({ nonce, email, csrf, notice, error, keys, scopes, assistants, defaults, form }) => (
+export const DashboardPage: FC<DashboardProps> = ({ nonce, email, csrf, notice, error, keys, scopes, assistants, defaults, usage, limitsEdit, form }) => (
   <Layout title="API keys" nonce={nonce} header={<UserBar email={email} csrf={csrf} />}>
     <h1>API keys and connected assistants</h1>
     {notice ? (
@@ -242,7 +353,10 @@ export const DashboardPage: FC<DashboardProps> = ({ nonce, email, csrf, notice, 
         <p class="muted">No keys yet.</p>
       ) : (
         <table>
-          <caption>Keys of the organizations and brands you administer. Revoking takes effect immediately.</caption>
+          <caption>
+            Keys of the organizations and brands you administer. Usage counts query runs and bytes billed in the last
+            24 hours (rolling). Changed limits and revocations take effect immediately.
+          </caption>
           <thead>
             <tr>
               <th scope="col">Name</th>
@@ -250,13 +364,14 @@ export const DashboardPage: FC<DashboardProps> = ({ nonce, email, csrf, notice, 
               <th scope="col">Scope</th>
               <th scope="col">Created</th>
               <th scope="col">Last used</th>
+              <th scope="col">Used, last 24 h</th>
               <th scope="col">Limits</th>
               <th scope="col">Status</th>
             </tr>
           </thead>
           <tbody>
             {keys.map((k) => (
-              <KeyRow k={k} csrf={csrf} defaults={defaults} />
+              <KeyRow k={k} csrf={csrf} defaults={defaults} usage={usage.get(k.id)} edit={limitsEdit} />
             ))}
           </tbody>
         </table>
