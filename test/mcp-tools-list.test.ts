@@ -21,9 +21,7 @@ describe('MCP tools/list', () => {
     await client.close();
     const byName = new Map(tools.map((t) => [t.name, t]));
     expect([...byName.keys()].sort()).toEqual(
-      ['get_report', 'list_brands', 'list_report_queries', 'list_reports', 'list_saved_queries', 'report_data_issue', 'run_query'].filter(
-        (n) => n !== 'run_query' || byName.has('run_query'),
-      ),
+      ['get_report', 'list_brands', 'list_report_queries', 'list_reports', 'list_saved_queries', 'report_data_issue', 'run_query'],
     );
     for (const tool of tools) {
       expect(tool.title, tool.name).toBeTruthy();
@@ -39,6 +37,8 @@ describe('MCP tools/list', () => {
     }
     expect(byName.get('report_data_issue')?.annotations).toMatchObject({ destructiveHint: false, idempotentHint: false });
     expect(byName.get('list_reports')?.annotations?.idempotentHint).toBe(true);
+    // Read-only, but each run spends the daily budget.
+    expect(byName.get('run_query')?.annotations).toMatchObject({ readOnlyHint: true, idempotentHint: false });
   });
 
   it('tells the model the table naming rule, discovery queries, paging and the flows', async () => {
@@ -74,5 +74,9 @@ describe('MCP tools/list', () => {
     );
     expect(schemaOf('report_data_issue', 'outputSchema').required).toEqual(['feedbackRef']);
     expect(schemaOf('list_brands', 'outputSchema').required).toEqual(['brands']);
+    expect(Object.keys(schemaOf('run_query', 'inputSchema').properties ?? {}).sort()).toEqual(['brandId', 'dryRun', 'period', 'queryId', 'sql']);
+    expect(schemaOf('run_query', 'inputSchema').required).toBeUndefined();
+    expect(schemaOf('run_query', 'outputSchema').required?.sort()).toEqual(['brandId', 'rowCount', 'rows', 'truncated']);
+    expect(Object.keys(schemaOf('run_query', 'outputSchema').properties ?? {})).toContain('note');
   });
 });

@@ -1,6 +1,7 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { registerBrandTools } from './brands.tools';
 import { registerFeedbackTools } from './feedback.tools';
+import { registerQueryTools } from './query.tools';
 import { registerReportTools } from './reports.tools';
 import { registerSavedQueryTools } from './saved-queries.tools';
 import { FLOWS, PAGING, STATEMENT_RULE, TABLE_DISCOVERY, TABLE_NAMING } from './guidance';
@@ -29,6 +30,7 @@ export function createMcpServer(deps: ToolDeps): McpServer {
   registerBrandTools(server, deps);
   registerReportTools(server, deps);
   registerSavedQueryTools(server, deps);
+  registerQueryTools(server, deps);
   registerFeedbackTools(server, deps);
   return server;
 }

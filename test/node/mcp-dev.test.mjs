@@ -1,0 +1,223 @@
+// End to end: `npm run dev` (local warehouse, local D1 with the demo seed, `wrangler dev`) on a free loopback port
+// and a throwaway state directory, then the MCP SDK's own Client over real HTTP, walking the spec's flows A, B and
+// C with the demo keys the dev runner prints, plus the HTTP-level answers (401 challenge, 405 for GET).
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT } from '../../scripts/lib/import-ts.mjs';
+
+const READY_TIMEOUT_MS = 240_000;
+const HOST = '127.0.0.1';
+
+let dev;
+let devLog = '';
+let stateDir;
+let baseUrl;
+let keys;
+const clients = {};
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen({ host: HOST, port: 0 }, () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts `npm run dev` as an isolated instance (--state-dir: its own credentials, vars and local state). */
+async function startDev(port) {
+  const child = spawn(process.execPath, [join(ROOT, 'dev/run-dev.mjs'), '--port', String(port), '--state-dir', stateDir], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const onData = (chunk) => {
+    devLog += chunk.toString();
+  };
+  child.stdout.on('data', onData);
+  child.stderr.on('data', onData);
+  await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`npm run dev not ready in ${READY_TIMEOUT_MS} ms:\n${devLog}`)), READY_TIMEOUT_MS);
+    const check = () => {
+      if (/\[dev\] ready in/.test(devLog)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout.on('data', check);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`npm run dev exited (${code}) before it was ready:\n${devLog}`));
+    });
+  });
+  return child;
+}
+
+/** SIGTERM: the runner stops wrangler (through its process guard) and the warehouse, then exits. */
+function stopDev(child) {
+  if (!child || child.exitCode !== null) return Promise.resolve();
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  return exited;
+}
+
+async function connect(key) {
+  const client = new Client({ name: 'mcp-dev-e2e', version: '1.0.0' });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${baseUrl}/v1/data/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${key}` } },
+    }),
+  );
+  return client;
+}
+
+function ok(result) {
+  expect(result.isError ?? false, JSON.stringify(result.content)).toBe(false);
+  expect(JSON.parse(result.content[0].text)).toEqual(result.structuredContent);
+  return result.structuredContent;
+}
+
+function toolError(result) {
+  expect(result.isError).toBe(true);
+  const body = JSON.parse(result.content[0].text);
+  expect(body.error.requestId).toMatch(/^req_/);
+  return body.error;
+}
+
+const call = (who, name, args = {}) => clients[who].callTool({ name, arguments: args });
+
+beforeAll(async () => {
+  stateDir = await mkdtemp(join(tmpdir(), 'wq-mcp-dev-'));
+  const port = await freePort();
+  dev = await startDev(port);
+  baseUrl = `http://${HOST}:${port}`;
+  // The runner keeps the demo credentials it printed in <state dir>/credentials.json.
+  const credentials = JSON.parse(await readFile(join(stateDir, 'credentials.json'), 'utf8'));
+  expect(credentials.baseUrl).toBe(baseUrl);
+  keys = credentials.keys;
+  for (const who of ['org', 'brand', 'other']) clients[who] = await connect(keys[who]);
+}, READY_TIMEOUT_MS + 30_000);
+
+afterAll(async () => {
+  await Promise.all(Object.values(clients).map((c) => c.close().catch(() => undefined)));
+  await stopDev(dev);
+  if (stateDir) await rm(stateDir, { recursive: true, force: true });
+}, 60_000);
+
+describe('MCP against npm run dev', () => {
+  it('offers the seven tools', async () => {
+    const { tools } = await clients.brand.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual(
+      ['get_report', 'list_brands', 'list_report_queries', 'list_reports', 'list_saved_queries', 'report_data_issue', 'run_query'],
+    );
+  });
+
+  it('returns the same brands as REST for each demo key', async () => {
+    for (const who of ['org', 'brand', 'other']) {
+      const mcp = ok(await call(who, 'list_brands'));
+      const res = await fetch(`${baseUrl}/v1/data/brands`, { headers: { authorization: `Bearer ${keys[who]}` } });
+      expect(res.status).toBe(200);
+      expect(mcp).toEqual(await res.json());
+    }
+  });
+
+  it('flow A: discovers tables and columns, then queries a mart', async () => {
+    const { brands } = ok(await call('org', 'list_brands'));
+    const dataset = brands.find((b) => b.brandId === 'brand_acme').dataset;
+    const catalog = ok(
+      await call('org', 'run_query', { brandId: 'brand_acme', sql: `SELECT table_name, layer FROM \`service-v1.${dataset}.table_metadata\`` }),
+    );
+    expect(catalog.rows.map((r) => r.table_name)).toEqual(expect.arrayContaining(['fact__orders', 'agg__daily_revenue']));
+    const columns = ok(
+      await call('org', 'run_query', {
+        brandId: 'brand_acme',
+        sql: `SELECT column_name, data_type FROM \`service-v1.${dataset}.INFORMATION_SCHEMA.COLUMNS\` WHERE table_name = 'fact__orders'`,
+      }),
+    );
+    expect(columns.rows.map((r) => r.column_name)).toEqual(expect.arrayContaining(['order_id', 'revenue', 'channel']));
+    const byChannel = ok(
+      await call('brand', 'run_query', {
+        sql: `SELECT channel, SUM(revenue) AS revenue FROM \`service-v1.${dataset}.fact__orders\` GROUP BY channel ORDER BY channel`,
+      }),
+    );
+    expect(byChannel).toMatchObject({ brandId: 'brand_acme', truncated: false, rowCount: 3 });
+    expect(byChannel.rows.map((r) => r.channel)).toEqual(['marketplace', 'store', 'web']);
+  });
+
+  it('caps raw rows for assistants and says how to page', async () => {
+    const result = await call('brand', 'run_query', { sql: 'SELECT order_id, revenue FROM `service-v1.acme.fact__orders` ORDER BY order_id' });
+    const data = ok(result);
+    expect(data.truncated).toBe(true);
+    expect(data.rowCount).toBe(data.rows.length);
+    expect(data.rowCount).toBeGreaterThan(0);
+    expect(data.rowCount).toBeLessThanOrEqual(200);
+    expect(Buffer.byteLength(JSON.stringify(data.rows))).toBeLessThanOrEqual(102_400);
+    expect(data.note).toMatch(/LIMIT .* OFFSET/);
+    const next = ok(
+      await call('brand', 'run_query', {
+        sql: `SELECT order_id, revenue FROM \`service-v1.acme.fact__orders\` ORDER BY order_id LIMIT 5 OFFSET ${data.rowCount}`,
+      }),
+    );
+    expect(next.rows[0].order_id > data.rows[data.rows.length - 1].order_id).toBe(true);
+  });
+
+  it('flow B: report section and saved query run by id', async () => {
+    const { reports } = ok(await call('brand', 'list_reports', { type: 'system' }));
+    const overview = reports.find((r) => r.reportId === 'rpt_business_overview');
+    expect(overview).toBeDefined();
+    const { queries } = ok(await call('brand', 'list_report_queries', { reportId: overview.reportId }));
+    const section = queries[0];
+    expect(section.parameterized).toBe(true);
+    const run = ok(await call('brand', 'run_query', { queryId: section.id, period: { cadence: 'MONTHLY' } }));
+    expect(run).toMatchObject({ brandId: 'brand_acme', truncated: false });
+    expect(run.rowCount).toBeGreaterThan(0);
+
+    const saved = ok(await call('org', 'list_saved_queries', { brandId: 'brand_globex' }));
+    const first = saved.queries[0];
+    const savedRun = ok(await call('org', 'run_query', { queryId: first.id }));
+    expect(savedRun.brandId).toBe('brand_globex');
+    expect(savedRun.rowCount).toBeGreaterThan(0);
+  });
+
+  it('dry run estimates bytes without rows', async () => {
+    const data = ok(await call('brand', 'run_query', { sql: 'SELECT revenue FROM `service-v1.acme.fact__orders`', dryRun: true }));
+    expect(data).toMatchObject({ rowCount: 0, rows: [], stats: { dryRun: true, totalBytesBilled: 0 } });
+    expect(data.stats.totalBytesProcessed).toBeGreaterThan(0);
+  });
+
+  it('refuses what the key may not run, as tool errors', async () => {
+    expect(toolError(await call('brand', 'run_query', { sql: 'SELECT * FROM `service-v1.umbrella.fact__orders`' })).code).toBe('FORBIDDEN_TABLE');
+    expect(toolError(await call('brand', 'run_query', { sql: 'DELETE FROM `service-v1.acme.fact__orders` WHERE TRUE' })).code).toBe('INVALID_SQL');
+    expect(toolError(await call('other', 'run_query', { brandId: 'brand_acme', sql: 'SELECT 1' })).code).toBe('FORBIDDEN_BRAND');
+    expect(toolError(await call('org', 'run_query', { sql: 'SELECT 1' })).code).toBe('VALIDATION');
+  });
+
+  it('flow C: files a data issue', async () => {
+    const data = ok(await call('brand', 'report_data_issue', { summary: 'Marketplace revenue looks low', severity: 'low' }));
+    expect(data.feedbackRef).toMatch(/^fb_/);
+  });
+
+  it('answers 401 with the OAuth discovery challenge, and 405 to GET', async () => {
+    const unauth = await fetch(`${baseUrl}/v1/data/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(unauth.status).toBe(401);
+    expect(unauth.headers.get('www-authenticate')).toMatch(/resource_metadata="[^"]*\/\.well-known\/oauth-protected-resource/);
+    const body = await unauth.json();
+    expect(body.error.code).toBe('UNAUTHORIZED');
+    expect(unauth.headers.get('x-request-id')).toBe(body.error.requestId);
+
+    const get = await fetch(`${baseUrl}/v1/data/mcp`, { headers: { authorization: `Bearer ${keys.brand}`, accept: 'text/event-stream' } });
+    expect(get.status).toBe(405);
+    expect(get.headers.get('allow')).toBe('POST');
+  });
+});
