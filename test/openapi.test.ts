@@ -124,7 +124,7 @@ describe('GET /v1/data/openapi.json', () => {
   });
 
   it('names the spec components', () => {
-    for (const name of ['Brand', 'Report', 'ReportDetail', 'Query', 'FeedbackRequest', 'FeedbackResponse', 'Error']) {
+    for (const name of ['Brand', 'Report', 'ReportDetail', 'Query', 'RunQueryResponse', 'FeedbackRequest', 'FeedbackResponse', 'Error']) {
       expect(doc.components.schemas, name).toHaveProperty(name);
     }
   });
@@ -141,6 +141,30 @@ describe('GET /v1/data/openapi.json', () => {
         expect(r?.headers, `${id} ${status}`).toHaveProperty('x-request-id');
       }
       expect(responses['200']?.headers, id).toHaveProperty('x-request-id');
+    }
+  });
+
+  it('has runQuery at POST /v1/data/query with a JSON body, RunQueryResponse, bearer auth and the spec\'s error statuses', () => {
+    const run = doc.paths['/v1/data/query']?.post;
+    expect(run?.operationId).toBe('runQuery');
+    expect(run?.security).toEqual([{ bearerAuth: [] }]);
+    expect(run?.requestBody).toMatchObject({ required: true, content: { 'application/json': {} } });
+    expect(run?.responses['200']?.content?.['application/json']?.schema).toEqual(ref('RunQueryResponse'));
+    // Spec: 400 invalid SQL / too expensive / failed, 401, 403 brand or table, 404 unknown queryId, 429 usage.
+    expect(Object.keys(run?.responses ?? {})).toEqual(expect.arrayContaining(['200', '400', '401', '403', '404', '429', '500']));
+    const codes: [string, string][] = [
+      ['400', 'INVALID_SQL'],
+      ['400', 'QUERY_TOO_EXPENSIVE'],
+      ['400', 'QUERY_FAILED'],
+      ['400', 'VALIDATION'],
+      ['403', 'FORBIDDEN_BRAND'],
+      ['403', 'FORBIDDEN_TABLE'],
+      ['404', 'QUERY_NOT_FOUND'],
+      ['429', 'USAGE_LIMIT_EXCEEDED'],
+    ];
+    for (const [status, code] of codes) {
+      expect(run?.responses[status]?.description, `${status} ${code}`).toContain(code);
+      expect(run?.responses[status]?.content?.['application/json']?.schema, status).toEqual(ref('Error'));
     }
   });
 

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { QueryListSchema, ReportDetailSchema, ReportListSchema } from '../src/schemas/catalog';
+import { z } from 'zod';
 import { api, expectError, postJson, seedDemo, type TestKey } from './seed';
 
 /**
@@ -33,6 +34,17 @@ const REPORTS: ReportModel[] = [
   { id: 'rpt_umbrella_clinics', type: 'brand', brand: 'brand_umbrella' },
 ];
 const SAVED_QUERY_BRANDS: Record<string, number> = { brand_acme: 3, brand_globex: 2, brand_initech: 0, brand_umbrella: 2 };
+const DATASET: Record<string, string | null> = { brand_acme: 'acme', brand_globex: 'globex', brand_initech: null, brand_umbrella: 'umbrella' };
+/** One saved query and one section of a brand-owned report per brand that has them. */
+const OWNED_QUERIES: [queryId: string, owner: string][] = [
+  ['sq_acme_monthly_kpis', 'brand_acme'],
+  ['sq_globex_monthly_kpis', 'brand_globex'],
+  ['sq_umbrella_monthly_kpis', 'brand_umbrella'],
+  ['rq_acme_countries', 'brand_acme'],
+  ['rq_globex_store_daily', 'brand_globex'],
+  ['rq_umbrella_channels', 'brand_umbrella'],
+];
+const RunResponseSchema = z.object({ brandId: z.string(), rowCount: z.number(), stats: z.object({ dryRun: z.boolean() }) });
 
 function appliesTo(r: ReportModel, brand: string): boolean {
   if (r.type === 'system') return true;
@@ -86,6 +98,33 @@ describe('scoping matrix', () => {
       if (!inScope(brand)) return void expectError(res, 403, 'FORBIDDEN_BRAND');
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ feedbackRef: expect.stringMatching(/^fb_/) });
+    });
+
+    it.each(BRANDS)('runQuery (raw SQL, dry run) with brandId=%s', async (brand) => {
+      const dataset = DATASET[brand] ?? 'acme';
+      const res = await postJson('/v1/data/query', key, {
+        sql: `SELECT channel, COUNT(*) AS n FROM \`service-v1.${dataset}.fact__orders\` GROUP BY channel`,
+        brandId: brand,
+        dryRun: true,
+      });
+      if (!inScope(brand)) return void expectError(res, 403, 'FORBIDDEN_BRAND');
+      if (DATASET[brand] === null) return void expectError(res, 409, 'BRAND_NOT_PROVISIONED');
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(RunResponseSchema.parse(res.body)).toMatchObject({ brandId: brand, rowCount: 0, stats: { dryRun: true } });
+    });
+
+    it('runQuery refuses a table of another tenant inside its own brand (403 FORBIDDEN_TABLE)', async () => {
+      const own = KEY_BRANDS[key][0] ?? '';
+      const foreign = key === 'other' ? 'acme' : 'umbrella';
+      const res = await postJson('/v1/data/query', key, { sql: `SELECT * FROM \`service-v1.${foreign}.fact__orders\``, brandId: own, dryRun: true });
+      expectError(res, 403, 'FORBIDDEN_TABLE');
+    });
+
+    it.each(OWNED_QUERIES)('runQuery by queryId %s (owned by %s), brand inferred', async (queryId, owner) => {
+      const res = await postJson('/v1/data/query', key, { queryId, dryRun: true });
+      if (!inScope(owner)) return void expectError(res, 404, 'QUERY_NOT_FOUND');
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(RunResponseSchema.parse(res.body)).toMatchObject({ brandId: owner, stats: { dryRun: true } });
     });
 
     it.each(cross(REPORTS, BRANDS).map(([r, b]) => [r.id, b, r] as const))(
