@@ -127,17 +127,7 @@ const COMMANDS = {
     async run(o, _p, io) {
       const email = requireText(o, 'email');
       if (!EMAIL_RE.test(email)) throw new UsageError(`--email ${email} is not an email address`);
-      let password = o.password;
-      let generated = false;
-      if (password === undefined) {
-        if (process.stdin.isTTY && process.stderr.isTTY) {
-          password = await promptPassword();
-        } else {
-          password = (await io.worker()).randomBase64Url(18);
-          generated = true;
-        }
-      }
-      if (password.length < MIN_PASSWORD_LENGTH) throw new UsageError(`the password must be at least ${MIN_PASSWORD_LENGTH} characters`);
+      const { password, generated } = await choosePassword(o, io);
       const { hashPassword, newId } = await io.worker();
       const h = await hashPassword(password);
       const id = newId('user');
@@ -150,6 +140,27 @@ const COMMANDS = {
       const text = [`created user ${id} <${email}>`];
       if (generated) text.push(`password (shown once): ${password}`);
       return { text: text.join('\n'), json: { id, email, name: o.name ?? null, ...(generated ? { password } : {}) } };
+    },
+  },
+  'user set-password': {
+    usage: 'user set-password --user USER_ID|EMAIL [--password PASSWORD]',
+    summary: "replace a user's password (also clears a sign-in lockout)",
+    details: `  Without --password: asks for one on a terminal, otherwise generates one and prints it once.`,
+    options: { user: { type: 'string' }, password: { type: 'string' } },
+    async run(o, _p, io) {
+      const user = requireText(o, 'user');
+      const { password, generated } = await choosePassword(o, io);
+      const h = await (await io.worker()).hashPassword(password);
+      const rows = await io.exec(
+        sql`UPDATE users SET password_hash = ${h.hash}, password_salt = ${h.salt}, password_iterations = ${h.iterations},
+                             failed_logins = 0, locked_until = NULL
+             WHERE id = ${user} OR email = ${user} RETURNING id, email`,
+      );
+      const row = rows[0];
+      if (!row) throw new CommandError(`no user ${user}`);
+      const text = [`password of ${row.id} <${row.email}> replaced`];
+      if (generated) text.push(`password (shown once): ${password}`);
+      return { text: text.join('\n'), json: { id: row.id, email: row.email, ...(generated ? { password } : {}) } };
     },
   },
   'user list': {
@@ -352,6 +363,20 @@ function requireScope(o) {
   const kind = orgId ? 'org' : 'brand';
   const target = orgId ?? brandId;
   return { kind, target, orgId, brandId, json: { orgId, brandId }, missing: `${orgId ? 'organization' : 'brand'} ${target} does not exist` };
+}
+
+/** --password, or one typed twice on a terminal, or (no terminal) a generated one the caller prints once. */
+async function choosePassword(o, io) {
+  if (o.password !== undefined) {
+    if (o.password.length < MIN_PASSWORD_LENGTH) throw new UsageError(`the password must be at least ${MIN_PASSWORD_LENGTH} characters`);
+    return { password: o.password, generated: false };
+  }
+  if (process.stdin.isTTY && process.stderr.isTTY) {
+    const password = await promptPassword();
+    if (password.length < MIN_PASSWORD_LENGTH) throw new UsageError(`the password must be at least ${MIN_PASSWORD_LENGTH} characters`);
+    return { password, generated: false };
+  }
+  return { password: (await io.worker()).randomBase64Url(18), generated: true };
 }
 
 async function requireUser(io, user) {

@@ -54,7 +54,7 @@ describe('help and usage errors', () => {
   it('--help lists every command group and exits 0', async () => {
     const r = await admin('--help');
     expect(r.code).toBe(0);
-    for (const c of ['org create', 'brand create', 'user create', 'membership add', 'membership remove', 'key create', 'key list', 'key revoke', 'key limits']) {
+    for (const c of ['org create', 'brand create', 'user create', 'user set-password', 'membership add', 'membership remove', 'key create', 'key list', 'key revoke', 'key limits']) {
       expect(r.stdout).toContain(c);
     }
     expect(r.stdout).toContain('--remote');
@@ -149,6 +149,18 @@ describe('users and memberships', () => {
     expect(password?.length).toBeGreaterThanOrEqual(20);
     const [u] = await rows("SELECT password_hash, password_salt, password_iterations FROM users WHERE email = 'gen@example.test'");
     expect(await verifyPassword(password, { hash: u.password_hash, salt: u.password_salt, iterations: u.password_iterations })).toBe(true);
+  });
+
+  it('set-password replaces the hash (new salt) and clears a lockout', async () => {
+    await rows("UPDATE users SET failed_logins = 9, locked_until = 99999999999999 WHERE email = 'gen@example.test'");
+    const out = await adminJson('user', 'set-password', '--user', 'gen@example.test', '--password', 'a brand new passphrase');
+    expect(out).toMatchObject({ email: 'gen@example.test' });
+    const [u] = await rows("SELECT password_hash, password_salt, password_iterations, failed_logins, locked_until FROM users WHERE email = 'gen@example.test'");
+    expect(u).toMatchObject({ failed_logins: 0, locked_until: null, password_iterations: 100_000 });
+    expect(await verifyPassword('a brand new passphrase', { hash: u.password_hash, salt: u.password_salt, iterations: u.password_iterations })).toBe(true);
+    const missing = await admin('user', 'set-password', '--user', 'nobody@example.test', '--password', 'whatever long enough');
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('no user nobody@example.test');
   });
 
   it('refuses a second user with the same email, whatever its case', async () => {
