@@ -19,6 +19,9 @@ export default defineConfig({
               bindings: {
                 BIGQUERY_API_BASE: inject('warehouseUrl'),
                 GCP_SERVICE_ACCOUNT_JSON: inject('serviceAccountJson'),
+                // Tests change keys in D1 directly and expect the next request to see it; the cache has its own test.
+                AUTH_CACHE_TTL_MS: '0',
+                CATALOG_CACHE_TTL_MS: '0',
                 CURSOR_SECRET: 'test-cursor-secret-0123456789abcdef0123456789abcdef',
                 SESSION_SECRET: 'test-session-secret-0123456789abcdef0123456789abcdef',
               },

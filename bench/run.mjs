@@ -166,6 +166,7 @@ async function queryOverhead(stack) {
     if (!res.ok) throw new Error(`warehouse answered ${res.status}: ${await res.text()}`);
     await res.json();
   };
+  const phases = new Map();
   const viaWorker = async () => {
     const res = await fetch(new URL('/v1/data/query', stack.url), {
       method: 'POST',
@@ -174,6 +175,11 @@ async function queryOverhead(stack) {
     });
     if (!res.ok) throw new Error(`worker answered ${res.status}: ${await res.text()}`);
     await res.json();
+    // The Worker's own account of where the time went (Server-Timing), per phase.
+    for (const part of (res.headers.get('server-timing') ?? '').split(',')) {
+      const m = /^\s*([\w-]+);dur=([\d.]+)/.exec(part);
+      if (m) phases.set(m[1], [...(phases.get(m[1]) ?? []), Number(m[2])]);
+    }
   };
   // Warm both paths (JIT, connection pools, the Worker's JWT and verdict caches).
   for (let i = 0; i < 10; i++) {
@@ -181,6 +187,7 @@ async function queryOverhead(stack) {
     await viaWorker();
   }
   const directStats = await timeSequential(QUERY_RUNS, direct);
+  phases.clear();
   const workerStats = await timeSequential(QUERY_RUNS, viaWorker);
   return {
     sql: SMALL_SQL,
@@ -189,6 +196,7 @@ async function queryOverhead(stack) {
     worker: workerStats,
     overheadP50Ms: workerStats.p50 - directStats.p50,
     overheadP99Ms: workerStats.p99 - directStats.p99,
+    serverTimingP50Ms: Object.fromEntries([...phases].map(([k, v]) => [k, percentiles(v).p50])),
     target: 'guard + limiter + client overhead; see component figures',
   };
 }
@@ -257,6 +265,7 @@ async function main() {
     const q = results.query;
     rows.push(['warehouse direct (small query)', `p50 ${fmt(q.direct.p50)} ms`, `p99 ${fmt(q.direct.p99)} ms`, '1.00']);
     rows.push(['POST /v1/data/query (same query)', `p50 ${fmt(q.worker.p50)} ms`, `p99 ${fmt(q.worker.p99)} ms`, `${fmt(q.worker.p50 / q.direct.p50)}x direct; +${fmt(q.overheadP50Ms)} ms p50`]);
+    rows.push(['  Server-Timing p50 by phase', Object.entries(q.serverTimingP50Ms).map(([k, v]) => `${k} ${fmt(v, 1)}`).join(', '), '', '']);
   }
   for (const [name, r] of Object.entries(results.components)) {
     if (r && Array.isArray(r.rows)) for (const row of r.rows) rows.push([`${name}: ${row[0]}`, ...row.slice(1).map(String)]);

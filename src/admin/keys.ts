@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { generateApiKey } from '../auth/api-keys';
+import { generateApiKey, invalidateAuthCache } from '../auth/api-keys';
 import type { AdminReach } from '../auth/oauth-principal';
 import type { PrincipalLimits } from '../auth/principal';
 import type { Env } from '../env';
@@ -228,7 +228,10 @@ export async function createManagedKey(
   return { key: toManagedKey(KeyRowSchema.parse(row)), secret: gen.secret };
 }
 
-/** Revokes a live key the user manages; false when there is no such live key. Takes effect on the next request. */
+/**
+ * Revokes a live key the user manages; false when there is no such live key. Takes effect on this isolate's next
+ * request and on every other isolate within AUTH_CACHE_TTL_MS.
+ */
 export async function revokeManagedKey(env: Env, reach: AdminReach, keyId: string, now: number): Promise<boolean> {
   const ids = managedIds(reach);
   const res = await env.DB.prepare(
@@ -237,12 +240,13 @@ export async function revokeManagedKey(env: Env, reach: AdminReach, keyId: strin
   )
     .bind(ids.orgs, ids.brands, now, keyId)
     .run();
+  invalidateAuthCache();
   return res.meta.changes === 1;
 }
 
 /**
  * Replaces the limits of a live key the user manages (null = back to the default); false when there is no such
- * live key. `authenticateApiKey` reads the row on every request, so the next request runs under the new limits.
+ * live key. This isolate's next request runs under the new limits; other isolates within AUTH_CACHE_TTL_MS.
  */
 export async function updateManagedKeyLimits(env: Env, reach: AdminReach, keyId: string, limits: KeyLimits): Promise<boolean> {
   const ids = managedIds(reach);
@@ -253,5 +257,6 @@ export async function updateManagedKeyLimits(env: Env, reach: AdminReach, keyId:
   )
     .bind(ids.orgs, ids.brands, limits.dailyQueries, limits.dailyBytes, limits.maxBytesBilled, keyId)
     .run();
+  invalidateAuthCache();
   return res.meta.changes === 1;
 }

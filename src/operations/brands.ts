@@ -1,3 +1,4 @@
+import { catalogSnapshot } from '../catalog/snapshot';
 import type { OpContext } from './context';
 
 export interface Brand {
@@ -8,12 +9,11 @@ export interface Brand {
 
 /** listBrands: the brands the principal can access, ordered by id. */
 export async function listBrands(ctx: OpContext): Promise<{ brands: Brand[] }> {
-  const ids = ctx.principal.brandIds;
-  if (ids.length === 0) return { brands: [] };
-  const { results } = await ctx.env.DB.prepare(
-    `SELECT id AS brandId, name, dataset FROM brands WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id`,
-  )
-    .bind(JSON.stringify(ids))
-    .all<Brand>();
-  return { brands: results };
+  const { brands } = await catalogSnapshot(ctx.env, ctx.now);
+  const out: Brand[] = [];
+  for (const id of [...ctx.principal.brandIds].sort()) {
+    const b = brands.get(id);
+    if (b) out.push({ brandId: b.id, name: b.name, dataset: b.dataset });
+  }
+  return { brands: out };
 }

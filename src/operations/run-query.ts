@@ -1,6 +1,7 @@
 import { intVar } from '../env';
 import { ApiError, describeError, type ErrorCode } from '../errors';
 import { newId, sha256Hex } from '../lib/ids';
+import { Timings } from '../lib/timings';
 import { resolvePeriod, type ResolvedPeriod } from '../queries/period';
 import { fillTemplate } from '../queries/template';
 import { loadBrand, resolveStoredQuery, type BrandTarget } from '../queries/stored-query';
@@ -138,17 +139,20 @@ export async function runQuery(
     rowCount: null,
     durationMs: 0,
   };
+  const timings = new Timings();
+  let out: Awaited<ReturnType<typeof execute>>;
   try {
-    const out = await execute(ctx, input, opts, log);
-    return out;
+    out = await execute(ctx, input, opts, log, timings);
   } catch (err) {
     log.outcome = err instanceof ApiError ? err.code : 'INTERNAL';
     if (!(err instanceof ApiError)) ctx.log.error('runQuery failed', { internal: describeError(err) });
     throw err;
   } finally {
     log.durationMs = Date.now() - started;
-    await writeLog(ctx, log);
+    await timings.time('log', () => writeLog(ctx, log));
   }
+  out.headers['Server-Timing'] = timings.header();
+  return out;
 }
 
 async function execute(
@@ -156,20 +160,21 @@ async function execute(
   input: RunQueryRequest,
   opts: RunQueryOptions,
   log: LogEntry,
+  timings: Timings,
 ): Promise<{ result: RunQueryResponse; headers: Record<string, string> }> {
   const { env, principal } = ctx;
   const dryRun = log.dryRun;
-  const target = await resolveTarget(ctx, input);
+  const target = await timings.time('resolve', () => resolveTarget(ctx, input));
   log.brandId = target.brand.id;
   log.sql = target.sql;
   log.period = target.period;
   const scope = { project: env.BIGQUERY_PROJECT, dataset: target.brand.dataset };
 
   // Gate 2a + 2b: limits, prescan and the parser's table allowlist.
-  const verdict = await checkSql(target.sql, scope);
+  const verdict = await timings.time('guard', () => checkSql(target.sql, scope));
   if (!verdict.ok) throw guardError(verdict);
 
-  const client = createWarehouseClient(env);
+  const client = createWarehouseClient(env, { waitUntil: ctx.waitUntil });
   const labels = {
     principal: `${principal.kind}_${principal.id}`,
     brand: target.brand.id,
@@ -179,10 +184,10 @@ async function execute(
   };
 
   // Gate 2c: BigQuery's dry run, unless this exact SQL passed for this dataset a few minutes ago.
-  const cacheKey = `${target.brand.dataset}:${await sha256Hex(target.sql)}`;
+  const cacheKey = `${target.brand.dataset}:${await timings.time('guard', () => sha256Hex(target.sql))}`;
   let estimate = verdictCache.get(cacheKey, ctx.now);
   if (estimate === undefined || dryRun) {
-    const dry = await client.dryRun(target.sql, { brandId: target.brand.id, requestId: ctx.requestId, labels });
+    const dry = await timings.time('dryrun', () => client.dryRun(target.sql, { brandId: target.brand.id, requestId: ctx.requestId, labels }));
     const dv = checkDryRun(dry, scope);
     if (!dv.ok) throw guardError(dv, 'dry-run');
     estimate = dry.totalBytesProcessed;
@@ -198,7 +203,7 @@ async function execute(
   }
 
   if (dryRun) {
-    const ticket = await acquireRun(env, principal, ctx.now, { consume: false });
+    const ticket = await timings.time('usage', () => acquireRun(env, principal, ctx.now, { consume: false }));
     log.bytesBilled = 0;
     log.rowCount = 0;
     return {
@@ -213,17 +218,17 @@ async function execute(
     };
   }
 
-  const ticket: UsageTicket = await acquireRun(env, principal, ctx.now, { consume: true });
+  const ticket: UsageTicket = await timings.time('usage', () => acquireRun(env, principal, ctx.now, { consume: true }));
   let bytesBilled = 0;
   try {
-    const res = await client.query(target.sql, {
+    const res = await timings.time('warehouse', () => client.query(target.sql, {
       brandId: target.brand.id,
       requestId: ctx.requestId,
       labels,
       maxBytesBilled: principal.limits.maxBytesBilled,
       rowCap: opts.rowCap ?? intVar(env, 'ROW_CAP'),
       timeoutMs: intVar(env, 'QUERY_TIMEOUT_MS'),
-    });
+    }));
     bytesBilled = res.totalBytesBilled;
     let rows = res.rows;
     let truncated = res.truncated;

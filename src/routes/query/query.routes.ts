@@ -1,12 +1,11 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { CommonHeaders, errorResponses } from '../../schemas/common';
+import { ErrorSchema, errorResponses } from '../../schemas/common';
 import { RunQueryRequestSchema, RunQueryResponseSchema } from '../../schemas/run-query';
+import { RateLimitHeaders, UsageLimitExceededHeaders } from '../../usage/rate-limit-headers';
 
-/** IETF draft RateLimit headers, documented on every response of a query run. */
-export const RateLimitHeaders = CommonHeaders.extend({
-  'RateLimit-Limit': z.string().openapi({ description: 'Query runs allowed per rolling 24 hours for this key.' }),
-  'RateLimit-Remaining': z.string().openapi({ description: 'Query runs left in the current rolling 24-hour window.' }),
-  'RateLimit-Reset': z.string().openapi({ description: 'Seconds until the window lets another run in.' }),
+const ServerTiming = z.string().openapi({
+  description: 'Where the time went, in ms (guard, dryrun, usage, warehouse, log; W3C Server-Timing).',
+  example: 'guard;dur=0.4, dryrun;dur=0, usage;dur=0.6, warehouse;dur=41.2, log;dur=0.9',
 });
 
 export const run = createRoute({
@@ -26,7 +25,7 @@ export const run = createRoute({
   responses: {
     200: {
       description: 'Query results (or, for a dry run, the byte estimate).',
-      headers: RateLimitHeaders,
+      headers: RateLimitHeaders.extend({ 'Server-Timing': ServerTiming }),
       content: { 'application/json': { schema: RunQueryResponseSchema } },
     },
     ...errorResponses(
@@ -40,12 +39,16 @@ export const run = createRoute({
       'QUERY_NOT_FOUND',
       'BRAND_NOT_PROVISIONED',
       'PAYLOAD_TOO_LARGE',
-      'USAGE_LIMIT_EXCEEDED',
       'WAREHOUSE_ERROR',
       'WAREHOUSE_UNAVAILABLE',
       'USAGE_UNAVAILABLE',
       'WAREHOUSE_TIMEOUT',
     ),
+    429: {
+      description: 'Daily usage limit reached (`USAGE_LIMIT_EXCEEDED`): `Retry-After` says when the rolling window lets the next run in.',
+      headers: UsageLimitExceededHeaders,
+      content: { 'application/json': { schema: ErrorSchema } },
+    },
   },
 });
 

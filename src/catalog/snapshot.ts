@@ -1,0 +1,74 @@
+import { z } from 'zod';
+import type { Env } from '../env';
+import { TtlCache } from '../lib/ttl-cache';
+
+/**
+ * The catalog's small, hot tables (brands; reports with their section counts), read in one D1 round trip and
+ * kept per isolate for CATALOG_CACHE_TTL_MS. Listing brands and reports is then computed in memory, with no
+ * D1 round trip on the hot path (see README, Performance). Visibility is always decided per request from the
+ * principal, so a cached snapshot can be stale by at most the TTL in *content* (a renamed brand, a new
+ * report), never in who may see what. TTL 0 reads D1 on every call.
+ */
+const BrandRowSchema = z.object({
+  id: z.string(),
+  orgId: z.string(),
+  name: z.string().nullable(),
+  dataset: z.string().nullable(),
+  timezone: z.string().nullable(),
+});
+export type CatalogBrand = z.infer<typeof BrandRowSchema>;
+
+const ReportRowSchema = z.object({
+  id: z.string(),
+  type: z.enum(['system', 'org', 'brand']),
+  orgId: z.string().nullable(),
+  brandId: z.string().nullable(),
+  name: z.string(),
+  description: z.string().nullable(),
+  queryCount: z.number().int(),
+});
+export type CatalogReport = z.infer<typeof ReportRowSchema>;
+
+export interface CatalogSnapshot {
+  brands: ReadonlyMap<string, CatalogBrand>;
+  /** Every report, ordered by id. */
+  reports: readonly CatalogReport[];
+}
+
+const cache = new TtlCache<CatalogSnapshot>(1);
+
+function ttl(env: Env): number {
+  const raw = env.CATALOG_CACHE_TTL_MS;
+  if (raw === undefined || raw === '') return 0;
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`configuration variable CATALOG_CACHE_TTL_MS must be a whole number >= 0, got ${JSON.stringify(raw)}`);
+  return n;
+}
+
+/** The catalog snapshot at `now`: this isolate's copy while fresh, else one batched D1 read. */
+export async function catalogSnapshot(env: Env, now: number): Promise<CatalogSnapshot> {
+  const ttlMs = ttl(env);
+  if (ttlMs > 0) {
+    const hit = cache.get('catalog', now, ttlMs);
+    if (hit) return hit;
+  }
+  const [brands, reports] = await env.DB.batch([
+    env.DB.prepare('SELECT id, org_id AS orgId, name, dataset, timezone FROM brands ORDER BY id'),
+    env.DB.prepare(
+      `SELECT r.id, r.type, r.org_id AS orgId, r.brand_id AS brandId, r.name, r.description,
+              (SELECT count(*) FROM report_queries q WHERE q.report_id = r.id) AS queryCount
+         FROM reports r ORDER BY r.id`,
+    ),
+  ]);
+  const snapshot: CatalogSnapshot = {
+    brands: new Map(z.array(BrandRowSchema).parse(brands?.results ?? []).map((b) => [b.id, b])),
+    reports: z.array(ReportRowSchema).parse(reports?.results ?? []),
+  };
+  if (ttlMs > 0) cache.set('catalog', snapshot, now);
+  return snapshot;
+}
+
+/** Drops this isolate's snapshot (catalog writers in this isolate call it). */
+export function invalidateCatalogSnapshot(): void {
+  cache.clear();
+}
