@@ -126,6 +126,25 @@ describe('npm run dev', () => {
     expect((await brands('wqk_not-a-real-key')).status).toBe(401);
   });
 
+  it('runs a query through the local warehouse with the dev service account, honouring the kept ROW_CAP line', async () => {
+    const res = await fetch(`http://127.0.0.1:${port}/v1/data/query`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${credentials.keys.brand}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ sql: 'SELECT table_name, layer FROM `service-v1.acme.table_metadata` ORDER BY table_name' }),
+    });
+    const body = await res.json();
+    expect(res.status, JSON.stringify(body)).toBe(200);
+    // ROW_CAP='5' is the developer's own line in the vars file (beforeAll): 7 tables, so 5 rows and truncated.
+    expect(body).toMatchObject({ brandId: 'brand_acme', rowCount: 5, truncated: true });
+    expect(body.rows).toEqual(
+      expect.arrayContaining([
+        { table_name: 'fact__orders', layer: 'mart' },
+        { table_name: 'dim__customers', layer: 'mart' },
+        { table_name: 'raw__web_events', layer: 'raw' },
+      ]),
+    );
+  });
+
   it('seeds the admin logins with the printed passwords', async () => {
     const { verifyPassword } = await importWorkerModules({ 'src/auth/passwords.ts': ['verifyPassword'] });
     const results = await d1Execute(
