@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { usageKey } from '../auth/principal';
+import { catalogSnapshot, type CatalogSnapshot } from '../catalog/snapshot';
 import { requireSecret } from '../env';
 import { ApiError } from '../errors';
 import { openCursor, signCursor } from '../lib/cursor';
@@ -33,6 +34,41 @@ interface ReportListRow {
   queryCount: number;
 }
 
+type Position = z.infer<typeof PositionSchema>;
+
+function comparePosition(a: Position, b: Position): number {
+  for (let i = 0; i < 3; i++) {
+    const x = a[i]!;
+    const y = b[i]!;
+    if (x < y) return -1;
+    if (x > y) return 1;
+  }
+  return 0;
+}
+
+/**
+ * The listing's rows after `after`, in (brandId, type rank, reportId) order, at most `take` of them. Pure: works
+ * on the catalog snapshot. `system` reports apply to every brand, `org` reports to the brands of their org,
+ * `brand` reports to their own brand.
+ */
+function visibleReports(snapshot: CatalogSnapshot, brandIds: readonly string[], type: ReportType | null, after: Position, take: number): ReportListRow[] {
+  const rows: { pos: Position; row: ReportListRow }[] = [];
+  for (const brandId of brandIds) {
+    const brand = snapshot.brands.get(brandId);
+    if (!brand) continue;
+    for (const r of snapshot.reports) {
+      if (type !== null && r.type !== type) continue;
+      const applies = r.type === 'system' || (r.type === 'org' && r.orgId === brand.orgId) || (r.type === 'brand' && r.brandId === brand.id);
+      if (!applies) continue;
+      const pos: Position = [brand.id, TYPE_RANK[r.type], r.id];
+      if (comparePosition(pos, after) <= 0) continue;
+      rows.push({ pos, row: { brandId: brand.id, reportId: r.id, name: r.name, description: r.description, type: r.type, queryCount: r.queryCount } });
+    }
+  }
+  rows.sort((x, y) => comparePosition(x.pos, y.pos));
+  return rows.slice(0, take).map((x) => x.row);
+}
+
 /**
  * listReports: every report the principal can see, once per brand it applies to: `system` reports for each
  * reachable brand, `org` reports for each reachable brand of that org, `brand` reports for their own brand.
@@ -53,26 +89,9 @@ export async function listReports(
 
   const secret = requireSecret(ctx.env, 'CURSOR_SECRET');
   const binding = { principal: usageKey(ctx.principal), filters: { brandId: brand, type: input.type ?? null, list: 'reports' } };
-  const after = input.cursor === undefined ? ['', -1, ''] : await openCursor(secret, input.cursor, binding, ctx.now, PositionSchema);
+  const after: Position = input.cursor === undefined ? ['', -1, ''] : await openCursor(secret, input.cursor, binding, ctx.now, PositionSchema);
 
-  const { results } = await ctx.env.DB.prepare(
-    `WITH vb AS (SELECT id AS brand_id, org_id FROM brands WHERE id IN (SELECT value FROM json_each(?1))),
-     items AS (
-       SELECT vb.brand_id, 0 AS rank, r.id, r.type, r.name, r.description FROM reports r JOIN vb WHERE r.type = 'system'
-       UNION ALL
-       SELECT vb.brand_id, 1, r.id, r.type, r.name, r.description FROM reports r JOIN vb ON r.org_id = vb.org_id WHERE r.type = 'org'
-       UNION ALL
-       SELECT vb.brand_id, 2, r.id, r.type, r.name, r.description FROM reports r JOIN vb ON r.brand_id = vb.brand_id WHERE r.type = 'brand'
-     )
-     SELECT i.brand_id AS brandId, i.id AS reportId, i.name, i.description, i.type,
-            (SELECT count(*) FROM report_queries q WHERE q.report_id = i.id) AS queryCount
-       FROM items i
-      WHERE (?2 IS NULL OR i.type = ?2) AND (i.brand_id, i.rank, i.id) > (?3, ?4, ?5)
-      ORDER BY i.brand_id, i.rank, i.id
-      LIMIT ?6`,
-  )
-    .bind(JSON.stringify(brands), input.type ?? null, after[0], after[1], after[2], limit + 1)
-    .all<ReportListRow>();
+  const results = visibleReports(await catalogSnapshot(ctx.env, ctx.now), brands, input.type ?? null, after, limit + 1);
 
   const page = results.slice(0, limit);
   const last = page[page.length - 1];

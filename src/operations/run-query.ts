@@ -4,7 +4,8 @@ import { newId, sha256Hex } from '../lib/ids';
 import { Timings } from '../lib/timings';
 import { resolvePeriod, type ResolvedPeriod } from '../queries/period';
 import { fillTemplate } from '../queries/template';
-import { loadBrand, resolveStoredQuery, type BrandTarget } from '../queries/stored-query';
+import { catalogSnapshot } from '../catalog/snapshot';
+import { resolveStoredQuery, type BrandTarget } from '../queries/stored-query';
 import type { RunQueryRequest, RunQueryResponse } from '../schemas/run-query';
 import { checkDryRun, checkSql, guardError } from '../sql/guard';
 import { acquireRun, settleRun, type UsageTicket } from '../usage/usage';
@@ -31,7 +32,7 @@ async function resolveTarget(ctx: OpContext, input: RunQueryRequest): Promise<Ta
   const { env, principal } = ctx;
   if ('sql' in input) {
     const brandId = resolveBrand(principal, input.brandId, { required: true });
-    const brand = await loadBrand(env.DB, brandId);
+    const brand = (await catalogSnapshot(env, ctx.now)).brands.get(brandId);
     if (!brand) throw new ApiError('FORBIDDEN_BRAND', `this key cannot access brand ${JSON.stringify(brandId)}`);
     return { brand: provisioned(brand), sql: input.sql, queryId: null, period: null };
   }
@@ -83,6 +84,10 @@ interface LogEntry {
   durationMs: number;
 }
 
+/**
+ * Writes the audit row. It runs after the response (waitUntil): a D1 write is a round trip to the primary, and
+ * the caller should not wait for it. A failed write is logged with the full entry, so nothing is lost silently.
+ */
 async function writeLog(ctx: OpContext, e: LogEntry): Promise<void> {
   try {
     await ctx.env.DB.prepare(
@@ -110,8 +115,7 @@ async function writeLog(ctx: OpContext, e: LogEntry): Promise<void> {
       )
       .run();
   } catch (err) {
-    // The audit row must not be lost silently: fail the request rather than answer unlogged.
-    throw new ApiError('INTERNAL', 'could not record the query in the audit log', { internal: err });
+    ctx.log.error('query_log write failed', { internal: describeError(err), entry: e });
   }
 }
 
@@ -149,7 +153,7 @@ export async function runQuery(
     throw err;
   } finally {
     log.durationMs = Date.now() - started;
-    await timings.time('log', () => writeLog(ctx, log));
+    ctx.waitUntil(writeLog(ctx, log));
   }
   out.headers['Server-Timing'] = timings.header();
   return out;

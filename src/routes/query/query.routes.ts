@@ -4,8 +4,8 @@ import { RunQueryRequestSchema, RunQueryResponseSchema } from '../../schemas/run
 import { RateLimitHeaders, UsageLimitExceededHeaders } from '../../usage/rate-limit-headers';
 
 const ServerTiming = z.string().openapi({
-  description: 'Where the time went, in ms (guard, dryrun, usage, warehouse, log; W3C Server-Timing).',
-  example: 'guard;dur=0.4, dryrun;dur=0, usage;dur=0.6, warehouse;dur=41.2, log;dur=0.9',
+  description: 'Where the time went, in ms (resolve, guard, dryrun, usage, warehouse; W3C Server-Timing).',
+  example: 'resolve;dur=0.2, guard;dur=0.4, usage;dur=0.6, warehouse;dur=41.2',
 });
 
 export const run = createRoute({
@@ -39,6 +39,7 @@ export const run = createRoute({
       'QUERY_NOT_FOUND',
       'BRAND_NOT_PROVISIONED',
       'PAYLOAD_TOO_LARGE',
+      'UNSUPPORTED_MEDIA_TYPE',
       'WAREHOUSE_ERROR',
       'WAREHOUSE_UNAVAILABLE',
       'USAGE_UNAVAILABLE',
