@@ -29,6 +29,17 @@ const ReportRowSchema = z.object({
 });
 export type CatalogReport = z.infer<typeof ReportRowSchema>;
 
+/**
+ * Whether a report applies to a brand: `system` reports to every brand, `org` reports to the brands of their
+ * org, `brand` reports to their own brand. The one statement of this rule (listings and stored-query runs).
+ */
+export function reportAppliesTo(
+  report: { type: 'system' | 'org' | 'brand'; orgId: string | null; brandId: string | null },
+  brand: { id: string; orgId: string },
+): boolean {
+  return report.type === 'system' || (report.type === 'org' && report.orgId === brand.orgId) || (report.type === 'brand' && report.brandId === brand.id);
+}
+
 export interface CatalogSnapshot {
   brands: ReadonlyMap<string, CatalogBrand>;
   /** Every report, ordered by id. */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { usageKey } from '../auth/principal';
-import { catalogSnapshot, type CatalogSnapshot } from '../catalog/snapshot';
+import { catalogSnapshot, reportAppliesTo, type CatalogSnapshot } from '../catalog/snapshot';
 import { requireSecret } from '../env';
 import { ApiError } from '../errors';
 import { openCursor, signCursor } from '../lib/cursor';
@@ -58,8 +58,7 @@ function visibleReports(snapshot: CatalogSnapshot, brandIds: readonly string[], 
     if (!brand) continue;
     for (const r of snapshot.reports) {
       if (type !== null && r.type !== type) continue;
-      const applies = r.type === 'system' || (r.type === 'org' && r.orgId === brand.orgId) || (r.type === 'brand' && r.brandId === brand.id);
-      if (!applies) continue;
+      if (!reportAppliesTo(r, brand)) continue;
       const pos: Position = [brand.id, TYPE_RANK[r.type], r.id];
       if (comparePosition(pos, after) <= 0) continue;
       rows.push({ pos, row: { brandId: brand.id, reportId: r.id, name: r.name, description: r.description, type: r.type, queryCount: r.queryCount } });

@@ -1,5 +1,6 @@
 import type { Principal } from '../auth/principal';
 import { ApiError } from '../errors';
+import { reportAppliesTo } from '../catalog/snapshot';
 import { resolveBrand } from '../operations/scope';
 
 /** A brand row as the query runner needs it. */
@@ -75,7 +76,7 @@ export async function resolveStoredQuery(
   }
   const brand = await loadBrand(db, targetId);
   if (!brand) throw notFound(queryId);
-  if (row.report_type === 'org' && brand.orgId !== row.org_id) throw notFound(queryId);
+  if (!reportAppliesTo({ type: row.report_type, orgId: row.org_id, brandId: row.brand_id }, brand)) throw notFound(queryId);
 
   const parameters: unknown = JSON.parse(row.parameters);
   if (!Array.isArray(parameters) || !parameters.every((p): p is string => typeof p === 'string')) {
