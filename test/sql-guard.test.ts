@@ -2,6 +2,7 @@
 // the way the deployed Worker loads it. Table-driven over test/sql-guard-corpus.ts.
 import { describe, expect, it } from 'vitest';
 import { checkDryRun, checkSql, guardError, MAX_REFERENCED_TABLES, MAX_SQL_LENGTH, type DryRunFacts } from '../src/sql/guard';
+import { MAX_EXPRESSION_DEPTH, MAX_NESTING_DEPTH } from '../src/sql/prescan';
 import { ATTACKS, LEGIT } from './sql-guard-corpus';
 
 const ACME = { project: 'service-v1', dataset: 'acme' };
@@ -98,6 +99,65 @@ describe('positions and messages', () => {
     const sql = 'SELECT COUNT(*) FROM `service-v1.globex.fact__orders`';
     expect(await checkSql(sql, GLOBEX)).toEqual({ ok: true, tables: ['service-v1.globex.fact__orders'] });
     expect(await checkSql(sql, ACME)).toMatchObject({ ok: false, code: 'FORBIDDEN_TABLE' });
+  });
+});
+
+describe('limits that keep the parser safe', () => {
+  const chain = (operators: number) => Array(operators + 1).fill('revenue').join(' + ');
+  const T = '`service-v1.acme.fact__orders`';
+
+  it('parses the longest accepted operator chain and refuses one more operator', async () => {
+    expect(await checkSql(`SELECT ${chain(MAX_EXPRESSION_DEPTH)} FROM ${T}`, ACME)).toEqual({ ok: true, tables: ['service-v1.acme.fact__orders'] });
+    expect(await checkSql(`SELECT ${chain(MAX_EXPRESSION_DEPTH + 1)} FROM ${T}`, ACME)).toMatchObject({
+      ok: false,
+      code: 'QUERY_FAILED',
+      message: expect.stringContaining('too deep'),
+    });
+  });
+
+  it('counts nesting into the depth: the deepest brackets around a chain still parse', async () => {
+    const open = '('.repeat(MAX_NESTING_DEPTH - 1);
+    const close = ')'.repeat(MAX_NESTING_DEPTH - 1);
+    const fits = MAX_EXPRESSION_DEPTH - (MAX_NESTING_DEPTH - 1);
+    expect(await checkSql(`SELECT ${open}${chain(fits)}${close} FROM ${T}`, ACME)).toMatchObject({ ok: true });
+    expect(await checkSql(`SELECT ${open}${chain(fits + 1)}${close} FROM ${T}`, ACME)).toMatchObject({ ok: false, code: 'QUERY_FAILED' });
+  });
+
+  it('a chain of set operations counts across the commas of its SELECT lists', async () => {
+    const union = (n: number) => Array(n + 1).fill(`SELECT order_id, revenue FROM ${T}`).join(' UNION ALL ');
+    expect(await checkSql(union(MAX_EXPRESSION_DEPTH), ACME)).toMatchObject({ ok: true });
+    expect(await checkSql(union(MAX_EXPRESSION_DEPTH + 1), ACME)).toMatchObject({ ok: false, code: 'QUERY_FAILED' });
+  });
+
+  it('keeps wide lists, long join chains and long CASEs (they do not nest)', async () => {
+    const columns = Array.from({ length: 3000 }, (_, i) => `revenue + ${i} AS c${i}`).join(', ');
+    expect(await checkSql(`SELECT ${columns} FROM ${T}`, ACME)).toMatchObject({ ok: true });
+    const joins = Array.from({ length: 500 }, (_, i) => ` JOIN \`service-v1.acme.t${i}\` USING (order_id)`).join('');
+    const joined = await checkSql(`SELECT 1 FROM ${T}${joins}`, ACME);
+    expect(joined.ok && joined.tables.length).toBe(501);
+    const whens = Array.from({ length: 2000 }, (_, i) => `WHEN quantity = ${i} THEN 'q${i}'`).join(' ');
+    expect(await checkSql(`SELECT CASE ${whens} ELSE 'many' END FROM ${T}`, ACME)).toMatchObject({ ok: true });
+  });
+
+  it.each([
+    ['CAST', 'CAST(CAST(CAST(revenue AS INT64) AS STRING) AS BYTES)', 'CAST(', ')'],
+    ['POSITION', "POSITION('a' IN SUBSTRING(POSITION('b' IN channel), 1))", 'POSITION(', ')'],
+    ['NOT', 'NOT (NOT (NOT (quantity > 1)))', 'NOT -(', ')'],
+    ['ARRAY[', 'ARRAY[ARRAY_LENGTH(ARRAY[ARRAY_LENGTH(ARRAY[1])])]', 'ARRAY[', ']'],
+    ['SUBSTRING', 'SUBSTRING(SUBSTRING(SUBSTRING(channel, 2), 2), 2)', 'SUBSTRING(', ')'],
+  ])('bounds the retries of %s: nesting three deep passes, twenty deep is refused before parsing', async (_name, legit, open, close) => {
+    expect(await checkSql(`SELECT ${legit} FROM ${T}`, ACME)).toMatchObject({ ok: true });
+    // Twenty failing levels would take the bare parser seconds to hours; the prescan refuses them at once.
+    expect(await checkSql(`SELECT ${open.repeat(20)}revenue +${close.repeat(20)} FROM ${T}`, ACME)).toMatchObject({
+      ok: false,
+      code: 'QUERY_FAILED',
+      message: expect.stringContaining('too complex'),
+    });
+  });
+
+  it('refuses a chain of IS DISTINCT FROM as deep (FROM does not end an expression there)', async () => {
+    const chain = Array(MAX_EXPRESSION_DEPTH + 2).fill('quantity').join(' IS DISTINCT FROM ');
+    expect(await checkSql(`SELECT ${chain} FROM ${T}`, ACME)).toMatchObject({ ok: false, code: 'QUERY_FAILED', message: expect.stringContaining('too deep') });
   });
 });
 

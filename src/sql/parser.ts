@@ -16,12 +16,16 @@ export type ParseOutcome =
   | { ok: true; statements: unknown[] }
   | { ok: false; message: string; position?: SqlPosition };
 
-let ready = false;
+let state: 'new' | 'ready' | 'broken' = 'new';
 
 function ensureInstance(): void {
-  if (ready) return;
+  if (state === 'ready') return;
+  if (state === 'broken') {
+    // The glue keeps one instance per isolate and cannot re-instantiate it; refuse rather than use it.
+    throw new Error('SQL parser unavailable: its WebAssembly instance trapped earlier in this isolate');
+  }
   initSync({ module: wasmModule });
-  ready = true;
+  state = 'ready';
 }
 
 const POSITION_IN_MESSAGE = /\bat Line: (\d+), Column: (\d+)\s*$/;
@@ -34,8 +38,9 @@ function errorMessage(err: unknown): string | null {
 
 /**
  * Parses BigQuery SQL into the parser's AST (plain JSON-like values). Syntax errors come back with the parser's
- * line and column. Any other failure (a trap inside the WebAssembly instance) discards the instance, so the
- * next call starts from a fresh one, and is rethrown.
+ * line and column. Anything else (a trap inside the WebAssembly instance, e.g. its stack overflowing) leaves the
+ * instance in an unknown state: it is never used again and every later call throws. The prescan's bounds
+ * (prescan.ts) exist so that no accepted input gets there.
  */
 export function parseBigQuery(sql: string): ParseOutcome {
   ensureInstance();
@@ -45,8 +50,7 @@ export function parseBigQuery(sql: string): ParseOutcome {
   } catch (err) {
     const raw = err instanceof Error ? null : errorMessage(err);
     if (raw === null) {
-      // Not a ParserError object: the instance may be in an unknown state.
-      ready = false;
+      state = 'broken';
       throw err;
     }
     const m = POSITION_IN_MESSAGE.exec(raw);

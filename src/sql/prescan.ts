@@ -22,9 +22,17 @@ export const MAX_SQL_LENGTH = 102_400;
 export const MAX_NESTING_DEPTH = 32;
 
 /**
- * Upper bound on the estimated parser work, in token-parses: every token costs 1, times 2 for each
- * enclosing construct the parser may parse twice (x4 for POSITION). A 100 KiB analytic query is about
- * 30,000; the adversarial inputs in bench/guard.mjs hit the bound long before they cost 50 ms.
+ * Upper bound on the depth of the syntax tree, estimated as the longest chain of operators and set operations
+ * plus nesting. The parser builds and converts the tree recursively on a fixed 1 MiB WebAssembly stack: a chain
+ * of 724 `+` overflows it (730 in workerd) and the trapped instance is unusable afterwards. Deepest nesting
+ * costs at most 45 more; 400 leaves a margin of 1.7x.
+ */
+export const MAX_EXPRESSION_DEPTH = 400;
+
+/**
+ * Upper bound on the estimated parser work, in token-parses: every token costs 1 (a SELECT 30), times 2 for
+ * each enclosing construct the parser may parse twice (x4 for POSITION). The 100 KiB report query of
+ * bench/guard.mjs is about 27,000; the bound keeps every accepted input's parse within a small multiple of it.
  */
 export const MAX_PARSE_WORK = 60_000;
 
@@ -91,8 +99,32 @@ const STATEMENT_KEYWORDS: ReadonlySet<string> = new Set(
   ).split(' '),
 );
 
+/**
+ * Work units charged for a SELECT keyword: each SELECT becomes a large node (some 20 fields, tokens and spans)
+ * that costs about as much to build and convert as 20-30 plain tokens (measured: a 100 KiB text of tiny
+ * subqueries parses 3x slower than the 100 KiB report query).
+ */
+const SELECT_WEIGHT = 30;
+
 /** CASE ... END: the whole construct may be parsed twice. */
 const CASE_FACTOR = 2;
+
+/**
+ * Tokens that combine expressions; each may add a level to the AST (`<` and `>` are handled apart, for types).
+ * Punctuation counts per character, so `||` or `<=` count twice: the bound only needs to be an upper bound.
+ */
+const OPERATORS: ReadonlySet<string> = new Set([
+  '+', '-', '*', '/', '%', '=', '!', '|', '&', '^', '~',
+  'NOT', 'IS', 'IN', 'LIKE', 'ILIKE', 'RLIKE', 'REGEXP', 'SIMILAR', 'AT', 'COLLATE', 'DIV', 'OVERLAPS',
+]);
+
+/**
+ * Keywords that end one expression and start another at the same level (like a comma) for the depth bound.
+ * FROM is not one: `a IS DISTINCT FROM b IS DISTINCT FROM c ...` is a single chain.
+ */
+const ITEM_SEPARATORS: ReadonlySet<string> = new Set([
+  'WHEN', 'THEN', 'ELSE', 'WHERE', 'GROUP', 'HAVING', 'QUALIFY', 'WINDOW', 'ORDER', 'LIMIT', 'OFFSET', 'ON', 'USING', 'JOIN',
+]);
 
 /** Words after which `<` opens a type parameter list (commas inside it are not list separators). */
 const TYPE_WORDS: ReadonlySet<string> = new Set(['STRUCT', 'ARRAY']);
@@ -113,7 +145,31 @@ interface Level {
   logicMult: number;
   /** BETWEENs at this level still waiting for their AND. */
   between: number;
+  /** Operators in the current comma-separated item (each may add a level to the AST). */
+  itemOps: number;
+  /** Deepest closed child level within the current item. */
+  itemChild: number;
+  /** Deepest finished item of this level. */
+  maxItem: number;
+  /** UNION / EXCEPT / INTERSECT at this level (they chain across commas). */
+  setOps: number;
 }
+
+const newLevel = (closer: Level['closer'], openedAt: number, mult: number): Level => ({
+  closer,
+  openedAt,
+  mult,
+  openMult: 1,
+  logicMult: 1,
+  between: 0,
+  itemOps: 0,
+  itemChild: 0,
+  maxItem: 0,
+  setOps: 0,
+});
+
+/** Upper bound on the AST depth below a level: its longest operator chain plus its deepest child. */
+const depthOf = (l: Level) => Math.max(l.maxItem, l.itemOps + l.itemChild) + l.setOps;
 
 class PrescanError extends Error {
   constructor(
@@ -191,7 +247,7 @@ function scan(sql: string): PrescanOk {
   const levels: Level[] = [];
   const top = (): Level | undefined => levels[levels.length - 1];
   // Work multiplier at the top level, which never closes.
-  const root: Level = { closer: ')', openedAt: 0, mult: 1, openMult: 1, logicMult: 1, between: 0 };
+  const root: Level = newLevel(')', 0, 1);
   const current = (): Level => top() ?? root;
   const multiplier = (l: Level) => l.mult * l.openMult * l.logicMult;
 
@@ -205,13 +261,13 @@ function scan(sql: string): PrescanOk {
   /** Factor of a risky `bracket` keyword waiting to see whether a bracket follows it (0: none). */
   const pending = { bracketFactor: 0 };
 
-  const charge = (index: number) => {
+  const charge = (index: number, weight = 1) => {
     tokens++;
-    work += multiplier(current());
+    work += weight * multiplier(current());
     if (work > MAX_PARSE_WORK) {
       throw new PrescanError(
         'QUERY_FAILED',
-        `query too complex to check safely: nesting of CAST/NOT/INTERVAL/CASE-like constructs (estimated parser work over ${MAX_PARSE_WORK}); simplify or split it`,
+        `query too complex to check safely (estimated parser work over ${MAX_PARSE_WORK}: very many subqueries, or CAST/NOT/INTERVAL/CASE-like constructs nested deeply); simplify or split it`,
         index,
       );
     }
@@ -221,7 +277,26 @@ function scan(sql: string): PrescanOk {
     if (levels.length >= MAX_NESTING_DEPTH) {
       throw new PrescanError('QUERY_FAILED', `nesting deeper than ${MAX_NESTING_DEPTH} levels`, index);
     }
-    levels.push({ closer, openedAt: index, mult: multiplier(current()) * factor, openMult: 1, logicMult: 1, between: 0 });
+    levels.push(newLevel(closer, index, multiplier(current()) * factor));
+  };
+
+  const checkDepth = (l: Level, index: number) => {
+    if (depthOf(l) > MAX_EXPRESSION_DEPTH) {
+      throw new PrescanError(
+        'QUERY_FAILED',
+        `expression too deep to check safely (a chain of more than ${MAX_EXPRESSION_DEPTH} operators or set operations); split it`,
+        index,
+      );
+    }
+  };
+
+  /** Closes the top level and folds its depth into the enclosing item. */
+  const pop = (index: number) => {
+    const l = levels.pop();
+    if (!l) return;
+    const parent = current();
+    parent.itemChild = Math.max(parent.itemChild, depthOf(l) + 1);
+    checkDepth(parent, index);
   };
 
   const close = (closer: Level['closer'], index: number) => {
@@ -230,7 +305,19 @@ function scan(sql: string): PrescanOk {
       const shown = closer === 'END' ? 'END' : `'${closer}'`;
       throw new PrescanError('QUERY_FAILED', `unbalanced ${shown}`, index);
     }
-    levels.pop();
+    pop(index);
+  };
+
+  /** A comma or clause keyword ends an expression: operator chains cannot continue past it. */
+  const endItem = (l: Level) => {
+    l.maxItem = Math.max(l.maxItem, l.itemOps + l.itemChild);
+    l.itemOps = 0;
+    l.itemChild = 0;
+  };
+
+  const operator = (l: Level, index: number) => {
+    l.itemOps++;
+    checkDepth(l, index);
   };
 
   /** Called for every significant token, before it is charged. */
@@ -279,15 +366,25 @@ function scan(sql: string): PrescanOk {
       case '<':
         charge(index);
         if (prev !== null && TYPE_WORDS.has(prev)) open('>', index, 1);
+        else operator(level, index);
         break;
       case '>':
         charge(index);
-        if (top()?.closer === '>') levels.pop();
+        if (top()?.closer === '>') pop(index);
+        else operator(level, index);
         break;
       case ',':
         level.openMult = 1;
         level.logicMult = 1;
         level.between = 0;
+        endItem(level);
+        charge(index);
+        break;
+      case 'UNION':
+      case 'EXCEPT':
+      case 'INTERSECT':
+        level.setOps++;
+        checkDepth(level, index);
         charge(index);
         break;
       case ';':
@@ -304,20 +401,28 @@ function scan(sql: string): PrescanOk {
         break;
       case 'BETWEEN':
         level.between++;
+        operator(level, index);
         charge(index);
         break;
       case 'AND':
         if (level.between > 0) level.between--;
         else level.logicMult = 1;
+        operator(level, index);
         charge(index);
         break;
       case 'OR':
       case 'XOR':
         level.logicMult = 1;
+        operator(level, index);
         charge(index);
+        break;
+      case 'SELECT':
+        charge(index, SELECT_WEIGHT);
         break;
       default: {
         charge(index);
+        if (OPERATORS.has(text)) operator(level, index);
+        else if (ITEM_SEPARATORS.has(text)) endItem(level);
         const risky = RISKY.get(text);
         if (risky?.kind === 'bracket') pending.bracketFactor = risky.factor;
         else if (risky?.kind === 'logic') level.logicMult *= risky.factor;

@@ -62,9 +62,13 @@ function unsupported(what: string, position?: SqlPosition): Rejection {
 function variant(v: unknown, what: string): [string, unknown] {
   if (typeof v === 'string') return [v, null];
   const r = asRecord(v, what);
-  const keys = Object.keys(r);
-  const key = keys[0];
-  if (keys.length !== 1 || key === undefined) throw unsupported(what);
+  let key: string | undefined;
+  let count = 0;
+  for (const k in r) {
+    key = k;
+    if (++count > 1) break;
+  }
+  if (count !== 1 || key === undefined) throw unsupported(what);
   return [key, r[key]];
 }
 
@@ -89,15 +93,23 @@ function spanStart(v: unknown): SqlPosition | undefined {
   return typeof line === 'number' && typeof column === 'number' && line > 0 ? { line, column } : undefined;
 }
 
-/** CTE names visible at a point of the query, innermost first (BigQuery CTE names are case-insensitive). */
+/**
+ * CTE names visible at a point of the query, innermost WITH first (BigQuery CTE names are case-insensitive).
+ * `names` maps each name of one WITH clause to its position; only positions below `visible` are in scope
+ * (a CTE sees the ones before it), so the scopes of a long WITH share one map.
+ */
 interface Scope {
-  readonly names: ReadonlySet<string>;
+  readonly names: ReadonlyMap<string, number>;
+  readonly visible: number;
   readonly parent: Scope | null;
 }
 
 function inScope(scope: Scope | null, name: string): boolean {
   const key = name.toLowerCase();
-  for (let s = scope; s; s = s.parent) if (s.names.has(key)) return true;
+  for (let s = scope; s; s = s.parent) {
+    const at = s.names.get(key);
+    if (at !== undefined && at < s.visible) return true;
+  }
   return false;
 }
 
@@ -200,7 +212,8 @@ class Walker {
   query(node: unknown, scope: Scope | null): void {
     const q = asRecord(node, 'query');
     let inner = scope;
-    for (const [key, v] of Object.entries(q)) {
+    for (const key in q) {
+      const v = q[key];
       if (isAbsent(v) || isInertField(key)) continue;
       switch (key) {
         case 'with':
@@ -231,7 +244,7 @@ class Walker {
 
   private with(node: unknown, outer: Scope | null): Scope {
     const w = asRecord(node, 'WITH');
-    for (const key of Object.keys(w)) {
+    for (const key in w) {
       if (key !== 'recursive' && key !== 'cte_tables' && !isInertField(key)) throw unsupported(`WITH field ${key}`);
     }
     const ctes = asArray(w['cte_tables'], 'WITH');
@@ -243,16 +256,21 @@ class Walker {
       return name.toLowerCase();
     });
     const recursive = w['recursive'] === true;
-    const all: Scope = { names: new Set(names), parent: outer };
+    const positions = new Map<string, number>();
+    names.forEach((name, i) => {
+      if (!positions.has(name)) positions.set(name, i);
+    });
+    const all: Scope = { names: positions, visible: names.length, parent: outer };
     ctes.forEach((c, i) => {
       const cte = asRecord(c, 'CTE');
-      for (const [key, v] of Object.entries(cte)) {
+      for (const key in cte) {
+        const v = cte[key];
         if (isAbsent(v) || isInertField(key)) continue;
         if (key === 'from' || key === 'materialized') throw unsupported(`CTE ${key}`);
         if (key !== 'alias' && key !== 'query') throw unsupported(`CTE field ${key}`);
       }
       // A CTE sees the ones before it; WITH RECURSIVE lets each see all of them, itself included.
-      const visible: Scope = recursive ? all : { names: new Set(names.slice(0, i)), parent: outer };
+      const visible: Scope = recursive ? all : { names: positions, visible: i, parent: outer };
       this.query(cte['query'], visible);
     });
     return all;
@@ -267,7 +285,7 @@ class Walker {
         return this.query(body, scope);
       case 'SetOperation': {
         const op = asRecord(body, 'set operation');
-        for (const key of Object.keys(op)) {
+        for (const key in op) {
           if (!['op', 'set_quantifier', 'left', 'right'].includes(key)) throw unsupported(`set operation field ${key}`);
         }
         this.setExpr(op['left'], scope);
@@ -286,7 +304,8 @@ class Walker {
 
   private select(node: unknown, scope: Scope | null): void {
     const s = asRecord(node, 'SELECT');
-    for (const [key, v] of Object.entries(s)) {
+    for (const key in s) {
+      const v = s[key];
       if (isAbsent(v) || isInertField(key)) continue;
       switch (key) {
         case 'from':
@@ -327,13 +346,14 @@ class Walker {
 
   private tableWithJoins(node: unknown, scope: Scope | null): void {
     const twj = asRecord(node, 'FROM item');
-    for (const key of Object.keys(twj)) {
+    for (const key in twj) {
       if (key !== 'relation' && key !== 'joins') throw unsupported(`FROM field ${key}`);
     }
     this.tableFactor(twj['relation'], scope);
     for (const j of asArray(twj['joins'] ?? [], 'JOIN')) {
       const join = asRecord(j, 'JOIN');
-      for (const [key, v] of Object.entries(join)) {
+      for (const key in join) {
+        const v = join[key];
         if (key === 'relation') this.tableFactor(v, scope);
         else if (key === 'join_operator') this.joinOperator(v, scope);
         else if (key !== 'global' || v !== false) throw unsupported(`JOIN field ${key}`);
@@ -357,7 +377,8 @@ class Walker {
     }
     switch (kind) {
       case 'Table': {
-        for (const [key, v] of Object.entries(f)) {
+        for (const key in f) {
+          const v = f[key];
           if (isAbsent(v) || isInertField(key)) continue;
           switch (key) {
             case 'name':
@@ -398,7 +419,8 @@ class Walker {
 
   /** Walks a node's fields by a declared plan; any field not in the plan is refused. */
   private fields(f: Json, kind: string, plan: FieldPlan, scope: Scope | null): void {
-    for (const [key, v] of Object.entries(f)) {
+    for (const key in f) {
+      const v = f[key];
       if (isAbsent(v) || isInertField(key)) continue;
       const how = Object.hasOwn(plan, key) ? plan[key] : undefined;
       if (how === undefined) throw unsupported(`${kind} field ${key}`);
@@ -478,7 +500,8 @@ class Walker {
     } else if (safe || parts.length !== 3 || parts[0] !== project || parts[1] !== dataset) {
       throw forbidden(`routines outside the dataset are not allowed; call them as \`${project}.${dataset}.<routine>\``);
     }
-    for (const [key, v] of Object.entries(fn)) {
+    for (const key in fn) {
+      const v = fn[key];
       if (key !== 'name' && !isInertField(key)) this.expr(v, scope);
     }
   }
@@ -490,8 +513,11 @@ class Walker {
       return;
     }
     if (!isRecord(node)) return; // strings, numbers, booleans, null
-    for (const [key, v] of Object.entries(node)) {
+    // for-in over these plain objects: the hot loop of the guard. (An enumerable key inherited from a
+    // polluted prototype would show up here too and be refused as unknown.)
+    for (const key in node) {
       if (isInertField(key)) continue;
+      const v = node[key];
       if (key === 'Subquery' || key === 'subquery') {
         this.query(v, scope);
       } else if (key === 'Function') {
