@@ -297,7 +297,7 @@ const COMMANDS = {
   },
   'key revoke': {
     usage: 'key revoke KEY_ID',
-    summary: 'revoke an API key (requests with it fail with 401 at once)',
+    summary: "revoke an API key (requests with it get 401 within the Worker's AUTH_CACHE_TTL_MS, 1 s by default)",
     options: {},
     positional: 'KEY_ID',
     async run(_o, p, io) {
