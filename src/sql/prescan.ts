@@ -12,7 +12,9 @@
  * syntax as a plain identifier when that syntax fails, which doubles the work per nested level for a known
  * set of keywords (CAST, NOT, INTERVAL, CASE, ...; POSITION about x3). Measured, see bench/guard.mjs and
  * docs/sql-guard.md. The prescan estimates that work from the bracket structure and refuses input whose
- * estimate exceeds MAX_PARSE_WORK, so no input within MAX_SQL_LENGTH can make the parser burn CPU.
+ * estimate exceeds MAX_PARSE_WORK, so no input within MAX_SQL_LENGTH costs more than a large valid query does.
+ * Finally it bounds the depth of the tree the parser will build (MAX_EXPRESSION_DEPTH), which otherwise
+ * overflows the parser's WebAssembly stack.
  */
 
 /** Longest accepted SQL text, in UTF-16 code units (100 KiB of ASCII). */
@@ -32,7 +34,7 @@ export const MAX_EXPRESSION_DEPTH = 400;
 /**
  * Upper bound on the estimated parser work, in token-parses: every token costs 1 (a SELECT 30), times 2 for
  * each enclosing construct the parser may parse twice (x4 for POSITION). The 100 KiB report query of
- * bench/guard.mjs is about 27,000; the bound keeps every accepted input's parse within a small multiple of it.
+ * bench/guard.mjs is 31,300; inputs at the bound cost about as much to parse as it does.
  */
 export const MAX_PARSE_WORK = 60_000;
 
@@ -62,12 +64,13 @@ export type PrescanResult = PrescanOk | PrescanFailure;
 
 /**
  * Keywords whose special syntax the parser retries as a plain identifier when it fails (measured by fuzzing
- * every keyword of the parser; factor = growth of parse time per nested level).
+ * every keyword of the parser; factor = growth of parse time per nested level). ARRAY retries only before `[`.
  * - `bracket`: the special syntax is the bracket right after the keyword (`CAST(...)`); the retry covers that
- *   bracket only. Not followed by a bracket, the keyword is charged like `open`.
- * - `open`: the special syntax is an operand of unknown extent (`NOT x`, `INTERVAL x DAY`); it is charged up to
- *   the next comma or the end of the enclosing bracket, and for `logic` keywords also up to a top-level
- *   AND / OR / XOR (where the parser stops their operand).
+ *   bracket only. Not followed by a bracket, the keyword is charged to everything after it up to the next
+ *   comma or the end of the enclosing bracket.
+ * - `logic`: the special syntax is an operand of unknown extent (`NOT x`, `INTERVAL x DAY`, also across
+ *   brackets: `NOT -(...)`); charged up to the next comma, the end of the enclosing bracket, or an AND / OR /
+ *   XOR of the same level that is not a BETWEEN's (the parser stops their operand there).
  * CASE is special: its syntax runs to END, so CASE ... END is tracked as a bracket pair.
  */
 const RISKY: ReadonlyMap<string, { factor: number; kind: 'bracket' | 'logic' }> = new Map([
@@ -139,7 +142,7 @@ interface Level {
   openedAt: number;
   /** Work multiplier inherited when the level opened. */
   mult: number;
-  /** Multiplier of `open` keywords seen at this level, cleared at the next comma. */
+  /** Multiplier of `bracket` keywords seen here without their bracket, cleared at the next comma. */
   openMult: number;
   /** Multiplier of `logic` keywords seen at this level, also cleared at AND / OR / XOR. */
   logicMult: number;
