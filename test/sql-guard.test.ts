@@ -2,7 +2,9 @@
 // the way the deployed Worker loads it. Table-driven over test/sql-guard-corpus.ts.
 import { describe, expect, it } from 'vitest';
 import { checkDryRun, checkSql, guardError, MAX_REFERENCED_TABLES, MAX_SQL_LENGTH, type DryRunFacts } from '../src/sql/guard';
+import { parseBigQuery } from '../src/sql/parser';
 import { MAX_EXPRESSION_DEPTH, MAX_NESTING_DEPTH } from '../src/sql/prescan';
+import { Rejection, resolveRelations } from '../src/sql/relations';
 import { ATTACKS, LEGIT } from './sql-guard-corpus';
 
 const ACME = { project: 'service-v1', dataset: 'acme' };
@@ -158,6 +160,55 @@ describe('limits that keep the parser safe', () => {
   it('refuses a chain of IS DISTINCT FROM as deep (FROM does not end an expression there)', async () => {
     const chain = Array(MAX_EXPRESSION_DEPTH + 2).fill('quantity').join(' IS DISTINCT FROM ');
     expect(await checkSql(`SELECT ${chain} FROM ${T}`, ACME)).toMatchObject({ ok: false, code: 'QUERY_FAILED', message: expect.stringContaining('too deep') });
+  });
+});
+
+describe('the tree walk fails closed on shapes it does not know', () => {
+  // A parser upgrade may add node kinds or fields; the walker must refuse them, never skip what is inside.
+  const parsed = (sql: string): unknown[] => {
+    const p = parseBigQuery(sql);
+    if (!p.ok) throw new Error(p.message);
+    return p.statements;
+  };
+  /** Deep-copies the AST with one key renamed wherever it occurs. */
+  const renameKey = (node: unknown, from: string, to: string): unknown => {
+    if (Array.isArray(node)) return node.map((n) => renameKey(n, from, to));
+    if (typeof node !== 'object' || node === null) return node;
+    return Object.fromEntries(Object.entries(node).map(([k, v]) => [k === from ? to : k, renameKey(v, from, to)]));
+  };
+  const verdict = (statements: unknown[]) => {
+    try {
+      return { ok: true, tables: resolveRelations(statements, ACME) };
+    } catch (err) {
+      if (err instanceof Rejection) return { ok: false, code: err.code };
+      throw err;
+    }
+  };
+  const OTHER = 'SELECT (SELECT MAX(revenue) FROM `service-v1.globex.fact__orders`) AS m FROM `service-v1.acme.fact__orders`';
+
+  it('the untouched tree is refused for the other dataset (baseline)', () => {
+    expect(verdict(parsed(OTHER))).toEqual({ ok: false, code: 'FORBIDDEN_TABLE' });
+  });
+
+  it.each([
+    ['an unknown expression node wrapping a subquery', 'Subquery', 'ArraySubquery'],
+    ['an unknown FROM item kind', 'Table', 'VersionedTable'],
+    ['an unknown SELECT field', 'projection', 'projection_v2'],
+    ['an unknown query field', 'body', 'body_v2'],
+    ['an unknown function field', 'args', 'arguments'],
+  ])('refuses %s', (_name, from, to) => {
+    expect(verdict(renameKey(parsed(OTHER), from, to) as unknown[])).toEqual({ ok: false, code: 'QUERY_FAILED' });
+  });
+
+  it('refuses a node that is not a plain object (it could hide children)', () => {
+    const tree = parsed('SELECT revenue FROM `service-v1.acme.fact__orders`');
+    const withMap = JSON.parse(JSON.stringify(tree), (key, value: unknown) => (key === 'projection' ? [new Map([['x', value]])] : value));
+    expect(verdict(withMap)).toEqual({ ok: false, code: 'QUERY_FAILED' });
+  });
+
+  it('refuses a second statement even if each is a SELECT', () => {
+    const one = parsed('SELECT 1');
+    expect(verdict([...one, ...one])).toEqual({ ok: false, code: 'INVALID_SQL' });
   });
 });
 
