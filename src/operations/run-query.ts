@@ -130,6 +130,7 @@ export async function runQuery(
   opts: RunQueryOptions = {},
 ): Promise<{ result: RunQueryResponse; headers: Record<string, string> }> {
   const started = Date.now();
+  const startedPrecise = performance.now();
   const dryRun = input.dryRun === true;
   const log: LogEntry = {
     brandId: input.brandId ?? null,
@@ -155,6 +156,7 @@ export async function runQuery(
     log.durationMs = Date.now() - started;
     ctx.waitUntil(writeLog(ctx, log));
   }
+  timings.add('total', performance.now() - startedPrecise);
   out.headers['Server-Timing'] = timings.header();
   return out;
 }

@@ -4,8 +4,8 @@ import { RunQueryRequestSchema, RunQueryResponseSchema } from '../../schemas/run
 import { RateLimitHeaders, UsageLimitExceededHeaders } from '../../usage/rate-limit-headers';
 
 const ServerTiming = z.string().openapi({
-  description: 'Where the time went, in ms (resolve, guard, dryrun, usage, warehouse; W3C Server-Timing).',
-  example: 'resolve;dur=0.2, guard;dur=0.4, usage;dur=0.6, warehouse;dur=41.2',
+  description: 'Where the time went inside the Worker, in ms (resolve, guard, dryrun, usage, warehouse, total; W3C Server-Timing). Workers clocks advance only at I/O, so phases without I/O read 0.',
+  example: 'resolve;dur=0.0, guard;dur=1.0, usage;dur=1.0, warehouse;dur=41.0, total;dur=43.0',
 });
 
 export const run = createRoute({
