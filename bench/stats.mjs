@@ -9,3 +9,19 @@ export function percentiles(samples) {
   const at = (q) => s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))];
   return { n: s.length, p50: at(0.5), p99: at(0.99), mean: s.reduce((a, b) => a + b, 0) / s.length, max: s[s.length - 1] };
 }
+
+/**
+ * Runs a component benchmark module's `run()` when that module is the script Node was started with
+ * (`node bench/usage.mjs --quick --runs 200`), printing its table rows and then its figures as JSON.
+ * @param {string} moduleUrl the module's `import.meta.url`
+ * @param {(opts: { quick: boolean; runs?: number }) => Promise<{ rows: unknown[][] }>} run
+ */
+export async function runIfMain(moduleUrl, run) {
+  const { pathToFileURL } = await import('node:url');
+  if (moduleUrl !== pathToFileURL(process.argv[1] ?? '').href) return;
+  const argv = process.argv.slice(2);
+  const runsArg = argv.indexOf('--runs');
+  const { rows, ...figures } = await run({ quick: argv.includes('--quick'), runs: runsArg >= 0 ? Number(argv[runsArg + 1]) : undefined });
+  for (const r of rows) console.log(r.join('  '));
+  console.log(JSON.stringify(figures, null, 2));
+}

@@ -17,8 +17,8 @@ import { closeSync, existsSync, fsyncSync, mkdtempSync, openSync, rmSync, writeS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { percentiles } from './stats.mjs';
+import { fileURLToPath } from 'node:url';
+import { percentiles, runIfMain } from './stats.mjs';
 
 const TARGET_P50_ADDED_MS = 1;
 
@@ -171,11 +171,4 @@ export async function run(opts = {}) {
   return { runs, scenarios, storage, targetP50AddedMs: TARGET_P50_ADDED_MS, pass, rows };
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const argv = process.argv.slice(2);
-  const runsArg = argv.indexOf('--runs');
-  const result = await run({ quick: argv.includes('--quick'), runs: runsArg >= 0 ? Number(argv[runsArg + 1]) : undefined });
-  const { rows, ...figures } = result;
-  for (const r of rows) console.log(r.join('  '));
-  console.log(JSON.stringify(figures, null, 2));
-}
+await runIfMain(import.meta.url, run);

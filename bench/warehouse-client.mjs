@@ -5,11 +5,10 @@
 // Target (issue 3): at most 2 ms p50 added.
 // `node bench/warehouse-client.mjs [--quick] [--runs N]`, or `run()` from `npm run bench`.
 import { performance } from 'node:perf_hooks';
-import { pathToFileURL } from 'node:url';
 import { createServiceAccount } from '../dev/warehouse/service-account.mjs';
 import { startWarehouse } from '../dev/warehouse/server.mjs';
 import { importWorkerModules } from '../scripts/lib/import-ts.mjs';
-import { percentiles } from './stats.mjs';
+import { percentiles, runIfMain } from './stats.mjs';
 
 const SQL = 'SELECT day, channel, orders, revenue FROM `service-v1.globex.agg__daily_revenue` ORDER BY day DESC, channel LIMIT 20';
 const ROW_CAP = 10_000;
@@ -123,11 +122,4 @@ export async function run(opts = {}) {
   }
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const argv = process.argv.slice(2);
-  const runsArg = argv.indexOf('--runs');
-  const result = await run({ quick: argv.includes('--quick'), runs: runsArg >= 0 ? Number(argv[runsArg + 1]) : undefined });
-  const { rows, ...figures } = result;
-  for (const r of rows) console.log(r.join('  '));
-  console.log(JSON.stringify(figures, null, 2));
-}
+await runIfMain(import.meta.url, run);
