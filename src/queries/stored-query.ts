@@ -41,6 +41,17 @@ function notFound(queryId: string): ApiError {
   return new ApiError('QUERY_NOT_FOUND', `no query ${JSON.stringify(queryId)} is visible to this brand`);
 }
 
+/** Whether a system or org report applies to at least one of the principal's brands. */
+async function appliesToAnyBrand(db: D1Database, principal: Principal, row: StoredQueryRow): Promise<boolean> {
+  if (principal.brandIds.length === 0) return false;
+  if (row.report_type === 'system') return true;
+  const hit = await db
+    .prepare('SELECT 1 AS hit FROM brands WHERE org_id = ? AND id IN (SELECT value FROM json_each(?)) LIMIT 1')
+    .bind(row.org_id, JSON.stringify(principal.brandIds))
+    .first<{ hit: number }>();
+  return hit !== null;
+}
+
 /**
  * Finds a report section or saved query by id and decides the brand it runs against.
  * Owned queries (saved, brand reports) infer their brand; shared ones (system, org) need one from the caller
@@ -72,6 +83,9 @@ export async function resolveStoredQuery(
     if (brandId !== undefined && brandId !== row.brand_id) throw notFound(queryId);
     targetId = row.brand_id;
   } else {
+    // A shared query that applies to none of the principal's brands is 404 before anything else: asking an org
+    // principal for brandId here would confirm that another tenant's query id exists.
+    if (brandId === undefined && !(await appliesToAnyBrand(db, principal, row))) throw notFound(queryId);
     targetId = resolveBrand(principal, brandId, { required: true });
   }
   const brand = await loadBrand(db, targetId);
