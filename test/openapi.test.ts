@@ -2,6 +2,7 @@ import { SELF } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createApp } from '../src/app';
+import { postJson, seedDemo } from './seed';
 
 /** Enough of an OpenAPI 3.1 document to walk it; everything else stays unknown. */
 const ResponseSchema = z.object({
@@ -166,6 +167,20 @@ describe('GET /v1/data/openapi.json', () => {
       expect(run?.responses[status]?.description, `${status} ${code}`).toContain(code);
       expect(run?.responses[status]?.content?.['application/json']?.schema, status).toEqual(ref('Error'));
     }
+  });
+
+  it('names in Field.type the type spellings runs actually return (BigQuery REST names, not INT64/FLOAT64/BOOL)', async () => {
+    await seedDemo();
+    const run = await postJson('/v1/data/query', 'brand', {
+      sql: "SELECT 1 AS i, 1.5 AS f, TRUE AS b, 'x' AS s, DATE '2026-01-01' AS d, NUMERIC '1.1' AS n",
+    });
+    expect(run.status).toBe(200);
+    const returned = z.object({ schema: z.array(z.object({ type: z.string() })) }).parse(run.body).schema.map((f) => f.type);
+    expect(returned).toEqual(['INTEGER', 'FLOAT', 'BOOLEAN', 'STRING', 'DATE', 'NUMERIC']);
+    const field = z.object({ properties: z.object({ type: z.object({ description: z.string() }) }) }).parse(schema('Field'));
+    const listed = field.properties.type.description.match(/\b[A-Z][A-Z0-9_]+\b/g) ?? [];
+    for (const t of returned) expect(listed, t).toContain(t);
+    for (const alias of ['INT64', 'FLOAT64', 'BOOL']) expect(listed, alias).not.toContain(alias);
   });
 
   it('describes the Error body as the spec does', () => {

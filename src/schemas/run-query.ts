@@ -63,7 +63,7 @@ export const RunQueryRequestSchema = z.union([RawSqlQuerySchema, StoredQuerySche
 export const FieldSchema: z.ZodType<{ name: string; type: string; mode?: string; fields?: unknown[] }> = z
   .object({
     name: z.string(),
-    type: z.string().openapi({ description: 'BigQuery type name (INT64, FLOAT64, NUMERIC, STRING, DATE, TIMESTAMP, RECORD, ...)' }),
+    type: z.string().openapi({ description: 'BigQuery REST type name (STRING, INTEGER, FLOAT, NUMERIC, BOOLEAN, DATE, TIMESTAMP, RECORD, ...)' }),
     mode: z.string().optional().openapi({ description: 'NULLABLE, REQUIRED or REPEATED' }),
     fields: z.array(z.any()).optional().openapi({ description: 'Sub-fields of a RECORD' }),
   })
