@@ -46,7 +46,7 @@ function toRunQueryRequest(input: RunQueryToolInput) {
   const { sql, queryId, period, brandId, dryRun } = input;
   if ((sql === undefined) === (queryId === undefined)) {
     throw new ApiError('VALIDATION', 'send exactly one of sql (raw SQL) or queryId (a stored query id)', {
-      details: { in: 'arguments', issues: [{ path: sql === undefined ? '(arguments)' : 'queryId', message: 'send sql or queryId, not both' }] },
+      details: { in: 'arguments', issues: [{ path: sql === undefined ? '(arguments)' : 'queryId', message: sql === undefined ? 'send sql or queryId' : 'send sql or queryId, not both' }] },
     });
   }
   if (sql !== undefined && period !== undefined) {
