@@ -38,6 +38,17 @@ export function intVar(env: Env, name: keyof Env): number {
   return n;
 }
 
+/** Reads a whole number >= 0 (cache TTLs, where 0 means "off"); unset means 0. Malformed is a deployment error. */
+export function nonNegativeIntVar(env: Env, name: 'AUTH_CACHE_TTL_MS' | 'CATALOG_CACHE_TTL_MS'): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return 0;
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n) || n < 0) {
+    throw new Error(`configuration variable ${name} must be a whole number >= 0, got ${JSON.stringify(raw)}`);
+  }
+  return n;
+}
+
 /** Reads a required secret; missing secrets fail closed with a clear log line. */
 export function requireSecret(env: Env, name: 'CURSOR_SECRET' | 'SESSION_SECRET' | 'GCP_SERVICE_ACCOUNT_JSON'): string {
   const v = env[name];

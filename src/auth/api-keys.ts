@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ApiError } from '../errors';
-import { intVar, type Env } from '../env';
+import { intVar, nonNegativeIntVar, type Env } from '../env';
 import { newId, randomBase64Url, sha256Hex } from '../lib/ids';
 import { TtlCache } from '../lib/ttl-cache';
 import type { Principal } from './principal';
@@ -72,14 +72,6 @@ export function invalidateAuthCache(): void {
   principalCache.clear();
 }
 
-function authCacheTtl(env: Env): number {
-  const raw = env.AUTH_CACHE_TTL_MS;
-  if (raw === undefined || raw === '') return 0;
-  const n = Number(raw);
-  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`configuration variable AUTH_CACHE_TTL_MS must be a whole number >= 0, got ${JSON.stringify(raw)}`);
-  return n;
-}
-
 const UNAUTHORIZED_MESSAGE = 'missing, invalid or revoked API key; send Authorization: Bearer <API key>';
 
 /**
@@ -96,7 +88,7 @@ export async function authenticateApiKey(
     throw new ApiError('UNAUTHORIZED', UNAUTHORIZED_MESSAGE);
   }
   const hash = await sha256Hex(secret);
-  const ttl = authCacheTtl(env);
+  const ttl = nonNegativeIntVar(env, 'AUTH_CACHE_TTL_MS');
   if (ttl > 0) {
     const cached = principalCache.get(hash, now, ttl);
     if (cached) return cached;

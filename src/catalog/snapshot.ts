@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Env } from '../env';
+import { nonNegativeIntVar, type Env } from '../env';
 import { TtlCache } from '../lib/ttl-cache';
 
 /**
@@ -48,17 +48,9 @@ export interface CatalogSnapshot {
 
 const cache = new TtlCache<CatalogSnapshot>(1);
 
-function ttl(env: Env): number {
-  const raw = env.CATALOG_CACHE_TTL_MS;
-  if (raw === undefined || raw === '') return 0;
-  const n = Number(raw);
-  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`configuration variable CATALOG_CACHE_TTL_MS must be a whole number >= 0, got ${JSON.stringify(raw)}`);
-  return n;
-}
-
 /** The catalog snapshot at `now`: this isolate's copy while fresh, else one batched D1 read. */
 export async function catalogSnapshot(env: Env, now: number): Promise<CatalogSnapshot> {
-  const ttlMs = ttl(env);
+  const ttlMs = nonNegativeIntVar(env, 'CATALOG_CACHE_TTL_MS');
   if (ttlMs > 0) {
     const hit = cache.get('catalog', now, ttlMs);
     if (hit) return hit;
