@@ -36,7 +36,7 @@ async function resolveTarget(ctx: OpContext, input: RunQueryRequest): Promise<Ta
     if (!brand) throw new ApiError('FORBIDDEN_BRAND', `this key cannot access brand ${JSON.stringify(brandId)}`);
     return { brand: provisioned(brand), sql: input.sql, queryId: null, period: null };
   }
-  const stored = await resolveStoredQuery(env.DB, principal, input.queryId, input.brandId);
+  const stored = await resolveStoredQuery(env, ctx.now, principal, input.queryId, input.brandId);
   const brand = provisioned(stored.brand);
   const usesDates = stored.parameters.some((p) => p === 'start_date' || p === 'end_date');
   if (!usesDates && input.period !== undefined) {

@@ -1,6 +1,7 @@
 import type { Principal } from '../auth/principal';
+import { catalogSnapshot, reportAppliesTo } from '../catalog/snapshot';
+import type { Env } from '../env';
 import { ApiError } from '../errors';
-import { reportAppliesTo } from '../catalog/snapshot';
 import { resolveBrand } from '../operations/scope';
 
 /** A brand row as the query runner needs it. */
@@ -30,26 +31,12 @@ export interface ResolvedStoredQuery {
   brand: BrandTarget;
 }
 
-export async function loadBrand(db: D1Database, brandId: string): Promise<BrandTarget | null> {
-  return db
-    .prepare('SELECT id, org_id AS orgId, dataset, timezone FROM brands WHERE id = ?')
-    .bind(brandId)
-    .first<BrandTarget>();
+function appliesTo(report: Parameters<typeof reportAppliesTo>[0], brand: BrandTarget | undefined): brand is BrandTarget {
+  return brand !== undefined && reportAppliesTo(report, brand);
 }
 
 function notFound(queryId: string): ApiError {
   return new ApiError('QUERY_NOT_FOUND', `no query ${JSON.stringify(queryId)} is visible to this brand`);
-}
-
-/** Whether a system or org report applies to at least one of the principal's brands. */
-async function appliesToAnyBrand(db: D1Database, principal: Principal, row: StoredQueryRow): Promise<boolean> {
-  if (principal.brandIds.length === 0) return false;
-  if (row.report_type === 'system') return true;
-  const hit = await db
-    .prepare('SELECT 1 AS hit FROM brands WHERE org_id = ? AND id IN (SELECT value FROM json_each(?)) LIMIT 1')
-    .bind(row.org_id, JSON.stringify(principal.brandIds))
-    .first<{ hit: number }>();
-  return hit !== null;
 }
 
 /**
@@ -59,23 +46,27 @@ async function appliesToAnyBrand(db: D1Database, principal: Principal, row: Stor
  * tenants' queries do not leak.
  */
 export async function resolveStoredQuery(
-  db: D1Database,
+  env: Env,
+  now: number,
   principal: Principal,
   queryId: string,
   brandId: string | undefined,
 ): Promise<ResolvedStoredQuery> {
   if (brandId !== undefined) resolveBrand(principal, brandId, { required: true });
-  const row = await db
-    .prepare(
+  const [row, { brands }] = await Promise.all([
+    env.DB.prepare(
       `SELECT 'report' AS kind, q.id, q.sql_template AS sql, q.parameters, r.type AS report_type, r.org_id, r.brand_id
          FROM report_queries q JOIN reports r ON r.id = q.report_id WHERE q.id = ?1
        UNION ALL
        SELECT 'saved', s.id, s.sql, '[]', 'brand', NULL, s.brand_id FROM saved_queries s WHERE s.id = ?1
        LIMIT 1`,
     )
-    .bind(queryId)
-    .first<StoredQueryRow>();
+      .bind(queryId)
+      .first<StoredQueryRow>(),
+    catalogSnapshot(env, now),
+  ]);
   if (!row) throw notFound(queryId);
+  const report = { type: row.report_type, orgId: row.org_id, brandId: row.brand_id };
 
   let targetId: string;
   if (row.report_type === 'brand') {
@@ -85,12 +76,11 @@ export async function resolveStoredQuery(
   } else {
     // A shared query that applies to none of the principal's brands is 404 before anything else: asking an org
     // principal for brandId here would confirm that another tenant's query id exists.
-    if (brandId === undefined && !(await appliesToAnyBrand(db, principal, row))) throw notFound(queryId);
+    if (brandId === undefined && !principal.brandIds.some((id) => appliesTo(report, brands.get(id)))) throw notFound(queryId);
     targetId = resolveBrand(principal, brandId, { required: true });
   }
-  const brand = await loadBrand(db, targetId);
-  if (!brand) throw notFound(queryId);
-  if (!reportAppliesTo({ type: row.report_type, orgId: row.org_id, brandId: row.brand_id }, brand)) throw notFound(queryId);
+  const brand = brands.get(targetId);
+  if (!appliesTo(report, brand)) throw notFound(queryId);
 
   const parameters: unknown = JSON.parse(row.parameters);
   if (!Array.isArray(parameters) || !parameters.every((p): p is string => typeof p === 'string')) {
