@@ -25,15 +25,6 @@ export interface ListReportsInput {
   cursor?: string;
 }
 
-interface ReportListRow {
-  brandId: string;
-  reportId: string;
-  name: string;
-  description: string | null;
-  type: ReportType;
-  queryCount: number;
-}
-
 type Position = z.infer<typeof PositionSchema>;
 
 function comparePosition(a: Position, b: Position): number {
@@ -51,8 +42,8 @@ function comparePosition(a: Position, b: Position): number {
  * on the catalog snapshot. `system` reports apply to every brand, `org` reports to the brands of their org,
  * `brand` reports to their own brand.
  */
-function visibleReports(snapshot: CatalogSnapshot, brandIds: readonly string[], type: ReportType | null, after: Position, take: number): ReportListRow[] {
-  const rows: { pos: Position; row: ReportListRow }[] = [];
+function visibleReports(snapshot: CatalogSnapshot, brandIds: readonly string[], type: ReportType | null, after: Position, take: number): Report[] {
+  const rows: { pos: Position; row: Report }[] = [];
   for (const brandId of brandIds) {
     const brand = snapshot.brands.get(brandId);
     if (!brand) continue;
@@ -97,14 +88,7 @@ export async function listReports(
   const nextCursor =
     results.length > limit && last ? await signCursor(secret, binding, [last.brandId, TYPE_RANK[last.type], last.reportId], ctx.now) : null;
   return {
-    reports: page.map((r) => ({
-      reportId: r.reportId,
-      brandId: r.brandId,
-      name: r.name,
-      description: r.description,
-      queryCount: r.queryCount,
-      type: r.type,
-    })),
+    reports: page,
     nextCursor,
     hasMore: nextCursor !== null,
   };
