@@ -4,7 +4,7 @@ import { catalogSnapshot, reportAppliesTo, type CatalogSnapshot } from '../catal
 import { requireSecret } from '../env';
 import { ApiError } from '../errors';
 import { openCursor, signCursor } from '../lib/cursor';
-import { templateSlots } from '../queries/template';
+import { templateSlots } from '../stored-queries/template';
 import { JsonValueSchema, ReportTypeSchema, type JsonValue, type Query, type Report, type ReportDetail, type ReportType } from '../schemas/catalog';
 import type { OpContext } from './context';
 import { resolveBrand } from './scope';

@@ -1,8 +1,8 @@
 import type { AppOpenAPI } from '../app-env';
 import { registerBrandRoutes } from './brands/brands.index';
 import { registerFeedbackRoutes } from './feedback/feedback.index';
-import { registerSavedQueryRoutes } from './queries/queries.index';
-import { registerQueryRoutes } from './query/query.index';
+import { registerSavedQueryRoutes } from './saved-queries/saved-queries.index';
+import { registerRunQueryRoutes } from './run-query/run-query.index';
 import { registerReportRoutes } from './reports/reports.index';
 
 /** Every REST feature registers here; adding an endpoint touches its three files and this list. */
@@ -10,6 +10,6 @@ export function registerRoutes(app: AppOpenAPI) {
   registerBrandRoutes(app);
   registerReportRoutes(app);
   registerSavedQueryRoutes(app);
-  registerQueryRoutes(app);
+  registerRunQueryRoutes(app);
   registerFeedbackRoutes(app);
 }

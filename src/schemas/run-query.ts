@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { MAX_PERIOD_DAYS, periodProblem } from '../queries/period';
+import { MAX_PERIOD_DAYS, periodProblem } from '../stored-queries/period';
 import { MAX_SQL_LENGTH } from '../sql/guard';
 
 const BrandIdField = z

@@ -1,7 +1,7 @@
 import { KEY_PREFIX } from '../auth/api-keys';
 import { hashPassword } from '../auth/passwords';
 import { sha256Hex } from '../lib/ids';
-import { assertKnownSlots, templateSlots } from '../queries/template';
+import { assertKnownSlots, templateSlots } from '../stored-queries/template';
 
 /**
  * The demo tenants and catalog of `spec/demo-data.md`, as idempotent SQL (upserts) with every value inlined as a

@@ -2,8 +2,8 @@ import type { Context } from 'hono';
 import type { AppEnv, AppOpenAPI } from '../../app-env';
 import { validationFailure } from '../../http/respond';
 import { RawSqlQuerySchema, StoredQuerySchema } from '../../schemas/run-query';
-import * as handlers from './query.handlers';
-import * as routes from './query.routes';
+import * as handlers from './run-query.handlers';
+import * as routes from './run-query.routes';
 
 /**
  * The body is a union of two strict shapes; zod's union error lists both branches, which reads badly.
@@ -22,7 +22,7 @@ async function unionFailure(error: Parameters<typeof validationFailure>[0], targ
   return validationFailure(branch.success ? error : branch.error, target, c);
 }
 
-export function registerQueryRoutes(app: AppOpenAPI) {
+export function registerRunQueryRoutes(app: AppOpenAPI) {
   return app.openapi(routes.run, handlers.run, (result, c) =>
     result.success ? undefined : unionFailure(result.error, result.target, c),
   );

@@ -1,7 +1,7 @@
 import type { AppRouteHandler } from '../../app-env';
 import { runQuery } from '../../operations/run-query';
 import { opContext } from '../context';
-import type { RunRoute } from './query.routes';
+import type { RunRoute } from './run-query.routes';
 
 export const run: AppRouteHandler<RunRoute> = async (c) => {
   const { result, headers } = await runQuery(opContext(c), c.req.valid('json'));
