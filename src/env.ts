@@ -20,6 +20,8 @@ export interface Env {
   AUTH_CACHE_TTL_MS?: string;
   /** How long an isolate may reuse its snapshot of brands and reports (ms); 0 = read D1 on every request. */
   CATALOG_CACHE_TTL_MS?: string;
+  /** Browser origins allowed to call REST and MCP (comma-separated, empty by default); see src/http/cors.ts. */
+  ALLOWED_ORIGINS?: string;
 
   /** Secrets. */
   GCP_SERVICE_ACCOUNT_JSON?: string;

@@ -1,7 +1,7 @@
 import { env, SELF } from 'cloudflare:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { expect } from 'vitest';
+import { expect, vi } from 'vitest';
 import { z } from 'zod';
 import { hashPassword } from '../src/auth/passwords';
 
@@ -103,7 +103,15 @@ export async function registerClient(name = 'Test Assistant', redirectUri = CALL
   return RegistrationSchema.parse(await res.json()).client_id;
 }
 
-export function authorizeUrl(p: { clientId: string; challenge: string; state?: string; redirectUri?: string; method?: string }): string {
+export function authorizeUrl(p: {
+  clientId: string;
+  challenge: string;
+  state?: string;
+  redirectUri?: string;
+  method?: string;
+  /** The RFC 8707 resource to ask for; `null` leaves the parameter out. */
+  resource?: string | null;
+}): string {
   const q = new URLSearchParams({
     response_type: 'code',
     client_id: p.clientId,
@@ -112,8 +120,8 @@ export function authorizeUrl(p: { clientId: string; challenge: string; state?: s
     state: p.state ?? 'state-123',
     code_challenge: p.challenge,
     code_challenge_method: p.method ?? 'S256',
-    resource: MCP_URL,
   });
+  if (p.resource !== null) q.set('resource', p.resource ?? MCP_URL);
   return `/authorize?${q}`;
 }
 
@@ -143,8 +151,9 @@ export async function approveInBrowser(
   admin: { email: string; password: string },
   clientId: string,
   challenge: string,
+  redirectUri = CALLBACK,
 ): Promise<{ code: string; consentHtml: string }> {
-  const url = authorizeUrl({ clientId, challenge });
+  const url = authorizeUrl({ clientId, challenge, redirectUri });
   const first = await browser.get(url);
   expect(first.status).toBe(200);
   let page = await first.text();
@@ -163,7 +172,7 @@ export async function approveInBrowser(
   });
   expect(decided.status).toBe(302);
   const redirect = location(decided);
-  expect(`${redirect.origin}${redirect.pathname}`).toBe(CALLBACK);
+  expect(`${redirect.origin}${redirect.pathname}`).toBe(redirectUri.replace(/\?.*$/, ''));
   const code = redirect.searchParams.get('code');
   if (!code) throw new Error(`no code in ${redirect}`);
   return { code, consentHtml: page };
@@ -205,4 +214,48 @@ export async function addUser(id: string, email: string, password: string): Prom
   )
     .bind(id, email, null, h.hash, h.salt, h.iterations, Date.now())
     .run();
+}
+
+/** What one outbound URL answers in a test: a JSON value (or raw text), a status, and how long it stalls first. */
+export interface OutboundAnswer {
+  body: unknown;
+  status?: number;
+  stallMs?: number;
+}
+
+function isLoopbackUrl(url: string): boolean {
+  const host = new URL(url).hostname;
+  return host === 'localhost' || host === '127.0.0.1' || host === '[::1]';
+}
+
+/**
+ * The Worker's outbound HTTPS for one test, with no network: the URLs given answer as told, loopback (the local
+ * warehouse) goes through, anything else fails like an unreachable host. The pinned
+ * @cloudflare/vitest-pool-workers (0.15) no longer exports `fetchMock`; the Worker under test runs in the test's
+ * isolate, so replacing `globalThis.fetch` intercepts every outbound request it (and the OAuth library) makes.
+ * `calls` lists every URL asked for, so a test can prove a document was never fetched. Call `restore()` after.
+ */
+export function serveOutbound(answers: Record<string, OutboundAnswer>): { calls: string[]; restore: () => void } {
+  const calls: string[] = [];
+  const realFetch = globalThis.fetch;
+  const spy = vi.spyOn(globalThis, 'fetch').mockImplementation(async (input: RequestInfo | URL, init?: RequestInit) => {
+    const url = input instanceof Request ? input.url : String(input);
+    if (isLoopbackUrl(url)) return realFetch(input, init);
+    calls.push(url);
+    const answer = answers[url];
+    if (!answer) throw new TypeError(`network connection refused in tests: ${url}`);
+    const signal = init?.signal ?? (input instanceof Request ? input.signal : undefined);
+    if (answer.stallMs) {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(resolve, answer.stallMs);
+        signal?.addEventListener('abort', () => {
+          clearTimeout(timer);
+          reject(new DOMException('The operation was aborted', 'AbortError'));
+        });
+      });
+    }
+    const text = typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body);
+    return new Response(text, { status: answer.status ?? 200, headers: { 'content-type': 'application/json' } });
+  });
+  return { calls, restore: () => spy.mockRestore() };
 }

@@ -1,9 +1,14 @@
+import { bearerToken } from '../auth/api-keys';
 import type { Env } from '../env';
-import { ApiError } from '../errors';
-import { createLogger, newRequestId } from '../lib/log';
+import { ApiError, describeError } from '../errors';
+import { applyCors, isPreflight, originVerdict, preflightResponse, type OriginVerdict } from '../http/cors';
+import { createLogger, newRequestId, type Logger } from '../lib/log';
 import { MCP_PATH, mcpErrorResponse } from '../mcp/handler';
+import { clientIdHostProblem } from './client-id-host';
+import { forgetGrantUse } from './grant-activity';
 import { mcpApiHandler } from './mcp-api';
-import { canonicalOrigin, providerFor, type OAuthHandlers } from './provider';
+import { AUTHORIZE_PATH, canonicalOrigin, oauthHelpers, providerFor, TOKEN_PATH, type OAuthHandlers } from './provider';
+import { isRetired, refreshTokenRef, retire, type RefreshTokenRef } from './refresh-reuse';
 import { bindRequestScope } from './request-scope';
 
 const UNAUTHORIZED_MESSAGE =
@@ -34,11 +39,83 @@ async function rewriteUnauthorized(res: Response, requestId: string): Promise<Re
   return out;
 }
 
+/** Realm of the REST API's bearer challenge (the MCP endpoint's comes from the library, realm "OAuth"). */
+const REST_REALM = 'Warehouse Query API';
+
+/**
+ * RFC 6750 §3 challenge for a REST 401: no error code when no credentials were sent, `invalid_request` when the
+ * Authorization header is not a bearer token, `invalid_token` when a token was sent and refused.
+ */
+function restChallenge(request: Request): string {
+  const header = request.headers.get('authorization');
+  if (header === null) return `Bearer realm="${REST_REALM}"`;
+  const error = bearerToken(header) === null ? 'invalid_request' : 'invalid_token';
+  return `Bearer realm="${REST_REALM}", error="${error}"`;
+}
+
+/** A response whose headers can be changed (library responses may be immutable, e.g. Response.redirect). */
+function mutable(res: Response): Response {
+  return new Response(res.body, res);
+}
+
+/** An OAuth token-endpoint error (RFC 6749 §5.2), never cached. */
+function tokenError(status: 400 | 401, error: string, description: string): Response {
+  return Response.json(
+    { error, error_description: description },
+    { status, headers: { 'cache-control': 'no-store', pragma: 'no-cache' } },
+  );
+}
+
+/** The form fields of a token-endpoint request (form-encoded per RFC 6749), read from a copy of the request. */
+async function tokenForm(request: Request): Promise<URLSearchParams | null> {
+  if (request.method !== 'POST') return null;
+  if (!(request.headers.get('content-type') ?? '').toLowerCase().startsWith('application/x-www-form-urlencoded')) return null;
+  return new URLSearchParams(await request.clone().text());
+}
+
+type TokenCheck = { kind: 'pass'; refresh: RefreshTokenRef | null } | { kind: 'refused'; res: Response };
+
+/**
+ * Checks made before the library sees a token request: a metadata-document `client_id` on a non-public host is
+ * refused before anything is fetched, and a refresh token that was already rotated out revokes its grant.
+ */
+async function checkTokenRequest(request: Request, env: Env, log: Logger): Promise<TokenCheck> {
+  const form = await tokenForm(request);
+  if (!form) return { kind: 'pass', refresh: null };
+  const hostProblem = clientIdHostProblem(form.get('client_id') ?? '');
+  if (hostProblem) {
+    log.warn('client metadata document host refused', { reason: hostProblem });
+    return { kind: 'refused', res: tokenError(401, 'invalid_client', hostProblem) };
+  }
+  const refresh = form.get('grant_type') === 'refresh_token' ? refreshTokenRef(form.get('refresh_token')) : null;
+  if (refresh && (await isRetired(env, refresh))) {
+    log.warn('refresh token reused; revoking its grant', { grantId: refresh.grantId });
+    try {
+      await Promise.all([oauthHelpers(env, request.url).revokeGrant(refresh.grantId, refresh.userId), forgetGrantUse(env, refresh.grantId)]);
+    } catch (err) {
+      log.error('grant revocation after refresh-token reuse failed', { grantId: refresh.grantId, internal: describeError(err) });
+    }
+    return {
+      kind: 'refused',
+      res: tokenError(400, 'invalid_grant', 'this refresh token was already used once; the connection has been revoked, approve the assistant again'),
+    };
+  }
+  return { kind: 'pass', refresh };
+}
+
+/** 403 for a browser origin the API does not serve. */
+function originRefused(origin: string, requestId: string, log: Logger): Response {
+  return mcpErrorResponse(
+    new ApiError('FORBIDDEN_ORIGIN', `browser origin ${origin} is not allowed; an administrator can add it to ALLOWED_ORIGINS`),
+    requestId,
+    log,
+  );
+}
+
 /** Every response carries x-request-id; the library's own (metadata, token, registration) get the request's. */
 function withRequestId(res: Response, requestId: string): Response {
   if (res.headers.has('x-request-id')) return res;
-  // Library responses may have immutable headers (Response.redirect); copy into a mutable one.
-  const out = new Response(res.body, res);
+  const out = mutable(res);
   out.headers.set('x-request-id', requestId);
   return out;
 }
@@ -56,21 +133,59 @@ export function createWorker(defaultHandler: OAuthHandlers['defaultHandler']) {
       const log = createLogger(requestId);
       const url = new URL(request.url);
       const origin = canonicalOrigin(url);
+      const isMcp = url.pathname === MCP_PATH || url.pathname.startsWith(`${MCP_PATH}/`);
+      const isApi = url.pathname.startsWith('/v1/');
+
+      // Origin and CORS for REST and MCP, before authentication so that 401s and 403s are readable by allowed pages.
+      let cors: OriginVerdict = { kind: 'none' };
+      if (isApi) {
+        try {
+          cors = originVerdict(request, [url.origin, origin], env.ALLOWED_ORIGINS);
+        } catch (err) {
+          return mcpErrorResponse(err, requestId, log);
+        }
+        if (cors.kind === 'refused' && (isMcp || isPreflight(request))) return originRefused(cors.origin, requestId, log);
+        if (cors.kind === 'allowed' && isPreflight(request)) return preflightResponse(cors.origin, requestId);
+      }
+
       const routed = origin === url.origin ? request : new Request(`${origin}${url.pathname}${url.search}`, request);
       // A per-request copy: the library caches its helpers on the env it is given, and they are per origin.
       const requestEnv: Env = { ...env };
       bindRequestScope(requestEnv, { requestId, log, waitUntil: (p) => ctx.waitUntil(p) });
       let res: Response;
       try {
+        if (url.pathname.replace(/\/$/, '') === AUTHORIZE_PATH) {
+          const hostProblem = clientIdHostProblem(url.searchParams.get('client_id') ?? '');
+          if (hostProblem) {
+            log.warn('client metadata document host refused', { reason: hostProblem });
+            return mcpErrorResponse(new ApiError('VALIDATION', `this app cannot be verified: ${hostProblem}`), requestId, log);
+          }
+        }
+        let refresh: RefreshTokenRef | null = null;
+        if (url.pathname === TOKEN_PATH) {
+          const check = await checkTokenRequest(routed, requestEnv, log);
+          if (check.kind === 'refused') return withRequestId(check.res, requestId);
+          refresh = check.refresh;
+        }
         res = await providerFor(origin, handlers).fetch(routed, requestEnv, ctx);
+        // Only a refresh the library accepted rotates the token out; from now on presenting it is reuse.
+        if (refresh && res.status === 200) await retire(requestEnv, refresh);
       } catch (err) {
         return mcpErrorResponse(err, requestId, log);
       }
-      const isMcp = url.pathname === MCP_PATH || url.pathname.startsWith(`${MCP_PATH}/`);
+
       if (res.status === 401 && isMcp && !res.headers.has('x-request-id')) {
-        return rewriteUnauthorized(res, requestId);
+        res = await rewriteUnauthorized(res, requestId);
+      } else if (res.status === 401 && isApi && !res.headers.has('www-authenticate')) {
+        res = mutable(res);
+        res.headers.set('www-authenticate', restChallenge(request));
       }
-      return withRequestId(res, requestId);
+      res = withRequestId(res, requestId);
+      if (cors.kind === 'allowed') {
+        res = mutable(res);
+        applyCors(res.headers, cors.origin);
+      }
+      return res;
     },
   };
 }
