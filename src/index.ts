@@ -8,6 +8,7 @@ const app = createApp();
 
 // OAuthProvider fronts the Worker: OAuth discovery, registration, token and revocation endpoints, and bearer checks
 // on /v1/data/mcp (OAuth access tokens or API keys); everything else (REST, /authorize, /admin) is the Hono app.
+// Origin/CORS, refresh-token reuse detection and the REST 401 challenge are applied around both (src/oauth/worker.ts).
 const worker = createWorker({ fetch: async (request, env, ctx) => app.fetch(request, env, ctx) });
 
 export default {

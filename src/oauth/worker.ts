@@ -123,7 +123,9 @@ function withRequestId(res: Response, requestId: string): Response {
 /**
  * The Worker's fetch: `OAuthProvider` in front (discovery metadata, registration, token and revocation endpoints,
  * bearer checks on /v1/data/mcp), the MCP handler behind it for valid OAuth tokens and API keys, and the Hono app
- * (REST, /authorize, /admin) for everything else.
+ * (REST, /authorize, /admin) for everything else. Around the provider, for every path: Origin validation and CORS
+ * on /v1/ (before authentication, so 401s and 403s are readable by allowed pages), the private-host check on
+ * metadata-document client ids, refresh-token reuse detection, and the WWW-Authenticate challenge on REST 401s.
  */
 export function createWorker(defaultHandler: OAuthHandlers['defaultHandler']) {
   const handlers: OAuthHandlers = { apiHandler: mcpApiHandler, defaultHandler };
