@@ -119,8 +119,13 @@ describe('refresh-token reuse revokes the grant', () => {
     expect((await rawToolsList(r2.access_token)).status).toBe(200);
     expect((await oauthHelpers(env, ORIGIN).listUserGrants(DEMO_USER_IDS.brand)).items).toHaveLength(1);
 
-    const reused = await refresh(tokens.refresh_token, clientId);
+    const reused = await SELF.fetch(`${ORIGIN}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://browser-client.example' },
+      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: clientId }).toString(),
+    });
     expect(reused.status).toBe(400);
+    expect(reused.headers.get('access-control-allow-origin')).toBe('https://browser-client.example');
     const err = OAuthErrorSchema.parse(await reused.json());
     expect(err.error).toBe('invalid_grant');
     expect(err.error_description).toMatch(/already used/);

@@ -166,7 +166,12 @@ export function createWorker(defaultHandler: OAuthHandlers['defaultHandler']) {
         let refresh: RefreshTokenRef | null = null;
         if (url.pathname === TOKEN_PATH) {
           const check = await checkTokenRequest(routed, requestEnv, log);
-          if (check.kind === 'refused') return withRequestId(check.res, requestId);
+          if (check.kind === 'refused') {
+            // Readable by a browser-based OAuth client, as the library's own token responses are (any origin).
+            const browserOrigin = request.headers.get('origin');
+            if (browserOrigin !== null) applyCors(check.res.headers, browserOrigin);
+            return withRequestId(check.res, requestId);
+          }
           refresh = check.refresh;
         }
         res = await providerFor(origin, handlers).fetch(routed, requestEnv, ctx);
