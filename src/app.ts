@@ -5,12 +5,10 @@ import type { AppEnv, AppOpenAPI } from './app-env';
 import { authenticateApiKey, bearerToken } from './auth/api-keys';
 import { ApiError } from './errors';
 import { errorResponse, validationHook } from './http/respond';
+import { API_PREFIX, MAX_BODY_BYTES, OPENAPI_PATH } from './constants';
 import { createLogger, newRequestId } from './lib/log';
 import { registerAdminRoutes } from './admin/register';
 import { registerRoutes } from './routes';
-
-/** Largest request body accepted on any route (the SQL and feedback limits are smaller and checked by zod). */
-export const MAX_BODY_BYTES = 1024 * 1024;
 
 function routePatternToRegExp(path: string): RegExp {
   const src = path.replace(/[.+?^$()[\]\\|]/g, '\\$&').replace(/\{[^}]+\}|:[A-Za-z_]\w*/g, '[^/]+');
@@ -41,8 +39,8 @@ export function createApp(): AppOpenAPI {
 
   // Every /v1/data route but the OpenAPI document needs an API key. (The MCP endpoint is routed before this
   // app by src/index.ts, where OAuth tokens are also accepted.)
-  app.use('/v1/data/*', async (c, next) => {
-    if (c.req.path === '/v1/data/openapi.json') return next();
+  app.use(`${API_PREFIX}/*`, async (c, next) => {
+    if (c.req.path === OPENAPI_PATH) return next();
     const principal = await authenticateApiKey(c.env, bearerToken(c.req.header('authorization')), Date.now(), (p) =>
       c.executionCtx.waitUntil(p),
     );
@@ -62,7 +60,7 @@ export function createApp(): AppOpenAPI {
     scheme: 'bearer',
     description: 'API key (or, on the MCP endpoint, an OAuth access token): `Authorization: Bearer <API_KEY>`',
   });
-  app.doc31('/v1/data/openapi.json', (c) => ({
+  app.doc31(OPENAPI_PATH, (c) => ({
     openapi: '3.1.0',
     info: {
       title: 'Read-Only Data Warehouse Query API',

@@ -1,5 +1,5 @@
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { MAX_BODY_BYTES } from '../app';
+import { MAX_BODY_BYTES, MCP_PATH } from '../constants';
 import type { Principal } from '../auth/principal';
 import type { Env } from '../env';
 import { ApiError, describeError, errorBody, toApiError } from '../errors';
@@ -7,8 +7,8 @@ import { createLogger, type Logger } from '../lib/log';
 import type { OpContext } from '../operations/context';
 import { createMcpServer } from './server';
 
-/** Path of the MCP endpoint (spec section 8). */
-export const MCP_PATH = '/v1/data/mcp';
+/** Path of the MCP endpoint (spec section 8), defined in the leaf src/constants.ts. */
+export { MCP_PATH };
 
 /** Our error body and status for an HTTP-level failure on the MCP endpoint, with x-request-id and the error's headers. */
 export function mcpErrorResponse(err: unknown, requestId: string, log: Logger = createLogger(requestId)): Response {

@@ -11,7 +11,7 @@ import { isAdministrator, loadAdminReach } from '../auth/oauth-principal';
 import type { Env } from '../env';
 import { ApiError } from '../errors';
 import { createLogger } from '../lib/log';
-import { MCP_PATH } from '../mcp/handler';
+import { MCP_PATH } from '../constants';
 import { decodeGrantUserId } from './grant-user';
 import { requestScope } from './request-scope';
 
