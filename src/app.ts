@@ -7,8 +7,8 @@ import { ApiError } from './errors';
 import { errorResponse, validationHook } from './http/respond';
 import { API_PREFIX, MAX_BODY_BYTES, OPENAPI_PATH } from './constants';
 import { createLogger, newRequestId } from './lib/log';
-import { registerAdminRoutes } from './admin/register';
 import { registerRoutes } from './routes';
+import { registerWebRoutes } from './web/register';
 
 function routePatternToRegExp(path: string): RegExp {
   const src = path.replace(/[.+?^$()[\]\\|]/g, '\\$&').replace(/\{[^}]+\}|:[A-Za-z_]\w*/g, '[^/]+');
@@ -53,7 +53,7 @@ export function createApp(): AppOpenAPI {
 
   registerRoutes(app);
   // Server-rendered /admin and /authorize pages (plain routes, not in the OpenAPI document).
-  registerAdminRoutes(app);
+  registerWebRoutes(app);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',

@@ -5,10 +5,11 @@ import { env, SELF } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { authenticateApiKey, defaultLimits } from '../src/auth/api-keys';
-import { formatBytes } from '../src/admin/views/pages';
+import { formatBytes } from '../src/web/units';
 import { ApiError } from '../src/errors';
 import { DEMO_KEY_IDS } from '../src/seed/demo-catalog';
 import { acquireRun, settleRun } from '../src/usage/usage';
+import { createKey as createKeyThroughForm, page, signedIn as signedInAt } from './admin-client';
 import { inputValue, location, ORIGIN, TestBrowser } from './oauth-client';
 import { seedDemo, TEST_ADMINS, TEST_KEYS } from './seed';
 
@@ -18,19 +19,7 @@ beforeAll(async () => {
   await seedDemo();
 });
 
-async function signedIn(admin: { email: string; password: string }): Promise<TestBrowser> {
-  const browser = new TestBrowser('198.51.100.80');
-  const page = await (await browser.get('/admin/login')).text();
-  const res = await browser.post('/admin/login', { csrf: inputValue(page, 'csrf'), email: admin.email, password: admin.password });
-  expect(location(res).pathname).toBe('/admin');
-  return browser;
-}
-
-async function dashboard(browser: TestBrowser): Promise<string> {
-  const res = await browser.get('/admin');
-  expect(res.status).toBe(200);
-  return res.text();
-}
+const signedIn = (admin: { email: string; password: string }) => signedInAt(admin, '198.51.100.80');
 
 const LimitsRow = z.object({ daily_query_limit: z.number().nullable(), daily_bytes_limit: z.number().nullable(), max_bytes_billed: z.number().nullable() });
 
@@ -43,10 +32,7 @@ let keyCount = 0;
 /** A fresh key made through the create form (so each test has its own usage window); returns its id and secret. */
 async function createKey(browser: TestBrowser, scope: string): Promise<{ id: string; secret: string; name: string }> {
   const name = `limits test ${++keyCount}`;
-  const res = await browser.post('/admin/keys', { csrf: inputValue(await dashboard(browser), 'csrf'), name, scope });
-  expect(res.status).toBe(201);
-  const secret = /id="new-key"[^>]*value="([^"]+)"/.exec(await res.text())?.[1] ?? '';
-  const id = z.object({ id: z.string() }).parse(await env.DB.prepare('SELECT id FROM api_keys WHERE name = ?').bind(name).first()).id;
+  const { id, secret } = await createKeyThroughForm(browser, { name, scope });
   return { id, secret, name };
 }
 
@@ -74,7 +60,7 @@ describe('changing a key’s limits', () => {
     const before = await authenticateApiKey(env, key.secret, Date.now());
     expect(before.limits).toEqual(defaultLimits(env));
 
-    const res = await admin.post(`/admin/keys/${key.id}/limits`, { csrf: inputValue(await dashboard(admin), 'csrf'), dailyQueries: '1', dailyGiB: '2.5', maxGiB: '0.25' });
+    const res = await admin.post(`/admin/keys/${key.id}/limits`, { csrf: inputValue(await page(admin), 'csrf'), dailyQueries: '1', dailyBytes: '2.5', maxBytes: '0.25' });
     expect(res.status).toBe(303);
     expect(location(res).search).toBe('?notice=key-limits-saved');
     expect(await limitsRow(key.id)).toEqual({ daily_query_limit: 1, daily_bytes_limit: 2.5 * GIB, max_bytes_billed: GIB / 4 });
@@ -97,17 +83,41 @@ describe('changing a key’s limits', () => {
     expect(row).toContain('2.5 GiB / 24 h');
     expect(row).toContain('0.25 GiB per query');
     expect(inputValue(row, 'dailyQueries')).toBe('1');
-    expect(inputValue(row, 'dailyGiB')).toBe('2.5');
-    expect(inputValue(row, 'maxGiB')).toBe('0.25');
+    expect(inputValue(row, 'dailyBytes')).toBe('2.5 GiB');
+    expect(inputValue(row, 'maxBytes')).toBe('0.25 GiB');
     expect(row).toContain('1 / 1 queries');
-    expect(row).toContain('3,145,728 bytes / 2.5 GiB billed');
+    expect(row).toContain('3 MiB / 2.5 GiB billed');
     expect(row).toMatch(/Query limit reached; runs again at <time datetime="[^"]+">/);
+  });
+
+  it.each([
+    { typed: '0.5 GiB', bytes: 2 ** 29, shown: '0.5 GiB' },
+    { typed: '20,000,000 bytes', bytes: 20_000_000, shown: '20,000,000 bytes' },
+    { typed: '20000000 B', bytes: 20_000_000, shown: '20,000,000 bytes' },
+    { typed: '512 MiB', bytes: 2 ** 29, shown: '0.5 GiB' },
+    { typed: '1.5 tib', bytes: 1.5 * 2 ** 40, shown: '1.5 TiB' },
+    { typed: '0.001', bytes: 1_073_742, shown: '1,073,742 bytes' },
+  ])('a byte limit typed as "$typed" is stored as $bytes bytes and shown back as "$shown", which saves unchanged', async ({ typed, bytes, shown }) => {
+    const admin = await signedIn(TEST_ADMINS.org);
+    const key = await createKey(admin, 'org:org_demo');
+    const save = async (value: string) =>
+      admin.post(`/admin/keys/${key.id}/limits`, { csrf: inputValue(await page(admin), 'csrf'), dailyQueries: '', dailyBytes: value, maxBytes: value });
+    expect((await save(typed)).status).toBe(303);
+    expect(await limitsRow(key.id)).toEqual({ daily_query_limit: null, daily_bytes_limit: bytes, max_bytes_billed: bytes });
+    const row = keyRow(await page(admin), key.id);
+    expect(inputValue(row, 'dailyBytes')).toBe(shown);
+    expect(inputValue(row, 'maxBytes')).toBe(shown);
+    expect(row).toContain(`<li>${shown} / 24 h</li>`);
+    expect(row).toContain(`<li>${shown} per query</li>`);
+    // Saving the form as shown changes nothing.
+    expect((await save(inputValue(row, 'dailyBytes'))).status).toBe(303);
+    expect(await limitsRow(key.id)).toEqual({ daily_query_limit: null, daily_bytes_limit: bytes, max_bytes_billed: bytes });
   });
 
   it('a key limited to 1 query a day through the form is refused its 2nd run of POST /v1/data/query with 429', async () => {
     const admin = await signedIn(TEST_ADMINS.brand);
     const key = await createKey(admin, 'brand:brand_acme');
-    await admin.post(`/admin/keys/${key.id}/limits`, { csrf: inputValue(await dashboard(admin), 'csrf'), dailyQueries: '1' });
+    await admin.post(`/admin/keys/${key.id}/limits`, { csrf: inputValue(await page(admin), 'csrf'), dailyQueries: '1' });
     const run = () =>
       SELF.fetch(`${ORIGIN}/v1/data/query`, {
         method: 'POST',
@@ -127,7 +137,7 @@ describe('changing a key’s limits', () => {
     // The page shows the run counted (bytes are settled in waitUntil, so wait for them) and the block.
     let row = '';
     for (let i = 0; i < 50; i++) {
-      row = keyRow(await dashboard(admin), key.id);
+      row = keyRow(await page(admin), key.id);
       if (row.includes(`${formatBytes(billed)} / 100 GiB billed`)) break;
       await new Promise((r) => setTimeout(r, 20));
     }
@@ -139,23 +149,23 @@ describe('changing a key’s limits', () => {
   it('clears limits back to the defaults with empty fields, and can raise a limit that blocked the key', async () => {
     const admin = await signedIn(TEST_ADMINS.brand);
     const key = await createKey(admin, 'brand:brand_acme');
-    const csrf = inputValue(await dashboard(admin), 'csrf');
-    await admin.post(`/admin/keys/${key.id}/limits`, { csrf, dailyQueries: '1', dailyGiB: '1', maxGiB: '1' });
+    const csrf = inputValue(await page(admin), 'csrf');
+    await admin.post(`/admin/keys/${key.id}/limits`, { csrf, dailyQueries: '1', dailyBytes: '1', maxBytes: '1' });
     const now = Date.now();
     await acquireRun(env, await authenticateApiKey(env, key.secret, now), now, { consume: true });
     expect((await expectRunRefused(acquireRun(env, await authenticateApiKey(env, key.secret, now), now, { consume: true }))).code).toBe('USAGE_LIMIT_EXCEEDED');
 
     // Raising one limit and clearing the others.
-    await admin.post(`/admin/keys/${key.id}/limits`, { csrf, dailyQueries: '2', dailyGiB: ' ', maxGiB: '' });
+    await admin.post(`/admin/keys/${key.id}/limits`, { csrf, dailyQueries: '2', dailyBytes: ' ', maxBytes: '' });
     expect(await limitsRow(key.id)).toEqual({ daily_query_limit: 2, daily_bytes_limit: null, max_bytes_billed: null });
     const raised = await authenticateApiKey(env, key.secret, now);
     expect(raised.limits).toEqual({ ...defaultLimits(env), dailyQueries: 2 });
     await expect(acquireRun(env, raised, now, { consume: true })).resolves.toMatchObject({ headers: { 'RateLimit-Limit': '2', 'RateLimit-Remaining': '0' } });
 
-    await admin.post(`/admin/keys/${key.id}/limits`, { csrf, dailyQueries: '', dailyGiB: '', maxGiB: '' });
+    await admin.post(`/admin/keys/${key.id}/limits`, { csrf, dailyQueries: '', dailyBytes: '', maxBytes: '' });
     expect(await limitsRow(key.id)).toEqual({ daily_query_limit: null, daily_bytes_limit: null, max_bytes_billed: null });
     expect((await authenticateApiKey(env, key.secret, now)).limits).toEqual(defaultLimits(env));
-    const row = keyRow(await dashboard(admin), key.id);
+    const row = keyRow(await page(admin), key.id);
     expect(row).toContain('1,000 (default) queries / 24 h');
     expect(row).toContain('2 / 1,000 queries');
     expect(inputValue(row, 'dailyQueries')).toBe('');
@@ -163,7 +173,7 @@ describe('changing a key’s limits', () => {
 
   it('offers the form only for keys the user administers, and refuses a key outside their reach', async () => {
     const brandAdmin = await signedIn(TEST_ADMINS.brand);
-    const html = await dashboard(brandAdmin);
+    const html = await page(brandAdmin);
     expect(html).toContain(`action="/admin/keys/${DEMO_KEY_IDS.brand}/limits"`);
     expect(html).not.toContain(`action="/admin/keys/${DEMO_KEY_IDS.org}/limits"`);
     expect(html).not.toContain(`action="/admin/keys/${DEMO_KEY_IDS.other}/limits"`);
@@ -181,12 +191,12 @@ describe('changing a key’s limits', () => {
     // A revoked key keeps its limits and has no form.
     const orgAdmin = await signedIn(TEST_ADMINS.org);
     const key = await createKey(orgAdmin, 'org:org_demo');
-    const orgCsrf = inputValue(await dashboard(orgAdmin), 'csrf');
-    await orgAdmin.post(`/admin/keys/${key.id}/revoke`, { csrf: orgCsrf });
+    const orgCsrf = inputValue(await page(orgAdmin), 'csrf');
+    await orgAdmin.post(`/admin/keys/${key.id}/revoke`, { csrf: orgCsrf, confirm: 'yes' });
     const res = await orgAdmin.post(`/admin/keys/${key.id}/limits`, { csrf: orgCsrf, dailyQueries: '5' });
     expect(location(res).search).toBe('?notice=key-not-found');
     expect(await limitsRow(key.id)).toEqual({ daily_query_limit: null, daily_bytes_limit: null, max_bytes_billed: null });
-    const row = keyRow(await dashboard(orgAdmin), key.id);
+    const row = keyRow(await page(orgAdmin), key.id);
     expect(row).not.toContain('/limits"');
     expect(row).toContain('<span class="muted">revoked</span>');
   });
@@ -194,8 +204,8 @@ describe('changing a key’s limits', () => {
   it('refuses a save without the session’s CSRF token or from another origin', async () => {
     const admin = await signedIn(TEST_ADMINS.org);
     const key = await createKey(admin, 'org:org_demo');
-    const csrf = inputValue(await dashboard(admin), 'csrf');
-    const otherCsrf = inputValue(await dashboard(await signedIn(TEST_ADMINS.org)), 'csrf');
+    const csrf = inputValue(await page(admin), 'csrf');
+    const otherCsrf = inputValue(await page(await signedIn(TEST_ADMINS.org)), 'csrf');
     const path = `/admin/keys/${key.id}/limits`;
     const attempts = [
       admin.post(path, { dailyQueries: '1' }),
@@ -220,17 +230,21 @@ describe('changing a key’s limits', () => {
     { field: 'dailyQueries', value: '2.5', message: 'Query runs in 24 h: must be a whole number' },
     { field: 'dailyQueries', value: 'ten', message: 'Query runs in 24 h: must be a number' },
     { field: 'dailyQueries', value: '9007199254740993', message: 'Query runs in 24 h: must be at most 1,000,000,000' },
-    { field: 'dailyGiB', value: '0', message: 'GiB billed in 24 h: must be greater than 0' },
-    { field: 'dailyGiB', value: '1e-12', message: 'GiB billed in 24 h: must be at least 1 byte' },
-    { field: 'dailyGiB', value: 'Infinity', message: 'GiB billed in 24 h: must be a number' },
-    { field: 'maxGiB', value: '2000000', message: 'Max GiB billed by one query: must be at most 1,048,576 GiB' },
-    { field: 'maxGiB', value: '1,5', message: 'Max GiB billed by one query: must be a number' },
+    { field: 'dailyBytes', value: '0', message: 'Bytes billed in 24 h: must be greater than 0' },
+    { field: 'dailyBytes', value: '0 TiB', message: 'Bytes billed in 24 h: must be greater than 0' },
+    { field: 'dailyBytes', value: '0.0000000001', message: 'Bytes billed in 24 h: must be at least 1 byte' },
+    { field: 'dailyBytes', value: '1e-12', message: 'Bytes billed in 24 h: must be a number with an optional unit' },
+    { field: 'dailyBytes', value: 'Infinity', message: 'Bytes billed in 24 h: must be a number with an optional unit' },
+    { field: 'dailyBytes', value: '-1 GiB', message: 'Bytes billed in 24 h: must be a number with an optional unit' },
+    { field: 'dailyBytes', value: '5 parsecs', message: 'Bytes billed in 24 h: unknown unit “parsecs”; use bytes, KiB, MiB, GiB or TiB' },
+    { field: 'maxBytes', value: '2000000', message: 'Max bytes billed by one query: must be at most 1,024 TiB' },
+    { field: 'maxBytes', value: '1,5', message: 'Max bytes billed by one query: must be a number with an optional unit' },
   ])('refuses $field = "$value" with "$message", re-rendering the form with the values typed', async ({ field, value, message }) => {
     const admin = await signedIn(TEST_ADMINS.org);
     const key = await createKey(admin, 'org:org_demo');
-    await admin.post(`/admin/keys/${key.id}/limits`, { csrf: inputValue(await dashboard(admin), 'csrf'), dailyQueries: '7' });
-    const typed = { dailyQueries: '9', dailyGiB: '3', maxGiB: '1', [field]: value };
-    const res = await admin.post(`/admin/keys/${key.id}/limits`, { csrf: inputValue(await dashboard(admin), 'csrf'), ...typed });
+    await admin.post(`/admin/keys/${key.id}/limits`, { csrf: inputValue(await page(admin), 'csrf'), dailyQueries: '7' });
+    const typed = { dailyQueries: '9', dailyBytes: '3 GiB', maxBytes: '1', [field]: value };
+    const res = await admin.post(`/admin/keys/${key.id}/limits`, { csrf: inputValue(await page(admin), 'csrf'), ...typed });
     expect(res.status).toBe(400);
     const row = keyRow(await res.text(), key.id);
     expect(row).toContain('<details open="">');
@@ -251,14 +265,14 @@ describe('usage on the keys list', () => {
       const ticket = await acquireRun(env, principal, Date.now(), { consume: true });
       await settleRun(env, principal, ticket, { bytesBilled });
     }
-    const html = await dashboard(admin);
+    const html = await page(admin);
     expect(html).toContain('<th scope="col">Used, last 24 h</th>');
     const row = keyRow(html, key.id);
     expect(row).toContain('<td data-label="Used, last 24 h"><ul class="plain"><li>2 / 1,000 queries</li><li>1.5 GiB / 100 GiB billed</li></ul>');
     expect(row).not.toContain('limit reached');
     // Every input of the change-limits form has a label; the summary and the button name the key.
     // Each field's name says which key it belongs to, so no two fields on the page share a name.
-    for (const [field, label] of [['dailyQueries', 'Query runs in 24 h'], ['dailyGiB', 'GiB billed in 24 h'], ['maxGiB', 'Max GiB billed by one query']]) {
+    for (const [field, label] of [['dailyQueries', 'Query runs in 24 h'], ['dailyBytes', 'Bytes billed in 24 h'], ['maxBytes', 'Max bytes billed by one query']]) {
       expect(row).toContain(`<label for="limits-${key.id}-${field}">${label}<span class="visually-hidden"> for key ${key.name}</span>`);
     }
     expect(row).toContain(`<summary>Change limits<span class="visually-hidden"> of key ${key.name}</span></summary>`);

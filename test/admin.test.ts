@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { sha256Hex } from '../src/lib/ids';
 import { oauthHelpers } from '../src/oauth/provider';
 import { DEMO_USER_IDS } from '../src/seed/demo-catalog';
+import { createKey, page, shownSecret, signedIn } from './admin-client';
 import { addUser, connectAssistant, inputValue, location, ORIGIN, rawToolsList, TestBrowser } from './oauth-client';
 import { seedDemo, TEST_ADMINS, TEST_KEYS } from './seed';
 
@@ -12,20 +13,6 @@ beforeAll(async () => {
   await addUser('user_plain', 'plain@demo.test', 'plain-password-1');
 });
 
-async function signedIn(admin: { email: string; password: string }, ip = '198.51.100.50'): Promise<TestBrowser> {
-  const browser = new TestBrowser(ip);
-  const page = await (await browser.get('/admin/login')).text();
-  const res = await browser.post('/admin/login', { csrf: inputValue(page, 'csrf'), email: admin.email, password: admin.password });
-  expect(res.status).toBe(303);
-  expect(location(res).pathname).toBe('/admin');
-  return browser;
-}
-
-async function dashboard(browser: TestBrowser): Promise<string> {
-  const res = await browser.get('/admin');
-  expect(res.status).toBe(200);
-  return res.text();
-}
 
 const GIB = 1024 ** 3;
 
@@ -60,7 +47,7 @@ describe('sign in and out', () => {
   it('signing out deletes the session: the old cookie no longer works', async () => {
     const browser = await signedIn(TEST_ADMINS.org);
     const token = browser.cookies.get('__Host-wq-session') ?? '';
-    const html = await dashboard(browser);
+    const html = await page(browser);
     const out = await browser.post('/admin/logout', { csrf: inputValue(html, 'csrf') });
     expect(out.status).toBe(303);
     expect(location(out).pathname).toBe('/admin/login');
@@ -101,8 +88,8 @@ describe('sign in and out', () => {
 
 describe('API keys', () => {
   it('lists the keys of what the user administers, with prefix, scope, dates and limits, never the secret', async () => {
-    const org = await dashboard(await signedIn(TEST_ADMINS.org));
-    const brand = await dashboard(await signedIn(TEST_ADMINS.brand));
+    const org = await page(await signedIn(TEST_ADMINS.org));
+    const brand = await page(await signedIn(TEST_ADMINS.brand));
     const prefixOf = (secret: string) => secret.slice(0, 12);
     expect(org).toContain(prefixOf(TEST_KEYS.org));
     expect(org).toContain(prefixOf(TEST_KEYS.brand));
@@ -114,24 +101,41 @@ describe('API keys', () => {
     expect(org).toMatch(/<th scope="col">Last used<\/th>/);
   });
 
-  it('creates a key: the secret is shown once, works at once, and only its hash is stored', async () => {
+  it('creates a key with POST/redirect/GET: the secret is shown once, a reload shows nothing; it works at once, only its hash is stored', async () => {
     const browser = await signedIn(TEST_ADMINS.org);
-    const html = await dashboard(browser);
+    const html = await page(browser);
     const created = await browser.post('/admin/keys', {
       csrf: inputValue(html, 'csrf'),
       name: 'Looker <Studio>',
       scope: 'brand:brand_globex',
       dailyQueries: '25',
-      dailyGiB: '2',
-      maxGiB: '0.5',
+      dailyBytes: '2',
+      maxBytes: '0.5 GiB',
     });
-    expect(created.status).toBe(201);
-    expect(created.headers.get('cache-control')).toBe('no-store');
-    const page = await created.text();
-    expect(page).toContain('Looker &lt;Studio&gt;');
-    expect(page).toContain('Copy key');
-    const secret = /id="new-key"[^>]*value="([^"]+)"/.exec(page)?.[1];
+    expect(created.status).toBe(303);
+    expect(location(created).pathname).toBe('/admin/keys/created');
+    expect(await created.text()).not.toMatch(/wqk_/);
+    const shown = await browser.get('/admin/keys/created');
+    expect(shown.status).toBe(200);
+    expect(shown.headers.get('cache-control')).toBe('no-store');
+    const createdPage = await shown.text();
+    expect(createdPage).toContain('Looker &lt;Studio&gt;');
+    expect(createdPage).toContain('Copy key');
+    const secret = shownSecret(createdPage);
     expect(secret).toMatch(/^wqk_[A-Za-z0-9_-]{43}$/);
+
+    // A reload shows nothing new: no secret, no second key.
+    const keys = async () => (await env.DB.prepare('SELECT count(*) AS n FROM api_keys').first<{ n: number }>())?.n;
+    const before = await keys();
+    const reload = await browser.get('/admin/keys/created');
+    expect(reload.status).toBe(410);
+    const again = await reload.text();
+    expect(again).toContain('shown only once');
+    expect(again).not.toMatch(/wqk_/);
+    expect(await keys()).toBe(before);
+    // Nor does another session's visit, nor a signed-out one.
+    expect((await (await signedIn(TEST_ADMINS.org)).get('/admin/keys/created')).status).toBe(410);
+    expect(location(await new TestBrowser().get('/admin/keys/created')).pathname).toBe('/admin/login');
 
     const row = z
       .object({ secret_hash: z.string(), brand_id: z.string(), org_id: z.null(), daily_query_limit: z.number(), daily_bytes_limit: z.number(), max_bytes_billed: z.number(), created_by_user_id: z.string() })
@@ -140,13 +144,16 @@ describe('API keys', () => {
     expect(row.secret_hash).toBe(await sha256Hex(secret ?? ''));
     const stored = JSON.stringify(await env.DB.prepare("SELECT * FROM api_keys WHERE name = 'Looker <Studio>'").first());
     expect(stored).not.toContain(secret);
+    // The flash is gone from KV once shown, and was never stored in the clear.
+    const flashes = await env.OAUTH_KV.list({ prefix: 'admin-flash:' });
+    for (const k of flashes.keys) expect(new TextDecoder().decode(await env.OAUTH_KV.get(k.name, 'arrayBuffer') ?? new ArrayBuffer(0))).not.toContain(secret);
 
     const brands = await SELF.fetch(`${ORIGIN}/v1/data/brands`, { headers: { authorization: `Bearer ${secret}` } });
     expect(brands.status).toBe(200);
     expect(await brands.json()).toEqual({ brands: [{ brandId: 'brand_globex', name: 'Globex Coffee', dataset: 'globex' }] });
 
-    // Back on the list: the prefix and limits, not the secret.
-    const list = await dashboard(browser);
+    // Back on the list: the prefix, "Live" and the limits, not the secret.
+    const list = await page(browser);
     expect(list).toContain((secret ?? '').slice(0, 12));
     expect(list).not.toContain(secret);
     expect(list).toContain('2 GiB / 24 h');
@@ -155,7 +162,7 @@ describe('API keys', () => {
 
   it('rejects invalid input and scopes the user does not administer, creating nothing', async () => {
     const browser = await signedIn(TEST_ADMINS.brand);
-    const html = await dashboard(browser);
+    const html = await page(browser);
     const csrf = inputValue(html, 'csrf');
     const count = async () => (await env.DB.prepare('SELECT count(*) AS n FROM api_keys').first<{ n: number }>())?.n;
     const before = await count();
@@ -174,19 +181,34 @@ describe('API keys', () => {
     expect(html).not.toContain('value="org:org_demo"');
   });
 
-  it('revokes a key at once; another tenant cannot revoke it', async () => {
+  it('revokes a key after a confirmation page, at once; another tenant cannot revoke it', async () => {
     const owner = await signedIn(TEST_ADMINS.org);
-    const created = await (await owner.post('/admin/keys', { csrf: inputValue(await dashboard(owner), 'csrf'), name: 'to revoke', scope: 'org:org_demo' })).text();
-    const secret = /id="new-key"[^>]*value="([^"]+)"/.exec(created)?.[1] ?? '';
-    const id = z.object({ id: z.string() }).parse(await env.DB.prepare("SELECT id FROM api_keys WHERE name = 'to revoke'").first()).id;
+    const { id, secret } = await createKey(owner, { name: 'to revoke', scope: 'org:org_demo' });
+    const revokeLink = `/admin/keys/${id}/revoke`;
+    expect(await page(owner)).toContain(`href="${revokeLink}"`);
 
-    // The brand administrator does not manage an org key.
+    // The brand administrator does not manage an org key: no confirmation page, and the post changes nothing.
     const brandAdmin = await signedIn(TEST_ADMINS.brand);
-    const denied = await brandAdmin.post(`/admin/keys/${id}/revoke`, { csrf: inputValue(await dashboard(brandAdmin), 'csrf') });
+    expect(location(await brandAdmin.get(revokeLink)).search).toBe('?notice=key-not-found');
+    const denied = await brandAdmin.post(revokeLink, { csrf: inputValue(await page(brandAdmin), 'csrf'), confirm: 'yes' });
     expect(location(denied).search).toBe('?notice=key-not-found');
     expect((await SELF.fetch(`${ORIGIN}/v1/data/brands`, { headers: { authorization: `Bearer ${secret}` } })).status).toBe(200);
 
-    const revoked = await owner.post(`/admin/keys/${id}/revoke`, { csrf: inputValue(await dashboard(owner), 'csrf') });
+    // The confirmation page names the key and what revoking does; it works without JavaScript (a plain form).
+    const confirmPage = await page(owner, revokeLink);
+    expect(confirmPage).toContain('Revoke key to revoke?');
+    expect(confirmPage).toContain('cannot be undone');
+    expect(confirmPage).toMatch(new RegExp(`<form method="post" action="${revokeLink}">`));
+    expect(inputValue(confirmPage, 'confirm')).toBe('yes');
+    expect(confirmPage).not.toContain('<script');
+
+    // A post without the confirmation goes to the confirmation page and revokes nothing.
+    const unconfirmed = await owner.post(revokeLink, { csrf: inputValue(confirmPage, 'csrf') });
+    expect(unconfirmed.status).toBe(303);
+    expect(location(unconfirmed).pathname).toBe(revokeLink);
+    expect((await SELF.fetch(`${ORIGIN}/v1/data/brands`, { headers: { authorization: `Bearer ${secret}` } })).status).toBe(200);
+
+    const revoked = await owner.post(revokeLink, { csrf: inputValue(confirmPage, 'csrf'), confirm: inputValue(confirmPage, 'confirm') });
     expect(revoked.status).toBe(303);
     expect(location(revoked).search).toBe('?notice=key-revoked');
     expect((await SELF.fetch(`${ORIGIN}/v1/data/brands`, { headers: { authorization: `Bearer ${secret}` } })).status).toBe(401);
@@ -198,14 +220,14 @@ describe('API keys', () => {
 describe('CSRF on the admin forms', () => {
   it('refuses a create or revoke without the session token, or from another origin', async () => {
     const browser = await signedIn(TEST_ADMINS.org);
-    const csrf = inputValue(await dashboard(browser), 'csrf');
+    const csrf = inputValue(await page(browser), 'csrf');
     const count = async () => (await env.DB.prepare('SELECT count(*) AS n FROM api_keys').first<{ n: number }>())?.n;
     const before = await count();
     expect((await browser.post('/admin/keys', { name: 'forged', scope: 'org:org_demo' })).status).toBe(403);
     expect((await browser.post('/admin/keys', { csrf: 'a'.repeat(64), name: 'forged', scope: 'org:org_demo' })).status).toBe(403);
     expect((await browser.post('/admin/keys', { csrf, name: 'forged', scope: 'org:org_demo' }, 'https://evil.example')).status).toBe(403);
     // A token from another session does not fit this one.
-    const otherCsrf = inputValue(await dashboard(await signedIn(TEST_ADMINS.org)), 'csrf');
+    const otherCsrf = inputValue(await page(await signedIn(TEST_ADMINS.org)), 'csrf');
     expect((await browser.post('/admin/keys', { csrf: otherCsrf, name: 'forged', scope: 'org:org_demo' })).status).toBe(403);
     expect(await count()).toBe(before);
     const keyId = z.object({ id: z.string() }).parse(await env.DB.prepare("SELECT id FROM api_keys WHERE org_id = 'org_demo' AND revoked_at IS NULL").first()).id;
@@ -216,7 +238,16 @@ describe('CSRF on the admin forms', () => {
 });
 
 describe('connected assistants', () => {
-  it('lists connections with client, user and dates, and revoking one cuts it off at once', async () => {
+  it('shows the MCP address to connect to, also when nothing is connected', async () => {
+    await addUser('user_lonely', 'lonely@demo.test', 'lonely-password-1');
+    await env.DB.prepare("INSERT INTO memberships (user_id, brand_id, role, created_at) VALUES ('user_lonely', 'brand_initech', 'admin', ?)").bind(Date.now()).run();
+    const html = await page(await signedIn({ email: 'lonely@demo.test', password: 'lonely-password-1' }), '/admin/assistants');
+    expect(html).toContain('No assistants are connected yet');
+    expect(html).toContain(`<code class="address" id="mcp-url">${ORIGIN}/v1/data/mcp</code>`);
+    expect(html).toMatch(/<a href="\/admin\/assistants" aria-current="page">Connected assistants<\/a>/);
+  });
+
+  it('lists connections with client, user and dates, and revoking one (after confirming) cuts it off at once', async () => {
     const { tokens } = await connectAssistant(TEST_ADMINS.brand, new TestBrowser('198.51.100.60'));
     expect((await rawToolsList(tokens.access_token)).status).toBe(200);
 
@@ -226,26 +257,35 @@ describe('connected assistants', () => {
 
     // The org administrator sees the brand administrator's connection (their reach is inside the org's).
     const org = await signedIn(TEST_ADMINS.org);
-    const html = await dashboard(org);
+    const html = await page(org, '/admin/assistants');
     expect(html).not.toContain('not yet');
     expect(html.match(/<td data-label="Last used"><time datetime=/g)?.length).toBeGreaterThanOrEqual(1);
     expect(html).toContain('Test Assistant');
     expect(html).toContain(TEST_ADMINS.brand.email);
     expect(html).toContain('assistant.example');
-    const grantId = inputValue(html, 'grantId');
-    expect(inputValue(html, 'userId')).toBe(DEMO_USER_IDS.brand);
+    const link = /href="(\/admin\/assistants\/revoke\?[^"]+)"/.exec(html)?.[1]?.replaceAll('&amp;', '&') ?? '';
+    const confirmPage = await page(org, link);
+    expect(confirmPage).toContain('Disconnect Test Assistant?');
+    const grantId = inputValue(confirmPage, 'grantId');
+    expect(grantId).toBe(grantOfBrand);
+    expect(inputValue(confirmPage, 'userId')).toBe(DEMO_USER_IDS.brand);
 
     // The brand administrator cannot revoke the org administrator's connection.
     const orgConn = await connectAssistant(TEST_ADMINS.org, new TestBrowser('198.51.100.61'));
     const orgGrant = (await oauthHelpers(env, ORIGIN).listUserGrants(DEMO_USER_IDS.org)).items[0]?.id ?? '';
     const brandAdmin = await signedIn(TEST_ADMINS.brand);
-    const brandHtml = await dashboard(brandAdmin);
+    const brandHtml = await page(brandAdmin, '/admin/assistants');
     expect(brandHtml).not.toContain(orgGrant);
-    const refused = await brandAdmin.post('/admin/assistants/revoke', { csrf: inputValue(brandHtml, 'csrf'), userId: DEMO_USER_IDS.org, grantId: orgGrant });
+    const refused = await brandAdmin.post('/admin/assistants/revoke', { csrf: inputValue(brandHtml, 'csrf'), userId: DEMO_USER_IDS.org, grantId: orgGrant, confirm: 'yes' });
     expect(location(refused).search).toBe('?notice=assistant-not-found');
     expect((await rawToolsList(orgConn.tokens.access_token)).status).toBe(200);
 
-    const revoked = await org.post('/admin/assistants/revoke', { csrf: inputValue(html, 'csrf'), userId: DEMO_USER_IDS.brand, grantId });
+    // Without the confirmation, back to the confirmation page, still connected.
+    const unconfirmed = await org.post('/admin/assistants/revoke', { csrf: inputValue(confirmPage, 'csrf'), userId: DEMO_USER_IDS.brand, grantId });
+    expect(`${location(unconfirmed).pathname}${location(unconfirmed).search}`).toBe(link);
+    expect((await rawToolsList(tokens.access_token)).status).toBe(200);
+
+    const revoked = await org.post('/admin/assistants/revoke', { csrf: inputValue(confirmPage, 'csrf'), userId: DEMO_USER_IDS.brand, grantId, confirm: 'yes' });
     expect(revoked.status).toBe(303);
     expect(location(revoked).search).toBe('?notice=assistant-revoked');
     const after = await rawToolsList(tokens.access_token);

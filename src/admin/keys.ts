@@ -11,11 +11,6 @@ import { ApiError } from '../errors';
  * another tenant is simply not found.
  */
 
-export const GIB = 1024 ** 3;
-/** Upper bounds for limits typed in the form (sanity, not policy): a billion queries a day, 1 PiB. */
-const MAX_DAILY_QUERIES = 1_000_000_000;
-const MAX_GIB = 1024 * 1024;
-
 export interface KeyScopeChoice {
   value: string;
   kind: 'org' | 'brand';
@@ -98,88 +93,11 @@ export interface KeyLimits {
   maxBytesBilled: number | null;
 }
 
-export type LimitField = 'dailyQueries' | 'dailyGiB' | 'maxGiB';
-
-/** Labels of the limit inputs of the create form, as the page shows them and error messages name them. */
-export const LIMIT_FIELD_LABELS: Record<LimitField, string> = {
-  dailyQueries: 'Queries per 24 h',
-  dailyGiB: 'GiB billed per 24 h',
-  maxGiB: 'Max GiB billed per query',
-};
-
-/**
- * Labels of the change-limits form of each key. Worded apart from the create form's so that the page, which holds
- * one such form per key, has no two fields whose accessible names contain one another (each also names its key).
- */
-export const KEY_LIMIT_FIELD_LABELS: Record<LimitField, string> = {
-  dailyQueries: 'Query runs in 24 h',
-  dailyGiB: 'GiB billed in 24 h',
-  maxGiB: 'Max GiB billed by one query',
-};
-
-/** A field left empty means "use the default"; anything else must read as a number. */
-const emptyOrNumber = (v: unknown) => {
-  if (typeof v !== 'string') return v;
-  const t = v.trim();
-  return t === '' ? undefined : Number(t);
-};
-
-const queriesField = z.preprocess(
-  emptyOrNumber,
-  z
-    .number({ error: 'must be a number' })
-    .positive('must be greater than 0')
-    .max(MAX_DAILY_QUERIES, `must be at most ${MAX_DAILY_QUERIES.toLocaleString('en-US')}`)
-    // Last: zod's int check also refuses unsafe integers, and a huge number should read "too big", not "not whole".
-    .int('must be a whole number')
-    .optional(),
-);
-
-/** GiB typed in the form (decimals allowed), stored as a whole number of bytes, at least one. */
-const gibField = z.preprocess(
-  emptyOrNumber,
-  z
-    .number({ error: 'must be a number' })
-    .positive('must be greater than 0')
-    .max(MAX_GIB, `must be at most ${MAX_GIB.toLocaleString('en-US')} GiB`)
-    .transform((gib) => Math.round(gib * GIB))
-    .refine((bytes) => bytes >= 1, 'must be at least 1 byte (0.000000001 GiB)')
-    .optional(),
-);
-
-const limitFields = { dailyQueries: queriesField, dailyGiB: gibField, maxGiB: gibField };
-
-function toKeyLimits(f: { dailyQueries?: number; dailyGiB?: number; maxGiB?: number }): KeyLimits {
-  return { dailyQueries: f.dailyQueries ?? null, dailyBytes: f.dailyGiB ?? null, maxBytesBilled: f.maxGiB ?? null };
-}
-
-/**
- * The change-limits form of one key. Every limit is a positive safe integer (queries, or bytes after the GiB
- * conversion) or null when its field is empty, which puts the key back on the Worker's default.
- */
-export const KeyLimitsFormSchema = z.object(limitFields).transform(toKeyLimits);
-
-/** The create-key form. Byte limits are typed in GiB (decimals allowed) and stored in bytes. */
-export const CreateKeyFormSchema = z
-  .object({
-    name: z.string().trim().min(1, 'give the key a name').max(100, 'at most 100 characters'),
-    scope: z
-      .string()
-      .regex(/^(org|brand):[^:]+$/, 'choose what the key can reach')
-      .transform((v) => {
-        const at = v.indexOf(':');
-        return { kind: v.slice(0, at) === 'org' ? ('org' as const) : ('brand' as const), id: v.slice(at + 1) };
-      }),
-    ...limitFields,
-  })
-  .transform(({ name, scope, ...limits }) => ({ name, scope, limits: toKeyLimits(limits) }));
-export type CreateKeyForm = z.infer<typeof CreateKeyFormSchema>;
-
-/** "Label: message" for the first problem of a form, naming the field as the page labels it. */
-export function firstFormError(error: z.ZodError, labels: Readonly<Record<string, string>>): { field: string; message: string } {
-  const first = error.issues[0];
-  const field = first ? String(first.path[0] ?? '') : '';
-  return { field, message: `${labels[field] ?? 'Form'}: ${first?.message ?? 'invalid'}` };
+/** What a new key is: its name, what it reaches and its own limits (the create form's parsed value). */
+export interface NewKey {
+  name: string;
+  scope: { kind: 'org' | 'brand'; id: string };
+  limits: KeyLimits;
 }
 
 /** The limits that apply to a key: its own, else the Worker's defaults (as `authenticateApiKey` resolves them). */
@@ -198,7 +116,7 @@ export function effectiveLimits(own: KeyLimits, defaults: PrincipalLimits): Prin
 export async function createManagedKey(
   env: Env,
   reach: AdminReach,
-  form: CreateKeyForm,
+  form: NewKey,
   now: number,
 ): Promise<{ key: ManagedKey; secret: string }> {
   const { kind, id } = form.scope;

@@ -2,11 +2,14 @@
 // playwright-core, against the Worker started with wrangler's unstable_startWorker on a free loopback port, on a
 // throwaway local D1 seeded with the demo seed. Screenshots (desktop and phone) go to test-artifacts/.
 //
-// Flow: sign in to /admin, create a key and see it once (copy button, then gone from the list), connect an
-// assistant through /authorize on a phone-sized screen (sign in, consent, Allow), use its token on the MCP
-// endpoint, then revoke it from the admin page and see the token refused.
+// Flow: sign in to /admin, create a key and see it once (copy button; a reload shows nothing; gone from the list),
+// revoke it through the confirmation page, connect an assistant through /authorize on a phone-sized screen (sign
+// in, consent, Allow), use its token on the MCP endpoint, then revoke it from the connected-assistants page and see
+// the token refused. The keys page is checked at 1280 and 390 px: no horizontal overflow, no date broken inside.
+//
+// Without a browser the file is skipped with one loud line (test/node/browser.mjs); .ci/run sets REQUIRE_BROWSER=1.
 import { createHash, randomBytes } from 'node:crypto';
-import { access, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
@@ -14,18 +17,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unstable_startWorker } from 'wrangler';
 import { d1Execute } from '../../scripts/lib/d1.mjs';
 import { importWorkerModules, ROOT } from '../../scripts/lib/import-ts.mjs';
+import { browserForTests, CHROMIUM_FLAGS } from './browser.mjs';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
+const BROWSER = browserForTests();
 const ARTIFACTS = join(ROOT, 'test-artifacts');
 const CALLBACK = 'https://assistant.example/oauth/callback';
 const DESKTOP = { width: 1280, height: 900 };
@@ -44,42 +38,6 @@ let baseUrl;
 let browser;
 
 const b64url = (buf) => Buffer.from(buf).toString('base64url');
-
-beforeAll(async () => {
-  // wrangler in-process: no telemetry, no fetch of the Request.cf placeholder (offline machine).
-  process.env.WRANGLER_SEND_METRICS = 'false';
-  process.env.CLOUDFLARE_CF_FETCH_ENABLED = 'false';
-  await mkdir(ARTIFACTS, { recursive: true });
-  stateDir = await mkdtemp(join(tmpdir(), 'wq-browser-'));
-
-  const { buildDemoSeed } = await importWorkerModules({ 'src/seed/demo-catalog.ts': ['buildDemoSeed'] });
-  const seed = await buildDemoSeed({ now: Date.now(), keys: KEYS, admins: ADMINS });
-  const schema = await readFile(join(ROOT, 'schema.sql'), 'utf8');
-  const file = join(stateDir, 'bootstrap.sql');
-  await writeFile(file, `${schema}\n${seed.map((s) => `${s.trim().replace(/;+$/, '')};`).join('\n')}\n`);
-  await d1Execute({ persistTo: stateDir }, { file });
-
-  worker = await unstable_startWorker({
-    config: join(ROOT, 'wrangler.toml'),
-    envFiles: [],
-    bindings: {
-      SESSION_SECRET: { type: 'plain_text', value: randomBytes(32).toString('hex') },
-      CURSOR_SECRET: { type: 'plain_text', value: randomBytes(32).toString('hex') },
-    },
-    dev: { server: { hostname: '127.0.0.1', port: 0 }, inspector: false, persist: stateDir, watch: false, logLevel: 'error' },
-  });
-  await worker.ready;
-  baseUrl = new URL(await worker.url).origin;
-
-  await access(CHROMIUM);
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS, headless: true });
-}, 120_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await worker?.dispose();
-  if (stateDir) await rm(stateDir, { recursive: true, force: true });
-});
 
 async function shot(page, name) {
   await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
@@ -105,11 +63,66 @@ async function mcpToolsList(token) {
   });
 }
 
-describe('administration and consent in chromium', () => {
+/** The table of a page fits its card, and no date or time inside a cell is broken across lines. */
+async function expectTableFitsAndDatesWhole(page) {
+  const { tables, broken, sticking } = await page.evaluate(() => ({
+    tables: [...document.querySelectorAll('table')].map((t) => ({ scroll: t.scrollWidth, width: t.parentElement.clientWidth })),
+    broken: [...document.querySelectorAll('time .nw')].filter((span) => span.getClientRects().length !== 1).map((span) => span.textContent),
+    // Nothing visible in a cell sticks out of it (inputs and buttons of an open form included).
+    sticking: [...document.querySelectorAll('td input, td button, td a, td code, td time')]
+      .filter((el) => el.checkVisibility() && el.getBoundingClientRect().right > el.closest('td').getBoundingClientRect().right + 1)
+      .map((el) => `${el.outerHTML.slice(0, 60)}: right edge ${el.getBoundingClientRect().right} > cell ${el.closest("td").getBoundingClientRect().right}`),
+  }));
+  expect(sticking).toEqual([]);
+  expect(tables.length).toBeGreaterThan(0);
+  for (const t of tables) expect(t.scroll).toBeLessThanOrEqual(t.width);
+  expect(broken).toEqual([]);
+  // Each <time> holds its date and time tokens whole (e.g. never "2026-05-" / "01").
+  const times = await page.locator('time').allTextContents();
+  expect(times.length).toBeGreaterThan(0);
+  for (const t of times) expect(t).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC$/);
+}
+
+describe.skipIf(!BROWSER)('administration and consent in chromium', () => {
+  beforeAll(async () => {
+    // wrangler in-process: no telemetry, no fetch of the Request.cf placeholder (offline machine).
+    process.env.WRANGLER_SEND_METRICS = 'false';
+    process.env.CLOUDFLARE_CF_FETCH_ENABLED = 'false';
+    await mkdir(ARTIFACTS, { recursive: true });
+    stateDir = await mkdtemp(join(tmpdir(), 'wq-browser-'));
+
+    const { buildDemoSeed } = await importWorkerModules({ 'src/seed/demo-catalog.ts': ['buildDemoSeed'] });
+    const seed = await buildDemoSeed({ now: Date.now(), keys: KEYS, admins: ADMINS });
+    const schema = await readFile(join(ROOT, 'schema.sql'), 'utf8');
+    const file = join(stateDir, 'bootstrap.sql');
+    await writeFile(file, `${schema}\n${seed.map((s) => `${s.trim().replace(/;+$/, '')};`).join('\n')}\n`);
+    await d1Execute({ persistTo: stateDir }, { file });
+
+    worker = await unstable_startWorker({
+      config: join(ROOT, 'wrangler.toml'),
+      envFiles: [],
+      bindings: {
+        SESSION_SECRET: { type: 'plain_text', value: randomBytes(32).toString('hex') },
+        CURSOR_SECRET: { type: 'plain_text', value: randomBytes(32).toString('hex') },
+      },
+      dev: { server: { hostname: '127.0.0.1', port: 0 }, inspector: false, persist: stateDir, watch: false, logLevel: 'error' },
+    });
+    await worker.ready;
+    baseUrl = new URL(await worker.url).origin;
+
+    browser = await chromium.launch({ executablePath: BROWSER.path, args: CHROMIUM_FLAGS, headless: true });
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await worker?.dispose();
+    if (stateDir) await rm(stateDir, { recursive: true, force: true });
+  });
+
   let desktop;
   let accessToken;
 
-  it('signs in and creates a key whose secret is shown once', async () => {
+  it('signs in, shows the empty assistants page with the MCP address, creates a key whose secret is shown once', async () => {
     desktop = await browser.newContext({ viewport: DESKTOP });
     await desktop.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: baseUrl });
     const page = await desktop.newPage();
@@ -118,18 +131,32 @@ describe('administration and consent in chromium', () => {
     await shot(page, 'admin-sign-in-desktop');
     await signIn(page, ADMINS.org);
     await page.waitForURL(`${baseUrl}/admin`);
-    await expect(page.getByRole('heading', { name: 'API keys and connected assistants' }).isVisible()).resolves.toBe(true);
-    // The seeded keys are listed by prefix.
+    await expect(page.getByRole('heading', { name: 'API keys', exact: true }).isVisible()).resolves.toBe(true);
+    // A favicon, inline.
+    expect(await page.locator('link[rel="icon"]').getAttribute('href')).toMatch(/^data:image\/svg\+xml,/);
+    // The seeded keys are listed by prefix, live ones saying so.
     expect(await page.content()).toContain(KEYS.org.slice(0, 12));
+    await expect(page.getByRole('row').filter({ hasText: KEYS.org.slice(0, 12) }).getByText('Live', { exact: true }).isVisible()).resolves.toBe(true);
+
+    // Nothing connected yet: the assistants page says where to connect.
+    await page.getByRole('link', { name: 'Connected assistants' }).click();
+    await page.waitForURL(`${baseUrl}/admin/assistants`);
+    await expect(page.getByText('No assistants are connected yet').isVisible()).resolves.toBe(true);
+    expect(await page.locator('#mcp-url').textContent()).toBe(`${baseUrl}/v1/data/mcp`);
     await expectFitsViewport(page);
-    await shot(page, 'admin-dashboard-desktop');
+    await shot(page, 'admin-assistants-empty-desktop');
+    await page.getByRole('link', { name: 'API keys' }).click();
+    await page.waitForURL(`${baseUrl}/admin`);
 
     await page.getByLabel('Name').fill('Browser test key');
     await page.getByLabel('Reaches').selectOption('brand:brand_acme');
     await page.getByLabel(/Queries per 24 h/).fill('50');
-    await page.getByLabel(/Max GiB billed per query/).fill('1');
+    await page.getByLabel(/Bytes billed per 24 h/).fill('0.5 GiB');
+    await page.getByLabel(/Max bytes billed per query/).fill('20,000,000 bytes');
     await page.getByRole('button', { name: 'Create key' }).click();
     await page.getByRole('heading', { name: 'Key created' }).waitFor();
+    // POST/redirect/GET: the page showing the secret is a GET of its own.
+    expect(new URL(page.url()).pathname).toBe('/admin/keys/created');
     const secret = await page.getByLabel('Your new API key').inputValue();
     expect(secret).toMatch(/^wqk_[A-Za-z0-9_-]{43}$/);
     await page.getByRole('button', { name: 'Copy key' }).click();
@@ -142,13 +169,59 @@ describe('administration and consent in chromium', () => {
     expect(brands.status).toBe(200);
     expect((await brands.json()).brands.map((b) => b.brandId)).toEqual(['brand_acme']);
 
-    // Back on the list: name and prefix, never the secret again.
+    // A reload neither shows the secret again nor creates another key.
+    const reloaded = await page.reload();
+    expect(reloaded.status()).toBe(410);
+    await page.getByRole('heading', { name: 'Nothing to show' }).waitFor();
+    expect(await page.content()).not.toContain(secret);
+    await shot(page, 'admin-key-created-reloaded-desktop');
+
+    // Back on the list: name, prefix and the limits as typed, never the secret again; one such key.
     await page.getByRole('link', { name: 'Back to API keys' }).click();
     await page.waitForURL(`${baseUrl}/admin`);
     const html = await page.content();
-    expect(html).toContain('Browser test key');
-    expect(html).toContain(secret.slice(0, 12));
     expect(html).not.toContain(secret);
+    const row = page.getByRole('row').filter({ hasText: 'Browser test key' });
+    expect(await row.count()).toBe(1);
+    const rowText = await row.textContent();
+    expect(rowText).toContain(secret.slice(0, 12));
+    expect(rowText).toContain('0.5 GiB / 24 h');
+    expect(rowText).toContain('20,000,000 bytes per query');
+    await page.close();
+  });
+
+  it('lays the keys page out at 1280 px: no overflow, no date broken inside, change-limits form open', async () => {
+    const page = await desktop.newPage();
+    await page.goto(`${baseUrl}/admin`);
+    await expectFitsViewport(page);
+    await expectTableFitsAndDatesWhole(page);
+    await shot(page, 'admin-keys-1280');
+    const row = page.getByRole('row').filter({ hasText: 'Browser test key' });
+    await row.getByText('Change limits').click();
+    // The form shows the stored limits exactly as typed.
+    expect(await row.getByLabel(/Bytes billed in 24 h/).inputValue()).toBe('0.5 GiB');
+    expect(await row.getByLabel(/Max bytes billed by one query/).inputValue()).toBe('20,000,000 bytes');
+    await expectFitsViewport(page);
+    await expectTableFitsAndDatesWhole(page);
+    await shot(page, 'admin-keys-limits-open-1280');
+    await page.close();
+  });
+
+  it('asks for confirmation before revoking a key, then revokes it', async () => {
+    const page = await desktop.newPage();
+    await page.goto(`${baseUrl}/admin`);
+    const row = page.getByRole('row').filter({ hasText: 'Browser test key' });
+    await row.getByRole('link', { name: 'Revoke key Browser test key' }).click();
+    await page.getByRole('heading', { name: 'Revoke key Browser test key?' }).waitFor();
+    await shot(page, 'admin-key-revoke-confirm-desktop');
+    // Cancel changes nothing.
+    await page.getByRole('link', { name: 'Cancel' }).click();
+    await page.waitForURL(/\/admin(#.*)?$/);
+    expect(await page.getByRole('row').filter({ hasText: 'Browser test key' }).getByText('Live', { exact: true }).count()).toBe(1);
+    await page.getByRole('row').filter({ hasText: 'Browser test key' }).getByRole('link', { name: 'Revoke key Browser test key' }).click();
+    await page.getByRole('button', { name: 'Revoke key' }).click();
+    await page.getByText('The key was revoked').waitFor();
+    expect(await page.getByRole('row').filter({ hasText: 'Browser test key' }).textContent()).toMatch(/Revoked \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC/);
     await page.close();
   });
 
@@ -213,14 +286,18 @@ describe('administration and consent in chromium', () => {
     expect((await mcpToolsList(accessToken)).status).toBe(200);
   });
 
-  it('lists the assistant in the admin page and revokes it: the token is refused at once', async () => {
+  it('lists the assistant on the connected-assistants page and revokes it after confirming: the token is refused at once', async () => {
     const page = await desktop.newPage();
-    await page.goto(`${baseUrl}/admin`);
+    await page.goto(`${baseUrl}/admin/assistants`);
     const row = page.getByRole('row').filter({ hasText: 'Browser Test Assistant' });
     await expect(row.isVisible()).resolves.toBe(true);
     expect(await row.textContent()).toContain(ADMINS.brand.email);
+    await expectTableFitsAndDatesWhole(page);
     await shot(page, 'admin-assistants-desktop');
-    await row.getByRole('button', { name: /^Revoke Browser Test Assistant/ }).click();
+    await row.getByRole('link', { name: /^Revoke Browser Test Assistant/ }).click();
+    await page.getByRole('heading', { name: 'Disconnect Browser Test Assistant?' }).waitFor();
+    await shot(page, 'admin-assistant-revoke-confirm-desktop');
+    await page.getByRole('button', { name: 'Revoke connection' }).click();
     await page.getByText('The assistant was disconnected').waitFor();
     expect(await page.getByRole('row').filter({ hasText: 'Browser Test Assistant' }).count()).toBe(0);
     await shot(page, 'admin-assistant-revoked-desktop');
@@ -230,17 +307,25 @@ describe('administration and consent in chromium', () => {
     await page.close();
   });
 
-  it('lays the dashboard out for a phone', async () => {
+  it('lays the keys page out for a 390 px phone: cards, no overflow, no date broken inside', async () => {
     const phone = await browser.newContext({ viewport: PHONE, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
     const page = await phone.newPage();
     await page.goto(`${baseUrl}/admin/login`);
     await signIn(page, ADMINS.org);
     await page.waitForURL(`${baseUrl}/admin`);
     await expectFitsViewport(page);
+    await expectTableFitsAndDatesWhole(page);
     // Table rows become labelled cards: the header row is visually hidden, each cell shows its label.
     const label = await page.locator('td[data-label="Prefix"]').first().evaluate((td) => getComputedStyle(td, '::before').content);
     expect(label).toBe('"Prefix"');
-    await shot(page, 'admin-dashboard-phone');
+    await shot(page, 'admin-keys-390');
+    await page.locator('summary').first().click();
+    await expectFitsViewport(page);
+    await expectTableFitsAndDatesWhole(page);
+    await shot(page, 'admin-keys-limits-open-390');
+    await page.goto(`${baseUrl}/admin/assistants`);
+    await expectFitsViewport(page);
+    await shot(page, 'admin-assistants-390');
     await phone.close();
     await desktop.close();
   });

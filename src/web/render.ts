@@ -2,8 +2,8 @@ import type { Context } from 'hono';
 import { html } from 'hono/html';
 import type { Child } from 'hono/jsx';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import type { AppEnv } from '../../app-env';
-import { randomBase64Url } from '../../lib/ids';
+import type { AppEnv } from '../app-env';
+import { randomBase64Url } from '../lib/ids';
 
 export interface RenderOptions {
   /**
