@@ -1,4 +1,5 @@
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { Logger } from './lib/log';
 
 /** Every error code the API can return, with its HTTP status. The spec's table plus the service codes. */
 export const ERROR_STATUS = {
@@ -27,25 +28,40 @@ export const ERROR_STATUS = {
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
+export interface ApiErrorOptions {
+  /** Goes on the wire as `error.details`. */
+  details?: unknown;
+  /** Upstream bodies, stacks, causes: logged, never sent. */
+  internal?: unknown;
+  /**
+   * Stable slug naming why a server-side error happened (`d1_write_failed`, `credentials_misconfigured`), so log
+   * searches and alerts key on it instead of on message text. Logged, never sent. Give one to every `INTERNAL`.
+   */
+  reason?: string;
+  /** Extra response headers (e.g. Retry-After). */
+  headers?: Record<string, string>;
+}
+
 /**
- * The one error type. `message` and `details` go on the wire; `internal` (upstream bodies, stacks, reasons)
- * goes to the log only.
+ * The one error type. `message` and `details` go on the wire; `internal` and `reason` go to the log only.
  */
 export class ApiError extends Error {
   readonly code: ErrorCode;
   readonly status: ContentfulStatusCode;
   readonly details?: unknown;
   readonly internal?: unknown;
+  readonly reason?: string;
   /** Extra response headers (e.g. Retry-After). */
   readonly headers?: Record<string, string>;
 
-  constructor(code: ErrorCode, message: string, opts: { details?: unknown; internal?: unknown; headers?: Record<string, string> } = {}) {
+  constructor(code: ErrorCode, message: string, opts: ApiErrorOptions = {}) {
     super(message);
     this.name = 'ApiError';
     this.code = code;
     this.status = ERROR_STATUS[code];
     this.details = opts.details;
     this.internal = opts.internal;
+    this.reason = opts.reason;
     this.headers = opts.headers;
   }
 }
@@ -63,12 +79,55 @@ export function errorBody(err: ApiError, requestId: string): ErrorBody {
 /** Unknown throws stay 500 with a generic message; the cause goes to the log. */
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
-  return new ApiError('INTERNAL', 'internal error; quote the requestId to support', { internal: err });
+  return new ApiError('INTERNAL', 'internal error; quote the requestId to support', { internal: err, reason: 'uncaught_exception' });
+}
+
+/** What a transport sends for an error: REST writes it as the response, MCP as a response or a tool result. */
+export interface ErrorReport {
+  error: ApiError;
+  status: ContentfulStatusCode;
+  body: ErrorBody;
+  /** `content-type`, `x-request-id` and the error's own headers (e.g. Retry-After). */
+  headers: Record<string, string>;
+}
+
+/**
+ * The one place a thrown value becomes an error report and a log line, for every transport (REST responses,
+ * MCP HTTP-level responses, MCP tool results). Logs exactly once, so callers must not log the same error:
+ * - status >= 500: `error` "request failed" with the code, the reason slug and the internal detail (the cause of
+ *   an unknown throw);
+ * - 4xx carrying internal detail (e.g. an upstream rejection): `warn` "request rejected" with the detail;
+ * - other 4xx (the caller's mistake, fully told in the body): `info` "request rejected".
+ * `context` adds where it happened (`{ path }`, `{ tool }`) to the line.
+ */
+export function reportError(err: unknown, requestId: string, log: Logger, context: Record<string, unknown> = {}): ErrorReport {
+  const error = toApiError(err);
+  const fields: Record<string, unknown> = { ...context, code: error.code, status: error.status };
+  if (error.reason !== undefined) fields.reason = error.reason;
+  if (error.status >= 500) {
+    log.error('request failed', { ...fields, internal: describeError(error.internal ?? err) });
+  } else if (error.internal !== undefined) {
+    log.warn('request rejected', { ...fields, internal: describeError(error.internal) });
+  } else {
+    log.info('request rejected', fields);
+  }
+  return {
+    error,
+    status: error.status,
+    body: errorBody(error, requestId),
+    headers: { 'content-type': 'application/json', 'x-request-id': requestId, ...error.headers },
+  };
+}
+
+/** An error report as a standalone Response (for code outside hono's context, e.g. the MCP endpoint). */
+export function errorReportResponse(report: ErrorReport): Response {
+  return new Response(JSON.stringify(report.body), { status: report.status, headers: report.headers });
 }
 
 /** Safe text of an unknown thrown value for logs (never prints "false" or "[object Object]"). */
 export function describeError(err: unknown): string {
   if (err instanceof Error) return `${err.name}: ${err.message}`;
+  if (typeof err === 'string') return err;
   try {
     return JSON.stringify(err);
   } catch {

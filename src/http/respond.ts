@@ -1,22 +1,14 @@
 import type { Context } from 'hono';
 import type { AppEnv } from '../app-env';
-import { ApiError, describeError, errorBody, toApiError } from '../errors';
+import { ApiError, reportError } from '../errors';
 import { createLogger, newRequestId } from '../lib/log';
 
-/** The one place an error becomes a response: `{ error: { code, message, requestId, details? } }`. */
+/** A REST error response `{ error: { code, message, requestId, details? } }`, logged once by `reportError`. */
 export function errorResponse(c: Context<AppEnv>, err: unknown): Response {
-  const apiErr = toApiError(err);
   const requestId = c.get('requestId') ?? newRequestId();
   const log = c.get('log') ?? createLogger(requestId);
-  if (apiErr.status >= 500) {
-    log.error('request failed', { code: apiErr.code, internal: describeError(apiErr.internal ?? err), path: c.req.path });
-  } else if (apiErr.internal !== undefined) {
-    log.warn('request rejected', { code: apiErr.code, internal: describeError(apiErr.internal) });
-  }
-  const res = c.json(errorBody(apiErr, requestId), apiErr.status);
-  res.headers.set('x-request-id', requestId);
-  for (const [k, v] of Object.entries(apiErr.headers ?? {})) res.headers.set(k, v);
-  return res;
+  const report = reportError(err, requestId, log, { method: c.req.method, path: c.req.path });
+  return c.json(report.body, report.status, report.headers);
 }
 
 type Issues = { issues: readonly { path: readonly PropertyKey[]; message: string }[] };
