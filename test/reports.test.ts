@@ -175,6 +175,18 @@ describe('GET /v1/data/reports', () => {
       expect(err.details).toMatchObject({ in: 'query', issues: [{ path: 'limit' }] });
     });
 
+    // Number() reads all of these as numbers (10, 16, 5, 1, 5, 5, 1); a query parameter takes digits only.
+    it.each(['1e1', '0x10', '+5', '1.0', ' 5', '5 ', '0b1', 'Infinity', '\u0661\u0660', '5%00'])('strict integer: limit=%j', async (limit) => {
+      const res = await api(`/v1/data/reports?limit=${encodeURIComponent(limit)}`, 'org');
+      const err = expectError(res, 400, 'VALIDATION');
+      expect(err.message).toBe('invalid query parameter limit: limit must be an integer from 1 to 200, written with digits only');
+      expect(err.details).toMatchObject({ in: 'query', issues: [{ path: 'limit' }] });
+    });
+
+    it.each([['10', 10], ['010', 10], ['200', EXPECTED.org.length]])('digits only are fine: limit=%j', async (limit, rows) => {
+      expect((await listPage('org', { limit })).reports).toHaveLength(Math.min(rows, EXPECTED.org.length));
+    });
+
     it('an unknown type value', async () => {
       const err = expectError(await api('/v1/data/reports?type=public', 'org'), 400, 'VALIDATION');
       expect(err.message).toMatch(/type/);

@@ -1,6 +1,5 @@
-import { ApiError } from '../errors';
 import { newId } from '../lib/ids';
-import { FeedbackRequestSchema, type FeedbackRequest } from '../schemas/feedback';
+import type { FeedbackRequest } from '../schemas/feedback';
 import type { OpContext } from './context';
 import { resolveBrand } from './scope';
 
@@ -15,15 +14,9 @@ export const FEEDBACK_AUDIT = { rows: 20, windowMs: 24 * 60 * 60 * 1000 } as con
  * The principal's last 20 query_log rows from the 24 h before filing are copied into the report in the same
  * statement that stores it, so the snapshot is exactly what the log held at that moment (newest first).
  */
-export async function submitFeedback(ctx: OpContext, input: FeedbackRequest): Promise<{ feedbackRef: string }> {
-  // The REST route has already validated; MCP tools and other callers get the same rules and limits here.
-  const parsed = FeedbackRequestSchema.safeParse(input);
-  if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => ({ path: i.path.join('.') || '(body)', message: i.message }));
-    const first = issues[0];
-    throw new ApiError('VALIDATION', `invalid feedback${first ? ` ${first.path}: ${first.message}` : ''}`, { details: { in: 'body', issues } });
-  }
-  const req = parsed.data;
+export async function submitFeedback(ctx: OpContext, req: FeedbackRequest): Promise<{ feedbackRef: string }> {
+  // `req` has passed FeedbackRequestSchema's field rules: the REST route parses the body with it and the MCP tool
+  // declares its arguments with the same fields, so the limits are not checked again here.
   const brandId = resolveBrand(ctx.principal, req.brandId, { required: false });
   const feedbackRef = newId('fb');
   await ctx.env.DB.prepare(

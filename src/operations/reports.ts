@@ -68,12 +68,8 @@ export async function listReports(
   ctx: OpContext,
   input: ListReportsInput,
 ): Promise<{ reports: Report[]; nextCursor: string | null; hasMore: boolean }> {
+  // `limit` is within REPORTS_PAGE: the REST route and the MCP tool validate it with the shared field schemas.
   const limit = input.limit ?? REPORTS_PAGE.default;
-  if (!Number.isInteger(limit) || limit < REPORTS_PAGE.min || limit > REPORTS_PAGE.max) {
-    throw new ApiError('VALIDATION', `invalid query parameter limit: must be an integer from ${REPORTS_PAGE.min} to ${REPORTS_PAGE.max}`, {
-      details: { in: 'query', issues: [{ path: 'limit', message: `must be an integer from ${REPORTS_PAGE.min} to ${REPORTS_PAGE.max}` }] },
-    });
-  }
   const brand = resolveBrand(ctx.principal, input.brandId, { required: false });
   const brands = brand === null ? ctx.principal.brandIds : [brand];
 

@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { ERROR_STATUS, type ErrorCode } from '../errors';
+import { BrandIdField } from './fields';
 
 export const ErrorSchema = z
   .object({
@@ -68,12 +69,7 @@ export function okJson<T extends z.ZodType>(schema: T, description: string) {
   } as const;
 }
 
-export const BrandIdQuery = z
-  .string()
-  .min(1)
-  .max(128)
-  .optional()
-  .openapi({
-    description: 'Target brand. Optional for single-brand keys; for organization keys it narrows to one brand.',
-    example: 'brand_acme',
-  });
+/** The `brandId` query parameter of the listings (routes override the description where the rule differs). */
+export const BrandIdQuery = BrandIdField.optional().openapi({
+  description: 'Target brand. Optional for single-brand keys; for organization keys it narrows to one brand.',
+});

@@ -1,11 +1,11 @@
 import { z } from '@hono/zod-openapi';
+import { BrandIdField } from './fields';
 
 /** Size limits of a feedback report. Larger input is refused with 400 VALIDATION, never cut silently. */
 export const FEEDBACK_LIMITS = {
   summaryChars: 2_000,
   expectedChars: 2_000,
   observedChars: 2_000,
-  brandIdChars: 128,
   transcriptTurns: 100,
   /** Sum of the UTF-8 bytes of every turn's content. */
   transcriptBytes: 200 * 1024,
@@ -27,12 +27,7 @@ export const FeedbackRequestSchema = z
       .min(1, 'summary must not be empty')
       .max(FEEDBACK_LIMITS.summaryChars, `summary must be at most ${FEEDBACK_LIMITS.summaryChars} characters`)
       .openapi({ description: 'What looks wrong.', example: 'Revenue for May looks doubled' }),
-    brandId: z
-      .string()
-      .min(1)
-      .max(FEEDBACK_LIMITS.brandIdChars)
-      .optional()
-      .openapi({
+    brandId: BrandIdField.optional().openapi({
         description:
           'Brand the issue is about. Single-brand keys may omit it. Organization keys omit it only for a general, ' +
           'organization-wide report (stored without a brand).',

@@ -1,17 +1,11 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { MAX_CURSOR_LENGTH } from '../../lib/cursor';
 import { REPORTS_PAGE } from '../../operations/reports';
 import { QueryListSchema, ReportDetailSchema, ReportListSchema, ReportTypeSchema } from '../../schemas/catalog';
 import { BrandIdQuery, errorResponses, okJson } from '../../schemas/common';
-
-const LIMIT_MESSAGE = `limit must be an integer from ${REPORTS_PAGE.min} to ${REPORTS_PAGE.max}`;
+import { CursorField, pageLimitQuery, ReportIdField } from '../../schemas/fields';
 
 const ReportIdParams = z.object({
-  reportId: z
-    .string()
-    .min(1)
-    .max(128)
-    .openapi({ param: { name: 'reportId', in: 'path' }, example: 'rpt_business_overview' }),
+  reportId: ReportIdField.openapi({ param: { name: 'reportId', in: 'path' } }),
 });
 
 const ReportBrandQuery = z.object({
@@ -39,19 +33,8 @@ export const list = createRoute({
         description: 'For organization keys: omit to list across all the organization\'s brands, or pass to narrow.',
       }),
       type: ReportTypeSchema.optional().openapi({ description: 'Filters by ownership.' }),
-      limit: z.coerce
-        .number({ error: LIMIT_MESSAGE })
-        .int({ error: LIMIT_MESSAGE })
-        .min(REPORTS_PAGE.min, { error: LIMIT_MESSAGE })
-        .max(REPORTS_PAGE.max, { error: LIMIT_MESSAGE })
-        .optional()
-        .openapi({ default: REPORTS_PAGE.default, description: 'Page size, 1 to 200 inclusive.' }),
-      cursor: z
-        .string()
-        .min(1, { error: 'cursor must not be empty; omit it for the first page' })
-        .max(MAX_CURSOR_LENGTH, { error: 'cursor is not one this API issued' })
-        .optional()
-        .openapi({
+      limit: pageLimitQuery(REPORTS_PAGE).optional(),
+      cursor: CursorField.optional().openapi({
           description:
             "Opaque token from the previous response's `nextCursor`; omit for the first page. It only works for the key " +
             'and the brandId/type filters it was issued with (limit may change), and expires after 24 hours.',
