@@ -5,11 +5,8 @@ import { defaultLimits } from './api-keys';
 import type { Principal } from './principal';
 
 /** One brand an administrator can reach, with its org. */
-export interface ReachableBrand {
-  id: string;
-  orgId: string;
-  name: string | null;
-}
+const ReachableBrandSchema = z.object({ id: z.string(), orgId: z.string(), name: z.string().nullable() });
+export type ReachableBrand = z.infer<typeof ReachableBrandSchema>;
 
 /**
  * What one user administers, read fresh from D1: their memberships and the brands those reach (an org
@@ -35,7 +32,7 @@ const ReachRow = z.object({
   brands: z.string(),
 });
 const Memberships = z.array(z.object({ orgId: z.string().nullable(), brandId: z.string().nullable() }));
-const Brands = z.array(z.object({ id: z.string(), orgId: z.string(), name: z.string().nullable() }));
+const Brands = z.array(ReachableBrandSchema);
 
 /** Reads a user's memberships and reachable brands in one D1 query. */
 export async function loadAdminReach(env: Env, userId: string): Promise<AdminReach | null> {

@@ -1,32 +1,37 @@
+import { z } from 'zod';
+
 /** Limits that apply to one principal; resolved from the key's own settings or the Worker's defaults. */
-export interface PrincipalLimits {
+export const PrincipalLimitsSchema = z.object({
   /** Per-query byte-scan ceiling, sent to BigQuery as maximumBytesBilled. */
-  maxBytesBilled: number;
+  maxBytesBilled: z.number(),
   /** Query runs allowed per rolling 24 hours. */
-  dailyQueries: number;
+  dailyQueries: z.number(),
   /** Bytes billed allowed per rolling 24 hours. */
-  dailyBytes: number;
-}
+  dailyBytes: z.number(),
+});
+export type PrincipalLimits = z.infer<typeof PrincipalLimitsSchema>;
 
 /**
  * The one caller type. REST and MCP both build one, and nothing below the transport knows which it was.
  * `brandIds` is the complete set of brands the caller can reach, computed at authentication time.
+ * A schema (not just a type) because a principal also crosses the OAuth provider's `ctx.props`, which is parsed.
  */
-export interface Principal {
-  kind: 'key' | 'oauth';
+export const PrincipalSchema = z.object({
+  kind: z.enum(['key', 'oauth']),
   /** api_keys.id for keys; the OAuth grant id for OAuth connections. */
-  id: string;
+  id: z.string(),
   /** Human label for logs and the admin UI (key name, or user email). */
-  label: string;
+  label: z.string(),
   /** Org of an org-scoped key, or of the brand for a brand key / OAuth user's org where single. */
-  orgId: string | null;
+  orgId: z.string().nullable(),
   /** 'org' principals may reach several brands and must name one where ambiguous. */
-  scope: 'org' | 'brand';
-  brandIds: string[];
-  limits: PrincipalLimits;
+  scope: z.enum(['org', 'brand']),
+  brandIds: z.array(z.string()),
+  limits: PrincipalLimitsSchema,
   /** For OAuth: the acting user's id. */
-  userId?: string;
-}
+  userId: z.string().optional(),
+});
+export type Principal = z.infer<typeof PrincipalSchema>;
 
 /** Durable Object name of the principal's usage window (one per key, one per OAuth connection). */
 export function usageKey(p: Principal): string {

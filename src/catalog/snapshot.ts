@@ -40,6 +40,18 @@ export function reportAppliesTo(
   return report.type === 'system' || (report.type === 'org' && report.orgId === brand.orgId) || (report.type === 'brand' && report.brandId === brand.id);
 }
 
+/** The brands among `brandIds` (in their order) that `report` applies to; ids missing from the snapshot never. */
+export function brandsReportAppliesTo(
+  snapshot: CatalogSnapshot,
+  report: Parameters<typeof reportAppliesTo>[0],
+  brandIds: readonly string[],
+): string[] {
+  return brandIds.filter((id) => {
+    const brand = snapshot.brands.get(id);
+    return brand !== undefined && reportAppliesTo(report, brand);
+  });
+}
+
 export interface CatalogSnapshot {
   brands: ReadonlyMap<string, CatalogBrand>;
   /** Every report, ordered by id. */

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { usageKey } from '../auth/principal';
-import { catalogSnapshot, reportAppliesTo, type CatalogSnapshot } from '../catalog/snapshot';
+import { brandsReportAppliesTo, catalogSnapshot, reportAppliesTo, type CatalogSnapshot } from '../catalog/snapshot';
 import { requireSecret } from '../env';
 import { ApiError } from '../errors';
 import { openCursor, signCursor } from '../lib/cursor';
-import { templateSlots } from '../stored-queries/template';
+import { storedQueryParameters } from '../stored-queries/template';
 import { JsonValueSchema, ReportTypeSchema, type JsonValue, type Query, type Report, type ReportDetail, type ReportType } from '../schemas/catalog';
 import type { OpContext } from './context';
 import { resolveBrand } from './scope';
@@ -15,8 +15,6 @@ export const REPORTS_PAGE = { default: 50, min: 1, max: 200 } as const;
 /** Position in the listing's total order (brandId, type rank, reportId); system < org < brand. */
 const TYPE_RANK: Record<ReportType, number> = { system: 0, org: 1, brand: 2 };
 const PositionSchema = z.tuple([z.string(), z.number().int(), z.string()]);
-
-const StringArray = z.array(z.string());
 
 export interface ListReportsInput {
   brandId?: string;
@@ -90,17 +88,17 @@ export async function listReports(
   };
 }
 
-/** A stored report row plus the principal's brands it applies to (JSON array text). */
+/** A stored report row, read fresh (instructions and dashboard config are not in the catalog snapshot). */
 const ReportRowSchema = z.object({
   id: z.string(),
   type: ReportTypeSchema,
+  org_id: z.string().nullable(),
   brand_id: z.string().nullable(),
   name: z.string(),
   description: z.string().nullable(),
   instructions: z.string().nullable(),
   dashboard_config: z.string().nullable(),
   query_count: z.number().int(),
-  visible_brands: z.string(),
 });
 type ReportRow = z.infer<typeof ReportRowSchema>;
 
@@ -126,12 +124,8 @@ function reportNotFound(reportId: string): ApiError {
   });
 }
 
-const REPORT_SQL = `SELECT r.id, r.type, r.brand_id, r.name, r.description, r.instructions, r.dashboard_config,
-        (SELECT count(*) FROM report_queries q WHERE q.report_id = r.id) AS query_count,
-        (SELECT json_group_array(b.id) FROM brands b
-          WHERE b.id IN (SELECT value FROM json_each(?2))
-            AND ((r.type = 'system') OR (r.type = 'org' AND b.org_id = r.org_id) OR (r.type = 'brand' AND b.id = r.brand_id))
-        ) AS visible_brands
+const REPORT_SQL = `SELECT r.id, r.type, r.org_id, r.brand_id, r.name, r.description, r.instructions, r.dashboard_config,
+        (SELECT count(*) FROM report_queries q WHERE q.report_id = r.id) AS query_count
    FROM reports r WHERE r.id = ?1`;
 
 /**
@@ -143,9 +137,15 @@ const REPORT_SQL = `SELECT r.id, r.type, r.brand_id, r.name, r.description, r.in
  * - 400 VALIDATION: an org principal viewing a `system` or `org` report without `brandId`.
  * `brand` reports infer their owning brand.
  */
-function resolveVisibility(ctx: OpContext, reportId: string, requested: string | null, row: ReportRow | null): VisibleReport {
+function resolveVisibility(
+  ctx: OpContext,
+  snapshot: CatalogSnapshot,
+  reportId: string,
+  requested: string | null,
+  row: ReportRow | null,
+): VisibleReport {
   if (!row) throw reportNotFound(reportId);
-  const visible = StringArray.parse(JSON.parse(row.visible_brands));
+  const visible = brandsReportAppliesTo(snapshot, { type: row.type, orgId: row.org_id, brandId: row.brand_id }, ctx.principal.brandIds);
   if (visible.length === 0) throw reportNotFound(reportId);
   let brandId: string;
   if (requested !== null) {
@@ -181,8 +181,8 @@ function toReport(v: VisibleReport): Report {
 /** Reads a report and resolves the brand it is viewed through (see resolveVisibility for the errors). */
 export async function findVisibleReport(ctx: OpContext, input: { reportId: string; brandId?: string }): Promise<VisibleReport> {
   const requested = requestedBrand(ctx, input.brandId);
-  const row = await ctx.env.DB.prepare(REPORT_SQL).bind(input.reportId, JSON.stringify(ctx.principal.brandIds)).first();
-  return resolveVisibility(ctx, input.reportId, requested, row === null ? null : ReportRowSchema.parse(row));
+  const [row, snapshot] = await Promise.all([ctx.env.DB.prepare(REPORT_SQL).bind(input.reportId).first(), catalogSnapshot(ctx.env, ctx.now)]);
+  return resolveVisibility(ctx, snapshot, input.reportId, requested, row === null ? null : ReportRowSchema.parse(row));
 }
 
 /** getReport: one report with its instructions and dashboard config. */
@@ -195,19 +195,22 @@ export async function getReport(ctx: OpContext, input: { reportId: string; brand
 export async function listReportQueries(ctx: OpContext, input: { reportId: string; brandId?: string }): Promise<{ queries: Query[] }> {
   const requested = requestedBrand(ctx, input.brandId);
   // One round trip: the sections are read alongside the report and dropped if it is not visible.
-  const [report, sections] = await ctx.env.DB.batch([
-    ctx.env.DB.prepare(REPORT_SQL).bind(input.reportId, JSON.stringify(ctx.principal.brandIds)),
-    ctx.env.DB.prepare(
-      `SELECT id, ordinal, name, description, sql_template, narrative_hints, chart_spec
-         FROM report_queries WHERE report_id = ? ORDER BY ordinal, id`,
-    ).bind(input.reportId),
+  const [[report, sections], snapshot] = await Promise.all([
+    ctx.env.DB.batch([
+      ctx.env.DB.prepare(REPORT_SQL).bind(input.reportId),
+      ctx.env.DB.prepare(
+        `SELECT id, ordinal, name, description, sql_template, narrative_hints, chart_spec
+           FROM report_queries WHERE report_id = ? ORDER BY ordinal, id`,
+      ).bind(input.reportId),
+    ]),
+    catalogSnapshot(ctx.env, ctx.now),
   ]);
   const row = report?.results[0];
-  resolveVisibility(ctx, input.reportId, requested, row === undefined ? null : ReportRowSchema.parse(row));
+  resolveVisibility(ctx, snapshot, input.reportId, requested, row === undefined ? null : ReportRowSchema.parse(row));
   const rows = z.array(SectionRowSchema).parse(sections?.results ?? []);
   return {
     queries: rows.map((s) => {
-      const parameters = templateSlots(s.sql_template);
+      const parameters = storedQueryParameters('report', s.sql_template);
       const q: Query = {
         id: s.id,
         name: s.name,

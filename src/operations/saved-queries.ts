@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Query } from '../schemas/catalog';
+import { storedQueryParameters } from '../stored-queries/template';
 import type { OpContext } from './context';
 import { resolveBrand } from './scope';
 
@@ -35,7 +36,7 @@ export async function listSavedQueries(ctx: OpContext, input: { brandId?: string
       sql: r.sql,
       tables: r.tables === null ? null : TablesSchema.parse(JSON.parse(r.tables)),
       parameterized: false,
-      parameters: [],
+      parameters: storedQueryParameters('saved', r.sql),
     })),
   };
 }

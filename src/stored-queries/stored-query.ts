@@ -1,8 +1,9 @@
 import type { Principal } from '../auth/principal';
-import { catalogSnapshot, reportAppliesTo } from '../catalog/snapshot';
+import { brandsReportAppliesTo, catalogSnapshot } from '../catalog/snapshot';
 import type { Env } from '../env';
 import { ApiError } from '../errors';
 import { resolveBrand } from '../operations/scope';
+import { storedQueryParameters } from './template';
 
 /** A brand row as the query runner needs it. */
 export interface BrandTarget {
@@ -17,7 +18,6 @@ interface StoredQueryRow {
   kind: 'report' | 'saved';
   id: string;
   sql: string;
-  parameters: string;
   report_type: 'system' | 'org' | 'brand';
   org_id: string | null;
   brand_id: string | null;
@@ -29,10 +29,6 @@ export interface ResolvedStoredQuery {
   sqlTemplate: string;
   parameters: string[];
   brand: BrandTarget;
-}
-
-function appliesTo(report: Parameters<typeof reportAppliesTo>[0], brand: BrandTarget | undefined): brand is BrandTarget {
-  return brand !== undefined && reportAppliesTo(report, brand);
 }
 
 function notFound(queryId: string): ApiError {
@@ -53,12 +49,12 @@ export async function resolveStoredQuery(
   brandId: string | undefined,
 ): Promise<ResolvedStoredQuery> {
   if (brandId !== undefined) resolveBrand(principal, brandId, { required: true });
-  const [row, { brands }] = await Promise.all([
+  const [row, snapshot] = await Promise.all([
     env.DB.prepare(
-      `SELECT 'report' AS kind, q.id, q.sql_template AS sql, q.parameters, r.type AS report_type, r.org_id, r.brand_id
+      `SELECT 'report' AS kind, q.id, q.sql_template AS sql, r.type AS report_type, r.org_id, r.brand_id
          FROM report_queries q JOIN reports r ON r.id = q.report_id WHERE q.id = ?1
        UNION ALL
-       SELECT 'saved', s.id, s.sql, '[]', 'brand', NULL, s.brand_id FROM saved_queries s WHERE s.id = ?1
+       SELECT 'saved', s.id, s.sql, 'brand', NULL, s.brand_id FROM saved_queries s WHERE s.id = ?1
        LIMIT 1`,
     )
       .bind(queryId)
@@ -76,15 +72,11 @@ export async function resolveStoredQuery(
   } else {
     // A shared query that applies to none of the principal's brands is 404 before anything else: asking an org
     // principal for brandId here would confirm that another tenant's query id exists.
-    if (brandId === undefined && !principal.brandIds.some((id) => appliesTo(report, brands.get(id)))) throw notFound(queryId);
+    if (brandId === undefined && brandsReportAppliesTo(snapshot, report, principal.brandIds).length === 0) throw notFound(queryId);
     targetId = resolveBrand(principal, brandId, { required: true });
   }
-  const brand = brands.get(targetId);
-  if (!appliesTo(report, brand)) throw notFound(queryId);
+  const brand = snapshot.brands.get(targetId);
+  if (!brand || brandsReportAppliesTo(snapshot, report, [targetId]).length === 0) throw notFound(queryId);
 
-  const parameters: unknown = JSON.parse(row.parameters);
-  if (!Array.isArray(parameters) || !parameters.every((p): p is string => typeof p === 'string')) {
-    throw new Error(`stored query ${row.id} has malformed parameters`);
-  }
-  return { kind: row.kind, id: row.id, sqlTemplate: row.sql, parameters, brand };
+  return { kind: row.kind, id: row.id, sqlTemplate: row.sql, parameters: storedQueryParameters(row.kind, row.sql), brand };
 }

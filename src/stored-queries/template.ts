@@ -22,6 +22,14 @@ export function templateSlots(sql: string): string[] {
   return [...seen];
 }
 
+/**
+ * The one rule for a stored query's `parameters`, used by the listings and by runs alike: a report section's
+ * template slots; saved queries are concrete SQL and have none (any braces in them are literal text).
+ */
+export function storedQueryParameters(kind: 'report' | 'saved', sql: string): string[] {
+  return kind === 'report' ? templateSlots(sql) : [];
+}
+
 /** Throws when a template uses a slot the server cannot fill; catalog writers call this before storing. */
 export function assertKnownSlots(sql: string): Slot[] {
   const slots = templateSlots(sql);
