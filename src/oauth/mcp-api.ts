@@ -1,7 +1,7 @@
 import { insufficientScope } from '@cloudflare/workers-oauth-provider';
 import { z } from 'zod';
 import { oauthPrincipal } from '../auth/oauth-principal';
-import type { Principal } from '../auth/principal';
+import { PrincipalSchema, type Principal } from '../auth/principal';
 import type { Env } from '../env';
 import { ApiError, describeError } from '../errors';
 import { createLogger, newRequestId } from '../lib/log';
@@ -10,17 +10,6 @@ import { forgetGrantUse, recordGrantUse } from './grant-activity';
 import { encodeGrantUserId, grantIdOfToken } from './grant-user';
 import { canonicalOrigin, OAUTH_SCOPE, oauthHelpers, resourceMetadataUrl } from './provider';
 import { requestScope } from './request-scope';
-
-const PrincipalSchema = z.object({
-  kind: z.enum(['key', 'oauth']),
-  id: z.string(),
-  label: z.string(),
-  orgId: z.string().nullable(),
-  scope: z.enum(['org', 'brand']),
-  brandIds: z.array(z.string()),
-  limits: z.object({ maxBytesBilled: z.number(), dailyQueries: z.number(), dailyBytes: z.number() }),
-  userId: z.string().optional(),
-}) satisfies z.ZodType<Principal>;
 
 /**
  * What reaches the MCP handler in `ctx.props`: an API key's principal (from `resolveExternalToken`, fresh this
