@@ -34,12 +34,16 @@ function b64urlEncode(bytes: Uint8Array): string {
 
 function b64urlDecode(text: string): Uint8Array | null {
   if (!/^[A-Za-z0-9_-]*$/.test(text)) return null;
+  let bytes: Uint8Array;
   try {
     const bin = atob(text.replace(/-/g, '+').replace(/_/g, '/') + '='.repeat((4 - (text.length % 4)) % 4));
-    return Uint8Array.from(bin, (ch) => ch.charCodeAt(0));
+    bytes = Uint8Array.from(bin, (ch) => ch.charCodeAt(0));
   } catch {
     return null;
   }
+  // Canonical encodings only: the last character's unused low bits are ignored by atob, so without this check
+  // several spellings of one token would verify (a flipped last character could still be accepted).
+  return b64urlEncode(bytes) === text ? bytes : null;
 }
 
 /** What the MAC covers: the binding in a canonical order, then the payload exactly as sent. */
