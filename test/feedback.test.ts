@@ -40,6 +40,12 @@ beforeAll(async () => {
   }
   rows.push(insert.bind('ql_org_old', 'req_org_old', DEMO_KEY_IDS.org, 'brand_acme', null, null, 'SELECT old', 0, 'rest', 'OK', 1, 1, 1, 1, now - 48 * HOUR));
   rows.push(insert.bind('ql_brand_0', 'req_brand_0', DEMO_KEY_IDS.brand, 'brand_acme', null, null, 'SELECT brand', 0, 'rest', 'OK', 1, 1, 1, 1, now - HOUR));
+  // The org key's runs on its other brand, newer than any Acme run: a report about Acme must not attach them.
+  for (let i = 0; i < 3; i++) {
+    rows.push(
+      insert.bind(`ql_globex_${i}`, `req_globex_${i}`, DEMO_KEY_IDS.org, 'brand_globex', null, null, `SELECT g${i}`, 0, 'rest', 'OK', 1, 1, 1, 1, now - (i + 1) * 60 * 1000),
+    );
+  }
   await env.DB.batch(rows);
 });
 
@@ -148,6 +154,18 @@ describe('POST /v1/data/feedback', () => {
     expect(res.status).toBe(200);
     const row = await stored(FeedbackResponseSchema.parse(res.body).feedbackRef);
     expect(row).toMatchObject({ brand_id: null, org_id: 'org_demo', severity: 'medium' });
+    // A general report is about every brand: the key's last 20 runs on any of them, newest first.
+    const recent = JSON.parse(row.recent_queries).map((q: { requestId: string }) => q.requestId);
+    expect(recent).toEqual([...['req_globex_0', 'req_globex_1', 'req_globex_2'], ...Array.from({ length: 17 }, (_, i) => `req_org_${i}`)]);
+  });
+
+  it("an org key's report about one brand attaches that brand's runs only", async () => {
+    const res = await postJson('/v1/data/feedback', 'org', { summary: 'Globex store counts look off', brandId: 'brand_globex' });
+    const row = await stored(FeedbackResponseSchema.parse(res.body).feedbackRef);
+    expect(row).toMatchObject({ brand_id: 'brand_globex' });
+    const recent: { requestId: string; brandId: string }[] = JSON.parse(row.recent_queries);
+    expect(recent.map((q) => q.requestId)).toEqual(['req_globex_0', 'req_globex_1', 'req_globex_2']);
+    expect(new Set(recent.map((q) => q.brandId))).toEqual(new Set(['brand_globex']));
   });
 
   it('accepts input exactly at the documented limits', async () => {

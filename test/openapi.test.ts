@@ -13,6 +13,7 @@ const ResponseSchema = z.object({
 const OperationSchema = z.object({
   operationId: z.string(),
   summary: z.string().optional(),
+  description: z.string().optional(),
   security: z.array(z.record(z.string(), z.array(z.string()))).optional(),
   parameters: z.array(z.object({ name: z.string(), in: z.string(), required: z.boolean().optional(), schema: z.unknown() })).optional(),
   requestBody: z.object({ required: z.boolean().optional(), content: z.record(z.string(), z.object({ schema: z.unknown() })) }).optional(),
@@ -193,8 +194,13 @@ describe('GET /v1/data/openapi.json', () => {
 
   it('describes Report, ReportDetail and Query with the spec fields and required sets', () => {
     expect(schema('Report')).toMatchObject({
-      required: ['reportId', 'brandId', 'name', 'description', 'queryCount', 'type'],
-      properties: { type: { type: 'string', enum: ['system', 'org', 'brand'] }, description: { type: ['string', 'null'] } },
+      // The spec's fields plus the `runnable` extension (issue 16: say when a brand cannot run its reports yet).
+      required: ['reportId', 'brandId', 'name', 'description', 'queryCount', 'type', 'runnable'],
+      properties: {
+        type: { type: 'string', enum: ['system', 'org', 'brand'] },
+        description: { type: ['string', 'null'] },
+        runnable: { type: 'boolean', description: expect.stringContaining('BRAND_NOT_PROVISIONED') },
+      },
     });
     const detail = JSON.stringify(schema('ReportDetail'));
     for (const field of ['instructions', 'dashboardConfig']) expect(detail).toContain(`"${field}"`);
@@ -207,8 +213,11 @@ describe('GET /v1/data/openapi.json', () => {
       },
     });
     expect(Object.keys(schema('Query').properties ?? {}).sort()).toEqual(
-      ['chartSpec', 'description', 'id', 'name', 'narrativeHints', 'ordinal', 'parameterized', 'parameters', 'sql', 'tables'].sort(),
+      ['brandId', 'chartSpec', 'description', 'id', 'name', 'narrativeHints', 'ordinal', 'parameterized', 'parameters', 'sql', 'tables'].sort(),
     );
+    // The saved-query owner is an optional extension, documented where a client reads it.
+    expect(schema('Query')).toMatchObject({ properties: { brandId: { type: 'string', description: expect.stringContaining('saved queries only') } } });
+    expect(op('listSavedQueries').description).toMatch(/brandId/);
     expect(op('listReports').responses['200']?.content?.['application/json']?.schema).toMatchObject({
       required: ['reports', 'nextCursor', 'hasMore'],
       properties: { reports: { type: 'array', items: ref('Report') } },

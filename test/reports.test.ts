@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { QueryListSchema, ReportDetailSchema, ReportListSchema, type Report } from '../src/schemas/catalog';
-import { api, expectError, seedDemo, type TestKey } from './seed';
+import { api, expectError, postJson, seedDemo, type TestKey } from './seed';
 
 beforeAll(async () => {
   await seedDemo();
@@ -74,8 +74,10 @@ describe('GET /v1/data/reports', () => {
     expect(page.reports.map(triple)).toEqual(EXPECTED[key]);
     expect(page).toMatchObject({ nextCursor: null, hasMore: false });
     for (const r of page.reports) {
-      expect(Object.keys(r).sort()).toEqual(['brandId', 'description', 'name', 'queryCount', 'reportId', 'type']);
+      expect(Object.keys(r).sort()).toEqual(['brandId', 'description', 'name', 'queryCount', 'reportId', 'runnable', 'type']);
       expect(r.queryCount).toBe(QUERY_COUNT[r.reportId]);
+      // Initech has no dataset yet: its reports are listed, flagged as not runnable.
+      expect(r.runnable, `${r.brandId} ${r.reportId}`).toBe(r.brandId !== 'brand_initech');
     }
   });
 
@@ -89,8 +91,28 @@ describe('GET /v1/data/reports', () => {
         description: 'Headline sales KPIs, channel mix, daily trend and top products for the period.',
         queryCount: 4,
         type: 'system',
+        runnable: brandId !== 'brand_initech',
       })),
     );
+  });
+
+  it('flags the reports of a brand without a dataset as not runnable, and running them is what the flag says: 409', async () => {
+    const page = await listPage('org', { brandId: 'brand_initech' });
+    expect(page.reports.map((r) => [r.reportId, r.runnable])).toEqual([
+      ['rpt_business_overview', false],
+      ['rpt_demo_channel_mix', false],
+      ['rpt_demo_customer_health', false],
+    ]);
+    const detail = ReportDetailSchema.parse((await api('/v1/data/reports/rpt_business_overview?brandId=brand_initech', 'org')).body);
+    expect(detail.runnable).toBe(false);
+    const sections = QueryListSchema.parse((await api('/v1/data/reports/rpt_business_overview/queries?brandId=brand_initech', 'org')).body);
+    const first = sections.queries[0];
+    if (!first) throw new Error('the report has no sections');
+    expectError(await postJson('/v1/data/query', 'org', { queryId: first.id, brandId: 'brand_initech', dryRun: true }), 409, 'BRAND_NOT_PROVISIONED');
+    // The same report through a provisioned brand is runnable, and does run.
+    const acme = await listPage('org', { brandId: 'brand_acme', type: 'system' });
+    expect(acme.reports.map((r) => r.runnable)).toEqual([true]);
+    expect((await postJson('/v1/data/query', 'org', { queryId: first.id, brandId: 'brand_acme', dryRun: true })).status).toBe(200);
   });
 
   it('keeps a null description null', async () => {
@@ -103,6 +125,7 @@ describe('GET /v1/data/reports', () => {
         description: 'Revenue by channel for Umbrella Health.',
         queryCount: 1,
         type: 'brand',
+        runnable: true,
       },
     ]);
     const org = await listPage('other', { type: 'org' });
@@ -271,7 +294,7 @@ describe('GET /v1/data/reports/{reportId}', () => {
     expect(res.status).toBe(200);
     const detail = ReportDetailSchema.parse(res.body);
     expect(Object.keys(detail).sort()).toEqual(
-      ['brandId', 'dashboardConfig', 'description', 'instructions', 'name', 'queryCount', 'reportId', 'type'].sort(),
+      ['brandId', 'dashboardConfig', 'description', 'instructions', 'name', 'queryCount', 'reportId', 'runnable', 'type'].sort(),
     );
     expect(detail).toMatchObject({ reportId: 'rpt_business_overview', brandId: 'brand_globex', type: 'system', queryCount: 4 });
     expect(detail.instructions).toMatch(/^## Business Overview/);
@@ -287,6 +310,7 @@ describe('GET /v1/data/reports/{reportId}', () => {
       description: 'New customers and repeat buying.',
       queryCount: 2,
       type: 'org',
+      runnable: false,
       instructions: null,
       dashboardConfig: null,
     });

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { QueryListSchema } from '../src/schemas/catalog';
-import { api, expectError, seedDemo, type TestKey } from './seed';
+import { api, expectError, postJson, seedDemo, type TestKey } from './seed';
 
 beforeAll(async () => {
   await seedDemo(Date.UTC(2026, 10, 21, 12));
@@ -30,6 +30,7 @@ describe('GET /v1/data/queries', () => {
       tables: ['service-v1.acme.fact__orders'],
       parameterized: false,
       parameters: [],
+      brandId: 'brand_acme',
     });
     for (const q of queries) {
       expect(q.sql).not.toMatch(/\{[a-z_]+\}/);
@@ -48,6 +49,22 @@ describe('GET /v1/data/queries', () => {
       'sq_globex_monthly_kpis',
       'sq_globex_channels_last_month',
     ]);
+  });
+
+  it('names the owning brand on every item, so an org key listing all its brands can tell whose each query is', async () => {
+    const res = await api('/v1/data/queries', 'org');
+    const owners = QueryListSchema.parse(res.body).queries.map((q) => [q.id, q.brandId]);
+    expect(owners).toEqual([
+      ['sq_acme_monthly_kpis', 'brand_acme'],
+      ['sq_acme_channels_last_month', 'brand_acme'],
+      ['sq_acme_top_customers', 'brand_acme'],
+      ['sq_globex_monthly_kpis', 'brand_globex'],
+      ['sq_globex_channels_last_month', 'brand_globex'],
+    ]);
+    // The id runs against the brand the item names, without brandId.
+    const run = await postJson('/v1/data/query', 'org', { queryId: 'sq_globex_monthly_kpis', dryRun: true });
+    expect(run.status, JSON.stringify(run.body)).toBe(200);
+    expect(run.body).toMatchObject({ brandId: 'brand_globex' });
   });
 
   it("keeps the other org's queries to itself", async () => {

@@ -12,7 +12,9 @@ export const FEEDBACK_AUDIT = { rows: 20, windowMs: 24 * 60 * 60 * 1000 } as con
  * general, organization-wide report: stored with the org and no brand.
  *
  * The principal's last 20 query_log rows from the 24 h before filing are copied into the report in the same
- * statement that stores it, so the snapshot is exactly what the log held at that moment (newest first).
+ * statement that stores it, so the snapshot is exactly what the log held at that moment (newest first). A report
+ * about one brand attaches only that brand's runs (an org key's runs on its other brands are not about this
+ * issue, and would crowd it out of the 20); a general report attaches the principal's runs on any brand.
  */
 export async function submitFeedback(ctx: OpContext, req: FeedbackRequest): Promise<{ feedbackRef: string }> {
   // `req` has passed FeedbackRequestSchema's field rules: the REST route parses the body with it and the MCP tool
@@ -30,6 +32,7 @@ export async function submitFeedback(ctx: OpContext, req: FeedbackRequest): Prom
                       'bytesBilled', bytes_billed, 'rowCount', row_count, 'durationMs', duration_ms, 'createdAt', created_at))
                FROM (SELECT * FROM query_log
                       WHERE principal_kind = ?3 AND principal_id = ?4 AND created_at > ?13 AND created_at <= ?12
+                        AND (?6 IS NULL OR brand_id = ?6)
                       ORDER BY created_at DESC, id DESC LIMIT ?14)),
             ?12`,
   )

@@ -36,6 +36,15 @@ function comparePosition(a: Position, b: Position): number {
 }
 
 /**
+ * Whether a report viewed through `brand` can run: its sections resolve against the brand's dataset, so a brand
+ * without one (not provisioned yet) can only answer 409 BRAND_NOT_PROVISIONED. Listed anyway, flagged, so the
+ * listing stays the catalog a brand will have (and agrees with getReport and the brands list's `dataset: null`).
+ */
+function isProvisioned(brand: { dataset: string | null }): boolean {
+  return brand.dataset !== null;
+}
+
+/**
  * The listing's rows after `after`, in (brandId, type rank, reportId) order, at most `take` of them. Pure: works
  * on the catalog snapshot. `system` reports apply to every brand, `org` reports to the brands of their org,
  * `brand` reports to their own brand.
@@ -50,7 +59,18 @@ function visibleReports(snapshot: CatalogSnapshot, brandIds: readonly string[], 
       if (!reportAppliesTo(r, brand)) continue;
       const pos: Position = [brand.id, TYPE_RANK[r.type], r.id];
       if (comparePosition(pos, after) <= 0) continue;
-      rows.push({ pos, row: { brandId: brand.id, reportId: r.id, name: r.name, description: r.description, type: r.type, queryCount: r.queryCount } });
+      rows.push({
+        pos,
+        row: {
+          brandId: brand.id,
+          reportId: r.id,
+          name: r.name,
+          description: r.description,
+          queryCount: r.queryCount,
+          type: r.type,
+          runnable: isProvisioned(brand),
+        },
+      });
     }
   }
   rows.sort((x, y) => comparePosition(x.pos, y.pos));
@@ -116,6 +136,8 @@ const SectionRowSchema = z.object({
 export interface VisibleReport {
   row: ReportRow;
   brandId: string;
+  /** See isProvisioned. */
+  runnable: boolean;
 }
 
 function reportNotFound(reportId: string): ApiError {
@@ -156,7 +178,8 @@ function resolveVisibility(
     brandId = resolveBrand(ctx.principal, undefined, { required: true });
   }
   if (!visible.includes(brandId)) throw reportNotFound(reportId);
-  return { row, brandId };
+  const brand = snapshot.brands.get(brandId);
+  return { row, brandId, runnable: brand !== undefined && isProvisioned(brand) };
 }
 
 function requestedBrand(ctx: OpContext, brandId: string | undefined): string | null {
@@ -175,6 +198,7 @@ function toReport(v: VisibleReport): Report {
     description: v.row.description,
     queryCount: v.row.query_count,
     type: v.row.type,
+    runnable: v.runnable,
   };
 }
 

@@ -8,6 +8,7 @@ const TablesSchema = z.array(z.string()).nullable();
 
 interface SavedQueryRow {
   id: string;
+  brand_id: string;
   name: string | null;
   description: string | null;
   sql: string;
@@ -17,13 +18,14 @@ interface SavedQueryRow {
 /**
  * listSavedQueries: the standalone, concrete saved queries of the target brand. An org principal that omits
  * `brandId` gets those of every brand it can reach (each id is runnable on its own: the run endpoint infers the
- * owning brand). Ordered by brand, then name, then id.
+ * owning brand); every item names its owning `brandId`, so a mixed list says whose each query is. Ordered by
+ * brand, then name, then id.
  */
 export async function listSavedQueries(ctx: OpContext, input: { brandId?: string }): Promise<{ queries: Query[] }> {
   const brand = resolveBrand(ctx.principal, input.brandId, { required: false });
   const brands = brand === null ? ctx.principal.brandIds : [brand];
   const { results } = await ctx.env.DB.prepare(
-    `SELECT id, name, description, sql, tables FROM saved_queries
+    `SELECT id, brand_id, name, description, sql, tables FROM saved_queries
       WHERE brand_id IN (SELECT value FROM json_each(?)) ORDER BY brand_id, name, id`,
   )
     .bind(JSON.stringify(brands))
@@ -37,6 +39,7 @@ export async function listSavedQueries(ctx: OpContext, input: { brandId?: string
       tables: r.tables === null ? null : TablesSchema.parse(JSON.parse(r.tables)),
       parameterized: false,
       parameters: storedQueryParameters('saved', r.sql),
+      brandId: r.brand_id,
     })),
   };
 }

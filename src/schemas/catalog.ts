@@ -30,9 +30,18 @@ export const ReportSchema = z
     description: z.string().nullable(),
     queryCount: z.number().int().openapi({ description: 'Number of queries (sections) in the report.', example: 4 }),
     type: ReportTypeSchema,
+    runnable: z.boolean().openapi({
+      description:
+        "Extension: false when the brand (`brandId`) has no provisioned dataset yet (its `dataset` is null in the brands list). " +
+        'The report is listed so the catalog shows what the brand will have, but running its queries answers 409 ' +
+        '`BRAND_NOT_PROVISIONED` until the dataset exists.',
+      example: true,
+    }),
   })
   .openapi('Report', {
-    description: 'Report metadata. Shared (`system`) reports run against each brand\'s own data, so they appear once per brand.',
+    description:
+      "Report metadata. Shared (`system`) reports run against each brand's own data, so they appear once per brand. " +
+      'Check `runnable` before running: a brand without a dataset cannot run anything yet.',
   });
 export type Report = z.infer<typeof ReportSchema>;
 
@@ -67,6 +76,12 @@ export const QuerySchema = z
       .optional()
       .openapi({ description: "Guidance for writing up the section (report sections only)." }),
     chartSpec: JsonValueSchema.optional().openapi({ description: "Spec for the section's inline chart, when set (report sections only)." }),
+    brandId: z.string().optional().openapi({
+      description:
+        'Extension, saved queries only: the brand that owns the saved query (and that a run by `id` resolves against). ' +
+        'Present on every saved query, so a list across an organization\'s brands says whose each one is.',
+      example: 'brand_acme',
+    }),
   })
   .openapi('Query');
 export type Query = z.infer<typeof QuerySchema>;

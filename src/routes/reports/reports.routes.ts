@@ -25,7 +25,8 @@ export const list = createRoute({
   description:
     'Own, organization and shared reports. Shared (`system`) reports appear once per brand, organization reports once per ' +
     'brand of the organization. Ordered by brandId, then type (system, org, brand), then reportId. Page with `cursor` ' +
-    'until `nextCursor` is null.',
+    'until `nextCursor` is null. Reports of a brand without a provisioned dataset are listed with `runnable: false`: ' +
+    'running their queries answers 409 `BRAND_NOT_PROVISIONED` until the dataset exists.',
   security: [{ bearerAuth: [] }],
   request: {
     query: z.object({

@@ -10,7 +10,8 @@ export const list = createRoute({
   summary: "List a brand's saved queries",
   description:
     'Standalone saved queries (not part of a report). They are concrete and runnable by `id` as they are. An organization ' +
-    'key that omits `brandId` gets the saved queries of all its brands.',
+    'key that omits `brandId` gets the saved queries of all its brands, ordered by brand; every item names its owning ' +
+    '`brandId` (an extension of the Query fields), which is also the brand a run by `id` resolves against.',
   security: [{ bearerAuth: [] }],
   request: { query: z.object({ brandId: BrandIdQuery }) },
   responses: {
