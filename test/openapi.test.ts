@@ -2,7 +2,8 @@ import { SELF } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createApp } from '../src/app';
-import { postJson, seedDemo } from './seed';
+import { ERROR_STATUS } from '../src/errors';
+import { expectError, postJson, seedDemo } from './seed';
 
 /** Enough of an OpenAPI 3.1 document to walk it; everything else stays unknown. */
 const ResponseSchema = z.object({
@@ -237,6 +238,88 @@ describe('GET /v1/data/openapi.json', () => {
     const get = Object.fromEntries((op('getReport').parameters ?? []).map((p) => [p.name, p]));
     expect(get.reportId).toMatchObject({ in: 'path', required: true });
     expect(get.brandId).toMatchObject({ in: 'query' });
+  });
+
+  describe('closed, exclusive shapes for generated clients (issue 16)', () => {
+    /** A closed object shape from the document: which keys it requires and which it allows. */
+    const ClosedShape = z.object({
+      type: z.literal('object'),
+      properties: z.record(z.string(), z.unknown()),
+      required: z.array(z.string()).default([]),
+      additionalProperties: z.literal(false),
+    });
+    const Branches = z.object({ oneOf: z.array(z.unknown()).min(2) });
+    const Ref = z.object({ $ref: z.string() });
+
+    function resolve(node: unknown): z.infer<typeof ClosedShape> {
+      const r = Ref.safeParse(node);
+      return ClosedShape.parse(r.success ? schema(r.data.$ref.replace('#/components/schemas/', '')) : node);
+    }
+
+    /** How many of the oneOf's closed shapes a value's keys fit: a valid value fits exactly one. */
+    function fits(node: unknown, value: Record<string, unknown>): number {
+      return Branches.parse(node).oneOf.map(resolve).filter((shape) => {
+        const keys = Object.keys(value);
+        return shape.required.every((k) => keys.includes(k)) && keys.every((k) => k in shape.properties);
+      }).length;
+    }
+
+    const BAD_BODIES: [string, Record<string, unknown>][] = [
+      ['sql and queryId', { sql: 'SELECT 1', queryId: 'sq_acme_monthly_kpis' }],
+      ['sql and period', { sql: 'SELECT 1', period: { cadence: 'DAILY' } }],
+      ['neither', { brandId: 'brand_acme' }],
+    ];
+
+    it('runQuery body: a oneOf of the two closed shapes', () => {
+      const body = schema('RunQueryRequest');
+      expect(body).not.toHaveProperty('anyOf');
+      expect(Branches.parse(body).oneOf).toEqual([ref('RawSqlQuery'), ref('StoredQuery')]);
+      expect(resolve(ref('RawSqlQuery')).required).toEqual(['sql']);
+      expect(resolve(ref('StoredQuery')).required).toEqual(['queryId']);
+      expect(fits(body, { sql: 'SELECT 1', brandId: 'b', dryRun: true })).toBe(1);
+      expect(fits(body, { queryId: 'q', period: { cadence: 'DAILY' } })).toBe(1);
+      for (const [name, value] of BAD_BODIES) expect(fits(body, value), name).toBe(0);
+    });
+
+    it('period: a oneOf of { cadence } and { startDate, endDate }, both dates required together', () => {
+      const period = schema('Period');
+      const shapes = Branches.parse(period).oneOf.map(resolve);
+      expect(shapes.map((s) => s.required)).toEqual([['cadence'], ['startDate', 'endDate']]);
+      expect(fits(period, { cadence: 'WEEKLY' })).toBe(1);
+      expect(fits(period, { startDate: '2026-10-01', endDate: '2026-10-31' })).toBe(1);
+      expect(fits(period, { startDate: '2026-10-01' })).toBe(0);
+      expect(fits(period, { cadence: 'DAILY', endDate: '2026-10-31' })).toBe(0);
+    });
+
+    it.each([
+      ...BAD_BODIES,
+      ['a period with one date', { queryId: 'rq_overview_kpis', brandId: 'brand_acme', period: { startDate: '2026-10-01' } }],
+      ['a cadence with a date', { queryId: 'rq_overview_kpis', brandId: 'brand_acme', period: { cadence: 'DAILY', endDate: '2026-10-31' } }],
+    ])('the server refuses what the document refuses: %s is 400 VALIDATION', async (_name, body) => {
+      await seedDemo();
+      expectError(await postJson('/v1/data/query', 'org', body), 400, 'VALIDATION');
+    });
+
+    it('Error.code is an enum of every code the API returns', () => {
+      const code = z
+        .object({ properties: z.object({ error: z.object({ properties: z.object({ code: z.object({ enum: z.array(z.string()) }) }) }) }) })
+        .parse(schema('Error')).properties.error.properties.code;
+      expect([...code.enum].sort()).toEqual(Object.keys(ERROR_STATUS).sort());
+    });
+
+    it('says how INT64 and NUMERIC values come back (numbers up to 2^53, strings above; NUMERIC always a string)', async () => {
+      const rows = z.object({ properties: z.object({ rows: z.object({ description: z.string() }) }) }).parse(schema('RunQueryResponse'))
+        .properties.rows.description;
+      expect(rows).toMatch(/INT64\) is a number within ±\(2\^53 − 1\) and the exact decimal string beyond/);
+      expect(rows).toMatch(/NUMERIC and BIGNUMERIC are always the exact decimal string/);
+      // And that is what a run returns.
+      await seedDemo();
+      const run = await postJson('/v1/data/query', 'brand', {
+        sql: "SELECT 9007199254740991 AS safe, 9007199254740993 AS big, NUMERIC '1.5' AS n",
+      });
+      expect(run.status, JSON.stringify(run.body)).toBe(200);
+      expect(run.body).toMatchObject({ rows: [{ safe: 9007199254740991, big: '9007199254740993', n: '1.5' }] });
+    });
   });
 
   it('describes FeedbackRequest strictly: summary required, enums for severity and roles, no extra properties', () => {

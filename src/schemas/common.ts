@@ -2,10 +2,16 @@ import { z } from '@hono/zod-openapi';
 import { ERROR_STATUS, type ErrorCode } from '../errors';
 import { BrandIdField } from './fields';
 
+const ERROR_CODES = Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]];
+
 export const ErrorSchema = z
   .object({
     error: z.object({
-      code: z.string().openapi({ example: 'VALIDATION' }),
+      // An enum of every code the API can return, so generated clients can switch on it exhaustively.
+      code: z.enum(ERROR_CODES).openapi({
+        description: 'Stable error code; the HTTP status follows from it (see each response). New codes may be added.',
+        example: 'VALIDATION',
+      }),
       message: z.string(),
       requestId: z.string().openapi({ example: 'req_4f1c2e9a0b7d3c5e6f708192' }),
       details: z.any().optional(),

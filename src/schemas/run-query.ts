@@ -1,34 +1,55 @@
 import { z } from '@hono/zod-openapi';
 import { MAX_PERIOD_DAYS, periodProblem } from '../stored-queries/period';
 import { MAX_SQL_LENGTH } from '../sql/guard';
+import { BrandIdField as BrandId, QueryIdField } from './fields';
 
-const BrandIdField = z
-  .string()
-  .min(1)
-  .max(128)
-  .optional()
-  .openapi({ description: 'Target brand. Required for organization keys unless it can be inferred (a query owned by one brand).' });
+const BrandIdField = BrandId.optional().openapi({
+  description: 'Target brand. Required for organization keys unless it can be inferred (a query owned by one brand).',
+});
 
 const DryRunField = z
   .boolean()
   .optional()
   .openapi({ description: 'Validate and estimate bytes scanned (`stats.totalBytesProcessed`) without executing or billing.' });
 
+// `.meta()` (not `.openapi()`): both the OpenAPI generator and z.toJSONSchema (PERIOD_SHAPES below) read it.
+const CadenceField = z
+  .enum(['DAILY', 'WEEKLY', 'MONTHLY'])
+  .meta({ description: 'Rolling window: DAILY = yesterday, WEEKLY = the 7 days ending yesterday, MONTHLY = last full month.' });
+const StartDateField = z.string().meta({ format: 'date', description: 'ISO date YYYY-MM-DD; send with endDate.', example: '2026-10-01' });
+const EndDateField = z.string().meta({ format: 'date', description: 'ISO date YYYY-MM-DD; send with startDate.', example: '2026-10-31' });
+
+/**
+ * The two exclusive shapes of a period, as JSON Schema for the document only (issue 16: generated clients must
+ * refuse a cadence with dates, or one date alone). The runtime check is PeriodSchema's periodProblem, which names
+ * the mistake in words; these closed shapes say the same rule to client generators.
+ */
+function documentShape(schema: z.ZodType): Record<string, unknown> {
+  const { $schema: _dialect, ...shape } = z.toJSONSchema(schema, { io: 'input' });
+  return shape;
+}
+const PERIOD_SHAPES = [
+  documentShape(z.strictObject({ cadence: CadenceField }).describe('A rolling window.')),
+  documentShape(
+    z.strictObject({ startDate: StartDateField, endDate: EndDateField }).describe('An explicit window: both dates, inclusive.'),
+  ),
+];
+
 export const PeriodSchema = z
   .strictObject({
-    cadence: z
-      .enum(['DAILY', 'WEEKLY', 'MONTHLY'])
-      .optional()
-      .openapi({ description: 'Rolling window: DAILY = yesterday, WEEKLY = the 7 days ending yesterday, MONTHLY = last full month.' }),
-    startDate: z.string().optional().openapi({ description: 'ISO date YYYY-MM-DD; send with endDate.', example: '2026-10-01' }),
-    endDate: z.string().optional().openapi({ description: 'ISO date YYYY-MM-DD; send with startDate.', example: '2026-10-31' }),
+    cadence: CadenceField.optional(),
+    startDate: StartDateField.optional(),
+    endDate: EndDateField.optional(),
   })
   .superRefine((p, ctx) => {
     const problem = periodProblem(p);
     if (problem) ctx.addIssue({ code: 'custom', message: problem });
   })
+  // The document states the exclusive shapes as `oneOf` beside the properties: a value must fit the closed object
+  // AND exactly one closed shape, so `{ cadence, startDate }` and `{ startDate }` are refused by the schema too.
   .openapi('Period', {
-    description: `Time window for a parameterized query. Either a cadence or startDate + endDate (inclusive, at most ${MAX_PERIOD_DAYS} days). Omitted: the last full month. Dates are in the brand's time zone (UTC when it has none).`,
+    description: `Time window for a parameterized query. Exactly one of: a cadence, or startDate + endDate (inclusive, at most ${MAX_PERIOD_DAYS} days). Omitted: the last full month. Dates are in the brand's time zone (UTC when it has none).`,
+    oneOf: PERIOD_SHAPES,
   });
 
 export const RawSqlQuerySchema = z
@@ -49,16 +70,20 @@ export const RawSqlQuerySchema = z
 
 export const StoredQuerySchema = z
   .strictObject({
-    queryId: z.string().min(1).max(128).openapi({ description: '`id` from a report\'s queries or the saved queries list.' }),
+    queryId: QueryIdField,
     period: PeriodSchema.optional(),
     brandId: BrandIdField,
     dryRun: DryRunField,
   })
   .openapi('StoredQuery');
 
-export const RunQueryRequestSchema = z.union([RawSqlQuerySchema, StoredQuerySchema]).openapi('RunQueryRequest', {
-  description: 'Exactly one of two shapes: raw SQL (`sql`) or a stored query (`queryId`). Unknown properties are rejected.',
-});
+// `oneOf` (not zod's default `anyOf`) over the two closed shapes: generated clients then refuse `{ sql, queryId }`
+// and `{ sql, period }` at compile time, as the server refuses them with 400 VALIDATION.
+export const RunQueryRequestSchema = z.union([RawSqlQuerySchema, StoredQuerySchema]).openapi(
+  'RunQueryRequest',
+  { description: 'Exactly one of two shapes: raw SQL (`sql`) or a stored query (`queryId`). Unknown properties are rejected.' },
+  { unionPreferredType: 'oneOf' },
+);
 
 export const FieldSchema: z.ZodType<{ name: string; type: string; mode?: string; fields?: unknown[] }> = z
   .object({
@@ -80,7 +105,14 @@ export const RunQueryStatsSchema = z
 export const RunQueryResponseSchema = z
   .object({
     brandId: z.string().openapi({ description: 'Brand the query ran against.' }),
-    rows: z.array(z.record(z.string(), z.any())).openapi({ description: 'Result rows in this response.' }),
+    rows: z.array(z.record(z.string(), z.any())).openapi({
+      description:
+        'Result rows in this response, keyed by column name. Values that a JSON number cannot hold exactly come back as ' +
+        'strings: INTEGER (INT64) is a number within ±(2^53 − 1) and the exact decimal string beyond; NUMERIC and ' +
+        'BIGNUMERIC are always the exact decimal string; FLOAT is a number, with NaN and ±Infinity as strings. ' +
+        'TIMESTAMP is ISO 8601 UTC; DATE, DATETIME, TIME and BYTES (base64) are strings; RECORD is an object; ' +
+        'REPEATED an array; JSON the parsed value.',
+    }),
     rowCount: z.number().int().openapi({ description: 'Number of rows in this response.' }),
     truncated: z
       .boolean()
