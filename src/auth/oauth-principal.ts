@@ -81,7 +81,7 @@ export async function oauthPrincipal(env: Env, grant: { grantId: string; userId:
 }
 
 /** Pure part of {@link oauthPrincipal}: scope 'brand' for exactly one brand, orgId when every brand shares one org. */
-export function principalFromReach(env: Env, grantId: string, reach: AdminReach): Principal {
+function principalFromReach(env: Env, grantId: string, reach: AdminReach): Principal {
   const brandIds = reach.brands.map((b) => b.id);
   const orgs = new Set([...reach.orgIds, ...reach.brands.map((b) => b.orgId)]);
   return {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /** Limits that apply to one principal; resolved from the key's own settings or the Worker's defaults. */
-export const PrincipalLimitsSchema = z.object({
+const PrincipalLimitsSchema = z.object({
   /** Per-query byte-scan ceiling, sent to BigQuery as maximumBytesBilled. */
   maxBytesBilled: z.number(),
   /** Query runs allowed per rolling 24 hours. */

@@ -16,7 +16,7 @@ const BrandRowSchema = z.object({
   dataset: z.string().nullable(),
   timezone: z.string().nullable(),
 });
-export type CatalogBrand = z.infer<typeof BrandRowSchema>;
+type CatalogBrand = z.infer<typeof BrandRowSchema>;
 
 const ReportRowSchema = z.object({
   id: z.string(),
@@ -27,7 +27,7 @@ const ReportRowSchema = z.object({
   description: z.string().nullable(),
   queryCount: z.number().int(),
 });
-export type CatalogReport = z.infer<typeof ReportRowSchema>;
+type CatalogReport = z.infer<typeof ReportRowSchema>;
 
 /**
  * Whether a report applies to a brand: `system` reports to every brand, `org` reports to the brands of their
@@ -81,9 +81,4 @@ export async function catalogSnapshot(env: Env, now: number): Promise<CatalogSna
   };
   if (ttlMs > 0) cache.set('catalog', snapshot, now);
   return snapshot;
-}
-
-/** Drops this isolate's snapshot (catalog writers in this isolate call it). */
-export function invalidateCatalogSnapshot(): void {
-  cache.clear();
 }

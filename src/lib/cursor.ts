@@ -65,7 +65,7 @@ export async function signCursor(secret: string, binding: CursorBinding, positio
   return `${payload}.${b64urlEncode(new Uint8Array(mac))}`;
 }
 
-export function invalidCursor(reason: string): ApiError {
+function invalidCursor(reason: string): ApiError {
   return new ApiError(
     'VALIDATION',
     `invalid query parameter cursor: ${reason}; pass back nextCursor unchanged with the same filters and key, or omit cursor to start again`,

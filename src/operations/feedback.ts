@@ -4,7 +4,7 @@ import type { OpContext } from './context';
 import { resolveBrand } from './scope';
 
 /** How much of the principal's query log is attached to a report. */
-export const FEEDBACK_AUDIT = { rows: 20, windowMs: 24 * 60 * 60 * 1000 } as const;
+const FEEDBACK_AUDIT = { rows: 20, windowMs: 24 * 60 * 60 * 1000 } as const;
 
 /**
  * submitFeedback: files a data-issue report. The target brand follows the usual scoping (403 FORBIDDEN_BRAND

@@ -16,7 +16,7 @@ export const REPORTS_PAGE = { default: 50, min: 1, max: 200 } as const;
 const TYPE_RANK: Record<ReportType, number> = { system: 0, org: 1, brand: 2 };
 const PositionSchema = z.tuple([z.string(), z.number().int(), z.string()]);
 
-export interface ListReportsInput {
+interface ListReportsInput {
   brandId?: string;
   type?: ReportType;
   limit?: number;
@@ -133,7 +133,7 @@ const SectionRowSchema = z.object({
 });
 
 /** The report as the principal sees it through one brand. */
-export interface VisibleReport {
+interface VisibleReport {
   row: ReportRow;
   brandId: string;
   /** See isProvisioned. */
@@ -203,7 +203,7 @@ function toReport(v: VisibleReport): Report {
 }
 
 /** Reads a report and resolves the brand it is viewed through (see resolveVisibility for the errors). */
-export async function findVisibleReport(ctx: OpContext, input: { reportId: string; brandId?: string }): Promise<VisibleReport> {
+async function findVisibleReport(ctx: OpContext, input: { reportId: string; brandId?: string }): Promise<VisibleReport> {
   const requested = requestedBrand(ctx, input.brandId);
   const [row, snapshot] = await Promise.all([ctx.env.DB.prepare(REPORT_SQL).bind(input.reportId).first(), catalogSnapshot(ctx.env, ctx.now)]);
   return resolveVisibility(ctx, snapshot, input.reportId, requested, row === null ? null : ReportRowSchema.parse(row));

@@ -19,7 +19,7 @@ export const ErrorSchema = z
   })
   .openapi('Error');
 
-export const RequestIdHeader = z.string().openapi({ description: 'Unique id of this request; equals error.requestId on errors.' });
+const RequestIdHeader = z.string().openapi({ description: 'Unique id of this request; equals error.requestId on errors.' });
 
 /** Response headers every response carries. Routes with more headers extend this object. */
 export const CommonHeaders = z.object({ 'x-request-id': RequestIdHeader });

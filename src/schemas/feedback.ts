@@ -2,7 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { BrandIdField } from './fields';
 
 /** Size limits of a feedback report. Larger input is refused with 400 VALIDATION, never cut silently. */
-export const FEEDBACK_LIMITS = {
+const FEEDBACK_LIMITS = {
   summaryChars: 2_000,
   expectedChars: 2_000,
   observedChars: 2_000,

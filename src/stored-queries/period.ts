@@ -7,9 +7,9 @@
  * - startDate + endDate: both real calendar dates, start <= end, at most MAX_PERIOD_DAYS days inclusive.
  * - no period: MONTHLY.
  */
-export type Cadence = 'DAILY' | 'WEEKLY' | 'MONTHLY';
+type Cadence = 'DAILY' | 'WEEKLY' | 'MONTHLY';
 
-export interface PeriodInput {
+interface PeriodInput {
   cadence?: Cadence;
   startDate?: string;
   endDate?: string;
@@ -36,7 +36,7 @@ export function parseIsoDate(s: string): number | null {
   return t / DAY_MS;
 }
 
-export function formatIsoDate(epochDay: number): string {
+function formatIsoDate(epochDay: number): string {
   return new Date(epochDay * DAY_MS).toISOString().slice(0, 10);
 }
 

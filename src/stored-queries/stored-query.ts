@@ -23,7 +23,7 @@ interface StoredQueryRow {
   brand_id: string | null;
 }
 
-export interface ResolvedStoredQuery {
+interface ResolvedStoredQuery {
   kind: 'report' | 'saved';
   id: string;
   sqlTemplate: string;

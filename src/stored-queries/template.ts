@@ -6,7 +6,7 @@
  * `` `service-v1.{dataset}.fact__orders` `` and `DATE '{start_date}'`.
  */
 export const KNOWN_SLOTS = ['dataset', 'start_date', 'end_date'] as const;
-export type Slot = (typeof KNOWN_SLOTS)[number];
+type Slot = (typeof KNOWN_SLOTS)[number];
 
 /** `{name}` where name looks like an identifier; other braces (JSON literals, regexes) are not slots. */
 const SLOT_PATTERN = /\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
