@@ -3,9 +3,10 @@ import { MAX_CURSOR_LENGTH } from '../lib/cursor';
 
 /**
  * Input fields shared by every REST route and MCP tool, declared once so both transports accept the same values
- * with the same messages by construction. Each is a plain zod schema: its `.describe()` text is what a tool
- * advertises and what the OpenAPI document prints (routes add `.openapi({ description, param, example })` on
- * top; tools may `.describe()` again with wording for a model). Operations trust these and do not re-check.
+ * with the same messages by construction. Each is a plain zod schema whose description and example are zod
+ * metadata (`.meta()`), which both the OpenAPI generator and zod's JSON Schema (what an MCP tool advertises)
+ * read. Routes add `.openapi({ description, param })` on top; tools `.describe()` again with wording for a model.
+ * Operations trust these and do not re-check.
  *
  * Every message names the field, because REST prints it as `invalid query parameter <name>: <message>` and MCP
  * as the tool error text.
@@ -23,19 +24,19 @@ function idField(name: string) {
 }
 
 /** A brand id (`brandId` from the brands list). Callers add `.optional()`: no route requires it outright. */
-export const BrandIdField = idField('brandId')
-  .describe('Target brand: a `brandId` from the brands list (GET /v1/data/brands, or the list_brands tool).')
-  .openapi({ example: 'brand_acme' });
+export const BrandIdField = idField('brandId').meta({
+  description: 'Target brand: a `brandId` from the brands list (GET /v1/data/brands, or the list_brands tool).',
+  examples: ['brand_acme'],
+});
 
 /** A report id (`reportId` from the reports list). */
-export const ReportIdField = idField('reportId')
-  .describe('`reportId` from the reports list.')
-  .openapi({ example: 'rpt_business_overview' });
+export const ReportIdField = idField('reportId').meta({ description: '`reportId` from the reports list.', examples: ['rpt_business_overview'] });
 
 /** A stored query id (`id` from a report's queries or the saved queries list), sent as `queryId`. */
-export const QueryIdField = idField('queryId')
-  .describe("`id` from a report's queries or the saved queries list.")
-  .openapi({ example: 'rq_overview_channels' });
+export const QueryIdField = idField('queryId').meta({
+  description: "`id` from a report's queries or the saved queries list.",
+  examples: ['rq_overview_channels'],
+});
 
 /** A page cursor: `nextCursor` of the previous page, passed back unchanged. Verified by src/lib/cursor.ts. */
 export const CursorField = z
@@ -51,8 +52,8 @@ export interface PageBounds {
   max: number;
 }
 
-function integerMessage(name: string, b: { min: number; max: number }): string {
-  return `${name} must be an integer from ${b.min} to ${b.max}, written with digits only`;
+function integerMessage(name: string, b: { min: number; max: number }, digitsOnly = false): string {
+  return `${name} must be an integer from ${b.min} to ${b.max}${digitsOnly ? ', written with digits only' : ''}`;
 }
 
 /** `limit` as a JSON number (MCP tool arguments, JSON bodies): an integer within `bounds`. */
@@ -75,7 +76,7 @@ const DIGITS = /^[0-9]+$/;
  * 400 VALIDATION naming the parameter. Documented as `type: integer` with its bounds.
  */
 export function integerQuery(name: string, bounds: { min: number; max: number; default?: number }, description: string) {
-  const error = integerMessage(name, bounds);
+  const error = integerMessage(name, bounds, true);
   return z
     .preprocess(
       (v) => (typeof v === 'string' && DIGITS.test(v) ? Number(v) : v),
