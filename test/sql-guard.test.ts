@@ -104,6 +104,48 @@ describe('positions and messages', () => {
   });
 });
 
+describe('identity and session facts are refused (they describe our service account, not the brand)', () => {
+  const T = '`service-v1.acme.fact__orders`';
+  it.each([
+    ['SESSION_USER()', 'SELECT SESSION_USER()'],
+    ['lower case', 'SELECT session_user() AS who'],
+    ['through SAFE.', 'SELECT SAFE.SESSION_USER()'],
+    ['in a WHERE', `SELECT * FROM ${T} WHERE channel = SESSION_USER()`],
+    ['in a scalar subquery', `SELECT (SELECT SESSION_USER()) FROM ${T}`],
+    ['inside another function', `SELECT CONCAT('x', SESSION_USER())`],
+    ['CURRENT_USER()', 'SELECT CURRENT_USER()'],
+    ['USER()', 'SELECT USER()'],
+  ])('%s is INVALID_SQL and says why', async (_name, sql) => {
+    const result = await checkSql(sql, ACME);
+    expect(result).toMatchObject({ ok: false, code: 'INVALID_SQL', message: expect.stringContaining('service account') });
+  });
+
+  it.each(['@@session_user', '@@project_id', '@@dataset_id', '@@dataset_project_id', '@@current_job_id', '@@session_id', '@@location', '@@query_label', '@@time_zone', '@@script.job_id', '@@row_count'])(
+    'the system variable %s is INVALID_SQL and says why',
+    async (variable) => {
+      const result = await checkSql(`SELECT ${variable} AS v FROM ${T}`, ACME);
+      expect(result).toMatchObject({
+        ok: false,
+        code: 'INVALID_SQL',
+        message: expect.stringContaining('system variables'),
+        position: { line: 1, column: 8 },
+      });
+    },
+  );
+
+  it('a column that happens to be called session_user is just a column', async () => {
+    expect(await checkSql(`SELECT session_user, current_user FROM ${T}`, ACME)).toEqual({ ok: true, tables: ['service-v1.acme.fact__orders'] });
+  });
+
+  it('a query parameter stays QUERY_FAILED: the API cannot send its value', async () => {
+    expect(await checkSql(`SELECT * FROM ${T} WHERE channel = @channel`, ACME)).toMatchObject({
+      ok: false,
+      code: 'QUERY_FAILED',
+      message: expect.stringContaining('query parameters'),
+    });
+  });
+});
+
 describe('limits that keep the parser safe', () => {
   const chain = (operators: number) => Array(operators + 1).fill('revenue').join(' + ');
   const T = '`service-v1.acme.fact__orders`';

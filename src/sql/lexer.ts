@@ -167,7 +167,17 @@ export class Lexer {
       this.i = i + 1;
       return true;
     }
+    if (ch === '@' && sql[i + 1] === '@') {
+      // @@project_id, @@dataset_id, @@current_job_id, @@session_id, ...: facts about the warehouse's job and
+      // session, not the brand's data (issue 16).
+      throw new SqlScanError(
+        'INVALID_SQL',
+        'system variables such as @@project_id are not allowed: they describe the warehouse job and its service account, not the brand\'s data',
+        i,
+      );
+    }
     if (ch === '@' || ch === '?') {
+      // The API has no way to send parameter values, so BigQuery could not run the query either.
       throw new SqlScanError('QUERY_FAILED', 'query parameters are not supported; write the values into the SQL', i);
     }
     if (ch === '{' || ch === '}') {

@@ -125,6 +125,12 @@ const DENIED_FUNCTIONS: ReadonlySet<string> = new Set([
   'GAP_FILL',
   'EXTERNAL_OBJECT_TRANSFORM',
 ]);
+/**
+ * Identity and session functions: `SESSION_USER()` returns the email of the service account the warehouse runs
+ * as, which is ours, not the brand's. BigQuery has no other, but the parser also reads `CURRENT_USER()`,
+ * `USER()` and the like as calls, and refusing them costs nothing.
+ */
+const IDENTITY_FUNCTIONS: ReadonlySet<string> = new Set(['SESSION_USER', 'CURRENT_USER', 'USER', 'SYSTEM_USER', 'CURRENT_ROLE']);
 const DENIED_NAMESPACES: ReadonlySet<string> = new Set(['ML', 'AI', 'OBJ', 'KEYS', 'AEAD']);
 
 /**
@@ -493,6 +499,13 @@ class Walker {
     const { project, dataset } = this.target;
     if (core.length === 1) {
       if (DENIED_FUNCTIONS.has(core[0] ?? '')) throw forbidden('reads data outside the dataset and is not allowed');
+      if (IDENTITY_FUNCTIONS.has(core[0] ?? '')) {
+        throw new Rejection(
+          'INVALID_SQL',
+          `${parts.join('.')}() is not allowed: identity and session functions describe the warehouse's service account, not the brand's data`,
+          position,
+        );
+      }
     } else if (core.length === 2 && DENIED_NAMESPACES.has(core[0] ?? '')) {
       throw forbidden(`${core[0]}.* functions are not allowed`);
     } else if (core.length === 2 && BUILTIN_NAMESPACES.has(core[0] ?? '')) {
