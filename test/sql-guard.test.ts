@@ -5,7 +5,7 @@ import { checkDryRun, checkSql, guardError, MAX_REFERENCED_TABLES, MAX_SQL_LENGT
 import { parseBigQuery } from '../src/sql/parser';
 import { MAX_EXPRESSION_DEPTH, MAX_NESTING_DEPTH } from '../src/sql/prescan';
 import { Rejection, resolveRelations } from '../src/sql/relations';
-import { ATTACKS, LEGIT } from './sql-guard-corpus';
+import { ATTACKS, LEGIT, REFUSED_BY_DESIGN } from './sql-guard-corpus';
 
 const ACME = { project: 'service-v1', dataset: 'acme' };
 const GLOBEX = { project: 'service-v1', dataset: 'globex' };
@@ -41,6 +41,12 @@ describe('legitimate BigQuery is accepted with the tables it reads', () => {
     console.log(`sql guard false-reject rate: ${rejected}/${LEGIT.length} = ${(rate * 100).toFixed(1)}%`);
     expect(rejected).toBe(knownFalseRejects.length);
     expect(rate).toBeLessThan(0.05);
+  });
+});
+
+describe('BigQuery refused on purpose (docs/sql-guard.md says why)', () => {
+  it.each(REFUSED_BY_DESIGN.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
+    expect(await checkSql(c.sql, ACME)).toMatchObject({ ok: false, code: c.code });
   });
 });
 
@@ -101,6 +107,38 @@ describe('positions and messages', () => {
     const sql = 'SELECT COUNT(*) FROM `service-v1.globex.fact__orders`';
     expect(await checkSql(sql, GLOBEX)).toEqual({ ok: true, tables: ['service-v1.globex.fact__orders'] });
     expect(await checkSql(sql, ACME)).toMatchObject({ ok: false, code: 'FORBIDDEN_TABLE' });
+  });
+});
+
+describe('correlated array paths and pipe syntax', () => {
+  const T = '`service-v1.acme.fact__orders`';
+
+  it('an alias named like another dataset makes its path an array of the row, as BigQuery reads it: no table is read', async () => {
+    // BigQuery resolves a FROM path whose first name is a range variable in scope as an array scan before it
+    // looks for a table (ZetaSQL ShouldResolveAsArrayScan), so this reads the field fact__orders of each row,
+    // never the dataset globex; BigQuery's dry run (gate 2c) would list any table it did read.
+    expect(await checkSql(`SELECT * FROM ${T} AS globex, globex.fact__orders`, ACME)).toEqual({ ok: true, tables: ['service-v1.acme.fact__orders'] });
+    // The same path with nothing in scope is a table of another dataset.
+    expect(await checkSql(`SELECT * FROM ${T} AS g, globex.fact__orders`, ACME)).toMatchObject({ ok: false, code: 'FORBIDDEN_TABLE' });
+  });
+
+  it('positions after a FROM-first query point into the user\'s text', async () => {
+    const result = await checkSql(`FROM ${T}\n|> JOIN \`service-v1.globex.dim__customers\` USING (customer_id)`, ACME);
+    expect(result).toMatchObject({ ok: false, code: 'FORBIDDEN_TABLE', position: { line: 2, column: 9 } });
+    const syntax = await checkSql(`FROM ${T} |> SELECT a b c`, ACME);
+    expect(syntax).toMatchObject({ ok: false, code: 'QUERY_FAILED', message: expect.stringContaining('found: c'), position: { line: 1, column: 51 } });
+  });
+
+  it('a pipe operator the checker does not read is named in the error', async () => {
+    expect(await checkSql(`FROM ${T} |> WINDOW SUM(revenue) OVER () AS total`, ACME)).toMatchObject({
+      ok: false,
+      code: 'QUERY_FAILED',
+      message: expect.stringMatching(/^pipe operator WINDOW is not supported by the checker; supported after \|>: SELECT/),
+    });
+  });
+
+  it('a statement that starts with something else still says what is expected', async () => {
+    expect(await checkSql('|> WHERE TRUE', ACME)).toMatchObject({ ok: false, code: 'QUERY_FAILED', message: expect.stringContaining('expected SELECT, WITH or FROM') });
   });
 });
 
@@ -226,7 +264,8 @@ describe('the tree walk fails closed on shapes it does not know', () => {
       throw err;
     }
   };
-  const OTHER = 'SELECT (SELECT MAX(revenue) FROM `service-v1.globex.fact__orders`) AS m FROM `service-v1.acme.fact__orders`';
+  // The forbidden table sits in a subquery inside a function's arguments, so every renamed key below hides it.
+  const OTHER = 'SELECT COALESCE((SELECT MAX(revenue) FROM `service-v1.globex.fact__orders`), 0) AS m FROM `service-v1.acme.fact__orders`';
 
   it('the untouched tree is refused for the other dataset (baseline)', () => {
     expect(verdict(parsed(OTHER))).toEqual({ ok: false, code: 'FORBIDDEN_TABLE' });
@@ -240,6 +279,12 @@ describe('the tree walk fails closed on shapes it does not know', () => {
     ['an unknown function field', 'args', 'arguments'],
   ])('refuses %s', (_name, from, to) => {
     expect(verdict(renameKey(parsed(OTHER), from, to) as unknown[])).toEqual({ ok: false, code: 'QUERY_FAILED' });
+  });
+
+  it('refuses an unknown pipe operator that could hold a query', () => {
+    const PIPE = 'SELECT * FROM `service-v1.acme.fact__orders` |> UNION ALL (SELECT * FROM `service-v1.globex.fact__orders`)';
+    expect(verdict(parsed(PIPE))).toEqual({ ok: false, code: 'FORBIDDEN_TABLE' });
+    expect(verdict(renameKey(parsed(PIPE), 'Union', 'UnionByName') as unknown[])).toEqual({ ok: false, code: 'QUERY_FAILED' });
   });
 
   it('refuses a node that is not a plain object (it could hide children)', () => {

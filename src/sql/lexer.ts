@@ -135,11 +135,14 @@ export class Lexer {
           const bytes = prefix.includes('b');
           return this.deferBody('<string>', j, raw ? (bytes ? Body.RawBytesString : Body.RawString) : bytes ? Body.BytesString : Body.String);
         }
-        throw new SqlScanError('QUERY_FAILED', `put a space between ${JSON.stringify(word)} and the quote that follows it`, j);
+        // Any other one-letter word may be a literal prefix to the parser (x'..' hex, n'..' national: read with
+        // rules of their own) where BigQuery reads a name and a string: refused. A longer word followed by a
+        // quote (DATE'2024-01-01', JSON'{}') is a word and a string to both, as with a space between them.
+        if (word.length === 1) {
+          throw new SqlScanError('QUERY_FAILED', `put a space between ${JSON.stringify(word)} and the quote that follows it`, j);
+        }
       }
-      if (next === '`') {
-        throw new SqlScanError('QUERY_FAILED', `put a space between ${JSON.stringify(word)} and the backtick that follows it`, j);
-      }
+      // A word followed directly by a backtick is a word and a quoted identifier to both.
       this.token = word.toUpperCase();
       this.i = j;
       return true;
@@ -163,6 +166,12 @@ export class Lexer {
     if (c === 96) return this.deferBody('<identifier>', i, Body.QuotedIdentifier);
     const ch = sql[i] ?? '';
     if (PUNCTUATION.has(ch)) {
+      // The pipe operator `|>` is one token, for BigQuery and the parser alike (`| >` is not a pipe).
+      if (ch === '|' && sql[i + 1] === '>') {
+        this.token = '|>';
+        this.i = i + 2;
+        return true;
+      }
       this.token = ch;
       this.i = i + 1;
       return true;

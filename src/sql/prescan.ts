@@ -9,7 +9,13 @@
  * estimate exceeds MAX_PARSE_WORK, so no input within MAX_SQL_LENGTH costs more than a large valid query does.
  * It bounds the depth of the tree the parser will build (MAX_EXPRESSION_DEPTH), which otherwise overflows the
  * parser's WebAssembly stack, and the nesting of brackets. And it checks the statement's shape: one statement,
- * starting with SELECT or WITH.
+ * starting with SELECT or WITH, or FROM (pipe syntax).
+ *
+ * Pipe syntax may start a query with FROM (`FROM t |> WHERE ...`), which the parser does not read. BigQuery
+ * reads such a query as `SELECT * FROM t` followed by its pipe steps, so the text for the parser gets
+ * `SELECT * ` inserted before each FROM that starts a query: the rewrite only adds tokens, so every table of the
+ * user's text is still in what the parser reads, in a FROM clause as in BigQuery's reading. `toUserPosition`
+ * maps the parser's positions back to the user's text.
  */
 import { Lexer, SqlScanError } from './lexer';
 
@@ -48,8 +54,13 @@ export interface PrescanFailure {
 
 export interface PrescanOk {
   ok: true;
-  /** The text with every comment replaced by spaces (line breaks kept, so positions are unchanged). */
+  /**
+   * The text for the parser: every comment replaced by spaces (line breaks kept), and QUERY_START inserted
+   * before each FROM that starts a query (see `insertions`).
+   */
   sql: string;
+  /** Indices in the user's text where QUERY_START was inserted, ascending. */
+  insertions: number[];
   /** Significant tokens (comments and whitespace excluded). */
   tokens: number;
   /** The parser-work estimate that was checked against MAX_PARSE_WORK. */
@@ -98,6 +109,9 @@ const STATEMENT_KEYWORDS: ReadonlySet<string> = new Set(
   ).split(' '),
 );
 
+/** Inserted before a FROM that starts a query (pipe syntax), so the parser reads `SELECT * FROM ...`. */
+export const QUERY_START = 'SELECT * ';
+
 /**
  * Work units charged for a SELECT keyword: each SELECT becomes a large node (some 20 fields, tokens and spans)
  * that costs about as much to build and convert as 20-30 plain tokens (measured: a 100 KiB text of tiny
@@ -131,6 +145,8 @@ const TYPE_WORDS: ReadonlySet<string> = new Set(['STRUCT', 'ARRAY']);
 interface Level {
   /** What closes this level. */
   closer: ')' | ']' | 'END' | '>';
+  /** Opened by `AS (`: a CTE's body, after which a FROM starts the main query. */
+  afterAs: boolean;
   /** Index of the opening token, for error positions. */
   openedAt: number;
   /** Work multiplier inherited when the level opened. */
@@ -151,8 +167,9 @@ interface Level {
   setOps: number;
 }
 
-const newLevel = (closer: Level['closer'], openedAt: number, mult: number): Level => ({
+const newLevel = (closer: Level['closer'], openedAt: number, mult: number, afterAs = false): Level => ({
   closer,
+  afterAs,
   openedAt,
   mult,
   openMult: 1,
@@ -187,6 +204,51 @@ export function positionAt(text: string, index: number): SqlPosition {
 
 const isHighSurrogate = (c: number) => c >= 0xd800 && c <= 0xdbff;
 
+/** The UTF-16 index of a 1-based line and column (code points), the inverse of positionAt. */
+function indexAt(text: string, position: SqlPosition): number {
+  let line = 1;
+  let column = 1;
+  let i = 0;
+  for (; i < text.length; i++) {
+    if (line === position.line && column === position.column) return i;
+    const c = text.charCodeAt(i);
+    if (c === 10) {
+      if (line === position.line) return i; // past the end of that line
+      line++;
+      column = 1;
+    } else if (!(c >= 0xdc00 && c <= 0xdfff && i > 0 && isHighSurrogate(text.charCodeAt(i - 1)))) {
+      column++;
+    }
+  }
+  return i;
+}
+
+function insert(text: string, at: readonly number[]): string {
+  if (at.length === 0) return text;
+  const parts: string[] = [];
+  let from = 0;
+  for (const i of at) {
+    parts.push(text.slice(from, i), QUERY_START);
+    from = i;
+  }
+  parts.push(text.slice(from));
+  return parts.join('');
+}
+
+/**
+ * Maps a position in the parser's text (`pre.sql`) back to the user's text: a position inside an inserted
+ * QUERY_START points at the FROM it was inserted before.
+ */
+export function toUserPosition(sql: string, pre: Pick<PrescanOk, 'sql' | 'insertions'>, position: SqlPosition): SqlPosition {
+  if (pre.insertions.length === 0) return position;
+  let index = indexAt(pre.sql, position);
+  for (const at of pre.insertions) {
+    if (index < at) break;
+    index = Math.max(at, index - QUERY_START.length);
+  }
+  return positionAt(sql, index);
+}
+
 /**
  * Gate 2a: limits, BigQuery-faithful lexing, statement shape and the parser-work bound. Linear in the text.
  * On success returns the text with comments blanked, ready for the parser.
@@ -204,7 +266,8 @@ export function prescan(sql: string): PrescanResult {
     const bounds = new Bounds();
     while (lexer.next()) bounds.token(lexer.token, lexer.start);
     bounds.finish();
-    return { ok: true, sql: lexer.text(), tokens: bounds.tokens, work: bounds.work };
+    const text = lexer.text();
+    return { ok: true, sql: insert(text, bounds.queryStarts), insertions: bounds.queryStarts, tokens: bounds.tokens, work: bounds.work };
   } catch (err) {
     if (err instanceof SqlScanError) {
       return { ok: false, code: err.code, message: err.message, position: positionAt(sql, err.index) };
@@ -220,6 +283,10 @@ export function prescan(sql: string): PrescanResult {
 class Bounds {
   tokens = 0;
   work = 0;
+  /** Indices of the FROMs that start a query (pipe syntax). */
+  readonly queryStarts: number[] = [];
+  /** Whether the last level closed was a CTE body (`AS ( ... )`). */
+  private closedCte = false;
   private readonly levels: Level[] = [];
   /** The top level, which never closes. */
   private readonly root: Level = newLevel(')', 0, 1);
@@ -255,7 +322,7 @@ class Bounds {
     if (this.levels.length >= MAX_NESTING_DEPTH) {
       throw new SqlScanError('QUERY_FAILED', `nesting deeper than ${MAX_NESTING_DEPTH} levels`, index);
     }
-    this.levels.push(newLevel(closer, index, multiplier(this.current()) * factor));
+    this.levels.push(newLevel(closer, index, multiplier(this.current()) * factor, closer === ')' && this.prev === 'AS'));
   }
 
   /** Closes the top level and folds its depth into the enclosing item. */
@@ -273,6 +340,7 @@ class Bounds {
       const shown = closer === 'END' ? 'END' : `'${closer}'`;
       throw new SqlScanError('QUERY_FAILED', `unbalanced ${shown}`, index);
     }
+    this.closedCte = l.afterAs;
     this.pop(index);
   }
 
@@ -283,12 +351,12 @@ class Bounds {
       return;
     }
     this.firstWord = text;
-    if (text !== 'SELECT' && text !== 'WITH') {
+    if (text !== 'SELECT' && text !== 'WITH' && text !== 'FROM') {
       // A statement keyword is a non-read-only statement; anything else is a syntax error.
       if (STATEMENT_KEYWORDS.has(text)) {
         throw new SqlScanError('INVALID_SQL', `only a single SELECT or WITH statement is allowed, not ${text}`, index);
       }
-      throw new SqlScanError('QUERY_FAILED', `syntax error: expected SELECT or WITH, found ${JSON.stringify(text)}`, index);
+      throw new SqlScanError('QUERY_FAILED', `syntax error: expected SELECT, WITH or FROM (pipe syntax), found ${JSON.stringify(text)}`, index);
     }
   }
 
@@ -378,6 +446,20 @@ class Bounds {
         break;
       case 'SELECT':
         this.charge(index, SELECT_WEIGHT);
+        break;
+      case 'FROM':
+        // A FROM at the start of the text, after `(`, or after a CTE's body starts a query (pipe syntax); in any
+        // other SQL a FROM there is a syntax error, so reading it as `SELECT * FROM` changes no valid query.
+        if (this.prev === null || this.prev === '(' || (this.prev === ')' && this.closedCte)) {
+          this.queryStarts.push(index);
+          this.charge(index, SELECT_WEIGHT);
+        }
+        this.charge(index);
+        break;
+      case '|>':
+        // Each pipe step starts a new expression, like a clause keyword.
+        endItem(level);
+        this.charge(index);
         break;
       default: {
         this.charge(index);
