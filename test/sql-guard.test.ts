@@ -211,12 +211,15 @@ describe('limits that keep the parser safe', () => {
     expect(await checkSql(union(MAX_EXPRESSION_DEPTH + 1), ACME)).toMatchObject({ ok: false, code: 'QUERY_FAILED' });
   });
 
-  it('keeps wide lists, long join chains and long CASEs (they do not nest)', async () => {
+  it('keeps wide lists, long join chains, alias-path and pipe chains and long CASEs (they do not nest)', async () => {
     const columns = Array.from({ length: 3000 }, (_, i) => `revenue + ${i} AS c${i}`).join(', ');
     expect(await checkSql(`SELECT ${columns} FROM ${T}`, ACME)).toMatchObject({ ok: true });
     const joins = Array.from({ length: 500 }, (_, i) => ` JOIN \`service-v1.acme.t${i}\` USING (order_id)`).join('');
     const joined = await checkSql(`SELECT 1 FROM ${T}${joins}`, ACME);
     expect(joined.ok && joined.tables.length).toBe(501);
+    const paths = Array.from({ length: 2000 }, (_, i) => `, a${i}.items AS a${i + 1}`).join('');
+    expect(await checkSql(`SELECT 1 FROM ${T} AS a0${paths}`, ACME)).toEqual({ ok: true, tables: ['service-v1.acme.fact__orders'] });
+    expect(await checkSql(`FROM ${T}${' |> WHERE quantity > 1'.repeat(2000)}`, ACME)).toMatchObject({ ok: true });
     const whens = Array.from({ length: 2000 }, (_, i) => `WHEN quantity = ${i} THEN 'q${i}'`).join(' ');
     expect(await checkSql(`SELECT CASE ${whens} ELSE 'many' END FROM ${T}`, ACME)).toMatchObject({ ok: true });
   });

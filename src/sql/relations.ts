@@ -202,12 +202,42 @@ const INERT_KEYS: ReadonlySet<string> = new Set([
  */
 interface Ctx {
   readonly ctes: CteScope | null;
-  readonly vars: readonly string[];
+  readonly vars: Vars;
 }
 
-const NO_VARS: readonly string[] = [];
+/**
+ * Range variables in scope: the first `visible` names of a frame (one FROM clause's, in order) and, through the
+ * frame's parent, the outer queries'. Frames only grow, so a view taken earlier stays what it was; a lookup
+ * costs one map read per enclosing query, however long the FROM clause.
+ */
+type Vars = { readonly frame: Frame; readonly visible: number } | null;
 
-const withVars = (ctx: Ctx, vars: readonly string[]): Ctx => (vars === ctx.vars ? ctx : { ctes: ctx.ctes, vars });
+interface Frame {
+  /** Each name's first position in the frame. */
+  readonly index: Map<string, number>;
+  readonly names: string[];
+  readonly parent: Vars;
+}
+
+const newFrame = (parent: Vars): Frame => ({ index: new Map(), names: [], parent });
+
+const viewOf = (frame: Frame): Vars => ({ frame, visible: frame.names.length });
+
+function addVar(frame: Frame, name: string | null): void {
+  if (name === null) return;
+  if (!frame.index.has(name)) frame.index.set(name, frame.names.length);
+  frame.names.push(name);
+}
+
+function hasVar(vars: Vars, name: string): boolean {
+  for (let v = vars; v; v = v.frame.parent) {
+    const at = v.frame.index.get(name);
+    if (at !== undefined && at < v.visible) return true;
+  }
+  return false;
+}
+
+const withVars = (ctx: Ctx, vars: Vars): Ctx => (vars === ctx.vars ? ctx : { ctes: ctx.ctes, vars });
 
 /** Join kinds that hide the left side's names from the right side (BigQuery resolves their right side alone). */
 const OUTER_RIGHT_JOINS: ReadonlySet<string> = new Set(['Right', 'RightOuter', 'FullOuter']);
@@ -271,7 +301,7 @@ export function resolveRelations(statements: unknown[], scope: GuardScope): stri
   if (kind !== 'Query') {
     throw new Rejection('INVALID_SQL', `only a single SELECT or WITH statement is allowed (got ${kind})`);
   }
-  walker.query(body, { ctes: null, vars: NO_VARS });
+  walker.query(body, { ctes: null, vars: null });
   return [...walker.tables];
 }
 
@@ -347,7 +377,7 @@ class Walker {
       // A CTE sees the ones before it; WITH RECURSIVE lets each see all of them, itself included. Its body sees
       // no range variable of the query around it (BigQuery resolves it in an empty name scope).
       const visible: CteScope = recursive ? all : { names: positions, visible: i, parent: outer };
-      this.query(cte['query'], { ctes: visible, vars: NO_VARS });
+      this.query(cte['query'], { ctes: visible, vars: null });
     });
     return all;
   }
@@ -381,11 +411,12 @@ class Walker {
   private select(node: unknown, ctx: Ctx): void {
     const s = asRecord(node, 'SELECT');
     // FROM first: its range variables are in scope for every other clause (and subqueries in them).
-    let vars = ctx.vars;
+    let inner = ctx;
     if (!isAbsent(s['from'])) {
-      for (const twj of asArray(s['from'], 'FROM')) vars = this.tableWithJoins(twj, ctx, vars);
+      const frame = newFrame(ctx.vars);
+      for (const twj of asArray(s['from'], 'FROM')) this.tableWithJoins(twj, ctx, frame);
+      inner = withVars(ctx, viewOf(frame));
     }
-    const inner = withVars(ctx, vars);
     for (const key in s) {
       const v = s[key];
       if (isAbsent(v) || isInertField(key)) continue;
@@ -426,21 +457,20 @@ class Walker {
   }
 
   /**
-   * One comma-separated FROM item and its joins. `left` holds the range variables in scope for it (the query's
-   * outer ones and those of the items before it); returns them with the ones this item adds.
+   * One comma-separated FROM item and its joins. `frame` holds the range variables of the FROM clause so far
+   * (on top of the outer queries'); the names this item adds are appended to it.
    */
-  private tableWithJoins(node: unknown, ctx: Ctx, left: readonly string[]): readonly string[] {
+  private tableWithJoins(node: unknown, ctx: Ctx, frame: Frame): void {
     const twj = asRecord(node, 'FROM item');
     for (const key in twj) {
       if (key !== 'relation' && key !== 'joins') throw unsupported(`FROM field ${key}`);
     }
-    let vars = this.tableFactor(twj['relation'], ctx, left);
-    for (const j of asArray(twj['joins'] ?? [], 'JOIN')) vars = this.join(j, ctx, vars);
-    return vars;
+    this.tableFactor(twj['relation'], ctx, frame, viewOf(frame));
+    for (const j of asArray(twj['joins'] ?? [], 'JOIN')) this.join(j, ctx, frame);
   }
 
-  /** A JOIN of `left` (range variables so far) with its right side; returns the range variables after it. */
-  private join(node: unknown, ctx: Ctx, left: readonly string[]): readonly string[] {
+  /** A JOIN of what `frame` holds with its right side, whose names are appended to `frame`. */
+  private join(node: unknown, ctx: Ctx, frame: Frame): void {
     const join = asRecord(node, 'JOIN');
     for (const key in join) {
       const v = join[key];
@@ -449,43 +479,42 @@ class Walker {
     const [kind, constraint] = variant(join['join_operator'], 'JOIN');
     if (!JOIN_KINDS.has(kind)) throw unsupported(`${kind} join`);
     // The right side of a RIGHT or FULL join sees only the query's outer names; the others see the left side too.
-    const rhsScope = OUTER_RIGHT_JOINS.has(kind) ? ctx.vars : left;
-    const rhs = this.tableFactor(join['relation'], ctx, rhsScope);
-    const after = rhs === rhsScope ? left : [...left, ...rhs.slice(rhsScope.length)];
-    this.expr(constraint, withVars(ctx, after)); // ON <expr> / USING (...)
-    return after;
+    this.tableFactor(join['relation'], ctx, frame, OUTER_RIGHT_JOINS.has(kind) ? ctx.vars : viewOf(frame));
+    this.expr(constraint, withVars(ctx, viewOf(frame))); // ON <expr> / USING (...)
   }
 
   /**
-   * One FROM item. `local` holds the range variables a path in it may start from; returns `local` with the
-   * names the item adds (its alias, explicit or implicit).
+   * One FROM item. `local` holds the range variables a path in it may start from; the names the item adds (its
+   * alias, explicit or implicit) are appended to `frame`.
    */
-  private tableFactor(node: unknown, ctx: Ctx, local: readonly string[]): readonly string[] {
+  private tableFactor(node: unknown, ctx: Ctx, frame: Frame, local: Vars): void {
     const [kind, body] = variant(node, 'FROM item');
     const f = asRecord(body, kind);
-    const adds = (name: string | null) => (name === null ? local : [...local, name]);
     switch (kind) {
       case 'Table':
-        return adds(this.table(f, ctx, local));
+        return addVar(frame, this.table(f, ctx, local));
       case 'Derived':
         // A subquery in FROM sees the query's outer names, not the items beside it (BigQuery has no LATERAL).
-        this.fields(f, kind, FROM_ITEM_PLANS.Derived, withVars(ctx, ctx.vars));
-        return adds(aliasName(f['alias']));
+        this.fields(f, kind, FROM_ITEM_PLANS.Derived, ctx);
+        return addVar(frame, aliasName(f['alias']));
       case 'UNNEST':
         this.fields(f, kind, FROM_ITEM_PLANS.UNNEST, withVars(ctx, local));
-        return adds(aliasName(f['alias']));
+        return addVar(frame, aliasName(f['alias']));
       case 'NestedJoin': {
         this.fields(f, kind, { table_with_joins: 'skip', alias: 'skip' }, ctx);
         // A parenthesized join starts from the outer names; the names inside stay visible after it.
-        const inner = this.tableWithJoins(f['table_with_joins'], ctx, ctx.vars);
-        return isAbsent(f['alias']) ? [...local, ...inner.slice(ctx.vars.length)] : local;
+        const inner = newFrame(ctx.vars);
+        this.tableWithJoins(f['table_with_joins'], ctx, inner);
+        if (isAbsent(f['alias'])) for (const name of inner.names) addVar(frame, name);
+        return;
       }
       case 'Pivot':
       case 'Unpivot': {
         const plan = kind === 'Pivot' ? FROM_ITEM_PLANS.Pivot : FROM_ITEM_PLANS.Unpivot;
-        // Its input's names do not survive it; only its own alias does.
-        this.fields(f, kind, plan, withVars(ctx, local));
-        return adds(aliasName(f['alias']));
+        // Walked with the outer names only (BigQuery refuses PIVOT on an array path); its input's names do not
+        // survive it, only its own alias does.
+        this.fields(f, kind, plan, ctx);
+        return addVar(frame, aliasName(f['alias']));
       }
       case 'TableFunction':
       case 'Function':
@@ -496,7 +525,7 @@ class Walker {
   }
 
   /** A named FROM item: an array path of a range variable, a CTE, or a table. Returns the name it adds. */
-  private table(f: Json, ctx: Ctx, local: readonly string[]): string | null {
+  private table(f: Json, ctx: Ctx, local: Vars): string | null {
     for (const key in f) {
       const v = f[key];
       if (isAbsent(v) || isInertField(key)) continue;
@@ -542,7 +571,7 @@ class Walker {
     const [kind, body] = variant(node, 'pipe operator');
     const f = asRecord(body, `pipe operator ${kind}`);
     if (kind === 'Join') {
-      this.join(f, ctx, ctx.vars);
+      this.join(f, ctx, newFrame(ctx.vars));
       return;
     }
     if (kind === 'Call') {
@@ -566,7 +595,7 @@ class Walker {
       if (how === 'query') this.query(v, ctx);
       else if (how === 'queries') for (const q of asArray(v, kind)) this.query(q, ctx);
       else if (how === 'expr') this.expr(v, ctx);
-      else if (how === 'table') this.tableFactor(v, ctx, ctx.vars);
+      else if (how === 'table') this.tableFactor(v, ctx, newFrame(ctx.vars), ctx.vars); // a PIVOT's input: its names end there
     }
   }
 
@@ -694,8 +723,8 @@ class Walker {
  * first a range variable in `vars`. A name holding a dot is never taken for one (BigQuery may split it), and
  * neither is an alias spelt like the project: such a path is checked as the table it would otherwise name.
  */
-function isArrayPath(idents: readonly string[], vars: readonly string[], project: string): boolean {
-  if (idents.length < 2 || vars.length === 0) return false;
+function isArrayPath(idents: readonly string[], vars: Vars, project: string): boolean {
+  if (idents.length < 2 || vars === null) return false;
   const first = idents[0] ?? '';
-  return first !== project && vars.includes(first) && idents.every((p) => p.length > 0 && !p.includes('.'));
+  return first !== project && hasVar(vars, first) && idents.every((p) => p.length > 0 && !p.includes('.'));
 }
