@@ -59,6 +59,8 @@ export class Lexer {
   token = '';
   start = 0;
   private i = 0;
+  /** Index of the second bar of the last `||` read (its two halves are handed out as two `|` tokens). */
+  private concatAt = -1;
   private body: Body = Body.None;
   private readonly out: string[] = [];
   private copiedTo = 0;
@@ -166,12 +168,14 @@ export class Lexer {
     if (c === 96) return this.deferBody('<identifier>', i, Body.QuotedIdentifier);
     const ch = sql[i] ?? '';
     if (PUNCTUATION.has(ch)) {
-      // The pipe operator `|>` is one token, for BigQuery and the parser alike (`| >` is not a pipe).
-      if (ch === '|' && sql[i + 1] === '>') {
+      // The pipe operator `|>` is one token, for BigQuery and the parser alike (`| >` is not a pipe). Both read
+      // `||` first (`a ||> b` is `||` then `>`), so the second bar of a `||` never starts a pipe.
+      if (ch === '|' && sql[i + 1] === '>' && this.concatAt !== i) {
         this.token = '|>';
         this.i = i + 2;
         return true;
       }
+      if (ch === '|' && sql[i + 1] === '|' && this.concatAt !== i) this.concatAt = i + 1;
       this.token = ch;
       this.i = i + 1;
       return true;
