@@ -9,6 +9,10 @@
  * the check (fail closed): a parser upgrade that adds a node kind can only cause rejections, never a skipped
  * table.
  *
+ * FROM paths are resolved as BigQuery resolves them: a path of two or more names whose first name is a range
+ * variable in scope is an array of that row (`FROM t AS o, o.items`), anything else a CTE or a table held to the
+ * allowlist (see Ctx). Pipe steps (`|> ...`) are walked by typed plans like the rest of the skeleton.
+ *
  * The AST shape is datafusion-sqlparser-rs's serde output (enum variants as `{ Variant: value }`, struct
  * fields snake_case, absent Options omitted).
  */
