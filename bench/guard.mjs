@@ -159,6 +159,10 @@ function adversarialInputs(limit) {
     ['100 KiB UNION ALL chain', within(limit, (n) => Array(n).fill(`SELECT 1 FROM ${T('t')}`).join(' UNION ALL '))],
     ['100 KiB of CTEs', within(limit, (n) => `WITH ${Array.from({ length: n }, (_, i) => `c${i} AS (SELECT 1)`).join(', ')} SELECT 1`)],
     ['100 KiB of scalar subqueries', within(limit, (n) => `SELECT ${Array(n).fill(`(SELECT MAX(x) FROM ${T('t')})`).join(', ')}`)],
+    // Issue 17: correlated array paths (each resolved against the range variables in scope) and pipe syntax.
+    ['100 KiB chain of alias paths', within(limit, (n) => `SELECT 1 FROM ${T('t')} AS a0${Array.from({ length: n }, (_, i) => `, a${i}.x AS a${i + 1}`).join('')}`)],
+    ['100 KiB pipe chain', within(limit, (n) => `FROM ${T('t')}${' |> WHERE x > 1'.repeat(n)}`)],
+    ['100 KiB of FROM-first subqueries', within(limit, (n) => `SELECT 1 FROM ${Array(n).fill(`(FROM ${T('t')})`).join(', ')}`)],
   ];
   // Inputs sized to sit just under the prescan's work bound: k retrying levels around a malformed payload.
   for (const [open, close, k] of [

@@ -3,7 +3,9 @@
 //
 // LEGIT: analytic BigQuery that must pass, with the tables it reads. A case the checker cannot accept yet stays
 // here with `knownFalseReject` (the reason), so the false-reject rate reported by the test is honest.
-// ATTACKS: input that must be refused, with the code it must be refused with.
+// REFUSED_BY_DESIGN: BigQuery the API refuses on purpose, each for a reason docs/sql-guard.md gives.
+// ATTACKS: input that must be refused, with the code it must be refused with (the hostile twins of each accepted
+// form sit next to the other attacks of their kind).
 
 export interface LegitCase {
   name: string;
@@ -280,27 +282,105 @@ ORDER BY segment, rank_in_segment`,
     tables: [N('fact__orders'), N('dim__customers'), N('dim__products')],
   },
 
-  // Legitimate BigQuery the checker refuses today (counted in the false-reject rate)
+  // Correlated array paths: a FROM path whose first name is a range variable in scope is an array of that row
+  { name: 'implicit UNNEST of an alias path', sql: `SELECT o.order_id, item.sku FROM ${ORDERS} AS o, o.items AS item`, tables: [N('fact__orders')] },
+  { name: 'alias path without AS', sql: `SELECT o.order_id, item.sku FROM ${ORDERS} o, o.items item`, tables: [N('fact__orders')] },
+  { name: 'alias path without its own alias', sql: `SELECT o.order_id, items.sku FROM ${ORDERS} AS o, o.items`, tables: [N('fact__orders')] },
+  { name: 'alias path in CROSS JOIN', sql: `SELECT o.order_id, i.sku FROM ${ORDERS} AS o CROSS JOIN o.items AS i`, tables: [N('fact__orders')] },
+  { name: 'alias path in LEFT JOIN', sql: `SELECT o.order_id, i.sku FROM ${ORDERS} AS o LEFT JOIN o.items AS i`, tables: [N('fact__orders')] },
+  { name: 'alias path in JOIN ... ON', sql: `SELECT o.order_id, i.sku FROM ${ORDERS} AS o JOIN o.items AS i ON i.quantity > 1`, tables: [N('fact__orders')] },
   {
-    name: 'implicit UNNEST of an array column path',
-    sql: `SELECT o.order_id FROM ${ORDERS} AS o, o.items AS item`,
-    knownFalseReject: 'a FROM path starting with a table alias is refused as an unqualified table; write UNNEST(o.items)',
+    name: 'alias paths several levels deep',
+    sql: `SELECT o.order_id, i.sku, d.code FROM ${ORDERS} AS o, o.items AS i, i.discounts AS d WHERE d.amount > 0`,
+    tables: [N('fact__orders')],
   },
+  { name: 'alias path through a struct', sql: `SELECT p.tracking_id FROM ${ORDERS} AS o, o.shipping.parcels AS p`, tables: [N('fact__orders')] },
+  {
+    name: 'alias path mixed with explicit UNNEST',
+    sql: `SELECT o.order_id, i.sku, d.code FROM ${ORDERS} AS o, UNNEST(o.items) AS i, i.discounts AS d`,
+    tables: [N('fact__orders')],
+  },
+  {
+    name: 'alias path after joins of two tables',
+    sql: `SELECT c.country, i.sku FROM ${ORDERS} AS o JOIN ${CUSTOMERS} AS c USING (customer_id), o.items AS i`,
+    tables: [N('fact__orders'), N('dim__customers')],
+  },
+  {
+    name: 'alias path after a parenthesized join',
+    sql: `SELECT c.country, i.sku FROM (${ORDERS} AS o JOIN ${CUSTOMERS} AS c USING (customer_id)), o.items AS i`,
+    tables: [N('fact__orders'), N('dim__customers')],
+  },
+  { name: 'implicit alias of an unquoted table path', sql: 'SELECT i.sku FROM service-v1.acme.fact__orders, fact__orders.items AS i', tables: [N('fact__orders')] },
+  {
+    name: 'alias path in a correlated scalar subquery',
+    sql: `SELECT o.order_id, (SELECT SUM(i.quantity) FROM o.items AS i) AS units FROM ${ORDERS} AS o`,
+    tables: [N('fact__orders')],
+  },
+  { name: 'alias path in EXISTS', sql: `SELECT o.order_id FROM ${ORDERS} AS o WHERE EXISTS (SELECT 1 FROM o.items AS i WHERE i.sku = 'A-1')`, tables: [N('fact__orders')] },
+  {
+    name: 'alias path in an ARRAY subquery',
+    sql: `SELECT o.order_id, ARRAY(SELECT AS STRUCT i.sku, i.quantity FROM o.items AS i ORDER BY i.quantity DESC LIMIT 3) AS top FROM ${ORDERS} AS o`,
+    tables: [N('fact__orders')],
+  },
+  {
+    name: 'alias path inside a CTE',
+    sql: `WITH lines AS (SELECT o.order_id, i.sku FROM ${ORDERS} AS o, o.items AS i) SELECT sku, COUNT(*) FROM lines GROUP BY sku`,
+    tables: [N('fact__orders')],
+  },
+  {
+    name: 'alias path of a CTE',
+    sql: `WITH x AS (SELECT order_id, items FROM ${ORDERS}) SELECT x.order_id, i.sku FROM x, x.items AS i`,
+    tables: [N('fact__orders')],
+  },
+  {
+    name: 'alias path of a derived table',
+    sql: `SELECT d.order_id, i.sku FROM (SELECT order_id, items FROM ${ORDERS}) AS d, d.items AS i`,
+    tables: [N('fact__orders')],
+  },
+  { name: 'alias path of an UNNEST alias', sql: 'SELECT x FROM UNNEST([STRUCT([1, 2] AS xs)]) AS s, s.xs AS x', tables: [] },
+
+  // Pipe syntax: every table in every step held to the same rules
   {
     name: 'pipe syntax',
     sql: `FROM ${ORDERS} |> WHERE quantity > 1 |> AGGREGATE SUM(revenue) GROUP BY channel`,
-    knownFalseReject: 'pipe syntax (|>) is not checked by the walker, so it is refused',
+    tables: [N('fact__orders')],
   },
   {
-    name: 'keyword glued to a literal',
-    sql: `SELECT * FROM ${ORDERS} WHERE order_date > DATE'2024-01-01'`,
-    knownFalseReject: 'the prescan requires whitespace between a word and a quote (only r/b/rb/br prefixes may touch one)',
+    name: 'pipe syntax, multi-line with ORDER BY and LIMIT',
+    sql: `FROM ${ORDERS}\n|> WHERE order_date >= DATE '2024-01-01'\n|> AGGREGATE SUM(revenue) AS revenue, COUNT(*) AS orders GROUP BY channel\n|> ORDER BY revenue DESC\n|> LIMIT 10`,
+    tables: [N('fact__orders')],
   },
   {
-    name: 'query parameter',
-    sql: `SELECT * FROM ${ORDERS} WHERE channel = @channel`,
-    knownFalseReject: 'query parameters are not supported by the API, so @name is refused',
+    name: 'pipe syntax after a SELECT',
+    sql: `SELECT channel, revenue FROM ${ORDERS} |> WHERE revenue > 10 |> SELECT channel`,
+    tables: [N('fact__orders')],
   },
+  {
+    name: 'pipe EXTEND, SET, DROP, RENAME, AS',
+    sql: `FROM ${ORDERS} |> EXTEND revenue * 2 AS double |> SET quantity = quantity + 1 |> DROP currency |> RENAME channel AS ch |> AS t |> SELECT t.ch, t.double`,
+    tables: [N('fact__orders')],
+  },
+  {
+    name: 'pipe JOIN of an own table',
+    sql: `FROM ${ORDERS} AS o |> JOIN ${CUSTOMERS} AS c ON c.customer_id = o.customer_id |> AGGREGATE COUNT(*) GROUP BY c.country`,
+    tables: [N('fact__orders'), N('dim__customers')],
+  },
+  { name: 'pipe LEFT JOIN USING', sql: `FROM ${ORDERS} |> LEFT JOIN ${PRODUCTS} USING (product_id)`, tables: [N('fact__orders'), N('dim__products')] },
+  { name: 'pipe UNION ALL', sql: `FROM ${ORDERS} |> SELECT customer_id |> UNION ALL (SELECT customer_id FROM ${CUSTOMERS})`, tables: [N('fact__orders'), N('dim__customers')] },
+  { name: 'pipe INTERSECT and EXCEPT', sql: `FROM ${PRODUCTS} |> SELECT product_id |> INTERSECT DISTINCT (SELECT product_id FROM ${ORDERS}) |> EXCEPT DISTINCT (SELECT 1)` },
+  { name: 'pipe WHERE with a subquery', sql: `FROM ${ORDERS} |> WHERE customer_id IN (SELECT customer_id FROM ${CUSTOMERS} WHERE country = 'DE')`, tables: [N('fact__orders'), N('dim__customers')] },
+  { name: 'pipe in a subquery', sql: `SELECT * FROM (FROM ${ORDERS} |> WHERE quantity > 1 |> SELECT order_id) AS big`, tables: [N('fact__orders')] },
+  { name: 'pipe in an IN subquery', sql: `SELECT * FROM ${CUSTOMERS} WHERE customer_id IN (FROM ${ORDERS} |> SELECT customer_id)`, tables: [N('dim__customers'), N('fact__orders')] },
+  { name: 'pipe after a WITH', sql: `WITH recent AS (SELECT * FROM ${ORDERS} WHERE order_date > DATE '2024-01-01') FROM recent |> AGGREGATE COUNT(*) GROUP BY channel`, tables: [N('fact__orders')] },
+  { name: 'pipe in a CTE', sql: `WITH t AS (FROM ${DAILY} |> WHERE revenue > 0) SELECT COUNT(*) FROM t`, tables: [N('agg__daily_revenue')] },
+  { name: 'pipe PIVOT', sql: `FROM ${DAILY} |> SELECT day, channel, revenue |> PIVOT (SUM(revenue) FOR channel IN ('web', 'store'))`, tables: [N('agg__daily_revenue')] },
+  { name: 'pipe UNPIVOT', sql: `FROM ${KPIS} |> UNPIVOT (value FOR metric IN (orders, revenue))`, tables: [N('report__monthly_kpis')] },
+  { name: 'pipe TABLESAMPLE', sql: `FROM ${EVENTS} |> TABLESAMPLE SYSTEM (10 PERCENT) |> LIMIT 100`, tables: [N('raw__web_events')] },
+  { name: 'FROM alone (a pipe query of no steps)', sql: `FROM ${DAILY}`, tables: [N('agg__daily_revenue')] },
+
+  // Literals
+  { name: 'keyword glued to a literal', sql: `SELECT * FROM ${ORDERS} WHERE order_date > DATE'2024-01-01'`, tables: [N('fact__orders')] },
+  { name: 'typed literals glued to their strings', sql: `SELECT TIMESTAMP'2024-01-01 00:00:00+00', JSON'{"a": 1}', NUMERIC"1.50" FROM ${ORDERS}` },
   {
     name: 'GROUP BY ALL',
     sql: `SELECT channel, SUM(revenue) FROM ${ORDERS} GROUP BY ALL`,
@@ -309,11 +389,19 @@ ORDER BY segment, rank_in_segment`,
     name: 'RANGE type literal',
     sql: "SELECT RANGE<DATE> '[2024-01-01, 2024-02-01)' AS r",
   },
-  {
-    name: 'ML.PREDICT on a model of the dataset',
-    sql: `SELECT * FROM ML.PREDICT(MODEL \`service-v1.acme.churn\`, (SELECT * FROM ${CUSTOMERS}))`,
-    knownFalseReject: 'ML functions are refused outright (the issue asks for it), even on the brand\'s own models',
-  },
+];
+
+/**
+ * BigQuery the API refuses on purpose (docs/sql-guard.md says why for each): not a false reject, not an attack.
+ * Kept here so the refusal and its code are tested.
+ */
+export const REFUSED_BY_DESIGN: AttackCase[] = [
+  // The API has no way to send parameter values: BigQuery would refuse the query too.
+  { name: 'query parameter', sql: `SELECT * FROM ${ORDERS} WHERE channel = @channel`, code: 'QUERY_FAILED' },
+  // The parser does not read MODEL arguments and BigQuery's dry run does not list models, so nothing could check
+  // that the model is the brand's; remote models also call services outside BigQuery.
+  { name: 'ML.PREDICT on a model of the dataset', sql: `SELECT * FROM ML.PREDICT(MODEL \`service-v1.acme.churn\`, (SELECT * FROM ${CUSTOMERS}))`, code: 'QUERY_FAILED' },
+  { name: 'ML.PREDICT as a scalar call', sql: 'SELECT ML.PREDICT(1)', code: 'FORBIDDEN_TABLE' },
 ];
 
 export const ATTACKS: AttackCase[] = [
@@ -345,6 +433,10 @@ export const ATTACKS: AttackCase[] = [
   { name: 'GRANT', sql: 'GRANT `roles/bigquery.dataViewer` ON TABLE `service-v1.acme.fact__orders` TO "user:a@b.c"', code: 'INVALID_SQL' },
   { name: 'WITH ... INSERT', sql: `WITH x AS (SELECT 1 AS a) INSERT INTO ${ORDERS} (order_id) SELECT 'a' FROM x`, code: 'INVALID_SQL' },
   { name: 'SELECT INTO', sql: `SELECT * INTO backup FROM ${ORDERS}`, code: 'INVALID_SQL' },
+  { name: 'SESSION_USER() (the service account email)', sql: 'SELECT SESSION_USER() AS who', code: 'INVALID_SQL' },
+  { name: 'SESSION_USER() in a filter', sql: `SELECT COUNT(*) FROM ${ORDERS} WHERE STARTS_WITH(SESSION_USER(), 'svc')`, code: 'INVALID_SQL' },
+  { name: 'system variable @@project_id', sql: 'SELECT @@project_id', code: 'INVALID_SQL' },
+  { name: 'system variable @@session_user', sql: `SELECT @@session_user FROM ${ORDERS}`, code: 'INVALID_SQL' },
   { name: 'legacy SQL switch', sql: '#legacySQL\nSELECT * FROM [service-v1:globex.fact__orders]', code: 'INVALID_SQL' },
   { name: 'leading parenthesis before a DML', sql: `(DELETE FROM ${ORDERS} WHERE TRUE)`, code: 'INVALID_SQL' },
   { name: 'EXPLAIN', sql: `EXPLAIN SELECT * FROM ${ORDERS}`, code: 'INVALID_SQL' },
@@ -399,6 +491,40 @@ export const ATTACKS: AttackCase[] = [
   { name: 'later CTE is not visible to an earlier one', sql: 'WITH a AS (SELECT * FROM b), b AS (SELECT 1 AS x) SELECT * FROM a', code: 'FORBIDDEN_TABLE' },
   { name: 'CTE cannot read itself without RECURSIVE', sql: 'WITH a AS (SELECT * FROM a) SELECT * FROM a', code: 'FORBIDDEN_TABLE' },
   { name: 'dotted name is not a CTE', sql: 'WITH x AS (SELECT 1 AS a) SELECT * FROM x.fact__orders', code: 'FORBIDDEN_TABLE' },
+
+  // Hostile twins of correlated array paths
+  { name: 'path whose first name is not an alias (another dataset)', sql: `SELECT * FROM ${ORDERS} AS o, globex.fact__orders`, code: 'FORBIDDEN_TABLE' },
+  { name: 'path from an alias defined only later', sql: `SELECT * FROM o.items AS i, ${ORDERS} AS o`, code: 'FORBIDDEN_TABLE' },
+  { name: 'alias in another case does not make a path an array', sql: `SELECT * FROM ${ORDERS} AS Globex, globex.fact__orders`, code: 'FORBIDDEN_TABLE' },
+  { name: 'sibling alias is not in scope in a derived table', sql: `SELECT * FROM ${ORDERS} AS globex, (SELECT * FROM globex.fact__orders)`, code: 'FORBIDDEN_TABLE' },
+  { name: 'outer alias is not in scope in a CTE body', sql: `SELECT (WITH c AS (SELECT * FROM globex.fact__orders) SELECT COUNT(*) FROM c) FROM ${ORDERS} AS globex`, code: 'FORBIDDEN_TABLE' },
+  { name: 'alias from the other branch of a UNION', sql: `SELECT 1 FROM ${ORDERS} AS globex UNION ALL SELECT 1 FROM globex.fact__orders`, code: 'FORBIDDEN_TABLE' },
+  { name: 'alias from a sibling subquery', sql: `SELECT (SELECT 1 FROM ${ORDERS} AS globex), (SELECT COUNT(*) FROM globex.fact__orders)`, code: 'FORBIDDEN_TABLE' },
+  { name: 'right side of a FULL JOIN does not see the left alias', sql: `SELECT * FROM ${ORDERS} AS globex FULL JOIN globex.fact__orders ON TRUE`, code: 'FORBIDDEN_TABLE' },
+  { name: 'alias spelt like the project', sql: `SELECT * FROM ${ORDERS} AS \`service-v1\`, \`service-v1\`.globex.fact__orders`, code: 'FORBIDDEN_TABLE' },
+  { name: 'alias followed by a dotted quoted path', sql: `SELECT * FROM ${ORDERS} AS globex, \`globex.fact__orders\``, code: 'FORBIDDEN_TABLE' },
+  { name: 'alias joined to a dotted quoted part', sql: `SELECT * FROM ${ORDERS} AS o, o.\`x.y\``, code: 'FORBIDDEN_TABLE' },
+  { name: 'CTE name is not a range variable until it is in FROM', sql: 'WITH globex AS (SELECT 1 AS x) SELECT * FROM globex.fact__orders', code: 'FORBIDDEN_TABLE' },
+  { name: 'array path next to another dataset', sql: `SELECT * FROM ${ORDERS} AS o, o.items AS i, \`service-v1.globex.dim__customers\``, code: 'FORBIDDEN_TABLE' },
+
+  // Hostile twins of pipe syntax
+  { name: 'FROM-first pipe query of another dataset', sql: 'FROM `service-v1.globex.fact__orders` |> WHERE TRUE', code: 'FORBIDDEN_TABLE' },
+  { name: 'pipe JOIN of another tenant', sql: `FROM ${ORDERS} |> JOIN \`service-v1.globex.dim__customers\` USING (customer_id)`, code: 'FORBIDDEN_TABLE' },
+  { name: 'pipe LEFT JOIN of an unqualified table', sql: `FROM ${ORDERS} |> LEFT JOIN dim__customers USING (customer_id)`, code: 'FORBIDDEN_TABLE' },
+  { name: 'pipe UNION ALL of another tenant', sql: `FROM ${ORDERS} |> UNION ALL (SELECT * FROM \`service-v1.globex.fact__orders\`)`, code: 'FORBIDDEN_TABLE' },
+  { name: 'pipe EXCEPT of another tenant', sql: `FROM ${ORDERS} |> SELECT order_id |> EXCEPT DISTINCT (FROM \`service-v1.globex.fact__orders\` |> SELECT order_id)`, code: 'FORBIDDEN_TABLE' },
+  { name: 'pipe WHERE subquery of another tenant', sql: `FROM ${ORDERS} |> WHERE customer_id IN (SELECT customer_id FROM \`service-v1.globex.dim__customers\`)`, code: 'FORBIDDEN_TABLE' },
+  { name: 'pipe EXTEND subquery of another tenant', sql: `FROM ${ORDERS} |> EXTEND (SELECT MAX(revenue) FROM \`service-v1.globex.fact__orders\`) AS m`, code: 'FORBIDDEN_TABLE' },
+  { name: 'pipe AGGREGATE subquery of another tenant', sql: `FROM ${ORDERS} |> AGGREGATE SUM((SELECT 1 FROM \`service-v1.globex.t\` LIMIT 1)) GROUP BY channel`, code: 'FORBIDDEN_TABLE' },
+  { name: 'pipe step reading another tenant deep in a subquery', sql: `SELECT * FROM (FROM ${ORDERS} |> JOIN (SELECT * FROM \`service-v1.globex.dim__customers\`) USING (customer_id))`, code: 'FORBIDDEN_TABLE' },
+  { name: 'pipe in a CTE reading another tenant', sql: 'WITH t AS (FROM `service-v1.globex.fact__orders` |> WHERE TRUE) SELECT * FROM t', code: 'FORBIDDEN_TABLE' },
+  { name: 'FROM-first after a WITH reading another tenant', sql: 'WITH a AS (SELECT 1 AS x) FROM `service-v1.globex.fact__orders` |> WHERE TRUE', code: 'FORBIDDEN_TABLE' },
+  { name: 'pipe CALL of a table-valued function', sql: `FROM ${ORDERS} |> CALL \`service-v1.acme.tvf\`()`, code: 'FORBIDDEN_TABLE' },
+  { name: 'pipe step with EXTERNAL_QUERY', sql: `FROM ${ORDERS} |> EXTEND EXTERNAL_QUERY('us.conn', 'SELECT 1') AS x`, code: 'FORBIDDEN_TABLE' },
+  { name: 'pipe step with SESSION_USER()', sql: `FROM ${ORDERS} |> EXTEND SESSION_USER() AS who`, code: 'INVALID_SQL' },
+  { name: 'pipe alias path (pipe steps do not see FROM aliases)', sql: `FROM ${ORDERS} AS globex |> JOIN globex.fact__orders`, code: 'FORBIDDEN_TABLE' },
+  { name: 'pipe operator the checker does not read', sql: `FROM ${ORDERS} |> DISTINCT`, code: 'QUERY_FAILED' },
+  { name: 'pipe with a space inside the operator', sql: `FROM ${ORDERS} | > WHERE TRUE`, code: 'QUERY_FAILED' },
 
   // INFORMATION_SCHEMA beyond the dataset's COLUMNS view
   { name: 'INFORMATION_SCHEMA.TABLES', sql: 'SELECT * FROM `service-v1.acme.INFORMATION_SCHEMA.TABLES`', code: 'FORBIDDEN_TABLE' },
@@ -455,6 +581,7 @@ export const ATTACKS: AttackCase[] = [
   { name: 'comment with U+2028', sql: 'SELECT 1 -- x\u2028, (SELECT 1 FROM `service-v1.globex.t`)', code: 'QUERY_FAILED' },
   { name: 'dollar-quoted string', sql: 'SELECT $$ (SELECT 1 FROM `service-v1.globex.t`) $$', code: 'QUERY_FAILED' },
   { name: 'hex literal prefix', sql: "SELECT x'41' FROM `service-v1.acme.t`", code: 'QUERY_FAILED' },
+  { name: 'national string prefix', sql: "SELECT N'\\', (SELECT 1 FROM `service-v1.globex.t`), '\\'", code: 'QUERY_FAILED' },
   { name: 'template placeholder', sql: 'SELECT * FROM `service-v1.{dataset}.fact__orders`', code: 'FORBIDDEN_TABLE' },
   { name: 'template placeholder unquoted', sql: 'SELECT * FROM service-v1.{dataset}.fact__orders', code: 'QUERY_FAILED' },
   { name: 'query parameter', sql: 'SELECT * FROM `service-v1.acme.t` WHERE x = @p', code: 'QUERY_FAILED' },

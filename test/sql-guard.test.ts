@@ -5,7 +5,7 @@ import { checkDryRun, checkSql, guardError, MAX_REFERENCED_TABLES, MAX_SQL_LENGT
 import { parseBigQuery } from '../src/sql/parser';
 import { MAX_EXPRESSION_DEPTH, MAX_NESTING_DEPTH } from '../src/sql/prescan';
 import { Rejection, resolveRelations } from '../src/sql/relations';
-import { ATTACKS, LEGIT } from './sql-guard-corpus';
+import { ATTACKS, LEGIT, REFUSED_BY_DESIGN } from './sql-guard-corpus';
 
 const ACME = { project: 'service-v1', dataset: 'acme' };
 const GLOBEX = { project: 'service-v1', dataset: 'globex' };
@@ -41,6 +41,12 @@ describe('legitimate BigQuery is accepted with the tables it reads', () => {
     console.log(`sql guard false-reject rate: ${rejected}/${LEGIT.length} = ${(rate * 100).toFixed(1)}%`);
     expect(rejected).toBe(knownFalseRejects.length);
     expect(rate).toBeLessThan(0.05);
+  });
+});
+
+describe('BigQuery refused on purpose (docs/sql-guard.md says why)', () => {
+  it.each(REFUSED_BY_DESIGN.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
+    expect(await checkSql(c.sql, ACME)).toMatchObject({ ok: false, code: c.code });
   });
 });
 
@@ -104,6 +110,80 @@ describe('positions and messages', () => {
   });
 });
 
+describe('correlated array paths and pipe syntax', () => {
+  const T = '`service-v1.acme.fact__orders`';
+
+  it('an alias named like another dataset makes its path an array of the row, as BigQuery reads it: no table is read', async () => {
+    // BigQuery resolves a FROM path whose first name is a range variable in scope as an array scan before it
+    // looks for a table (ZetaSQL ShouldResolveAsArrayScan), so this reads the field fact__orders of each row,
+    // never the dataset globex; BigQuery's dry run (gate 2c) would list any table it did read.
+    expect(await checkSql(`SELECT * FROM ${T} AS globex, globex.fact__orders`, ACME)).toEqual({ ok: true, tables: ['service-v1.acme.fact__orders'] });
+    // The same path with nothing in scope is a table of another dataset.
+    expect(await checkSql(`SELECT * FROM ${T} AS g, globex.fact__orders`, ACME)).toMatchObject({ ok: false, code: 'FORBIDDEN_TABLE' });
+  });
+
+  it('positions after a FROM-first query point into the user\'s text', async () => {
+    const result = await checkSql(`FROM ${T}\n|> JOIN \`service-v1.globex.dim__customers\` USING (customer_id)`, ACME);
+    expect(result).toMatchObject({ ok: false, code: 'FORBIDDEN_TABLE', position: { line: 2, column: 9 } });
+    const syntax = await checkSql(`FROM ${T} |> SELECT a b c`, ACME);
+    expect(syntax).toMatchObject({ ok: false, code: 'QUERY_FAILED', message: expect.stringContaining('found: c'), position: { line: 1, column: 51 } });
+  });
+
+  it('a pipe operator the checker does not read is named in the error', async () => {
+    expect(await checkSql(`FROM ${T} |> WINDOW SUM(revenue) OVER () AS total`, ACME)).toMatchObject({
+      ok: false,
+      code: 'QUERY_FAILED',
+      message: expect.stringMatching(/^pipe operator WINDOW is not supported by the checker; supported after \|>: SELECT/),
+    });
+  });
+
+  it('a statement that starts with something else still says what is expected', async () => {
+    expect(await checkSql('|> WHERE TRUE', ACME)).toMatchObject({ ok: false, code: 'QUERY_FAILED', message: expect.stringContaining('expected SELECT, WITH or FROM') });
+  });
+});
+
+describe('identity and session facts are refused (they describe our service account, not the brand)', () => {
+  const T = '`service-v1.acme.fact__orders`';
+  it.each([
+    ['SESSION_USER()', 'SELECT SESSION_USER()'],
+    ['lower case', 'SELECT session_user() AS who'],
+    ['through SAFE.', 'SELECT SAFE.SESSION_USER()'],
+    ['in a WHERE', `SELECT * FROM ${T} WHERE channel = SESSION_USER()`],
+    ['in a scalar subquery', `SELECT (SELECT SESSION_USER()) FROM ${T}`],
+    ['inside another function', `SELECT CONCAT('x', SESSION_USER())`],
+    ['CURRENT_USER()', 'SELECT CURRENT_USER()'],
+    ['USER()', 'SELECT USER()'],
+  ])('%s is INVALID_SQL and says why', async (_name, sql) => {
+    const result = await checkSql(sql, ACME);
+    expect(result).toMatchObject({ ok: false, code: 'INVALID_SQL', message: expect.stringContaining('service account') });
+  });
+
+  it.each(['@@session_user', '@@project_id', '@@dataset_id', '@@dataset_project_id', '@@current_job_id', '@@session_id', '@@location', '@@query_label', '@@time_zone', '@@script.job_id', '@@row_count'])(
+    'the system variable %s is INVALID_SQL and says why',
+    async (variable) => {
+      const result = await checkSql(`SELECT ${variable} AS v FROM ${T}`, ACME);
+      expect(result).toMatchObject({
+        ok: false,
+        code: 'INVALID_SQL',
+        message: expect.stringContaining('system variables'),
+        position: { line: 1, column: 8 },
+      });
+    },
+  );
+
+  it('a column that happens to be called session_user is just a column', async () => {
+    expect(await checkSql(`SELECT session_user, current_user FROM ${T}`, ACME)).toEqual({ ok: true, tables: ['service-v1.acme.fact__orders'] });
+  });
+
+  it('a query parameter stays QUERY_FAILED: the API cannot send its value', async () => {
+    expect(await checkSql(`SELECT * FROM ${T} WHERE channel = @channel`, ACME)).toMatchObject({
+      ok: false,
+      code: 'QUERY_FAILED',
+      message: expect.stringContaining('query parameters'),
+    });
+  });
+});
+
 describe('limits that keep the parser safe', () => {
   const chain = (operators: number) => Array(operators + 1).fill('revenue').join(' + ');
   const T = '`service-v1.acme.fact__orders`';
@@ -131,12 +211,15 @@ describe('limits that keep the parser safe', () => {
     expect(await checkSql(union(MAX_EXPRESSION_DEPTH + 1), ACME)).toMatchObject({ ok: false, code: 'QUERY_FAILED' });
   });
 
-  it('keeps wide lists, long join chains and long CASEs (they do not nest)', async () => {
+  it('keeps wide lists, long join chains, alias-path and pipe chains and long CASEs (they do not nest)', async () => {
     const columns = Array.from({ length: 3000 }, (_, i) => `revenue + ${i} AS c${i}`).join(', ');
     expect(await checkSql(`SELECT ${columns} FROM ${T}`, ACME)).toMatchObject({ ok: true });
     const joins = Array.from({ length: 500 }, (_, i) => ` JOIN \`service-v1.acme.t${i}\` USING (order_id)`).join('');
     const joined = await checkSql(`SELECT 1 FROM ${T}${joins}`, ACME);
     expect(joined.ok && joined.tables.length).toBe(501);
+    const paths = Array.from({ length: 2000 }, (_, i) => `, a${i}.items AS a${i + 1}`).join('');
+    expect(await checkSql(`SELECT 1 FROM ${T} AS a0${paths}`, ACME)).toEqual({ ok: true, tables: ['service-v1.acme.fact__orders'] });
+    expect(await checkSql(`FROM ${T}${' |> WHERE quantity > 1'.repeat(2000)}`, ACME)).toMatchObject({ ok: true });
     const whens = Array.from({ length: 2000 }, (_, i) => `WHEN quantity = ${i} THEN 'q${i}'`).join(' ');
     expect(await checkSql(`SELECT CASE ${whens} ELSE 'many' END FROM ${T}`, ACME)).toMatchObject({ ok: true });
   });
@@ -184,7 +267,8 @@ describe('the tree walk fails closed on shapes it does not know', () => {
       throw err;
     }
   };
-  const OTHER = 'SELECT (SELECT MAX(revenue) FROM `service-v1.globex.fact__orders`) AS m FROM `service-v1.acme.fact__orders`';
+  // The forbidden table sits in a subquery inside a function's arguments, so every renamed key below hides it.
+  const OTHER = 'SELECT COALESCE((SELECT MAX(revenue) FROM `service-v1.globex.fact__orders`), 0) AS m FROM `service-v1.acme.fact__orders`';
 
   it('the untouched tree is refused for the other dataset (baseline)', () => {
     expect(verdict(parsed(OTHER))).toEqual({ ok: false, code: 'FORBIDDEN_TABLE' });
@@ -198,6 +282,12 @@ describe('the tree walk fails closed on shapes it does not know', () => {
     ['an unknown function field', 'args', 'arguments'],
   ])('refuses %s', (_name, from, to) => {
     expect(verdict(renameKey(parsed(OTHER), from, to) as unknown[])).toEqual({ ok: false, code: 'QUERY_FAILED' });
+  });
+
+  it('refuses an unknown pipe operator that could hold a query', () => {
+    const PIPE = 'SELECT * FROM `service-v1.acme.fact__orders` |> UNION ALL (SELECT * FROM `service-v1.globex.fact__orders`)';
+    expect(verdict(parsed(PIPE))).toEqual({ ok: false, code: 'FORBIDDEN_TABLE' });
+    expect(verdict(renameKey(parsed(PIPE), 'Union', 'UnionByName') as unknown[])).toEqual({ ok: false, code: 'QUERY_FAILED' });
   });
 
   it('refuses a node that is not a plain object (it could hide children)', () => {

@@ -7,7 +7,7 @@
  */
 import { ApiError } from '../errors';
 import { parseBigQuery } from './parser';
-import { prescan, type SqlPosition } from './prescan';
+import { prescan, toUserPosition, type SqlPosition } from './prescan';
 import { Rejection, resolveRelations, type GuardScope, type RejectCode } from './relations';
 
 export type { GuardScope } from './relations';
@@ -36,19 +36,31 @@ export async function checkSql(sql: string, scope: GuardScope): Promise<CheckSql
   if (!pre.ok) return failure(pre.code, pre.message, pre.position);
 
   const parsed = parseBigQuery(pre.sql);
-  if (!parsed.ok) {
-    const message = /recursion limit exceeded/.test(parsed.message)
-      ? 'query is nested too deeply for the checker (parser recursion limit)'
-      : `syntax error: ${parsed.message}`;
-    return failure('QUERY_FAILED', message, parsed.position);
-  }
+  // Positions in the parser's text, mapped back to the user's (pipe syntax adds text, see prescan.ts).
+  const at = (p: SqlPosition | undefined) => (p ? toUserPosition(sql, pre, p) : undefined);
+  if (!parsed.ok) return failure('QUERY_FAILED', syntaxMessage(parsed.message), at(parsed.position));
 
   try {
     return { ok: true, tables: resolveRelations(parsed.statements, scope) };
   } catch (err) {
-    if (err instanceof Rejection) return failure(err.code, err.message, err.position);
+    if (err instanceof Rejection) return failure(err.code, err.message, at(err.position));
     throw err;
   }
+}
+
+/** The parser's expectation after `|>` when the step is one it does not read (DISTINCT, WINDOW, ...). */
+const UNKNOWN_PIPE_OPERATOR = /^Expected: one of SELECT or EXTEND or SET or DROP or AS or WHERE\b.*, found: (.*)$/;
+
+function syntaxMessage(parserMessage: string): string {
+  if (/recursion limit exceeded/.test(parserMessage)) return 'query is nested too deeply for the checker (parser recursion limit)';
+  const pipe = UNKNOWN_PIPE_OPERATOR.exec(parserMessage);
+  if (pipe) {
+    return (
+      `pipe operator ${pipe[1] ?? ''} is not supported by the checker; supported after |>: SELECT, EXTEND, SET, DROP, RENAME, AS, ` +
+      'WHERE, AGGREGATE, ORDER BY, LIMIT, TABLESAMPLE, UNION, INTERSECT, EXCEPT, PIVOT, UNPIVOT and JOIN'
+    );
+  }
+  return `syntax error: ${parserMessage}`;
 }
 
 /** The parts of a `jobs.insert` dry run the verdict reads (structurally the warehouse client's DryRunResult). */

@@ -1,21 +1,23 @@
 /**
- * Gate 2a of the SQL guard: size and shape limits before any parsing, in one linear pass.
+ * Gate 2a of the SQL guard: size and shape limits before any parsing, in one linear pass over the tokens of
+ * lexer.ts (which reads the text the way BigQuery does and blanks out comments).
  *
- * It lexes the text the way BigQuery (GoogleSQL) does, so that comments, strings and quoted identifiers end
- * exactly where BigQuery ends them, and rejects every lexical form on which the parser we use
- * (datafusion-sqlparser-rs, BigQuery dialect) is known to disagree with BigQuery. A disagreement there is
- * a bypass: text the parser reads as a string or comment that BigQuery reads as SQL would never be checked.
- * Comments are blanked out (replaced by spaces, line breaks kept) before the text goes to the parser, so the
- * parser never sees them and positions still match the user's text.
- *
- * It also bounds the parser's work. The parser is linear on most input but retries a keyword's special
+ * It bounds the parser's work. The parser is linear on most input but retries a keyword's special
  * syntax as a plain identifier when that syntax fails, which doubles the work per nested level for a known
  * set of keywords (CAST, NOT, INTERVAL, CASE, ...; POSITION about x3). Measured, see bench/guard.mjs and
  * docs/sql-guard.md. The prescan estimates that work from the bracket structure and refuses input whose
  * estimate exceeds MAX_PARSE_WORK, so no input within MAX_SQL_LENGTH costs more than a large valid query does.
- * Finally it bounds the depth of the tree the parser will build (MAX_EXPRESSION_DEPTH), which otherwise
- * overflows the parser's WebAssembly stack.
+ * It bounds the depth of the tree the parser will build (MAX_EXPRESSION_DEPTH), which otherwise overflows the
+ * parser's WebAssembly stack, and the nesting of brackets. And it checks the statement's shape: one statement,
+ * starting with SELECT or WITH, or FROM (pipe syntax).
+ *
+ * Pipe syntax may start a query with FROM (`FROM t |> WHERE ...`), which the parser does not read. BigQuery
+ * reads such a query as `SELECT * FROM t` followed by its pipe steps, so the text for the parser gets
+ * `SELECT * ` inserted before each FROM that starts a query: the rewrite only adds tokens, so every table of the
+ * user's text is still in what the parser reads, in a FROM clause as in BigQuery's reading. `toUserPosition`
+ * maps the parser's positions back to the user's text.
  */
+import { Lexer, SqlScanError } from './lexer';
 
 /** Longest accepted SQL text, in UTF-16 code units (100 KiB of ASCII). */
 export const MAX_SQL_LENGTH = 102_400;
@@ -52,8 +54,13 @@ export interface PrescanFailure {
 
 export interface PrescanOk {
   ok: true;
-  /** The text with every comment replaced by spaces (line breaks kept, so positions are unchanged). */
+  /**
+   * The text for the parser: every comment replaced by spaces (line breaks kept), and QUERY_START inserted
+   * before each FROM that starts a query (see `insertions`).
+   */
   sql: string;
+  /** Indices in the user's text where QUERY_START was inserted, ascending. */
+  insertions: number[];
   /** Significant tokens (comments and whitespace excluded). */
   tokens: number;
   /** The parser-work estimate that was checked against MAX_PARSE_WORK. */
@@ -102,6 +109,9 @@ const STATEMENT_KEYWORDS: ReadonlySet<string> = new Set(
   ).split(' '),
 );
 
+/** Inserted before a FROM that starts a query (pipe syntax), so the parser reads `SELECT * FROM ...`. */
+export const QUERY_START = 'SELECT * ';
+
 /**
  * Work units charged for a SELECT keyword: each SELECT becomes a large node (some 20 fields, tokens and spans)
  * that costs about as much to build and convert as 20-30 plain tokens (measured: a 100 KiB text of tiny
@@ -132,12 +142,11 @@ const ITEM_SEPARATORS: ReadonlySet<string> = new Set([
 /** Words after which `<` opens a type parameter list (commas inside it are not list separators). */
 const TYPE_WORDS: ReadonlySet<string> = new Set(['STRUCT', 'ARRAY']);
 
-/** Line-comment characters some lexers treat as line ends; refused so no lexer can end a comment early. */
-const EXOTIC_LINE_BREAKS = /[\u000b\u000c\u0085\u2028\u2029]/;
-
 interface Level {
   /** What closes this level. */
   closer: ')' | ']' | 'END' | '>';
+  /** Opened by `AS (`: a CTE's body, after which a FROM starts the main query. */
+  afterAs: boolean;
   /** Index of the opening token, for error positions. */
   openedAt: number;
   /** Work multiplier inherited when the level opened. */
@@ -158,8 +167,9 @@ interface Level {
   setOps: number;
 }
 
-const newLevel = (closer: Level['closer'], openedAt: number, mult: number): Level => ({
+const newLevel = (closer: Level['closer'], openedAt: number, mult: number, afterAs = false): Level => ({
   closer,
+  afterAs,
   openedAt,
   mult,
   openMult: 1,
@@ -173,21 +183,6 @@ const newLevel = (closer: Level['closer'], openedAt: number, mult: number): Leve
 
 /** Upper bound on the AST depth below a level: its longest operator chain plus its deepest child. */
 const depthOf = (l: Level) => Math.max(l.maxItem, l.itemOps + l.itemChild) + l.setOps;
-
-class PrescanError extends Error {
-  constructor(
-    readonly code: PrescanFailure['code'],
-    message: string,
-    readonly index: number,
-  ) {
-    super(message);
-  }
-}
-
-const isWordStart = (c: number) => (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
-const isWordChar = (c: number) => isWordStart(c) || (c >= 48 && c <= 57);
-const isDigit = (c: number) => c >= 48 && c <= 57;
-const PUNCTUATION = new Set(['(', ')', '[', ']', ',', '.', ';', '+', '-', '*', '/', '%', '=', '<', '>', '!', '|', '&', '^', '~']);
 
 /** 1-based line and column (in code points, as the parser counts) of a UTF-16 index. */
 export function positionAt(text: string, index: number): SqlPosition {
@@ -209,9 +204,49 @@ export function positionAt(text: string, index: number): SqlPosition {
 
 const isHighSurrogate = (c: number) => c >= 0xd800 && c <= 0xdbff;
 
-function describeChar(ch: string): string {
-  const cp = ch.codePointAt(0) ?? 0;
-  return `U+${cp.toString(16).toUpperCase().padStart(4, '0')}`;
+/** The UTF-16 index of a 1-based line and column (code points), the inverse of positionAt. */
+function indexAt(text: string, position: SqlPosition): number {
+  let line = 1;
+  let column = 1;
+  let i = 0;
+  for (; i < text.length; i++) {
+    if (line === position.line && column === position.column) return i;
+    const c = text.charCodeAt(i);
+    if (c === 10) {
+      if (line === position.line) return i; // past the end of that line
+      line++;
+      column = 1;
+    } else if (!(c >= 0xdc00 && c <= 0xdfff && i > 0 && isHighSurrogate(text.charCodeAt(i - 1)))) {
+      column++;
+    }
+  }
+  return i;
+}
+
+function insert(text: string, at: readonly number[]): string {
+  if (at.length === 0) return text;
+  const parts: string[] = [];
+  let from = 0;
+  for (const i of at) {
+    parts.push(text.slice(from, i), QUERY_START);
+    from = i;
+  }
+  parts.push(text.slice(from));
+  return parts.join('');
+}
+
+/**
+ * Maps a position in the parser's text (`pre.sql`) back to the user's text: a position inside an inserted
+ * QUERY_START points at the FROM it was inserted before.
+ */
+export function toUserPosition(sql: string, pre: Pick<PrescanOk, 'sql' | 'insertions'>, position: SqlPosition): SqlPosition {
+  if (pre.insertions.length === 0) return position;
+  let index = indexAt(pre.sql, position);
+  for (const at of pre.insertions) {
+    if (index < at) break;
+    index = Math.max(at, index - QUERY_START.length);
+  }
+  return positionAt(sql, index);
 }
 
 /**
@@ -227,153 +262,143 @@ export function prescan(sql: string): PrescanResult {
     };
   }
   try {
-    return scan(sql);
+    const lexer = new Lexer(sql);
+    const bounds = new Bounds();
+    while (lexer.next()) bounds.token(lexer.token, lexer.start);
+    bounds.finish();
+    const text = lexer.text();
+    return { ok: true, sql: insert(text, bounds.queryStarts), insertions: bounds.queryStarts, tokens: bounds.tokens, work: bounds.work };
   } catch (err) {
-    if (err instanceof PrescanError) {
+    if (err instanceof SqlScanError) {
       return { ok: false, code: err.code, message: err.message, position: positionAt(sql, err.index) };
     }
     throw err;
   }
 }
 
-function scan(sql: string): PrescanOk {
-  const n = sql.length;
-  const out: string[] = [];
-  let copiedTo = 0;
-  const blank = (from: number, to: number) => {
-    out.push(sql.slice(copiedTo, from));
-    // One space per code point (line breaks kept) so the parser's line/column match the user's text.
-    out.push(sql.slice(from, to).replace(/[\ud800-\udbff][\udc00-\udfff]|[^\n\r]/g, ' '));
-    copiedTo = to;
-  };
-
-  const levels: Level[] = [];
-  const top = (): Level | undefined => levels[levels.length - 1];
-  // Work multiplier at the top level, which never closes.
-  const root: Level = newLevel(')', 0, 1);
-  const current = (): Level => top() ?? root;
-  const multiplier = (l: Level) => l.mult * l.openMult * l.logicMult;
-
-  let tokens = 0;
-  let work = 0;
-  let firstWord: string | null = null;
-  let sawLeadingParen = false;
-  let terminatedAt = -1;
+/**
+ * The limits over the token stream: statement shape, nesting, tree depth and parser work. Fed every significant
+ * token in order; throws SqlScanError at the first token past a limit.
+ */
+class Bounds {
+  tokens = 0;
+  work = 0;
+  /** Indices of the FROMs that start a query (pipe syntax). */
+  readonly queryStarts: number[] = [];
+  /** Whether the last level closed was a CTE body (`AS ( ... )`). */
+  private closedCte = false;
+  private readonly levels: Level[] = [];
+  /** The top level, which never closes. */
+  private readonly root: Level = newLevel(')', 0, 1);
+  private firstWord: string | null = null;
+  private sawLeadingParen = false;
+  private terminatedAt = -1;
   /** Previous significant token, upper-cased for words (null at the start). */
-  let prev: string | null = null;
+  private prev: string | null = null;
   /** Factor of a risky `bracket` keyword waiting to see whether a bracket follows it (0: none). */
-  const pending = { bracketFactor: 0 };
+  private pendingBracketFactor = 0;
 
-  const charge = (index: number, weight = 1) => {
-    tokens++;
-    work += weight * multiplier(current());
-    if (work > MAX_PARSE_WORK) {
-      throw new PrescanError(
+  private top(): Level | undefined {
+    return this.levels[this.levels.length - 1];
+  }
+
+  private current(): Level {
+    return this.top() ?? this.root;
+  }
+
+  private charge(index: number, weight = 1): void {
+    this.tokens++;
+    this.work += weight * multiplier(this.current());
+    if (this.work > MAX_PARSE_WORK) {
+      throw new SqlScanError(
         'QUERY_FAILED',
         `query too complex to check safely (estimated parser work over ${MAX_PARSE_WORK}: very many subqueries, or CAST/NOT/INTERVAL/CASE-like constructs nested deeply); simplify or split it`,
         index,
       );
     }
-  };
+  }
 
-  const open = (closer: Level['closer'], index: number, factor: number) => {
-    if (levels.length >= MAX_NESTING_DEPTH) {
-      throw new PrescanError('QUERY_FAILED', `nesting deeper than ${MAX_NESTING_DEPTH} levels`, index);
+  private open(closer: Level['closer'], index: number, factor: number): void {
+    if (this.levels.length >= MAX_NESTING_DEPTH) {
+      throw new SqlScanError('QUERY_FAILED', `nesting deeper than ${MAX_NESTING_DEPTH} levels`, index);
     }
-    levels.push(newLevel(closer, index, multiplier(current()) * factor));
-  };
-
-  const checkDepth = (l: Level, index: number) => {
-    if (depthOf(l) > MAX_EXPRESSION_DEPTH) {
-      throw new PrescanError(
-        'QUERY_FAILED',
-        `expression too deep to check safely (a chain of more than ${MAX_EXPRESSION_DEPTH} operators or set operations); split it`,
-        index,
-      );
-    }
-  };
+    this.levels.push(newLevel(closer, index, multiplier(this.current()) * factor, closer === ')' && this.prev === 'AS'));
+  }
 
   /** Closes the top level and folds its depth into the enclosing item. */
-  const pop = (index: number) => {
-    const l = levels.pop();
+  private pop(index: number): void {
+    const l = this.levels.pop();
     if (!l) return;
-    const parent = current();
+    const parent = this.current();
     parent.itemChild = Math.max(parent.itemChild, depthOf(l) + 1);
     checkDepth(parent, index);
-  };
+  }
 
-  const close = (closer: Level['closer'], index: number) => {
-    const l = top();
+  private close(closer: Level['closer'], index: number): void {
+    const l = this.top();
     if (!l || l.closer !== closer) {
       const shown = closer === 'END' ? 'END' : `'${closer}'`;
-      throw new PrescanError('QUERY_FAILED', `unbalanced ${shown}`, index);
+      throw new SqlScanError('QUERY_FAILED', `unbalanced ${shown}`, index);
     }
-    pop(index);
-  };
+    this.closedCte = l.afterAs;
+    this.pop(index);
+  }
 
-  /** A comma or clause keyword ends an expression: operator chains cannot continue past it. */
-  const endItem = (l: Level) => {
-    l.maxItem = Math.max(l.maxItem, l.itemOps + l.itemChild);
-    l.itemOps = 0;
-    l.itemChild = 0;
-  };
-
-  const operator = (l: Level, index: number) => {
-    l.itemOps++;
-    checkDepth(l, index);
-  };
-
-  /** Called for every significant token, before it is charged. */
-  const token = (text: string, index: number) => {
-    if (terminatedAt >= 0) {
-      throw new PrescanError('INVALID_SQL', 'multiple statements: only a single SELECT or WITH statement is allowed', index);
+  /** Checks the statement's shape at its first word: a query, not another kind of statement. */
+  private first(text: string, index: number): void {
+    if (text === '(') {
+      this.sawLeadingParen = true;
+      return;
     }
-    if (firstWord === null) {
-      if (text === '(') sawLeadingParen = true;
-      else {
-        firstWord = text;
-        if (text !== 'SELECT' && text !== 'WITH') {
-          // A statement keyword is a non-read-only statement; anything else is a syntax error.
-          if (STATEMENT_KEYWORDS.has(text)) {
-            throw new PrescanError('INVALID_SQL', `only a single SELECT or WITH statement is allowed, not ${text}`, index);
-          }
-          throw new PrescanError('QUERY_FAILED', `syntax error: expected SELECT or WITH, found ${JSON.stringify(text)}`, index);
-        }
+    this.firstWord = text;
+    if (text !== 'SELECT' && text !== 'WITH' && text !== 'FROM') {
+      // A statement keyword is a non-read-only statement; anything else is a syntax error.
+      if (STATEMENT_KEYWORDS.has(text)) {
+        throw new SqlScanError('INVALID_SQL', `only a single SELECT or WITH statement is allowed, not ${text}`, index);
       }
+      throw new SqlScanError('QUERY_FAILED', `syntax error: expected SELECT, WITH or FROM (pipe syntax), found ${JSON.stringify(text)}`, index);
     }
+  }
+
+  /** Called for every significant token, in order. */
+  token(text: string, index: number): void {
+    if (this.terminatedAt >= 0) {
+      throw new SqlScanError('INVALID_SQL', 'multiple statements: only a single SELECT or WITH statement is allowed', index);
+    }
+    if (this.firstWord === null) this.first(text, index);
     // A risky bracket keyword not directly followed by its bracket: charge it to the rest of the list item.
-    if (pending.bracketFactor) {
-      const factor = pending.bracketFactor;
-      pending.bracketFactor = 0;
+    if (this.pendingBracketFactor) {
+      const factor = this.pendingBracketFactor;
+      this.pendingBracketFactor = 0;
       if (text === '(' || text === '[') {
-        charge(index);
-        open(text === '(' ? ')' : ']', index, factor);
-        prev = text;
+        this.charge(index);
+        this.open(text === '(' ? ')' : ']', index, factor);
+        this.prev = text;
         return;
       }
-      current().openMult *= factor;
+      this.current().openMult *= factor;
     }
 
-    const level = current();
+    const level = this.current();
     switch (text) {
       case '(':
       case '[':
-        charge(index);
-        open(text === '(' ? ')' : ']', index, prev === 'ARRAY' && text === '[' ? 2 : 1);
+        this.charge(index);
+        this.open(text === '(' ? ')' : ']', index, this.prev === 'ARRAY' && text === '[' ? 2 : 1);
         break;
       case ')':
       case ']':
-        close(text, index);
-        charge(index);
+        this.close(text, index);
+        this.charge(index);
         break;
       case '<':
-        charge(index);
-        if (prev !== null && TYPE_WORDS.has(prev)) open('>', index, 1);
+        this.charge(index);
+        if (this.prev !== null && TYPE_WORDS.has(this.prev)) this.open('>', index, 1);
         else operator(level, index);
         break;
       case '>':
-        charge(index);
-        if (top()?.closer === '>') pop(index);
+        this.charge(index);
+        if (this.top()?.closer === '>') this.pop(index);
         else operator(level, index);
         break;
       case ',':
@@ -381,242 +406,112 @@ function scan(sql: string): PrescanOk {
         level.logicMult = 1;
         level.between = 0;
         endItem(level);
-        charge(index);
+        this.charge(index);
         break;
       case 'UNION':
       case 'EXCEPT':
       case 'INTERSECT':
         level.setOps++;
         checkDepth(level, index);
-        charge(index);
+        this.charge(index);
         break;
       case ';':
-        if (levels.length > 0) throw new PrescanError('QUERY_FAILED', "';' inside brackets", index);
-        terminatedAt = index;
+        if (this.levels.length > 0) throw new SqlScanError('QUERY_FAILED', "';' inside brackets", index);
+        this.terminatedAt = index;
         break;
       case 'CASE':
-        charge(index);
-        open('END', index, CASE_FACTOR);
+        this.charge(index);
+        this.open('END', index, CASE_FACTOR);
         break;
       case 'END':
-        close('END', index);
-        charge(index);
+        this.close('END', index);
+        this.charge(index);
         break;
       case 'BETWEEN':
         level.between++;
         operator(level, index);
-        charge(index);
+        this.charge(index);
         break;
       case 'AND':
         if (level.between > 0) level.between--;
         else level.logicMult = 1;
         operator(level, index);
-        charge(index);
+        this.charge(index);
         break;
       case 'OR':
       case 'XOR':
         level.logicMult = 1;
         operator(level, index);
-        charge(index);
+        this.charge(index);
         break;
       case 'SELECT':
-        charge(index, SELECT_WEIGHT);
+        this.charge(index, SELECT_WEIGHT);
+        break;
+      case 'FROM':
+        // A FROM at the start of the text, after `(`, or after a CTE's body starts a query (pipe syntax); in any
+        // other SQL a FROM there is a syntax error, so reading it as `SELECT * FROM` changes no valid query.
+        if (this.prev === null || this.prev === '(' || (this.prev === ')' && this.closedCte)) {
+          this.queryStarts.push(index);
+          this.charge(index, SELECT_WEIGHT);
+        }
+        this.charge(index);
+        break;
+      case '|>':
+        // Each pipe step starts a new expression, like a clause keyword.
+        endItem(level);
+        this.charge(index);
         break;
       default: {
-        charge(index);
+        this.charge(index);
         if (OPERATORS.has(text)) operator(level, index);
         else if (ITEM_SEPARATORS.has(text)) endItem(level);
         const risky = RISKY.get(text);
-        if (risky?.kind === 'bracket') pending.bracketFactor = risky.factor;
+        if (risky?.kind === 'bracket') this.pendingBracketFactor = risky.factor;
         else if (risky?.kind === 'logic') level.logicMult *= risky.factor;
       }
     }
-    prev = text;
-  };
+    this.prev = text;
+  }
 
-  let i = 0;
-  while (i < n) {
-    const c = sql.charCodeAt(i);
-    // Whitespace BigQuery and the parser agree on.
-    if (c === 32 || c === 9 || c === 10 || c === 13) {
-      i++;
-      continue;
+  /** At the end of the text: every level closed, and a statement seen. */
+  finish(): void {
+    if (this.pendingBracketFactor) this.current().openMult *= this.pendingBracketFactor;
+    const unclosed = this.top();
+    if (unclosed) {
+      const what =
+        unclosed.closer === 'END' ? 'CASE without END' : unclosed.closer === '>' ? "unclosed '<'" : `unclosed '${unclosed.closer === ')' ? '(' : '['}'`;
+      throw new SqlScanError('QUERY_FAILED', what, unclosed.openedAt);
     }
-    // Comments: -- and # to the end of the line (\n or \r), /* ... */ not nested.
-    if ((c === 45 && sql.charCodeAt(i + 1) === 45) || c === 35) {
-      let j = i;
-      while (j < n && sql.charCodeAt(j) !== 10 && sql.charCodeAt(j) !== 13) j++;
-      const body = sql.slice(i, j);
-      if (EXOTIC_LINE_BREAKS.test(body)) {
-        throw new PrescanError('QUERY_FAILED', 'unsupported line-break character inside a comment', i);
-      }
-      if (c === 35 && /^#\s*legacysql\b/i.test(body)) {
-        throw new PrescanError('INVALID_SQL', 'legacy SQL is not supported; use GoogleSQL', i);
-      }
-      blank(i, j);
-      i = j;
-      continue;
-    }
-    if (c === 47 && sql.charCodeAt(i + 1) === 42) {
-      const end = sql.indexOf('*/', i + 2);
-      if (end < 0) throw new PrescanError('QUERY_FAILED', 'unterminated /* comment', i);
-      const nested = sql.indexOf('/*', i + 2);
-      if (nested >= 0 && nested < end) {
-        throw new PrescanError('QUERY_FAILED', "'/*' inside a comment (comments do not nest)", nested);
-      }
-      blank(i, end + 2);
-      i = end + 2;
-      continue;
-    }
-    // Words: keywords, identifiers, and string prefixes r/b/rb/br.
-    if (isWordStart(c)) {
-      let j = i + 1;
-      while (j < n && isWordChar(sql.charCodeAt(j))) j++;
-      const word = sql.slice(i, j);
-      const next = sql[j];
-      if (next === "'" || next === '"') {
-        const prefix = word.toLowerCase();
-        if (prefix === 'r' || prefix === 'b' || prefix === 'rb' || prefix === 'br') {
-          token('<string>', i);
-          i = scanString(sql, j, prefix.includes('r'), prefix.includes('b'));
-          continue;
-        }
-        throw new PrescanError('QUERY_FAILED', `put a space between ${JSON.stringify(word)} and the quote that follows it`, j);
-      }
-      if (next === '`') {
-        throw new PrescanError('QUERY_FAILED', `put a space between ${JSON.stringify(word)} and the backtick that follows it`, j);
-      }
-      token(word.toUpperCase(), i);
-      i = j;
-      continue;
-    }
-    if (isDigit(c)) {
-      let j = i + 1;
-      while (j < n) {
-        const d = sql.charCodeAt(j);
-        if (isWordChar(d) || d === 46) j++;
-        else if ((d === 43 || d === 45) && (sql[j - 1] === 'e' || sql[j - 1] === 'E')) j++;
-        else break;
-      }
-      if (sql[j] === "'" || sql[j] === '"' || sql[j] === '`') {
-        throw new PrescanError('QUERY_FAILED', 'put a space between a number and the quote that follows it', j);
-      }
-      token('<number>', i);
-      i = j;
-      continue;
-    }
-    if (c === 39 || c === 34) {
-      token('<string>', i);
-      i = scanString(sql, i, false, false);
-      continue;
-    }
-    if (c === 96) {
-      token('<identifier>', i);
-      i = scanQuotedIdentifier(sql, i);
-      continue;
-    }
-    const ch = sql[i] ?? '';
-    if (PUNCTUATION.has(ch)) {
-      token(ch, i);
-      i++;
-      continue;
-    }
-    if (ch === '@' || ch === '?') {
-      throw new PrescanError('QUERY_FAILED', 'query parameters are not supported; write the values into the SQL', i);
-    }
-    if (ch === '{' || ch === '}') {
-      throw new PrescanError(
+    if (this.firstWord === null) {
+      throw new SqlScanError(
         'QUERY_FAILED',
-        'template placeholders such as {dataset} belong to stored queries; raw SQL must name its tables directly',
-        i,
+        this.sawLeadingParen ? 'no statement inside the brackets' : 'empty query: send a single SELECT or WITH statement',
+        0,
       );
     }
-    const full = String.fromCodePoint(sql.codePointAt(i) ?? c);
-    throw new PrescanError(
-      'QUERY_FAILED',
-      `unexpected character ${describeChar(full)} outside a string or quoted identifier (quote identifiers with backticks)`,
-      i,
-    );
   }
-
-  if (pending.bracketFactor) current().openMult *= pending.bracketFactor;
-  const unclosed = top();
-  if (unclosed) {
-    const what = unclosed.closer === 'END' ? 'CASE without END' : unclosed.closer === '>' ? "unclosed '<'" : `unclosed '${unclosed.closer === ')' ? '(' : '['}'`;
-    throw new PrescanError('QUERY_FAILED', what, unclosed.openedAt);
-  }
-  if (firstWord === null) {
-    throw new PrescanError(
-      'QUERY_FAILED',
-      sawLeadingParen ? 'no statement inside the brackets' : 'empty query: send a single SELECT or WITH statement',
-      0,
-    );
-  }
-  out.push(sql.slice(copiedTo));
-  return { ok: true, sql: out.join(''), tokens, work };
 }
 
-/**
- * A GoogleSQL string literal starting at `start` ('...', "...", '''...''', """..."""), returns the index after it.
- * Backslash escapes the next character; single-quoted forms cannot span lines.
- * Raw and bytes literals may not escape their own quote: the parser ends them there, BigQuery does not.
- */
-function scanString(sql: string, start: number, raw: boolean, bytes: boolean): number {
-  const quote = sql[start];
-  const triple = sql[start + 1] === quote && sql[start + 2] === quote;
-  let j = start + (triple ? 3 : 1);
-  const n = sql.length;
-  for (;;) {
-    if (j >= n) throw new PrescanError('QUERY_FAILED', 'unterminated string literal', start);
-    const ch = sql[j];
-    if (ch === '\\') {
-      const escaped = sql[j + 1];
-      if (escaped === undefined) throw new PrescanError('QUERY_FAILED', 'unterminated string literal', start);
-      if ((raw || bytes) && escaped === quote) {
-        throw new PrescanError(
-          'QUERY_FAILED',
-          `a backslash before ${quote} in a ${raw ? 'raw' : 'bytes'} literal is read differently by BigQuery and the checker; rewrite the literal`,
-          j,
-        );
-      }
-      if (!triple && (escaped === '\n' || escaped === '\r')) {
-        throw new PrescanError('QUERY_FAILED', 'unterminated string literal (use triple quotes for multi-line strings)', start);
-      }
-      j += 2;
-      continue;
-    }
-    if (ch === quote && (!triple || (sql[j + 1] === quote && sql[j + 2] === quote))) {
-      j += triple ? 3 : 1;
-      break;
-    }
-    if (!triple && (ch === '\n' || ch === '\r')) {
-      throw new PrescanError('QUERY_FAILED', 'unterminated string literal (use triple quotes for multi-line strings)', start);
-    }
-    j++;
+const multiplier = (l: Level) => l.mult * l.openMult * l.logicMult;
+
+function checkDepth(l: Level, index: number): void {
+  if (depthOf(l) > MAX_EXPRESSION_DEPTH) {
+    throw new SqlScanError(
+      'QUERY_FAILED',
+      `expression too deep to check safely (a chain of more than ${MAX_EXPRESSION_DEPTH} operators or set operations); split it`,
+      index,
+    );
   }
-  const after = sql[j];
-  if (after === "'" || after === '"' || after === '`') {
-    throw new PrescanError('QUERY_FAILED', 'adjacent literals must be separated by whitespace', j);
-  }
-  return j;
 }
 
-/** A backtick-quoted identifier; escapes and line breaks are refused (the parser does not read escapes). */
-function scanQuotedIdentifier(sql: string, start: number): number {
-  const n = sql.length;
-  let j = start + 1;
-  for (;;) {
-    if (j >= n) throw new PrescanError('QUERY_FAILED', 'unterminated quoted identifier', start);
-    const ch = sql[j];
-    if (ch === '`') break;
-    if (ch === '\\') throw new PrescanError('QUERY_FAILED', 'backslash escapes in quoted identifiers are not supported', j);
-    if (ch === '\n' || ch === '\r') throw new PrescanError('QUERY_FAILED', 'unterminated quoted identifier', start);
-    j++;
-  }
-  if (j === start + 1) throw new PrescanError('QUERY_FAILED', 'empty quoted identifier', start);
-  const after = sql[j + 1];
-  if (after === '`' || after === "'" || after === '"') {
-    throw new PrescanError('QUERY_FAILED', 'adjacent identifiers or literals must be separated by whitespace', j + 1);
-  }
-  return j + 1;
+/** A comma or clause keyword ends an expression: operator chains cannot continue past it. */
+function endItem(l: Level): void {
+  l.maxItem = Math.max(l.maxItem, l.itemOps + l.itemChild);
+  l.itemOps = 0;
+  l.itemChild = 0;
+}
+
+function operator(l: Level, index: number): void {
+  l.itemOps++;
+  checkDepth(l, index);
 }
