@@ -433,8 +433,10 @@ function table(rows, cols) {
 async function promptPassword() {
   const ask = (q) =>
     new Promise((resolve) => {
-      const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
-      // Echo nothing while the password is typed; readline writes through _writeToOutput.
+      // Echo nothing while the password is typed; readline writes through its (undocumented) _writeToOutput.
+      const rl = /** @type {import('node:readline').Interface & { _writeToOutput: (s: string) => void }} */ (
+        createInterface({ input: process.stdin, output: process.stderr, terminal: true })
+      );
       rl._writeToOutput = (s) => {
         if (s.includes(q)) process.stderr.write(q);
       };
@@ -539,7 +541,8 @@ export async function runAdmin(argv, env = PROCESS_IO) {
     env.err(usageHint(name, e instanceof Error ? e.message : String(e)));
     return USAGE_ERROR;
   }
-  const o = parsed.values;
+  /** The flags as parseArgs returns them: a string per value option, a boolean per switch. */
+  const o = /** @type {Record<string, string | boolean | undefined>} */ (parsed.values);
   if (o.help) {
     env.out(commandHelp(name));
     return 0;
@@ -549,11 +552,13 @@ export async function runAdmin(argv, env = PROCESS_IO) {
     env.err(usageHint(name, `unexpected argument: ${parsed.positionals[maxPositionals]}`));
     return USAGE_ERROR;
   }
-  if (o.remote && (o.local || o['persist-to'])) {
+  const remote = o.remote === true;
+  const persistTo = typeof o['persist-to'] === 'string' ? o['persist-to'] : undefined;
+  if (remote && (o.local || persistTo !== undefined)) {
     env.err('--remote cannot be combined with --local or --persist-to');
     return USAGE_ERROR;
   }
-  const target = { remote: o.remote, persistTo: o.remote ? undefined : (o['persist-to'] ?? process.env.ADMIN_PERSIST_TO ?? undefined) };
+  const target = { remote, persistTo: remote ? undefined : (persistTo ?? process.env.ADMIN_PERSIST_TO ?? undefined) };
   /** @type {import('./lib/d1.mjs').D1Executor | undefined} */
   let db;
   const io = {

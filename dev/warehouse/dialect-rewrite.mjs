@@ -66,7 +66,7 @@ export function rwSeq(nodes, st) {
     }
     const t = nd.tok;
     if (t.type === 'str') out.push(...text(duckString(t.value), t.p));
-    else if (t.type === 'bytes') out.push(...text(`unhex('${Buffer.from(t.bytes).toString('hex')}')`, t.p));
+    else if (t.type === 'bytes') out.push(...text(`unhex('${Buffer.from(t.bytes ?? []).toString('hex')}')`, t.p));
     else if (t.type === 'num') out.push(...text(/^[0-9.]*[.eE]/.test(t.text) && !/^0[xX]/.test(t.text) ? `CAST(${t.text} AS DOUBLE)` : t.text, t.p));
     else if (t.type === 'param') throw new DialectError('Query parameters are not supported by the local warehouse', t.p);
     else if (t.type === 'op') {
@@ -316,7 +316,7 @@ function typedConstructor(nodes, i, ltIdx, st, from) {
   if (!isGroup(body)) throw new DialectError('Syntax error: Expected "(" after STRUCT<...>', p);
   const args = splitArgs(body.kids);
   const fields = args.map((arg, idx) => {
-    const f = parsed.fields[idx];
+    const f = parsed.fields?.[idx];
     if (!f) throw new DialectError('STRUCT type has fewer fields than values', body.p);
     return cat(p, `${duckIdent(f.name)} := CAST(`, rwSeq(arg, st), ` AS ${f.duck})`);
   });

@@ -71,7 +71,8 @@ export function tokenize(sql) {
       i = lit.end;
       push('str', start, { value: lit.value });
     } else if (/[0-9]/.test(c) || (c === '.' && /[0-9]/.test(sql[i + 1] ?? ''))) {
-      const m = /^(0[xX][0-9a-fA-F]+|(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?)/.exec(sql.slice(i));
+      // The branch is taken on a digit or ".digit", so this pattern always matches at least one character.
+      const m = /** @type {RegExpExecArray} */ (/^(0[xX][0-9a-fA-F]+|(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?)/.exec(sql.slice(i)));
       i += m[0].length;
       push('num', start);
     } else if (c === '@') {
@@ -162,11 +163,14 @@ function readString(sql, q0, raw, tokenStart) {
 
 /** @returns {Node[]} */
 export function buildTree(tokens) {
-  const root = { kids: [] };
+  /** @type {{ kids: Node[], open?: undefined, p: number, e?: number }} */
+  const root = { kids: [], p: 0 };
+  /** The open groups, innermost last, under the root. @type {(GroupNode | typeof root)[]} */
   const stack = [root];
   for (const tok of tokens) {
     if (tok.type === 'op' && (tok.text === '(' || tok.text === '[')) {
-      const g = { k: 'group', open: tok.text, kids: [], p: tok.p, e: tok.e };
+      /** @type {GroupNode} */
+      const g = { k: 'group', open: tok.text === '(' ? '(' : '[', kids: [], p: tok.p, e: tok.e };
       stack[stack.length - 1].kids.push(g);
       stack.push(g);
     } else if (tok.type === 'op' && (tok.text === ')' || tok.text === ']')) {
@@ -205,6 +209,7 @@ export function nextSig(nodes, i) {
 
 /** Splits a node list on top-level commas; whitespace around each argument is dropped (comments stay). */
 export function splitArgs(nodes) {
+  /** @type {Node[][]} */
   const args = [[]];
   for (const nd of nodes) {
     if (isOp(nd, ',')) args.push([]);

@@ -30,6 +30,7 @@ export const SUPPORT_MACROS = [
 // Public entry points
 
 /**
+ * @typedef {import('./dialect-tokenize.mjs').Node} Node
  * @typedef {{ project: string, datasets: Iterable<string>, today: string }} DialectContext
  * @typedef {{ sql: string, statementType: string, statementCount: number, sourceOffset: (outOffset: number) => number }} Rewritten
  */
@@ -101,6 +102,7 @@ export function lineColumn(sql, offset) {
 }
 
 function splitStatements(tree) {
+  /** @type {Node[][]} */
   const statements = [[]];
   for (const nd of tree) {
     if (isOp(nd, ';')) statements.push([]);

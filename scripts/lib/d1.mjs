@@ -4,10 +4,12 @@
 // command costs milliseconds instead of a Node + workerd start. The deployed database (remote) goes through
 // `wrangler d1 execute --remote`, which carries wrangler's login. Values are only ever put into SQL through
 // `sqlLiteral`/`sql`, never by concatenating raw input.
-import { Miniflare } from 'miniflare';
+//
+// wrangler and Miniflare are imported only when a local database is opened: importing wrangler installs a
+// SIGTERM handler that exits the process at once, which a long-running script with its own orderly shutdown
+// (`npm run dev`) must not get. Such scripts use `wranglerExecute` (a child process) instead.
 import { spawn } from 'node:child_process';
 import { isAbsolute, join, resolve } from 'node:path';
-import { unstable_readConfig, unstable_splitSqlQuery } from 'wrangler';
 import { readFile } from 'node:fs/promises';
 import { importWorkerModules, ROOT } from './import-ts.mjs';
 
@@ -25,9 +27,10 @@ export function wranglerEnv(extra = {}) {
 /**
  * The one SQLite literal renderer, shared with the demo seed: strings single-quoted with quotes doubled (the
  * only escape SQLite string literals have), numbers safe integers, NULL; anything else is refused.
- * @type {(value: string | number | null) => string}
  */
-export const { sqlLiteral } = await importWorkerModules({ 'src/seed/demo-catalog.ts': ['sqlLiteral'] });
+export const { sqlLiteral } = /** @type {{ sqlLiteral: (value: string | number | null) => string }} */ (
+  await importWorkerModules({ 'src/seed/demo-catalog.ts': ['sqlLiteral'] })
+);
 
 /**
  * Tagged template: every interpolated value becomes a literal via `sqlLiteral`.
@@ -71,6 +74,7 @@ export async function openD1(target) {
   if (target.remote) {
     return { execute: (statements) => wranglerExecute(target, ['--command', statements]), close: async () => {} };
   }
+  const [{ Miniflare }, { unstable_readConfig, unstable_splitSqlQuery }] = await Promise.all([import('miniflare'), import('wrangler')]);
   const cwd = target.cwd ?? ROOT;
   const config = unstable_readConfig({ config: join(cwd, 'wrangler.toml') }, {});
   const db = config.d1_databases.find((d) => d.binding === 'DB');

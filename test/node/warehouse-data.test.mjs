@@ -112,7 +112,7 @@ describe.each(Object.keys(SIZES))('dataset %s', (ds) => {
     });
     const [e] = await rows(`SELECT COUNT(*) AS n, COUNTIF(customer_id IS NULL) AS anonymous, COUNT(DISTINCT event_name) AS names
       FROM ${T('raw__web_events')}`);
-    expect(Number(e.n)).toBe(DATASETS.find((d) => d.name === ds).events);
+    expect(Number(e.n)).toBe(DATASETS.find((d) => d.name === ds)?.events);
     expect(Number(e.anonymous)).toBeGreaterThan(0);
     expect(e.names).toBe('5');
   });
