@@ -9,6 +9,10 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     globalSetup: ['./test/global-setup.ts'],
+    // vitest's default on a 2-core machine is one file at a time. Two overlap a workers file's workerd start with
+    // a node file waiting on wrangler, the warehouse or a browser; tests are built to share the warehouse (faults
+    // and request logs are matched to each test's own labels) and use free ports and temp dirs.
+    maxWorkers: 2,
     projects: [
       {
         plugins: [

@@ -16,13 +16,13 @@
 // file (Node only; the Worker gets it from wrangler as a CompiledWasm module). Figures are after a warm-up, so
 // V8 has tiered the WASM up as a long-lived isolate would have; the cold figures are separate.
 // `node bench/guard.mjs [--quick]`, or `run()` from `npm run bench`.
-import { build } from 'esbuild';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { gzipSync } from 'node:zlib';
+import { importTs } from '../scripts/lib/import-ts.mjs';
 import { percentiles } from './stats.mjs';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -34,29 +34,8 @@ const TARGETS = { p50Ms2k: 1, p50Ms100k: 20, worstMs: 50 };
 const RAW_LIMIT_MS = 3000;
 
 /** The guard module (src/sql/guard.ts) bundled for Node, its .wasm import compiled from the file. */
-async function loadGuard() {
-  const out = await build({
-    entryPoints: [join(ROOT, 'src/sql/guard.ts')],
-    bundle: true,
-    write: false,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    logLevel: 'silent',
-    plugins: [
-      {
-        name: 'compiled-wasm',
-        setup(b) {
-          b.onResolve({ filter: /\.wasm$/ }, (a) => ({ path: join(a.resolveDir, a.path), namespace: 'compiled-wasm' }));
-          b.onLoad({ filter: /.*/, namespace: 'compiled-wasm' }, (a) => ({
-            contents: `import { readFileSync } from 'node:fs'; export default new WebAssembly.Module(readFileSync(${JSON.stringify(a.path)}));`,
-            loader: 'js',
-          }));
-        },
-      },
-    ],
-  });
-  return import(`data:text/javascript;base64,${Buffer.from(out.outputFiles[0].contents).toString('base64')}`);
+function loadGuard() {
+  return importTs({ entry: 'src/sql/guard.ts' });
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -165,7 +144,7 @@ function adversarialInputs(limit) {
     ['100 KiB of FROM-first subqueries', within(limit, (n) => `SELECT 1 FROM ${Array(n).fill(`(FROM ${T('t')})`).join(', ')}`)],
   ];
   // Inputs sized to sit just under the prescan's work bound: k retrying levels around a malformed payload.
-  for (const [open, close, k] of [
+  for (const [open, close, k] of /** @type {[string, string, number][]} */ ([
     ['CAST(', ')', 2],
     ['CAST(', ')', 5],
     ['CAST(', ')', 9],
@@ -176,7 +155,7 @@ function adversarialInputs(limit) {
     ['ARRAY[', ']', 7],
     ['SUBSTRING(', ')', 7],
     ['CASE WHEN (', ') THEN 1 END', 6],
-  ]) {
+  ])) {
     list.push([
       `${open.trim()} x${k} around a payload at the work bound`,
       (budget) => {
@@ -223,17 +202,26 @@ const { performance } = require('node:perf_hooks');
 class RawParser {
   constructor(parser) {
     this.parser = parser;
+    /** @type {Worker | undefined} set by start() */
+    this.worker = undefined;
   }
 
   async start() {
-    this.worker = new Worker(RAW_WORKER, {
+    const worker = new Worker(RAW_WORKER, {
       eval: true,
       workerData: { parser: this.parser, gluePath: pathToFileURL(GLUE_PATH).href, wasmPath: WASM_PATH, nspPath: NSP_PATH },
     });
+    this.worker = worker;
     await new Promise((resolve, reject) => {
-      this.worker.once('message', resolve);
-      this.worker.once('error', reject);
+      worker.once('message', resolve);
+      worker.once('error', reject);
     });
+  }
+
+  /** The worker start() made; using the parser before start() is a bug in this bench. */
+  get running() {
+    if (!this.worker) throw new Error('RawParser used before start()');
+    return this.worker;
   }
 
   /** Best of `runs` parses of `sql` in ms, or null when one run exceeded RAW_LIMIT_MS (the worker is replaced). */
@@ -243,14 +231,14 @@ class RawParser {
     for (let i = 0; i < runs; i++) {
       const answer = await new Promise((resolve) => {
         const timer = setTimeout(() => resolve(null), RAW_LIMIT_MS);
-        this.worker.once('message', (m) => {
+        this.running.once('message', (m) => {
           clearTimeout(timer);
           resolve(m);
         });
-        this.worker.postMessage(sql);
+        this.running.postMessage(sql);
       });
       if (answer === null || answer[0] === 'trap') {
-        await this.worker.terminate();
+        await this.running.terminate();
         await this.start();
         return answer === null ? { ms: null, ok: false } : { ms: answer[1], ok: false, trap: true };
       }
@@ -262,7 +250,7 @@ class RawParser {
   }
 
   async close() {
-    await this.worker.terminate();
+    await this.running.terminate();
   }
 }
 
@@ -385,10 +373,10 @@ export async function run(opts = {}) {
 
   try {
     const sizes = {};
-    for (const [name, sql, runs] of [
+    for (const [name, sql, runs] of /** @type {[string, string, number][]} */ ([
       ['2k', q2k, quick ? 300 : 2000],
       ['100k', q100k, quick ? 20 : 100],
-    ]) {
+    ])) {
       const g = await timeGuard(guard, sql, runs);
       if (!g.verdict.ok) throw new Error(`benchmark query ${name} was rejected: ${g.verdict.message}`);
       const pre = guard.MAX_PARSE_WORK;

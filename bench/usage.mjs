@@ -11,31 +11,19 @@
 // Windows: a fresh principal, and one whose window is full (a run in each of the last 1440 minutes, the most
 // buckets an object can hold). Target (issue 5): under 1 ms p50 added, locally.
 // `node bench/usage.mjs [--quick] [--runs N]`, or `run()` from `npm run bench`.
-import { build } from 'esbuild';
 import { Miniflare } from 'miniflare';
 import { closeSync, existsSync, fsyncSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
+import { bundleTs } from '../scripts/lib/import-ts.mjs';
 import { percentiles, runIfMain } from './stats.mjs';
 
 const TARGET_P50_ADDED_MS = 1;
 
-async function bundle() {
-  const out = await build({
-    entryPoints: [fileURLToPath(new URL('./usage-worker.ts', import.meta.url))],
-    bundle: true,
-    write: false,
-    format: 'esm',
-    platform: 'neutral',
-    target: 'es2022',
-    external: ['cloudflare:*'],
-    logLevel: 'silent',
-  });
-  const file = out.outputFiles[0];
-  if (!file) throw new Error('esbuild produced no output');
-  return file.text;
+/** The bench Worker for workerd: cloudflare:* imports are left to the runtime. */
+function bundle() {
+  return bundleTs({ entry: 'bench/usage-worker.ts' }, { platform: 'neutral', external: ['cloudflare:*'] });
 }
 
 /** p50 of one fsync of a small write in `dir`: what a local SQLite commit waits for. */

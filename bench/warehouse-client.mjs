@@ -20,7 +20,7 @@ const silent = { info() {}, warn() {}, error() {} };
 
 /**
  * @param {{ quick?: boolean; runs?: number }} [opts]
- * @returns {Promise<{ runs: number; sql: string; direct: object; client: object; addedP50Ms: number; addedP99Ms: number; coldTokenMs: number; targetP50AddedMs: number; pass: boolean; rows: string[][] }>}
+ * @returns {Promise<{ runs: number; sql: string; rowsPerQuery: number; direct: object; client: object; addedP50Ms: number; addedP99Ms: number; coldTokenMs: number; targetP50AddedMs: number; pass: boolean; rows: string[][] }>}
  */
 export async function run(opts = {}) {
   const runs = opts.runs ?? (opts.quick ? 100 : 500);
@@ -85,10 +85,14 @@ export async function run(opts = {}) {
       await direct();
       await viaClient();
     }
+    /** @type {number[]} */
     const ds = [];
+    /** @type {number[]} */
     const cs = [];
     for (let i = 0; i < runs; i++) {
-      for (const [fn, samples] of i % 2 ? [[direct, ds], [viaClient, cs]] : [[viaClient, cs], [direct, ds]]) {
+      /** @type {[() => Promise<unknown>, number[]][]} */
+      const order = i % 2 ? [[direct, ds], [viaClient, cs]] : [[viaClient, cs], [direct, ds]];
+      for (const [fn, samples] of order) {
         const t = performance.now();
         await fn();
         samples.push(performance.now() - t);

@@ -10,7 +10,7 @@ import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { d1Execute, WRANGLER_BIN, wranglerEnv } from '../scripts/lib/d1.mjs';
+import { WRANGLER_BIN, wranglerEnv, wranglerExecute } from '../scripts/lib/d1.mjs';
 import { importWorkerModules, ROOT } from '../scripts/lib/import-ts.mjs';
 import { createServiceAccount, serviceAccountFromJson } from './warehouse/service-account.mjs';
 import { startWarehouse } from './warehouse/server.mjs';
@@ -40,6 +40,10 @@ const say = (msg) => console.log(`[dev] ${msg}`);
 const ms = (since) => `${Math.round(performance.now() - since)} ms`;
 
 /** Everything started so far, stopped on exit. */
+/**
+ * @type {{ warehouse: import('./warehouse/server.mjs').Warehouse | null,
+ *   wrangler: import('node:child_process').ChildProcess | null, pidFile: string | null }}
+ */
 const running = { warehouse: null, wrangler: null, pidFile: null };
 let stopping = false;
 
@@ -95,17 +99,18 @@ async function main() {
   }));
 
   step = performance.now();
-  running.warehouse = await startWarehouse({
+  const warehouse = await startWarehouse({
     host: HOST,
     // In the state dir, so deleting it resets everything; the warehouse regenerates when the day changes.
     cacheDir: files.warehouseCache,
     serviceAccounts: [{ clientEmail: sa.clientEmail, publicKeyPem: sa.publicKeyPem, keyId: sa.keyId || undefined }],
   });
-  const { generated } = running.warehouse.startup;
-  say(`local warehouse on ${running.warehouse.url}, demo data for ${running.warehouse.today} ${generated ? 'generated' : 'cached'} (${ms(step)})`);
+  running.warehouse = warehouse;
+  const { generated } = warehouse.startup;
+  say(`local warehouse on ${warehouse.url}, demo data for ${warehouse.today} ${generated ? 'generated' : 'cached'} (${ms(step)})`);
 
   await writeVars(files.vars, {
-    BIGQUERY_API_BASE: running.warehouse.url,
+    BIGQUERY_API_BASE: warehouse.url,
     GCP_SERVICE_ACCOUNT_JSON: sa.json,
     CURSOR_SECRET: secrets.CURSOR_SECRET,
     SESSION_SECRET: secrets.SESSION_SECRET,
@@ -123,7 +128,8 @@ async function main() {
   const seed = statements.map((s) => `${s.trim().replace(/;+$/, '')};`).join('\n');
   // One file, one wrangler call: each `wrangler d1 execute` costs a Node and workerd start.
   await writeFile(files.bootstrapSql, `${schema}\n-- demo seed (src/seed/demo-catalog.ts)\n${seed}\n`, { mode: 0o600 });
-  await d1Execute({ persistTo: files.persistTo }, { file: files.bootstrapSql });
+  // Through wrangler in a child process, not in this one: see scripts/lib/d1.mjs on wrangler's SIGTERM handler.
+  await wranglerExecute({ persistTo: files.persistTo }, ['--file', files.bootstrapSql]);
   say(`applied schema.sql and ${statements.length} demo seed statements to the local D1 (${ms(step)})`);
 
   step = performance.now();

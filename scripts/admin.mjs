@@ -5,7 +5,9 @@
 // writes is exactly what the Worker verifies.
 import { parseArgs } from 'node:util';
 import { createInterface } from 'node:readline';
-import { D1Error, d1Execute, sql } from './lib/d1.mjs';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { D1Error, openD1, sql } from './lib/d1.mjs';
 import { importWorkerModules } from './lib/import-ts.mjs';
 
 const USAGE_ERROR = 2;
@@ -371,7 +373,7 @@ async function choosePassword(o, io) {
     if (o.password.length < MIN_PASSWORD_LENGTH) throw new UsageError(`the password must be at least ${MIN_PASSWORD_LENGTH} characters`);
     return { password: o.password, generated: false };
   }
-  if (process.stdin.isTTY && process.stderr.isTTY) {
+  if (io.interactive) {
     const password = await promptPassword();
     if (password.length < MIN_PASSWORD_LENGTH) throw new UsageError(`the password must be at least ${MIN_PASSWORD_LENGTH} characters`);
     return { password, generated: false };
@@ -431,8 +433,10 @@ function table(rows, cols) {
 async function promptPassword() {
   const ask = (q) =>
     new Promise((resolve) => {
-      const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
-      // Echo nothing while the password is typed; readline writes through _writeToOutput.
+      // Echo nothing while the password is typed; readline writes through its (undocumented) _writeToOutput.
+      const rl = /** @type {import('node:readline').Interface & { _writeToOutput: (s: string) => void }} */ (
+        createInterface({ input: process.stdin, output: process.stderr, terminal: true })
+      );
       rl._writeToOutput = (s) => {
         if (s.includes(q)) process.stderr.write(q);
       };
@@ -486,20 +490,47 @@ function mapConstraintError(err, messages) {
   return err;
 }
 
-async function main(argv) {
+/**
+ * Where a run of the CLI reads and writes: the database (`openD1`, given the target the flags chose), its two
+ * output streams, and whether a person is at a terminal to type a password. The command line passes the real
+ * ones; tests pass a local D1 they keep open across commands and collect the output.
+ * @typedef {object} AdminIo
+ * @property {(target: import('./lib/d1.mjs').D1Target) => Promise<import('./lib/d1.mjs').D1Executor>} openD1
+ * @property {(text: string) => void} out
+ * @property {(text: string) => void} err
+ * @property {boolean} interactive
+ */
+
+/** @type {AdminIo} */
+const PROCESS_IO = {
+  openD1,
+  out: (text) => console.log(text),
+  err: (text) => console.error(text),
+  interactive: Boolean(process.stdin.isTTY && process.stderr.isTTY),
+};
+
+/** Worker modules, bundled once per process however many commands run. */
+let workerModules;
+
+/**
+ * Runs one CLI invocation (`argv` without `node admin.mjs`) and returns its exit code.
+ * @param {string[]} argv
+ * @param {AdminIo} [env]
+ */
+export async function runAdmin(argv, env = PROCESS_IO) {
   const [group, action] = argv;
   const groupOnly = group && !group.startsWith('-') && Object.keys(COMMANDS).some((n) => n.startsWith(`${group} `));
   const name = `${group} ${action}`;
   if (!group || group === '--help' || group === '-h' || group === 'help') {
-    console.log(groupHelp());
+    env.out(groupHelp());
     return 0;
   }
   if (!COMMANDS[name]) {
     if (groupOnly && (!action || action === '--help' || action === '-h')) {
-      console.log(groupHelp(group));
+      env.out(groupHelp(group));
       return 0;
     }
-    console.error(`unknown command: ${argv.slice(0, 2).join(' ')}\n\n${groupHelp(groupOnly ? group : undefined)}`);
+    env.err(`unknown command: ${argv.slice(0, 2).join(' ')}\n\n${groupHelp(groupOnly ? group : undefined)}`);
     return USAGE_ERROR;
   }
   const command = COMMANDS[name];
@@ -507,30 +538,36 @@ async function main(argv) {
   try {
     parsed = parseArgs({ args: argv.slice(2), options: { ...GLOBAL_OPTIONS, ...command.options }, allowPositionals: true, strict: true });
   } catch (e) {
-    console.error(usageHint(name, e instanceof Error ? e.message : String(e)));
+    env.err(usageHint(name, e instanceof Error ? e.message : String(e)));
     return USAGE_ERROR;
   }
-  const o = parsed.values;
+  /** The flags as parseArgs returns them: a string per value option, a boolean per switch. */
+  const o = /** @type {Record<string, string | boolean | undefined>} */ (parsed.values);
   if (o.help) {
-    console.log(commandHelp(name));
+    env.out(commandHelp(name));
     return 0;
   }
   const maxPositionals = command.positional ? 1 : 0;
   if (parsed.positionals.length > maxPositionals) {
-    console.error(usageHint(name, `unexpected argument: ${parsed.positionals[maxPositionals]}`));
+    env.err(usageHint(name, `unexpected argument: ${parsed.positionals[maxPositionals]}`));
     return USAGE_ERROR;
   }
-  if (o.remote && (o.local || o['persist-to'])) {
-    console.error('--remote cannot be combined with --local or --persist-to');
+  const remote = o.remote === true;
+  const persistTo = typeof o['persist-to'] === 'string' ? o['persist-to'] : undefined;
+  if (remote && (o.local || persistTo !== undefined)) {
+    env.err('--remote cannot be combined with --local or --persist-to');
     return USAGE_ERROR;
   }
-  const target = { remote: o.remote, persistTo: o.remote ? undefined : (o['persist-to'] ?? process.env.ADMIN_PERSIST_TO ?? undefined) };
-  let workerModules;
+  const target = { remote, persistTo: remote ? undefined : (persistTo ?? process.env.ADMIN_PERSIST_TO ?? undefined) };
+  /** @type {import('./lib/d1.mjs').D1Executor | undefined} */
+  let db;
   const io = {
     now: Date.now(),
+    interactive: env.interactive,
     async exec(statement, constraintMessages = {}) {
       try {
-        const results = await d1Execute(target, { command: statement });
+        db ??= await env.openD1(target);
+        const results = await db.execute(statement);
         return results[results.length - 1] ?? [];
       } catch (e) {
         throw mapConstraintError(e, constraintMessages);
@@ -547,19 +584,23 @@ async function main(argv) {
   };
   try {
     const result = await command.run(o, parsed.positionals, io);
-    console.log(o.json ? JSON.stringify(result.json, null, 2) : result.text);
+    env.out(o.json ? JSON.stringify(result.json, null, 2) : result.text);
     return 0;
   } catch (e) {
     if (e instanceof UsageError) {
-      console.error(usageHint(name, e.message));
+      env.err(usageHint(name, e.message));
       return USAGE_ERROR;
     }
     if (e instanceof CommandError || e instanceof D1Error) {
-      console.error(`error: ${e.message}`);
+      env.err(`error: ${e.message}`);
       return 1;
     }
     throw e;
+  } finally {
+    await db?.close();
   }
 }
 
-process.exitCode = await main(process.argv.slice(2));
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  process.exitCode = await runAdmin(process.argv.slice(2));
+}

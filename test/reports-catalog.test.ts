@@ -86,7 +86,7 @@ describe('demo seed', () => {
     await env.DB.prepare('DELETE FROM reports WHERE id = ?').bind('rpt_quote_test').run();
   });
 
-  it('is idempotent: applying it again changes no counts, and a later day moves the dated saved queries', async () => {
+  it('is idempotent: applying it again, on a later day, changes no counts and no stored row', async () => {
     const before = await counts();
     expect(before).toEqual({
       organizations: 2,
@@ -101,12 +101,47 @@ describe('demo seed', () => {
     await seedDemo(INPUT.now);
     await seedDemo(Date.UTC(2026, 11, 3));
     expect(await counts()).toEqual(before);
-    const moved = await env.DB.prepare('SELECT name FROM saved_queries WHERE id = ?').bind('sq_acme_channels_last_month').first();
-    expect(moved).toEqual({ name: 'Revenue by channel, November 2026' });
+    // The dated saved query keeps the month it was written for (its name and its SQL agree).
+    const kept = await env.DB.prepare('SELECT name FROM saved_queries WHERE id = ?').bind('sq_acme_channels_last_month').first();
+    expect(kept).toEqual({ name: 'Revenue by channel, October 2026' });
     // created_at stays that of the first application.
     const org = await env.DB.prepare('SELECT created_at FROM organizations WHERE id = ?').bind('org_demo').first();
     expect(org).toEqual({ created_at: INPUT.now });
-    await seedDemo(INPUT.now);
+  });
+
+  it("only adds what is missing: an operator's revocation, limits and names survive a reseed, deleted rows come back", async () => {
+    const revokedAt = INPUT.now + 60_000;
+    await env.DB.batch([
+      env.DB.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ?').bind(revokedAt, 'key_demo_brand'),
+      env.DB.prepare('UPDATE api_keys SET daily_query_limit = 7, max_bytes_billed = 1048576 WHERE id = ?').bind('key_demo_org'),
+      env.DB.prepare('UPDATE brands SET name = ? WHERE id = ?').bind('Acme Outdoor & Co', 'brand_acme'),
+      env.DB.prepare('UPDATE users SET failed_logins = 3 WHERE id = ?').bind('user_demo_org_admin'),
+      env.DB.prepare("DELETE FROM report_queries WHERE id = 'rq_acme_range'"),
+      env.DB.prepare("DELETE FROM saved_queries WHERE id = 'sq_globex_monthly_kpis'"),
+    ]);
+    const before = await counts();
+    expect(before).toMatchObject({ report_queries: 13, saved_queries: 6 });
+
+    await seedDemo(Date.UTC(2026, 11, 3));
+    const keys = await env.DB.prepare('SELECT id, revoked_at, daily_query_limit, max_bytes_billed FROM api_keys ORDER BY id').all();
+    expect(keys.results).toEqual([
+      { id: 'key_demo_brand', revoked_at: revokedAt, daily_query_limit: null, max_bytes_billed: null },
+      { id: 'key_demo_org', revoked_at: null, daily_query_limit: 7, max_bytes_billed: 1048576 },
+      { id: 'key_other_org', revoked_at: null, daily_query_limit: null, max_bytes_billed: null },
+    ]);
+    expect(await env.DB.prepare("SELECT name FROM brands WHERE id = 'brand_acme'").first()).toEqual({ name: 'Acme Outdoor & Co' });
+    expect(await env.DB.prepare("SELECT failed_logins FROM users WHERE id = 'user_demo_org_admin'").first()).toEqual({ failed_logins: 3 });
+    expect(await counts()).toEqual({ ...before, report_queries: 14, saved_queries: 7 });
+    // The revoked key stays refused; the re-added rows are the seed's.
+    expect((await api('/v1/data/brands', 'brand')).status).toBe(401);
+    expect(await env.DB.prepare("SELECT ordinal FROM report_queries WHERE id = 'rq_acme_range'").first()).toEqual({ ordinal: 3 });
+
+    // Back to the seed's values for the tests below.
+    await env.DB.batch([
+      env.DB.prepare('UPDATE api_keys SET revoked_at = NULL, daily_query_limit = NULL, max_bytes_billed = NULL'),
+      env.DB.prepare("UPDATE brands SET name = 'Acme Outdoor' WHERE id = 'brand_acme'"),
+      env.DB.prepare('UPDATE users SET failed_logins = 0'),
+    ]);
   });
 
   it('has the tenants of demo-data.md', async () => {

@@ -10,8 +10,8 @@ const CLOCK_SKEW_SECONDS = 30;
 
 /**
  * @typedef {{ clientEmail: string, publicKeyPem: string, keyId?: string, datasets?: string[] }} TrustedAccount
- * @typedef {{ ok: true, account: TrustedAccount, claims: Record<string, unknown> }
- *   | { ok: false, missing: boolean, why: string }} AuthResult
+ * @typedef {{ ok: true, account: TrustedAccount, claims: Record<string, unknown>, missing?: undefined, why?: undefined }
+ *   | { ok: false, missing: boolean, why: string, account?: undefined, claims?: undefined }} AuthResult
  */
 
 /**

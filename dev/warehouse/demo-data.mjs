@@ -69,7 +69,26 @@ export const DEMO_ROUTINE = {
   params: ['quantity'],
 };
 
-/** Per-dataset shape: sizes from demo-data.md ("acme" 500,000 orders, others 20,000), plus brand flavour. */
+/**
+ * @typedef {[name: string, nouns: string[], minPrice: number, maxPrice: number]} Category
+ * @typedef {object} DatasetShape
+ * @property {string} name
+ * @property {number} seed
+ * @property {number} orders
+ * @property {number} customers
+ * @property {number} products
+ * @property {number} events
+ * @property {string} currency
+ * @property {[web: number, store: number]} channelWeights  the rest is marketplace
+ * @property {string[]} countries
+ * @property {string[]} adjectives
+ * @property {Category[]} categories
+ */
+
+/**
+ * Per-dataset shape: sizes from demo-data.md ("acme" 500,000 orders, others 20,000), plus brand flavour.
+ * @type {DatasetShape[]}
+ */
 export const DATASETS = [
   {
     name: 'acme', seed: 1000, orders: 500_000, customers: 60_000, products: 240, events: 100_000, currency: 'USD',
@@ -113,6 +132,9 @@ export const DATASETS = [
 
 /** Days of order history, ending yesterday. */
 export const HISTORY_DAYS = 400;
+/** Share of each dataset's customers who signed up before the order history starts, and over how many days. */
+const PRE_WINDOW_CUSTOMER_SHARE = 0.3;
+const PRE_WINDOW_DAYS = 700;
 
 const FIXED_WIDTH_BYTES = 8;
 
@@ -183,21 +205,37 @@ export function datasetStatements(ds, today) {
       ${priceOf('i')} AS unit_price
     FROM p ORDER BY i`);
 
+  // Customers arrive the way orders do. A share signed up before the window; the others sign up over it with the
+  // orders' own distribution of days (below), so monthly signups grow with monthly orders. Customers are
+  // numbered in signup order: by day d of the window, customers 1..arrivedBy(d) exist, and an order placed on
+  // day d goes to one of them (older customers more often), so nobody orders before signing up.
+  const C = ds.customers;
+  const P = Math.round(C * PRE_WINDOW_CUSTOMER_SHARE);
+  // Share of the window's orders placed before fraction u of it: 60% uniform, 40% with density 2u.
+  const orderShare = (u) => `(0.6 * (${u}) + 0.4 * (${u}) * (${u}))`;
+  const arrivedBy = (d) => `(${P} + CAST(floor(${C - P} * ${orderShare(`${d} / ${HISTORY_DAYS}.0`)}) AS INTEGER))`;
+  // The inverse: the window fraction by which customer j (> P) has signed up, solving 0.4u^2 + 0.6u = q.
+  const signupFraction = (j) => `((sqrt(0.36 + 1.6 * ((${j}) - ${P}) / ${C - P}.0) - 0.6) / 0.8)`;
+
   // Order days: 60% uniform over the window, 40% skewed towards recent days (a growing shop); every day
   // of the window, including the first, gets orders. Prices are recomputed from the product index with the
   // same formula as dim__products, which avoids a join.
   stmts.push(`CREATE TABLE ${S}.fact__orders AS
-    WITH base AS (
+    WITH days AS (
       SELECT range AS i,
         least(${HISTORY_DAYS - 1}, CAST(CASE WHEN rnd(range, ${seed + 10}) < 0.6 THEN floor(rnd(range, ${seed + 11}) * ${HISTORY_DAYS})
-          ELSE floor(${HISTORY_DAYS} * sqrt(rnd(range, ${seed + 11}))) END AS INTEGER)) AS d,
+          ELSE floor(${HISTORY_DAYS} * sqrt(rnd(range, ${seed + 11}))) END AS INTEGER)) AS d
+      FROM range(${ds.orders})
+    ),
+    base AS (
+      SELECT range AS i, days.d,
         CAST(floor(rnd(range, ${seed + 12}) * 86400) AS BIGINT) AS sec,
-        least(${ds.customers}, 1 + CAST(floor(${ds.customers} * pow(rnd(range, ${seed + 13}), 1.6)) AS INTEGER)) AS cust,
+        least(${arrivedBy('days.d')}, 1 + CAST(floor(${arrivedBy('days.d')} * pow(rnd(range, ${seed + 13}), 1.6)) AS INTEGER)) AS cust,
         least(${ds.products}, 1 + CAST(floor(${ds.products} * pow(rnd(range, ${seed + 14}), 1.4)) AS INTEGER)) AS prod,
         rnd(range, ${seed + 15}) AS rc,
         1 + CAST(floor(pow(rnd(range, ${seed + 16}), 4) * 5) AS BIGINT) AS quantity,
         rnd(range, ${seed + 17}) AS rdisc
-      FROM range(${ds.orders})
+      FROM range(${ds.orders}) JOIN days ON days.i = range
     )
     SELECT printf('ORD-%07d', row_number() OVER (ORDER BY d, sec, i)) AS order_id,
       ${T} - ${HISTORY_DAYS} + d AS order_date,
@@ -210,16 +248,16 @@ export function datasetStatements(ds, today) {
       ${sqlString(ds.currency)} AS currency
     FROM base`);
 
-  // Customers sign up on or before their first order.
+  // Signup days as above: customers 1..P over the ${PRE_WINDOW_DAYS} days before the window (older numbers
+  // earlier), the others on the window day their number falls on, which is never after their first order.
   stmts.push(`CREATE TABLE ${S}.dim__customers AS
-    WITH c AS (SELECT range + 1 AS i, rnd(range + 1, ${seed + 24}) AS rs FROM range(${ds.customers})),
-    first_order AS (SELECT customer_id, min(order_date) AS first_date FROM ${S}.fact__orders GROUP BY 1)
+    WITH c AS (SELECT range + 1 AS i, rnd(range + 1, ${seed + 24}) AS rs FROM range(${C}))
     SELECT printf('C%06d', c.i) AS customer_id,
-      coalesce(f.first_date, ${T} - 1 - CAST(floor(rnd(c.i, ${seed + 21}) * ${HISTORY_DAYS}) AS INTEGER))
-        - CAST(floor(pow(rnd(c.i, ${seed + 22}), 2) * 700) AS INTEGER) AS signup_date,
+      CASE WHEN c.i <= ${P} THEN ${T} - ${HISTORY_DAYS} - ${PRE_WINDOW_DAYS} + CAST(floor((c.i - 1) * ${PRE_WINDOW_DAYS}.0 / ${Math.max(P, 1)}) AS INTEGER)
+        ELSE ${T} - ${HISTORY_DAYS} + least(${HISTORY_DAYS - 1}, CAST(floor(${HISTORY_DAYS} * ${signupFraction('c.i')}) AS INTEGER)) END AS signup_date,
       pick(${sqlList(ds.countries)}, rnd(c.i, ${seed + 23})) AS country,
       CASE WHEN rs < 0.05 THEN 'vip' WHEN rs < 0.3 THEN 'loyalty' ELSE 'standard' END AS segment
-    FROM c LEFT JOIN first_order f ON f.customer_id = printf('C%06d', c.i)
+    FROM c
     ORDER BY c.i`);
 
   stmts.push(`CREATE TABLE ${S}.agg__daily_revenue AS

@@ -2,7 +2,29 @@
 // type names as jobs.query returns them (INTEGER, FLOAT, BOOLEAN, RECORD, ...) and rows as `{ f: [{ v }] }`
 // where every scalar is a string, TIMESTAMP is float seconds (or int64 micros with
 // formatOptions.useInt64Timestamp), arrays are `[{ v }]`, structs `{ f: [...] }`, NULL is null.
-import { DuckDBTypeId } from '@duckdb/node-api';
+import {
+  DuckDBArrayType,
+  DuckDBArrayValue,
+  DuckDBBlobValue,
+  DuckDBDateValue,
+  DuckDBIntervalValue,
+  DuckDBListType,
+  DuckDBListValue,
+  DuckDBMapType,
+  DuckDBMapValue,
+  DuckDBStructType,
+  DuckDBStructValue,
+  DuckDBTimeTZValue,
+  DuckDBTimeValue,
+  DuckDBTimestampTZValue,
+  DuckDBTimestampValue,
+  DuckDBTypeId,
+} from '@duckdb/node-api';
+
+/**
+ * A cell as BigQuery's JSON carries it: text, null, a repeated field's `{ v }` list, or a record's `{ f }`.
+ * @typedef {string | null | { v: EncodedValue }[] | { f: { v: EncodedValue }[] }} EncodedValue
+ */
 
 export class EncodeError extends Error {}
 
@@ -151,10 +173,12 @@ function numericString(s) {
 }
 
 /**
- * Encodes one cell value.
+ * Encodes one cell value. The column type says which DuckDB value class the cell holds; each case checks that
+ * class before reading it, and anything else is sent as its text.
  * @param {import('@duckdb/node-api').DuckDBType} type
- * @param {unknown} value a DuckDBValue
+ * @param {import('@duckdb/node-api').DuckDBValue | undefined} value
  * @param {{ int64Timestamp?: boolean }} opts
+ * @returns {EncodedValue}
  */
 export function encodeValue(type, value, opts) {
   if (value === null || value === undefined) return null;
@@ -167,36 +191,55 @@ export function encodeValue(type, value, opts) {
     case DuckDBTypeId.DECIMAL:
       return numericString(String(value));
     case DuckDBTypeId.BLOB:
-      return Buffer.from(value.bytes).toString('base64');
+      if (value instanceof DuckDBBlobValue) return Buffer.from(value.bytes).toString('base64');
+      break;
     case DuckDBTypeId.DATE:
-      return value.isFinite ? dateString(value.toParts()) : String(value);
+      if (value instanceof DuckDBDateValue) return value.isFinite ? dateString(value.toParts()) : String(value);
+      break;
     case DuckDBTypeId.TIME:
     case DuckDBTypeId.TIME_NS:
-      return timeString(value.toParts());
+      // Only TIME carries parts; TIME_NS (no toParts) goes out as its text below.
+      if (value instanceof DuckDBTimeValue) return timeString(value.toParts());
+      break;
     case DuckDBTypeId.TIME_TZ:
-      return timeString(value.toParts().time);
+      if (value instanceof DuckDBTimeTZValue) return timeString(value.toParts().time);
+      break;
     case DuckDBTypeId.TIMESTAMP:
     case DuckDBTypeId.TIMESTAMP_S:
     case DuckDBTypeId.TIMESTAMP_MS:
     case DuckDBTypeId.TIMESTAMP_NS: {
-      if (value.isFinite === false) return String(value);
-      const parts = value.toParts();
-      return `${dateString(parts.date)}T${timeString(parts.time)}`;
+      // Only microsecond TIMESTAMP carries parts; the _S/_MS/_NS kinds go out as their text below.
+      if (value instanceof DuckDBTimestampValue) {
+        if (value.isFinite === false) return String(value);
+        const parts = value.toParts();
+        return `${dateString(parts.date)}T${timeString(parts.time)}`;
+      }
+      break;
     }
     case DuckDBTypeId.TIMESTAMP_TZ:
-      return opts.int64Timestamp ? String(value.micros) : formatDouble(Number(value.micros) / 1e6);
+      if (value instanceof DuckDBTimestampTZValue) return opts.int64Timestamp ? String(value.micros) : formatDouble(Number(value.micros) / 1e6);
+      break;
     case DuckDBTypeId.INTERVAL:
-      return intervalString(value);
+      if (value instanceof DuckDBIntervalValue) return intervalString(value);
+      break;
     case DuckDBTypeId.LIST:
+      if (type instanceof DuckDBListType && value instanceof DuckDBListValue) return value.items.map((item) => ({ v: encodeValue(type.valueType, item, opts) }));
+      break;
     case DuckDBTypeId.ARRAY:
-      return value.items.map((item) => ({ v: encodeValue(type.valueType, item, opts) }));
+      if (type instanceof DuckDBArrayType && value instanceof DuckDBArrayValue) return value.items.map((item) => ({ v: encodeValue(type.valueType, item, opts) }));
+      break;
     case DuckDBTypeId.STRUCT:
-      return { f: type.entryNames.map((n, i) => ({ v: encodeValue(type.entryTypes[i], value.entries[n], opts) })) };
+      if (type instanceof DuckDBStructType && value instanceof DuckDBStructValue) {
+        return { f: type.entryNames.map((n, i) => ({ v: encodeValue(type.entryTypes[i], value.entries[n], opts) })) };
+      }
+      break;
     case DuckDBTypeId.MAP:
-      return value.entries.map((e) => ({ v: { f: [{ v: encodeValue(type.keyType, e.key, opts) }, { v: encodeValue(type.valueType, e.value, opts) }] } }));
+      if (type instanceof DuckDBMapType && value instanceof DuckDBMapValue) {
+        return value.entries.map((e) => ({ v: { f: [{ v: encodeValue(type.keyType, e.key, opts) }, { v: encodeValue(type.valueType, e.value, opts) }] } }));
+      }
+      break;
     case DuckDBTypeId.VARCHAR:
       return type.alias === 'JSON' ? canonicalJson(String(value)) : String(value);
-    default:
-      return String(value);
   }
+  return String(value);
 }

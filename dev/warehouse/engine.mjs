@@ -85,7 +85,12 @@ class Engine {
     return [...this.catalog.values()].map((d) => d.name);
   }
 
-  /** Serialises work on the analysis connection. */
+  /**
+   * Serialises work on the analysis connection.
+   * @template T
+   * @param {() => Promise<T>} fn
+   * @returns {Promise<T>}
+   */
   exclusive(fn) {
     const run = this.queue.then(fn, fn);
     this.queue = run.then(() => undefined, () => undefined);
@@ -239,6 +244,7 @@ class Engine {
   /**
    * Runs an analysed SELECT on a fresh connection. `onConnection` receives it so a cancel can interrupt.
    * @param {Analysis} analysis
+   * @param {(conn: import('@duckdb/node-api').DuckDBConnection) => void} [onConnection]
    * @returns {Promise<import('@duckdb/node-api').DuckDBMaterializedResult>}
    */
   async execute(analysis, onConnection = () => {}) {
@@ -264,6 +270,11 @@ class Engine {
 // AST facts (DuckDB's json_serialize_sql)
 
 function collectFacts(ast) {
+  /**
+   * @type {{ tables: { catalog: string, schema: string, table: string, alias: string, location: number }[], ctes: Set<string>,
+   *   functions: { name: string, schema: string, catalog: string, location: number }[], tableFunctions: { name: string, location: number }[],
+   *   columnNames: Set<string>, stars: any[] }}
+   */
   const facts = { tables: [], ctes: new Set(), functions: [], tableFunctions: [], columnNames: new Set(), stars: [] };
   const visit = (node) => {
     if (Array.isArray(node)) {
@@ -390,6 +401,7 @@ function duckFailure(e, sql, rewritten) {
   return located(invalidQuery(message), sql, offset);
 }
 
+/** @type {[RegExp, string][]} DuckDB type names in messages -> BigQuery's */
 const DUCK_TYPES = [
   [/TIMESTAMP WITH TIME ZONE|TIMESTAMPTZ/g, 'TIMESTAMP'],
   [/\b(BIGINT|INTEGER|INT32|INT64|HUGEINT|SMALLINT|TINYINT|INT128|INT16|INT8)\b/g, 'INT64'],

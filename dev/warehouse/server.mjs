@@ -31,20 +31,26 @@ const LABEL_VALUE = /^[\p{Ll}\p{Lo}\p{N}_-]{0,63}$/u;
 const REQUEST_ID = /^[\x21-\x7e]{1,36}$/;
 
 /**
- * Starts the local warehouse.
- * @param {{
+ * @typedef {{ clientEmail: string, publicKeyPem: string, keyId?: string, datasets?: string[] }} TrustedServiceAccount
+ * @typedef {{
  *   host?: string, port?: number,
- *   serviceAccounts: { clientEmail: string, publicKeyPem: string, keyId?: string, datasets?: string[] }[],
+ *   serviceAccounts: TrustedServiceAccount[],
  *   today?: string, faults?: import('./faults.mjs').FaultSpec[], cacheDir?: string, location?: string,
  *   threads?: number, maxJobMs?: number, now?: () => number,
- * }} opts
+ * }} StartWarehouseOptions
+ * @typedef {{ url: string, close(): Promise<void>, today: string, startup: { dataMs: number, engineMs: number, totalMs: number, generated: boolean },
+ *   faults: FaultRegistry, requests: RequestJournal }} Warehouse
+ */
+
+/**
+ * Starts the local warehouse.
+ * @param {StartWarehouseOptions} opts
  *   host: default 127.0.0.1. port: default 0 (a free port). serviceAccounts: the accounts whose JWTs are
  *   accepted; `datasets` limits an account to those datasets (IAM per brand), default all. today: the
  *   demo data's "today", default the current UTC date. faults: armed at start. cacheDir: where generated
  *   databases are kept, default $TMPDIR/bq-local-warehouse. location: default US. threads: DuckDB threads,
  *   default 2. maxJobMs: a job running longer is stopped, default 60000. now: clock for token expiry.
- * @returns {Promise<{ url: string, close(): Promise<void>, today: string, startup: { dataMs: number, engineMs: number, totalMs: number, generated: boolean },
- *   faults: FaultRegistry, requests: RequestJournal }>}
+ * @returns {Promise<Warehouse>}
  */
 export async function startWarehouse(opts) {
   const started = performance.now();
@@ -69,11 +75,14 @@ export async function startWarehouse(opts) {
     });
   });
   server.keepAliveTimeout = 5_000;
-  await new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', resolve);
-  });
-  const addr = server.address();
+  await /** @type {Promise<void>} */ (
+    new Promise((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', resolve);
+    })
+  );
+  // Listening on a TCP host: an AddressInfo, never a pipe name.
+  const addr = /** @type {import('node:net').AddressInfo} */ (server.address());
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   let closed = false;
   return {
@@ -127,8 +136,9 @@ async function handle(ctx, req, res) {
     }
   }
   if (!op) return sendError(res, new BqError(404, 'notFound', `Not found: ${method} ${path}`));
-  const project = decodeURIComponent(m[1]);
-  const jobId = m[3] ? decodeURIComponent(m[3]) : null;
+  const route = /** @type {RegExpExecArray} `op` is only set when the path matched */ (m);
+  const project = decodeURIComponent(route[1] ?? '');
+  const jobId = route[3] ? decodeURIComponent(route[3]) : null;
 
   const auth = verifyBearer(req.headers.authorization, ctx.accounts, Math.floor(ctx.now() / 1000));
   const entry = ctx.journal.record({ method, path, op, query: Object.fromEntries(url.searchParams), body, auth });
@@ -474,6 +484,11 @@ class JobStore {
   }
 }
 
+/**
+ * @param {any} ctx
+ * @param {any} call
+ * @param {{ sql: string, analysis: any, location: string, labels: any, requestId?: string | null, maximumBytesBilled?: string, jobId?: string }} job
+ */
 function startJob(ctx, call, { sql, analysis, location, labels, requestId, maximumBytesBilled, jobId }) {
   if (!analysis.runnable) {
     throw new BqError(403, 'accessDenied', `Access Denied: the local warehouse is read-only; ${analysis.statementType} statements are not allowed.`);
@@ -505,7 +520,7 @@ function startJob(ctx, call, { sql, analysis, location, labels, requestId, maxim
     error: null,
     conn: null,
     cancelled: false,
-    done: null,
+    done: /** @type {Promise<void> | null} */ (null),
   };
   job.done = runJob(ctx, job, call.slowMs);
   ctx.jobs.add(job);

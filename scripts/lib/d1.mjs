@@ -1,8 +1,16 @@
-// The one way the Node tooling talks to D1: `wrangler d1 execute DB`, against the local database that
-// `wrangler dev` uses (optionally under --persist-to) or, with remote, the deployed one. Values are only ever
-// put into SQL through `sqlLiteral`/`sql`, never by concatenating raw input.
+// The one way the Node tooling talks to D1. The local database that `wrangler dev` uses (optionally under
+// --persist-to) is opened in this process exactly as `wrangler d1 execute --local` opens it (a Miniflare D1 on
+// <persist>/v3/d1, the database id from wrangler.toml, statements split by wrangler's own splitter), so a
+// command costs milliseconds instead of a Node + workerd start. The deployed database (remote) goes through
+// `wrangler d1 execute --remote`, which carries wrangler's login. Values are only ever put into SQL through
+// `sqlLiteral`/`sql`, never by concatenating raw input.
+//
+// wrangler and Miniflare are imported only when a local database is opened: importing wrangler installs a
+// SIGTERM handler that exits the process at once, which a long-running script with its own orderly shutdown
+// (`npm run dev`) must not get. Such scripts use `wranglerExecute` (a child process) instead.
 import { spawn } from 'node:child_process';
-import { join } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
+import { readFile } from 'node:fs/promises';
 import { importWorkerModules, ROOT } from './import-ts.mjs';
 
 export const WRANGLER_BIN = join(ROOT, 'node_modules', 'wrangler', 'bin', 'wrangler.js');
@@ -19,9 +27,10 @@ export function wranglerEnv(extra = {}) {
 /**
  * The one SQLite literal renderer, shared with the demo seed: strings single-quoted with quotes doubled (the
  * only escape SQLite string literals have), numbers safe integers, NULL; anything else is refused.
- * @type {(value: string | number | null) => string}
  */
-export const { sqlLiteral } = await importWorkerModules({ 'src/seed/demo-catalog.ts': ['sqlLiteral'] });
+export const { sqlLiteral } = /** @type {{ sqlLiteral: (value: string | number | null) => string }} */ (
+  await importWorkerModules({ 'src/seed/demo-catalog.ts': ['sqlLiteral'] })
+);
 
 /**
  * Tagged template: every interpolated value becomes a literal via `sqlLiteral`.
@@ -39,28 +48,87 @@ export function sql(strings, ...values) {
 /**
  * @typedef {{ remote?: boolean; persistTo?: string; cwd?: string }} D1Target
  *   remote: the deployed database (wrangler auth applies); otherwise the local one wrangler dev uses.
- *   persistTo: local state directory (wrangler's --persist-to; default .wrangler/state).
+ *   persistTo: local state directory (wrangler's --persist-to; default .wrangler/state beside wrangler.toml).
+ *   cwd: the directory holding wrangler.toml (default the repository root).
+ */
+
+/** @typedef {Record<string, unknown>} Row */
+
+/**
+ * What the tooling needs of a database: run SQL (one or more statements) and get one row array per statement;
+ * failures are D1Errors carrying D1's message. `close` releases it.
+ * @typedef {object} D1Executor
+ * @property {(sql: string) => Promise<Row[][]>} execute
+ * @property {() => Promise<void>} close
  */
 
 /** Error from wrangler or D1, carrying wrangler's own message. */
 export class D1Error extends Error {}
 
 /**
+ * Opens the database of `target`: in this process for the local one, through wrangler for the remote one.
+ * @param {D1Target} target
+ * @returns {Promise<D1Executor>}
+ */
+export async function openD1(target) {
+  if (target.remote) {
+    return { execute: (statements) => wranglerExecute(target, ['--command', statements]), close: async () => {} };
+  }
+  const [{ Miniflare }, { unstable_readConfig, unstable_splitSqlQuery }] = await Promise.all([import('miniflare'), import('wrangler')]);
+  const cwd = target.cwd ?? ROOT;
+  const config = unstable_readConfig({ config: join(cwd, 'wrangler.toml') }, {});
+  const db = config.d1_databases.find((d) => d.binding === 'DB');
+  if (!db) throw new D1Error(`no D1 binding DB in ${join(cwd, 'wrangler.toml')}`);
+  // wrangler's own choice of local database: the preview id if there is one, else the id, else the binding.
+  const id = db.preview_database_id ?? db.database_id ?? db.binding;
+  const persistTo = target.persistTo ? (isAbsolute(target.persistTo) ? target.persistTo : resolve(target.persistTo)) : join(cwd, '.wrangler', 'state');
+  const mf = new Miniflare({ modules: true, script: '', d1Persist: join(persistTo, 'v3', 'd1'), d1Databases: { DATABASE: id } });
+  const d1 = await mf.getD1Database('DATABASE');
+  return {
+    async execute(statements) {
+      const queries = unstable_splitSqlQuery(statements);
+      try {
+        const results = await d1.batch(queries.map((q) => d1.prepare(q)));
+        return results.map((r) => /** @type {Row[]} */ (r.results ?? []));
+      } catch (e) {
+        throw new D1Error(errorMessage(e));
+      }
+    },
+    close: () => mf.dispose(),
+  };
+}
+
+/**
  * Runs SQL (one or more statements separated by `;`) or a .sql file and returns one result array per
- * statement.
+ * statement. Opens and closes the database around it; several commands in a row should share `openD1`.
  * @param {D1Target} target
  * @param {{ command: string } | { file: string }} what
- * @returns {Promise<Record<string, unknown>[][]>}
+ * @returns {Promise<Row[][]>}
  */
 export async function d1Execute(target, what) {
+  const statements = 'command' in what ? what.command : await readFile(what.file, 'utf8');
+  const db = await openD1(target);
+  try {
+    return await db.execute(statements);
+  } finally {
+    await db.close();
+  }
+}
+
+/**
+ * `wrangler d1 execute DB --json` with `args` (--command SQL or --file PATH) on `target`.
+ * @param {D1Target} target
+ * @param {string[]} what
+ * @returns {Promise<Row[][]>}
+ */
+export async function wranglerExecute(target, what) {
   const args = [WRANGLER_BIN, 'd1', 'execute', 'DB', '--json'];
   if (target.remote) args.push('--remote', '--yes');
   else {
     args.push('--local');
     if (target.persistTo) args.push('--persist-to', target.persistTo);
   }
-  if ('command' in what) args.push('--command', what.command);
-  else args.push('--file', what.file);
+  args.push(...what);
 
   const { code, stdout, stderr } = await run(process.execPath, args, target.cwd ?? ROOT);
   const parsed = parseJson(stdout);
@@ -72,6 +140,15 @@ export async function d1Execute(target, what) {
     if (!r || typeof r !== 'object' || r.success === false) throw new D1Error(`D1 statement failed: ${JSON.stringify(r)}`);
     return Array.isArray(r.results) ? r.results : [];
   });
+}
+
+/**
+ * D1's message for a failed batch: the cause's when there is one (as wrangler prints it).
+ * @param {unknown} e
+ */
+function errorMessage(e) {
+  const cause = e instanceof Error && e.cause instanceof Error ? e.cause : e;
+  return cause instanceof Error ? cause.message : String(cause);
 }
 
 /** @param {unknown} e */

@@ -4,9 +4,10 @@ import { sha256Hex } from '../lib/ids';
 import { assertKnownSlots, templateSlots } from '../stored-queries/template';
 
 /**
- * The demo tenants and catalog of `spec/demo-data.md`, as idempotent SQL (upserts) with every value inlined as a
- * quoted literal. The same statements serve D1 `batch` in tests and `wrangler d1 execute --file` in
- * `npm run dev`, which reapplies them on every start: ids are fixed, so a rerun updates rows in place.
+ * The demo tenants and catalog of `spec/demo-data.md`, as idempotent SQL with every value inlined as a quoted
+ * literal. The same statements serve D1 `batch` in tests and the local D1 in `npm run dev`, which reapplies them
+ * on every start. They only add what is missing (`INSERT ... ON CONFLICT DO NOTHING`): a row that exists stays
+ * as it is, so a demo key an operator revoked, a limit or a name they changed survive a restart.
  */
 
 export const DEMO_ORGS = {
@@ -50,17 +51,12 @@ export function sqlLiteral(value: Literal): string {
 }
 
 /**
- * `INSERT ... ON CONFLICT(key) DO UPDATE` of one row. An upsert rather than INSERT OR REPLACE: REPLACE deletes
- * the old row first, which D1's enforced foreign keys refuse for parents such as organizations and brands.
- * `keep` columns (created_at) are written on first insert only.
+ * `INSERT ... ON CONFLICT DO NOTHING` of one row: inserted when missing, left alone when any row with the same
+ * key (or another unique value) is already there.
  */
-function upsert(table: string, row: Record<string, Literal>, key: string[] = ['id'], keep: string[] = ['created_at']): string {
+function insertMissing(table: string, row: Record<string, Literal>): string {
   const cols = Object.keys(row);
-  const updates = cols.filter((c) => !key.includes(c) && !keep.includes(c)).map((c) => `${c} = excluded.${c}`);
-  return (
-    `INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map((c) => sqlLiteral(row[c] ?? null)).join(', ')})` +
-    ` ON CONFLICT(${key.join(', ')}) DO ${updates.length > 0 ? `UPDATE SET ${updates.join(', ')}` : 'NOTHING'}`
-  );
+  return `INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map((c) => sqlLiteral(row[c] ?? null)).join(', ')}) ON CONFLICT DO NOTHING`;
 }
 
 export interface Section {
@@ -386,9 +382,9 @@ export async function buildDemoSeed(input: DemoSeedInput, reports: readonly Demo
   if (new Set(secrets).size !== secrets.length) throw new Error('demo key secrets must be distinct');
 
   const stmts: string[] = [];
-  for (const o of Object.values(DEMO_ORGS)) stmts.push(upsert('organizations', { id: o.id, name: o.name, created_at: now }));
+  for (const o of Object.values(DEMO_ORGS)) stmts.push(insertMissing('organizations', { id: o.id, name: o.name, created_at: now }));
   for (const b of DEMO_BRANDS) {
-    stmts.push(upsert('brands', { id: b.id, org_id: b.orgId, name: b.name, dataset: b.dataset, timezone: null, created_at: now }));
+    stmts.push(insertMissing('brands', { id: b.id, org_id: b.orgId, name: b.name, dataset: b.dataset, timezone: null, created_at: now }));
   }
 
   const keyRows = [
@@ -398,7 +394,7 @@ export async function buildDemoSeed(input: DemoSeedInput, reports: readonly Demo
   ];
   for (const k of keyRows) {
     stmts.push(
-      upsert('api_keys', {
+      insertMissing('api_keys', {
         id: k.id,
         name: k.name,
         prefix: k.secret.slice(0, KEY_PREFIX.length + 8),
@@ -423,7 +419,7 @@ export async function buildDemoSeed(input: DemoSeedInput, reports: readonly Demo
     if (!a.email.includes('@') || a.password.length === 0) throw new Error(`demo admin ${a.id} needs an email and a password`);
     const pw = await hashPassword(a.password);
     stmts.push(
-      upsert('users', {
+      insertMissing('users', {
         id: a.id,
         email: a.email,
         name: a.name,
@@ -435,22 +431,12 @@ export async function buildDemoSeed(input: DemoSeedInput, reports: readonly Demo
         created_at: now,
       }),
     );
-    stmts.push(
-      `INSERT OR IGNORE INTO memberships (user_id, org_id, brand_id, role, created_at) VALUES (` +
-        [a.id, a.org_id, a.brand_id, 'admin', now].map(sqlLiteral).join(', ') +
-        ')',
-    );
+    stmts.push(insertMissing('memberships', { user_id: a.id, org_id: a.org_id, brand_id: a.brand_id, role: 'admin', created_at: now }));
   }
 
-  // Sections the seed no longer defines are removed first, so ordinals can move without UNIQUE clashes.
-  const sectionIds = reports.flatMap((r) => r.sections.map((s) => s.id));
-  stmts.push(
-    `DELETE FROM report_queries WHERE report_id IN (${reports.map((r) => sqlLiteral(r.id)).join(', ')})` +
-      ` AND id NOT IN (${sectionIds.map(sqlLiteral).join(', ')})`,
-  );
   for (const r of reports) {
     stmts.push(
-      upsert('reports', {
+      insertMissing('reports', {
         id: r.id,
         type: r.type,
         org_id: r.orgId ?? null,
@@ -465,7 +451,7 @@ export async function buildDemoSeed(input: DemoSeedInput, reports: readonly Demo
     r.sections.forEach((s, i) => {
       const parameters = assertKnownSlots(s.sql);
       stmts.push(
-        upsert('report_queries', {
+        insertMissing('report_queries', {
           id: s.id,
           report_id: r.id,
           ordinal: i + 1,
@@ -483,7 +469,7 @@ export async function buildDemoSeed(input: DemoSeedInput, reports: readonly Demo
   for (const q of demoSavedQueries(now)) {
     if (templateSlots(q.sql).length > 0) throw new Error(`saved query ${q.id} must be concrete SQL (no {slot})`);
     stmts.push(
-      upsert('saved_queries', {
+      insertMissing('saved_queries', {
         id: q.id,
         brand_id: q.brandId,
         name: q.name,

@@ -1,20 +1,56 @@
 // The admin CLI (`npm run admin -- ...`) against a throwaway local D1 (--persist-to a temp dir): what it
 // prints, what it stores, and that the keys it makes are accepted by the Worker itself (wrangler dev on the
-// same state) until revoked.
+// same state) until revoked. Commands run in this process (`runAdmin`, the CLI's whole command layer) on a
+// local D1 kept open across them, the same in-process database the CLI opens; the command line itself and the
+// state's compatibility with wrangler are proven by the smoke tests at the end (a child process, wrangler's
+// own `d1 execute`, and `wrangler dev` serving the keys).
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { d1Execute, sql, WRANGLER_BIN, wranglerEnv } from '../../scripts/lib/d1.mjs';
+import { unstable_readConfig } from 'wrangler';
+import { runAdmin } from '../../scripts/admin.mjs';
+import { openD1, sql, WRANGLER_BIN, wranglerEnv, wranglerExecute } from '../../scripts/lib/d1.mjs';
 import { importWorkerModules, ROOT } from '../../scripts/lib/import-ts.mjs';
 import { freePort } from './free-port.mjs';
 
-let stateDir;
+/** How long wrangler dev's isolate may still trust a key it resolved (wrangler.toml [vars]). */
+const AUTH_CACHE_TTL_MS = Number(unstable_readConfig({ config: join(ROOT, 'wrangler.toml') }, {}).vars.AUTH_CACHE_TTL_MS);
 
-/** Runs the CLI on the temp database; resolves with its exit code and output. */
-function admin(...args) {
+/** @type {string} */
+let stateDir;
+/** @type {import('../../scripts/lib/d1.mjs').D1Executor} */
+let db;
+
+/**
+ * Runs one CLI invocation on the temp database, as `npm run admin -- ...args --persist-to <temp>` would.
+ * @param {...string} args
+ * @returns {Promise<{ code: number; stdout: string; stderr: string }>}
+ */
+async function admin(...args) {
+  let stdout = '';
+  let stderr = '';
+  const code = await runAdmin([...args, '--persist-to', stateDir], {
+    // The shared open database; the CLI closes what it opened, so this one's close is a no-op.
+    openD1: async (target) => {
+      expect(target).toEqual({ remote: false, persistTo: stateDir });
+      return { execute: (s) => db.execute(s), close: async () => {} };
+    },
+    out: (text) => (stdout += `${text}\n`),
+    err: (text) => (stderr += `${text}\n`),
+    interactive: false,
+  });
+  return { code, stdout, stderr };
+}
+
+/**
+ * The real command line in a child process, as a person runs it.
+ * @param {...string} args
+ * @returns {Promise<{ code: number | null; stdout: string; stderr: string }>}
+ */
+function adminProcess(...args) {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [join(ROOT, 'scripts/admin.mjs'), ...args, '--persist-to', stateDir], {
       cwd: ROOT,
@@ -36,17 +72,20 @@ async function adminJson(...args) {
   return JSON.parse(r.stdout);
 }
 
+/** @param {string} statement */
 async function rows(statement) {
-  const results = await d1Execute({ persistTo: stateDir }, { command: statement });
-  return results[results.length - 1];
+  const results = await db.execute(statement);
+  return results[results.length - 1] ?? [];
 }
 
 beforeAll(async () => {
   stateDir = await mkdtemp(join(tmpdir(), 'admin-cli-'));
-  await d1Execute({ persistTo: stateDir }, { file: join(ROOT, 'schema.sql') });
+  db = await openD1({ persistTo: stateDir });
+  await db.execute(await readFile(join(ROOT, 'schema.sql'), 'utf8'));
 }, 60_000);
 
 afterAll(async () => {
+  await db?.close();
   if (stateDir) await rm(stateDir, { recursive: true, force: true });
 });
 
@@ -286,6 +325,21 @@ describe('API keys', () => {
 
     const brands = (secret) => fetch(`${base}/v1/data/brands`, { headers: { authorization: `Bearer ${secret}` } });
 
+    it('the command line (a child process) and `wrangler d1 execute` read the same stored keys', async () => {
+      const query = 'SELECT id, name, revoked_at FROM api_keys ORDER BY created_at, id';
+      // Two process starts; side by side, since neither writes.
+      const [cli, [viaWrangler]] = await Promise.all([
+        adminProcess('key', 'list', '--brand', 'brand_cli', '--json'),
+        wranglerExecute({ persistTo: stateDir }, ['--command', query]),
+      ]);
+      expect(cli.stderr).toBe('');
+      expect(cli.code).toBe(0);
+      const ids = (/** @type {{ keys: { id: string }[] }} */ out) => out.keys.map((k) => k.id);
+      expect(ids(JSON.parse(cli.stdout))).toEqual(ids(await adminJson('key', 'list', '--brand', 'brand_cli')));
+      expect(viaWrangler).toEqual(await rows(query));
+      expect(viaWrangler?.length).toBe(3);
+    });
+
     it('accepts the created keys with their scope', async () => {
       const org = await brands(orgKey.secret);
       expect(org.status).toBe(200);
@@ -299,9 +353,10 @@ describe('API keys', () => {
       expect(await brand.json()).toEqual({ brands: [{ brandId: 'brand_cli', name: 'CLI Brand', dataset: 'cli_ds' }] });
     });
 
-    it('revoke cuts the key off at once; a second revoke reports it', async () => {
+    it("revoke cuts the key off within the Worker's AUTH_CACHE_TTL_MS; a second revoke reports it", async () => {
       const r = await adminJson('key', 'revoke', brandKey.id);
       expect(r).toMatchObject({ id: brandKey.id, alreadyRevoked: false });
+      await new Promise((done) => setTimeout(done, AUTH_CACHE_TTL_MS + 100));
       const res = await brands(brandKey.secret);
       expect(res.status).toBe(401);
       expect((await res.json()).error.code).toBe('UNAUTHORIZED');

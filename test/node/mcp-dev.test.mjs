@@ -26,7 +26,7 @@ function freePort() {
     const srv = createServer();
     srv.once('error', reject);
     srv.listen({ host: HOST, port: 0 }, () => {
-      const { port } = srv.address();
+      const { port } = /** @type {import('node:net').AddressInfo} */ (srv.address());
       srv.close(() => resolve(port));
     });
   });
@@ -43,7 +43,7 @@ async function startDev(port) {
   };
   child.stdout.on('data', onData);
   child.stderr.on('data', onData);
-  await new Promise((resolve, reject) => {
+  await /** @type {Promise<void>} */ (new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`npm run dev not ready in ${READY_TIMEOUT_MS} ms:\n${devLog}`)), READY_TIMEOUT_MS);
     const check = () => {
       if (/\[dev\] ready in/.test(devLog)) {
@@ -56,7 +56,7 @@ async function startDev(port) {
       clearTimeout(timer);
       reject(new Error(`npm run dev exited (${code}) before it was ready:\n${devLog}`));
     });
-  });
+  }));
   return child;
 }
 

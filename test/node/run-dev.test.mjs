@@ -17,10 +17,21 @@ let stateDir;
 let port;
 let dev;
 
-/** Starts dev/run-dev.mjs; resolves when it printed "ready" or exited (then `exitCode` is set). */
+/**
+ * @typedef {{ child: import('node:child_process').ChildProcessByStdio<null, import('node:stream').Readable, import('node:stream').Readable>,
+ *   out: string, exitCode: number | null, started: number, readyMs: number | null,
+ *   exited: Promise<number | null>, ready: Promise<DevRun> }} DevRun
+ */
+
+/**
+ * Starts dev/run-dev.mjs; `ready` resolves when it printed "ready" or exited (then `exitCode` is set).
+ * @param {string[]} args
+ * @returns {DevRun}
+ */
 function startDev(args) {
   const child = spawn(process.execPath, [join(ROOT, 'dev/run-dev.mjs'), ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  const run = { child, out: '', exitCode: null, started: performance.now(), readyMs: null };
+  // `exited` and `ready` are set just below, before anyone can read them.
+  const run = /** @type {DevRun} */ ({ child, out: '', exitCode: null, started: performance.now(), readyMs: null });
   child.stdout.on('data', (d) => (run.out += d));
   child.stderr.on('data', (d) => (run.out += d));
   run.exited = new Promise((resolve) => child.once('exit', (code) => resolve((run.exitCode = code))));
@@ -107,7 +118,7 @@ describe('npm run dev', () => {
     expect(vars).toMatch(/^SESSION_SECRET='[0-9a-f]{64}'$/m);
     const sa = /^GCP_SERVICE_ACCOUNT_JSON='(.*)'$/m.exec(vars)?.[1];
     expect(JSON.parse(sa ?? 'null')).toMatchObject({ type: 'service_account', client_email: expect.any(String), private_key: expect.stringContaining('PRIVATE KEY') });
-    expect(JSON.parse(await readFile(join(stateDir, 'service-account.json'), 'utf8')).private_key).toBe(JSON.parse(sa).private_key);
+    expect(JSON.parse(await readFile(join(stateDir, 'service-account.json'), 'utf8')).private_key).toBe(JSON.parse(sa ?? 'null').private_key);
   });
 
   it('serves each demo key with exactly its tenants', async () => {
@@ -189,6 +200,6 @@ describe('npm run dev', () => {
     const again = JSON.parse(await readFile(join(stateDir, 'credentials.json'), 'utf8'));
     expect(again).toEqual(credentials);
     expect((await brands(credentials.keys.brand)).body).toEqual({ brands: [{ brandId: 'brand_acme', name: 'Acme Outdoor', dataset: 'acme' }] });
-    console.log(`npm run dev restart: ready in ${Math.round(dev.readyMs)} ms`);
+    console.log(`npm run dev restart: ready in ${Math.round(dev.readyMs ?? NaN)} ms`);
   }, READY_TIMEOUT_MS);
 });

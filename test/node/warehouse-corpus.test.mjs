@@ -11,7 +11,7 @@ import { rowsOf, startTestWarehouse } from './warehouse-helpers.mjs';
 const MIN_PASSING = 79;
 
 let t;
-/** @type {Map<string, { ok: boolean, error?: string, response?: any }>} */
+/** @type {Map<string, { name: string, ok: boolean, error?: string, response?: any }>} */
 let results;
 
 beforeAll(async () => {

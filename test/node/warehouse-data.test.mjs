@@ -112,9 +112,28 @@ describe.each(Object.keys(SIZES))('dataset %s', (ds) => {
     });
     const [e] = await rows(`SELECT COUNT(*) AS n, COUNTIF(customer_id IS NULL) AS anonymous, COUNT(DISTINCT event_name) AS names
       FROM ${T('raw__web_events')}`);
-    expect(Number(e.n)).toBe(DATASETS.find((d) => d.name === ds).events);
+    expect(Number(e.n)).toBe(DATASETS.find((d) => d.name === ds)?.events);
     expect(Number(e.anonymous)).toBeGreaterThan(0);
     expect(e.names).toBe('5');
+  });
+
+  it('signs customers up in step with orders: every full month of the window, signups per order stay in one band', async () => {
+    const months = await rows(`WITH o AS (SELECT DATE_TRUNC(order_date, MONTH) AS month, COUNT(*) AS orders FROM ${T('fact__orders')} GROUP BY month),
+        s AS (SELECT DATE_TRUNC(signup_date, MONTH) AS month, COUNT(*) AS signups FROM ${T('dim__customers')} GROUP BY month)
+      SELECT o.month, o.orders, COALESCE(s.signups, 0) AS signups FROM o LEFT JOIN s ON s.month = o.month ORDER BY o.month`);
+    // The first and the current month of the window are partial.
+    const full = months.slice(1, -1).map((m) => ({ month: m.month, orders: Number(m.orders), signups: Number(m.signups) }));
+    expect(full.length).toBeGreaterThanOrEqual(12);
+    const ratios = full.map((m) => m.signups / m.orders);
+    const mid = [...ratios].sort((a, b) => a - b)[Math.floor(ratios.length / 2)] ?? 0;
+    expect(mid).toBeGreaterThan(0.05);
+    const outOfBand = full.filter((_, i) => !((ratios[i] ?? 0) > mid * 0.75 && (ratios[i] ?? 0) < mid * 1.33));
+    expect(outOfBand).toEqual([]);
+    // Orders grow over the window, and signups with them.
+    const first = full[0];
+    const last = full[full.length - 1];
+    expect(last?.orders).toBeGreaterThan(first?.orders ?? Infinity);
+    expect(last?.signups).toBeGreaterThan(first?.signups ?? Infinity);
   });
 });
 

@@ -7,7 +7,7 @@ export const API = '/bigquery/v2/projects/service-v1';
 
 /**
  * Starts a warehouse trusting a fresh service account (whose token `call` sends) plus `extraAccounts`.
- * @param {Partial<import('../../dev/warehouse/server.d.mts').StartWarehouseOptions> & { extraAccounts?: import('../../dev/warehouse/server.d.mts').TrustedServiceAccount[] }} [opts]
+ * @param {Partial<import('../../dev/warehouse/server.mjs').StartWarehouseOptions> & { extraAccounts?: import('../../dev/warehouse/server.mjs').TrustedServiceAccount[] }} [opts]
  */
 export async function startTestWarehouse({ extraAccounts = [], ...opts } = {}) {
   const sa = createServiceAccount();

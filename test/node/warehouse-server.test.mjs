@@ -33,6 +33,7 @@ async function withToken(token, body = { query: 'SELECT 1', useLegacySql: false 
 
 describe('bearer auth (self-signed service-account JWT)', () => {
   const now = () => Math.floor(Date.now() / 1000);
+  /** @type {[string, () => string | null, string][]} */
   const cases = [
     ['no Authorization header', () => null, 'required'],
     ['a non-bearer scheme', () => 'Basic Zm9vOmJhcg==', 'required'],
