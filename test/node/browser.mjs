@@ -61,7 +61,10 @@ export function findBrowser({ env = process.env, platform = process.platform, is
   return null;
 }
 
-/** The command that installs a browser here. */
+/**
+ * The command that installs a browser here.
+ * @param {string} [platform]
+ */
 export function installHint(platform = process.platform) {
   if (platform === 'darwin') return 'brew install --cask chromium (or install Google Chrome), or set CHROMIUM_PATH';
   return 'sudo apt-get install -y chromium (Debian/Ubuntu), or set CHROMIUM_PATH';
