@@ -16,6 +16,10 @@ export interface Env {
   DEFAULT_DAILY_QUERY_LIMIT: string;
   DEFAULT_DAILY_BYTES_LIMIT: string;
   QUERY_TIMEOUT_MS: string;
+  /** Dry runs plus requests the SQL guard refuses, per key per minute (token bucket; docs/usage-limits.md). */
+  DEFAULT_CHECKS_PER_MINUTE: string;
+  /** Result pages read with a cursor, per key per minute (token bucket; docs/usage-limits.md). */
+  DEFAULT_PAGE_READS_PER_MINUTE: string;
   /** How long an isolate may reuse a resolved API key (ms); 0 = read D1 on every request. */
   AUTH_CACHE_TTL_MS?: string;
   /** How long an isolate may reuse its snapshot of brands and reports (ms); 0 = read D1 on every request. */

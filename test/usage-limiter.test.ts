@@ -34,7 +34,7 @@ describe('UsageLimiter (the Durable Object)', () => {
     const stub = freshStub();
     await runInDurableObject(stub, async (obj: UsageLimiter, state) => {
       const out = obj.acquire(budget, T0, false);
-      expect(out).toEqual({ refusal: null, ticketId: null, rate: { limit: 5, remaining: 5, resetSeconds: 0 } });
+      expect(out).toEqual({ refusal: null, ticketId: null, rate: { limit: 5, remaining: 5, resetSeconds: 0 }, used: { runs: 0, bytes: 0 } });
       expect(rows(state)).toEqual({ buckets: [], tickets: [] });
     });
   });

@@ -1,14 +1,29 @@
 import type { Principal, PrincipalLimits } from '../auth/principal';
 import { usageKey } from '../auth/principal';
-import type { Env } from '../env';
+import { intVar, type Env } from '../env';
 import { ApiError } from '../errors';
+import type { MeterKind } from './meter';
 import type { AcquireOutcome, UsageLimiter, UsagePeek } from './usage-limiter';
-import { secondsUntil, WINDOW_MS, type Budget, type RateLimitState, type Refusal } from './window';
+import { secondsUntil, WINDOW_MS, type Budget, type RateLimitState, type Refusal, type WindowUsage } from './window';
 
 /** A counted run (`id` set) or a budget check only (`id` null), with the RateLimit-* headers for the response. */
 export interface UsageTicket {
   id: string | null;
   headers: Record<string, string>;
+  /** What is left of the rolling budget after this call (bytes: before this run's own bytes are added). */
+  budget: BudgetLeft;
+}
+
+/** The principal's rolling 24 h budget as a result reports it (MCP puts it in the body, REST in headers). */
+export interface BudgetLeft {
+  runsLimit: number;
+  runsRemaining: number;
+  bytesLimit: number;
+  bytesRemaining: number;
+  /** Seconds until `runsRemaining` next goes up (RateLimit-Reset). */
+  resetSeconds: number;
+  /** The per-query byte-scan ceiling (`maximumBytesBilled`). */
+  maxBytesBilled: number;
 }
 
 /** The principal's window as the admin UI shows it. */
@@ -57,7 +72,46 @@ export async function acquireRun(
   );
   const headers = rateLimitHeaders(outcome.rate);
   if (outcome.refusal) throw limitExceeded(outcome.refusal, now, headers);
-  return { id: outcome.ticketId, headers };
+  return { id: outcome.ticketId, headers, budget: budgetLeft(principal.limits, outcome.rate, outcome.used) };
+}
+
+function budgetLeft(limits: PrincipalLimits, rate: RateLimitState, used: WindowUsage): BudgetLeft {
+  return {
+    runsLimit: limits.dailyQueries,
+    runsRemaining: rate.remaining,
+    bytesLimit: limits.dailyBytes,
+    bytesRemaining: Math.max(0, limits.dailyBytes - used.bytes),
+    resetSeconds: rate.resetSeconds,
+    maxBytesBilled: limits.maxBytesBilled,
+  };
+}
+
+/** Per-minute rate of each light meter when the key sets none (documented in docs/usage-limits.md). */
+export function meterRate(env: Env, kind: MeterKind): number {
+  return intVar(env, kind === 'checks' ? 'DEFAULT_CHECKS_PER_MINUTE' : 'DEFAULT_PAGE_READS_PER_MINUTE');
+}
+
+/**
+ * Takes one token from the principal's `kind` meter: `checks` for dry runs and requests the SQL guard refuses,
+ * `pages` for cursor page reads. Neither spends the 24-hour run budget.
+ *
+ * @throws ApiError USAGE_LIMIT_EXCEEDED (429, `Retry-After`, `details.limit` = the meter) past the rate, or
+ *   USAGE_UNAVAILABLE (503) when the object is unreachable (fail closed, as for runs).
+ */
+export async function takeMeter(env: Env, principal: Principal, kind: MeterKind, now: number): Promise<UsageTicket> {
+  const perMinute = meterRate(env, kind);
+  const out = await callLimiter(env, usageKey(principal), (stub) => stub.meter(kind, perMinute, budgetOf(principal.limits), now));
+  const headers = rateLimitHeaders(out.rate);
+  if (out.allowed) return { id: null, headers, budget: budgetLeft(principal.limits, out.rate, out.used) };
+  const what = kind === 'checks' ? 'dry runs and refused queries' : 'result page reads';
+  throw new ApiError(
+    'USAGE_LIMIT_EXCEEDED',
+    `rate limit reached: at most ${perMinute} ${what} per minute for this key; retry in ${out.retryAfterSeconds} s`,
+    {
+      details: { limit: kind, limitValue: perMinute, perSeconds: 60, retryAfterSeconds: out.retryAfterSeconds },
+      headers: { ...headers, 'Retry-After': String(out.retryAfterSeconds) },
+    },
+  );
 }
 
 /**
