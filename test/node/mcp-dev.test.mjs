@@ -81,7 +81,7 @@ async function connect(key) {
 function ok(result) {
   expect(result.isError ?? false, JSON.stringify(result.content)).toBe(false);
   // run_query's text is a compact rendering (header lines + CSV) of its structuredContent; other tools send JSON.
-  if (!result.content[0].text.startsWith('Brand ')) expect(JSON.parse(result.content[0].text)).toEqual(result.structuredContent);
+  if (result.content[0].text.startsWith('{')) expect(JSON.parse(result.content[0].text)).toEqual(result.structuredContent);
   return result.structuredContent;
 }
 
