@@ -175,6 +175,26 @@ function summary(w) {
   };
 }
 
+/** Demo queries measured in both forms: the old (rows twice, as JSON) computed from the same rows, and the new as sent. */
+const DEMO_QUERIES = [
+  ['table list', { sql: 'SELECT table_name, layer, data_source, description FROM `service-v1.acme.table_metadata`' }],
+  ['revenue by channel', { sql: 'SELECT channel, SUM(revenue) AS revenue, COUNT(*) AS orders FROM `service-v1.acme.fact__orders` GROUP BY channel ORDER BY channel' }],
+  ['report section (MONTHLY)', { queryId: 'rq_overview_channels', period: { cadence: 'MONTHLY' } }],
+  ['daily revenue, 400 days (capped)', { sql: 'SELECT day, channel, orders, revenue FROM `service-v1.acme.agg__daily_revenue` ORDER BY day, channel' }],
+  ['SELECT * orders (capped)', { sql: 'SELECT * FROM `service-v1.acme.fact__orders`' }],
+];
+
+async function demoForms(client) {
+  const out = [];
+  for (const [name, args] of DEMO_QUERIES) {
+    const result = await client.callTool({ name: 'run_query', arguments: args });
+    const data = check(result);
+    const old = oldForm(data, data.truncated ? OLD_NOTE(data.rowCount) : undefined);
+    out.push({ name, rows: data.rowCount, oldBytes: size(old), oldTokens: tokens(size(old)), newBytes: size(result), newTokens: tokens(size(result)) });
+  }
+  return out;
+}
+
 export async function run() {
   const dev = await startDev();
   try {
@@ -183,6 +203,7 @@ export async function run() {
       const { day, rows } = await pickDay(client);
       const before = summary(await walkBefore(client, dev.warehouse, day));
       const after = summary(await walkAfter(client, dev.warehouse, day));
+      const demo = await demoForms(client);
       const met = after.warehouseJobs <= TARGET.jobs && after.totalResultBytes <= TARGET.totalBytes && after.largestResultBytes <= TARGET.largestResultBytes;
       const kb = (n) => `${(n / 1024).toFixed(1)} KiB`;
       const line = (label, s) => [
@@ -199,7 +220,12 @@ export async function run() {
         target: TARGET,
         targetMet: met,
         tokenEstimate: 'characters / 4',
-        rows: [line('before (LIMIT/OFFSET re-runs, old form)', before), line('after (cursor)', after)],
+        demo,
+        rows: [
+          line('before (LIMIT/OFFSET re-runs, old form)', before),
+          line('after (cursor)', after),
+          ...demo.map((d) => [`paging demo: ${d.name}`, `${d.rows} rows`, `old ${d.oldBytes} B (~${d.oldTokens} tokens)`, `new ${d.newBytes} B (~${d.newTokens} tokens)`]),
+        ],
       };
     } finally {
       await client.close();
