@@ -7,7 +7,9 @@ import { createLogger } from '../src/lib/log';
 import type { OpContext } from '../src/operations/context';
 import { issueResultCursor, openResultCursor, RESULT_CURSOR_TTL_MS } from '../src/operations/result-cursor';
 import { runQuery } from '../src/operations/run-query';
+import { generateApiKey } from '../src/auth/api-keys';
 import { takeToken } from '../src/usage/meter';
+import { meterRate, takeMeter } from '../src/usage/usage';
 import { expectError, postJson, seedDemo } from './seed';
 import { RunResultSchema } from './run-query-fixtures';
 
@@ -203,6 +205,28 @@ describe('dry runs and refused queries are metered', () => {
     // The bucket refills at perMinute a minute.
     expect(await code(runQuery(ctx(T + 60_000 / perMinute), { sql: `SELECT revenue FROM ${ORDERS}`, dryRun: true }))).toBe('OK');
     await Promise.all(background);
+  });
+
+  it('a key\'s own rates (api_key_meters) override the defaults', async () => {
+    const key = await generateApiKey();
+    await env.DB.batch([
+      env.DB.prepare('INSERT INTO api_keys (id, name, prefix, secret_hash, brand_id, created_at) VALUES (?, ?, ?, ?, ?, 0)').bind(key.id, 'metered', key.prefix, key.secretHash, 'brand_acme'),
+      env.DB.prepare('INSERT INTO api_key_meters (key_id, checks_per_minute) VALUES (?, 2)').bind(key.id),
+    ]);
+    const principal = acmePrincipal(key.id);
+    expect(await meterRate(env, principal, 'checks')).toBe(2);
+    expect(await meterRate(env, principal, 'pages')).toBe(Number(env.DEFAULT_PAGE_READS_PER_MINUTE));
+    expect(await meterRate(env, { ...principal, kind: 'oauth' }, 'checks')).toBe(Number(env.DEFAULT_CHECKS_PER_MINUTE));
+    const T = Date.UTC(2026, 5, 2);
+    await takeMeter(env, principal, 'checks', T);
+    await takeMeter(env, principal, 'checks', T);
+    await expect(takeMeter(env, principal, 'checks', T)).rejects.toMatchObject({
+      code: 'USAGE_LIMIT_EXCEEDED',
+      details: { limit: 'checks', limitValue: 2, retryAfterSeconds: 30 },
+      headers: expect.objectContaining({ 'Retry-After': '30' }),
+    });
+    // The other meter is separate.
+    await takeMeter(env, principal, 'pages', T);
   });
 
   it('the meter is a token bucket: a burst of perMinute, then perMinute a minute', () => {

@@ -1,5 +1,6 @@
 import type { Principal, PrincipalLimits } from '../auth/principal';
 import { usageKey } from '../auth/principal';
+import { z } from 'zod';
 import { intVar, type Env } from '../env';
 import { ApiError } from '../errors';
 import type { MeterKind } from './meter';
@@ -87,8 +88,24 @@ function budgetLeft(limits: PrincipalLimits, rate: RateLimitState, used: WindowU
 }
 
 /** Per-minute rate of each light meter when the key sets none (documented in docs/usage-limits.md). */
-export function meterRate(env: Env, kind: MeterKind): number {
+export function defaultMeterRate(env: Env, kind: MeterKind): number {
   return intVar(env, kind === 'checks' ? 'DEFAULT_CHECKS_PER_MINUTE' : 'DEFAULT_PAGE_READS_PER_MINUTE');
+}
+
+const MeterOverrideRow = z.object({ checks: z.number().int().positive().nullable(), pages: z.number().int().positive().nullable() });
+
+/**
+ * The principal's rate for `kind`: the key's own (`api_key_meters`) or the default. One D1 read, made only on the
+ * paths that meter (dry runs, refusals, page reads), never on a run. OAuth connections use the default.
+ */
+export async function meterRate(env: Env, principal: Principal, kind: MeterKind): Promise<number> {
+  if (principal.kind !== 'key') return defaultMeterRate(env, kind);
+  const row = MeterOverrideRow.safeParse(
+    await env.DB.prepare('SELECT checks_per_minute AS checks, page_reads_per_minute AS pages FROM api_key_meters WHERE key_id = ?')
+      .bind(principal.id)
+      .first(),
+  );
+  return (row.success ? row.data[kind] : null) ?? defaultMeterRate(env, kind);
 }
 
 /**
@@ -99,7 +116,7 @@ export function meterRate(env: Env, kind: MeterKind): number {
  *   USAGE_UNAVAILABLE (503) when the object is unreachable (fail closed, as for runs).
  */
 export async function takeMeter(env: Env, principal: Principal, kind: MeterKind, now: number): Promise<UsageTicket> {
-  const perMinute = meterRate(env, kind);
+  const perMinute = await meterRate(env, principal, kind);
   const out = await callLimiter(env, usageKey(principal), (stub) => stub.meter(kind, perMinute, budgetOf(principal.limits), now));
   const headers = rateLimitHeaders(out.rate);
   if (out.allowed) return { id: null, headers, budget: budgetLeft(principal.limits, out.rate, out.used) };
