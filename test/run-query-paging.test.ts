@@ -10,7 +10,7 @@ import { runQuery } from '../src/operations/run-query';
 import { generateApiKey } from '../src/auth/api-keys';
 import { takeToken } from '../src/usage/meter';
 import { meterRate, takeMeter } from '../src/usage/usage';
-import { expectError, postJson, seedDemo } from './seed';
+import { api, expectError, postJson, seedDemo } from './seed';
 import { RunResultSchema } from './run-query-fixtures';
 
 // Issue 13 over REST: result cursors (POST /v1/data/query/page), totalRows, the window a stored query ran with,
@@ -143,6 +143,23 @@ describe('result cursors over REST', () => {
     const token = await issueResultCursor(env, principal, { b: 'brand_acme', j: 'job_gone_long_ago', l: 'US', o: 10, n: 20 }, Date.now());
     const err = expectError(await postJson('/v1/data/query/page', 'brand', { cursor: token }), 400, 'VALIDATION');
     expect(err.message).toMatch(/no longer held/);
+  });
+});
+
+describe('the OpenAPI document agrees', () => {
+  it('documents POST /v1/data/query/page and the paging fields of RunQueryResponse', async () => {
+    const doc = z
+      .object({
+        paths: z.record(z.string(), z.record(z.string(), z.object({ operationId: z.string(), responses: z.record(z.string(), z.unknown()) }).passthrough())),
+        components: z.object({ schemas: z.record(z.string(), z.object({ required: z.array(z.string()).optional(), properties: z.record(z.string(), z.unknown()).optional() }).passthrough()) }),
+      })
+      .parse((await api('/v1/data/openapi.json', null)).body);
+    const page = doc.paths['/v1/data/query/page']?.post;
+    expect(page?.operationId).toBe('readQueryPage');
+    expect(Object.keys(page?.responses ?? {})).toEqual(expect.arrayContaining(['200', '400', '401', '429']));
+    expect(doc.components.schemas.QueryPageRequest?.required).toEqual(['cursor']);
+    expect(doc.components.schemas.RunQueryResponse?.required).toEqual(expect.arrayContaining(['rowCount', 'totalRows', 'nextCursor', 'truncated']));
+    expect(Object.keys(doc.components.schemas.RunQueryResponse?.properties ?? {})).toContain('window');
   });
 });
 
