@@ -158,3 +158,12 @@ CREATE TABLE IF NOT EXISTS memberships (
   CHECK ((org_id IS NULL) <> (brand_id IS NULL))
 );
 CREATE UNIQUE INDEX IF NOT EXISTS memberships_unique ON memberships(user_id, COALESCE(org_id, ''), COALESCE(brand_id, ''));
+
+-- api_key_meters: per-key overrides of the light meters (docs/usage-limits.md): dry runs plus requests the SQL
+-- guard refuses (checks), and cursor page reads (pages), each per minute. No row, or NULL: the Worker's
+-- DEFAULT_CHECKS_PER_MINUTE / DEFAULT_PAGE_READS_PER_MINUTE. Read only on those paths, never on a run.
+CREATE TABLE IF NOT EXISTS api_key_meters (
+  key_id                 TEXT PRIMARY KEY REFERENCES api_keys(id),
+  checks_per_minute      INTEGER CHECK (checks_per_minute IS NULL OR checks_per_minute > 0),
+  page_reads_per_minute  INTEGER CHECK (page_reads_per_minute IS NULL OR page_reads_per_minute > 0)
+);

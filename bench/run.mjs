@@ -207,6 +207,7 @@ async function componentBenches() {
     ['guard', './guard.mjs'],
     ['warehouseClient', './warehouse-client.mjs'],
     ['usage', './usage.mjs'],
+    ['paging', './paging.mjs'],
   ]) {
     try {
       const mod = await import(path);

@@ -2,8 +2,10 @@ import { env } from 'cloudflare:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateApiKey } from '../src/auth/api-keys';
-import { connectMcp, errorOf, okData, texts } from './mcp-client';
+import { z } from 'zod';
+import { connectMcp, errorOf, texts } from './mcp-client';
 import { postJson, seedDemo, TEST_KEYS, type TestKey } from './seed';
+import { RunResultSchema } from './run-query-fixtures';
 
 const clients = {} as Record<TestKey, Client>;
 let limitedKey = '';
@@ -29,17 +31,68 @@ function run(key: TestKey, args: Record<string, unknown>) {
   return clients[key].callTool({ name: 'run_query', arguments: args });
 }
 
-interface RunData {
-  brandId: string;
-  rows: Record<string, unknown>[];
-  rowCount: number;
-  truncated: boolean;
-  note?: string;
-  stats?: { dryRun: boolean; totalBytesBilled: number; totalBytesProcessed: number };
+const RunDataSchema = RunResultSchema.extend({
+  note: z.string().optional(),
+  usage: z.strictObject({
+    runsLimit: z.number(),
+    runsRemaining: z.number(),
+    bytesLimit: z.number(),
+    bytesRemaining: z.number(),
+    resetSeconds: z.number(),
+    maxBytesBilled: z.number(),
+  }),
+});
+type RunData = z.infer<typeof RunDataSchema>;
+
+const RESULT_CAP = Number(env.MCP_MAX_RESULT_BYTES);
+
+/** Splits one CSV line the way the tool writes it (RFC 4180 quoting). */
+function csvCells(line: string): string[] {
+  const cells: string[] = [];
+  let cur = '';
+  let quoted = false;
+  for (let i = 0; i < line.length; i++) {
+    const ch = line[i];
+    if (quoted) {
+      if (ch === '"' && line[i + 1] === '"') (cur += '"'), i++;
+      else if (ch === '"') quoted = false;
+      else cur += ch;
+    } else if (ch === '"') quoted = true;
+    else if (ch === ',') cells.push(cur), (cur = '');
+    else cur += ch;
+  }
+  cells.push(cur);
+  return cells;
+}
+
+/**
+ * A successful run_query result: structuredContent carries the data once, the only text block is its compact
+ * rendering (header lines, a blank line, CSV) holding the same rows, and the whole result fits the byte cap.
+ */
+function parseRun(raw: unknown): { data: RunData; text: string; bytes: number } {
+  const t = texts(raw);
+  const result = z.object({ isError: z.boolean().optional(), structuredContent: z.unknown() }).parse(raw);
+  expect(result.isError ?? false, t[0]).toBe(false);
+  const data = RunDataSchema.parse(result.structuredContent);
+  expect(t).toHaveLength(1);
+  const text = t[0] ?? '';
+  expect(() => JSON.parse(text)).toThrow();
+  const bytes = new TextEncoder().encode(JSON.stringify(raw)).length;
+  expect(bytes).toBeLessThanOrEqual(RESULT_CAP);
+  if (data.rowCount > 0) {
+    const csv = text.split('\n\n').slice(1).join('\n\n').split('\n');
+    const columns = csvCells(csv[0] ?? '');
+    expect(csv).toHaveLength(data.rowCount + 1);
+    csv.slice(1).forEach((line, i) => {
+      const row = data.rows[i] ?? {};
+      expect(csvCells(line)).toEqual(columns.map((c) => (row[c] === null ? '' : typeof row[c] === 'object' ? JSON.stringify(row[c]) : String(row[c]))));
+    });
+  }
+  return { data, text, bytes };
 }
 
 async function runOk(key: TestKey, args: Record<string, unknown>): Promise<RunData> {
-  return okData(await run(key, args)) as unknown as RunData;
+  return parseRun(await run(key, args)).data;
 }
 
 const ORDERS = '`service-v1.acme.fact__orders`';
@@ -66,16 +119,18 @@ describe('run_query, raw SQL (flow A)', () => {
     expect(data.rows.map((r) => r.column_name).sort()).toEqual(['category', 'name', 'product_id', 'unit_price']);
   });
 
-  it(`caps rows at MCP_ROW_CAP (${env.MCP_ROW_CAP}), sets truncated and tells the model how to page`, async () => {
+  it(`caps rows at MCP_ROW_CAP (${env.MCP_ROW_CAP}), states the caps as numbers and points at the cursor`, async () => {
     const sql = `SELECT order_id FROM ${ORDERS} ORDER BY order_id`;
-    const result = await run('brand', { sql });
-    const data = okData(result) as unknown as RunData;
+    const { data, text } = parseRun(await run('brand', { sql }));
     expect(data.truncated).toBe(true);
     expect(data.rowCount).toBe(Number(env.MCP_ROW_CAP));
+    expect(data.totalRows).toBe(500_000);
     expect(data.rows).toHaveLength(data.rowCount);
-    expect(data.note).toMatch(/LIMIT .* OFFSET/);
-    // The note is also a text block of its own, next to the JSON copy.
-    expect(texts(result)).toEqual([expect.any(String), data.note]);
+    expect(data.nextCursor).toEqual(expect.any(String));
+    expect(data.note).toContain(`at most ${env.MCP_ROW_CAP} rows and ${env.MCP_MAX_RESULT_BYTES} bytes`);
+    expect(data.note).toContain(`{"cursor": "${data.nextCursor}"}`);
+    // The text's header line says the same: rows shown, total, how to continue.
+    expect(text.split('\n')[0]).toBe(`Brand brand_acme: rows 1-${data.rowCount} of 500000. ${data.note}`);
 
     // REST with the same key and SQL is not capped at the MCP size.
     const rest = await postJson('/v1/data/query', 'brand', { sql });
@@ -87,19 +142,21 @@ describe('run_query, raw SQL (flow A)', () => {
     expect(next.rows).toEqual((rest.body as RunData).rows.slice(data.rowCount, data.rowCount + 3));
   });
 
-  it(`caps result JSON at MCP_MAX_RESULT_BYTES (${env.MCP_MAX_RESULT_BYTES})`, async () => {
-    // 150 rows (under the row cap) of ~2 KB each: only the byte cap can cut this.
-    const data = await runOk('brand', { sql: `SELECT order_id, REPEAT('x', 2000) AS pad FROM ${ORDERS} ORDER BY order_id LIMIT 150` });
+  it(`caps the whole result (structured JSON and text) at MCP_MAX_RESULT_BYTES (${env.MCP_MAX_RESULT_BYTES})`, async () => {
+    // 150 rows (under the row cap) of ~2 KB each, with characters that need quoting and escaping: only the byte cap can cut this.
+    const { data, bytes } = parseRun(await run('brand', { sql: `SELECT order_id, REPEAT('x"y,', 500) AS pad FROM ${ORDERS} ORDER BY order_id LIMIT 150` }));
     expect(data.truncated).toBe(true);
+    expect(data.totalRows).toBe(150);
     expect(data.rowCount).toBeGreaterThan(0);
     expect(data.rowCount).toBeLessThan(150);
-    expect(new TextEncoder().encode(JSON.stringify(data.rows)).length).toBeLessThanOrEqual(Number(env.MCP_MAX_RESULT_BYTES));
-    expect(data.note).toBeTruthy();
+    expect(bytes).toBeLessThanOrEqual(RESULT_CAP);
+    expect(bytes).toBeGreaterThan(RESULT_CAP * 0.75);
+    expect(data.note).toContain(`${env.MCP_MAX_RESULT_BYTES} bytes`);
   });
 
   it('dry run: validates and estimates bytes without rows or billing', async () => {
     const data = await runOk('brand', { sql: `SELECT revenue FROM ${ORDERS}`, dryRun: true });
-    expect(data).toMatchObject({ rows: [], rowCount: 0, truncated: false, stats: { dryRun: true, totalBytesBilled: 0 } });
+    expect(data).toMatchObject({ rows: [], rowCount: 0, totalRows: 0, nextCursor: null, truncated: false, stats: { dryRun: true, totalBytesBilled: 0 } });
     expect(data.stats?.totalBytesProcessed).toBeGreaterThan(0);
   });
 
@@ -113,14 +170,78 @@ describe('run_query, raw SQL (flow A)', () => {
   });
 });
 
+describe('run_query paging with the cursor', () => {
+  const journal = async (op: string, sql: string) => {
+    const res = await fetch(`${env.BIGQUERY_API_BASE}/__requests?${new URLSearchParams({ op, sql, limit: '500' })}`);
+    return z.object({ requests: z.array(z.object({ op: z.string() })) }).parse(await res.json()).requests;
+  };
+
+  it('walks a whole day of orders: every row exactly once, one warehouse job, bytes billed once, no run counted by pages', async () => {
+    const marker = `walk${crypto.randomUUID().replace(/-/g, '').slice(0, 12)}`;
+    // No ORDER BY: pages come from the stored result, so the order is the job's and nothing shifts between pages.
+    const sql = `SELECT * FROM ${ORDERS} WHERE order_date = DATE_SUB(CURRENT_DATE(), INTERVAL 3 DAY) /* ${marker} */`;
+    const first = parseRun(await run('brand', { sql }));
+    expect(first.data.truncated).toBe(true);
+    expect(first.data.stats?.totalBytesBilled).toBeGreaterThan(0);
+    const total = first.data.totalRows;
+    const rows = [...first.data.rows];
+    const budget = first.data.usage;
+    let cursor = first.data.nextCursor;
+    let pages = 0;
+    while (cursor) {
+      const page = parseRun(await run('brand', { cursor }));
+      pages++;
+      expect(page.data).toMatchObject({ brandId: 'brand_acme', totalRows: total, stats: { totalBytesBilled: 0 } });
+      // Pages do not spend the run budget.
+      expect(page.data.usage).toMatchObject({ runsRemaining: budget.runsRemaining, runsLimit: budget.runsLimit });
+      expect(page.text.split('\n')[0]).toMatch(new RegExp(`^Brand brand_acme: rows ${rows.length + 1}-${rows.length + page.data.rowCount} of ${total}`));
+      rows.push(...page.data.rows);
+      cursor = page.data.nextCursor;
+      expect(page.data.truncated).toBe(cursor !== null);
+      expect(pages).toBeLessThan(50);
+    }
+    expect(rows).toHaveLength(total);
+    expect(new Set(rows.map((r) => r.order_id)).size).toBe(total);
+    expect(await journal('query', marker)).toHaveLength(1);
+    // The same SQL over REST (one page there) holds the same rows.
+    const rest = (await postJson('/v1/data/query', 'brand', { sql })).body as RunData;
+    expect(rest.totalRows).toBe(total);
+    expect(new Set(rest.rows.map((r) => r.order_id))).toEqual(new Set(rows.map((r) => r.order_id)));
+  });
+
+  it('a cursor works only for the key that ran the query, and only alone', async () => {
+    const { data } = parseRun(await run('brand', { sql: `SELECT order_id FROM ${ORDERS}` }));
+    const cursor = data.nextCursor ?? '';
+    for (const key of ['org', 'other'] as const) {
+      const error = errorOf(await run(key, { cursor }));
+      expect(error).toMatchObject({ code: 'VALIDATION', details: { issues: [{ path: 'cursor' }] } });
+      expect(error.message).not.toMatch(/job_|acme/);
+    }
+    expect(errorOf(await run('brand', { cursor, sql: 'SELECT 1' })).message).toMatch(/send cursor alone/);
+    // The same cursor continues over REST too: one result, two transports.
+    const rest = await postJson('/v1/data/query/page', 'brand', { cursor });
+    expect(rest.status).toBe(200);
+    expect((rest.body as RunData).rows[0]).toEqual((await runOk('brand', { cursor })).rows[0]);
+  });
+
+  it('results report the budget left and the per-query ceiling', async () => {
+    const data = await runOk('brand', { sql: 'SELECT 1 AS one' });
+    expect(data.usage.runsLimit).toBe(Number(env.DEFAULT_DAILY_QUERY_LIMIT));
+    expect(data.usage.maxBytesBilled).toBe(Number(env.DEFAULT_MAX_BYTES_BILLED));
+    expect(data.usage.runsRemaining).toBeLessThan(data.usage.runsLimit);
+  });
+});
+
 describe('run_query, stored queries (flow B)', () => {
   it('runs a report section with an explicit period, same rows as REST', async () => {
     const args = { queryId: 'rq_overview_channels', period: { cadence: 'MONTHLY' } };
-    const mcp = await runOk('brand', args);
+    const { data: mcp, text } = parseRun(await run('brand', args));
     const rest = await postJson('/v1/data/query', 'brand', args);
     expect(rest.status).toBe(200);
     expect(mcp.rows).toEqual((rest.body as RunData).rows);
     expect(mcp.rowCount).toBeGreaterThan(0);
+    expect(mcp.window).toEqual({ ...(rest.body as RunData).window, cadence: 'MONTHLY' });
+    expect(text).toContain(`Window: ${mcp.window?.startDate} to ${mcp.window?.endDate} (MONTHLY), time zone UTC.`);
   });
 
   it('runs a saved query by id, inferring its brand for an org key', async () => {

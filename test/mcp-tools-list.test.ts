@@ -53,7 +53,7 @@ describe('MCP tools/list', () => {
     expect(instructions).toMatch(/Flow A.*Flow B.*Flow C/s);
     expect(instructions).toContain('INFORMATION_SCHEMA.COLUMNS');
     expect(instructions).toContain('table_metadata');
-    expect(instructions).toMatch(/LIMIT n OFFSET m/);
+    expect(instructions).toMatch(/`cursor`/);
   });
 
   it('publishes input and output schemas that match the contract', async () => {
@@ -74,9 +74,9 @@ describe('MCP tools/list', () => {
     );
     expect(schemaOf('report_data_issue', 'outputSchema').required).toEqual(['feedbackRef']);
     expect(schemaOf('list_brands', 'outputSchema').required).toEqual(['brands']);
-    expect(Object.keys(schemaOf('run_query', 'inputSchema').properties ?? {}).sort()).toEqual(['brandId', 'dryRun', 'period', 'queryId', 'sql']);
+    expect(Object.keys(schemaOf('run_query', 'inputSchema').properties ?? {}).sort()).toEqual(['brandId', 'cursor', 'dryRun', 'period', 'queryId', 'sql']);
     expect(schemaOf('run_query', 'inputSchema').required).toBeUndefined();
-    expect(schemaOf('run_query', 'outputSchema').required?.sort()).toEqual(['brandId', 'rowCount', 'rows', 'truncated']);
+    expect(schemaOf('run_query', 'outputSchema').required?.sort()).toEqual(['brandId', 'nextCursor', 'rowCount', 'rows', 'totalRows', 'truncated', 'usage']);
     expect(Object.keys(schemaOf('run_query', 'outputSchema').properties ?? {})).toContain('note');
   });
 });

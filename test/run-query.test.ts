@@ -3,15 +3,9 @@ import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { verdictCache } from '../src/operations/verdict-cache';
 import { expectError, postJson, seedDemo } from './seed';
+import { RunResultSchema } from './run-query-fixtures';
 
-const RunResponse = z.strictObject({
-  brandId: z.string(),
-  rows: z.array(z.record(z.string(), z.unknown())),
-  rowCount: z.number().int(),
-  truncated: z.boolean(),
-  schema: z.array(z.object({ name: z.string(), type: z.string() }).passthrough()).optional(),
-  stats: z.strictObject({ dryRun: z.boolean(), totalBytesBilled: z.number(), totalBytesProcessed: z.number() }).optional(),
-});
+const RunResponse = RunResultSchema;
 
 const ACME_ORDERS = '`service-v1.acme.fact__orders`';
 const GLOBEX_ORDERS = '`service-v1.globex.fact__orders`';

@@ -5,13 +5,16 @@ import { z } from 'zod';
 import { defaultLimits, generateApiKey } from '../src/auth/api-keys';
 import type { PrincipalLimits } from '../src/auth/principal';
 import { peekUsage, type UsageSnapshot } from '../src/usage/usage';
-import { connectMcp, errorOf, okData } from './mcp-client';
+import { connectMcp, errorOf } from './mcp-client';
 import { seedDemo } from './seed';
 
 // The same key over REST and MCP draws on one rolling 24-hour budget, and the bytes counted are the bytes billed.
 
 const SQL = 'SELECT channel, COUNT(*) AS orders FROM `service-v1.acme.fact__orders` GROUP BY channel ORDER BY channel';
 const Stats = z.object({ stats: z.object({ dryRun: z.boolean(), totalBytesBilled: z.number(), totalBytesProcessed: z.number() }) });
+
+/** A successful run_query tool result's structured data (its text block is the CSV rendering of the same rows). */
+const McpRun = z.object({ isError: z.literal(false).optional(), structuredContent: Stats.extend({ usage: z.object({ runsRemaining: z.number(), runsLimit: z.number() }) }) });
 const clients: Client[] = [];
 
 beforeAll(async () => {
@@ -69,14 +72,17 @@ describe('one budget across REST and MCP', () => {
     expect([r1.headers.get('RateLimit-Limit'), r1.headers.get('RateLimit-Remaining')]).toEqual(['4', '3']);
     billed.push(Stats.parse(r1.body).stats.totalBytesBilled);
 
-    billed.push(Stats.parse(okData(await k.mcp({ sql: SQL }))).stats.totalBytesBilled);
+    const m2 = McpRun.parse(await k.mcp({ sql: SQL })).structuredContent;
+    billed.push(m2.stats.totalBytesBilled);
+    // MCP states the budget in the body: the same numbers REST sends as headers.
+    expect(m2.usage).toMatchObject({ runsLimit: 4, runsRemaining: 2 });
 
     // A dry run over REST is not counted: still 2 left after the MCP run.
     const dry = await k.rest({ sql: SQL, dryRun: true });
     expect(dry.status).toBe(200);
     expect(dry.headers.get('RateLimit-Remaining')).toBe('2');
 
-    billed.push(Stats.parse(okData(await k.mcp({ sql: SQL }))).stats.totalBytesBilled);
+    billed.push(McpRun.parse(await k.mcp({ sql: SQL })).structuredContent.stats.totalBytesBilled);
     const r4 = await k.rest({ sql: SQL });
     expect(r4.status).toBe(200);
     expect(r4.headers.get('RateLimit-Remaining')).toBe('0');

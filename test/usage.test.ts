@@ -79,7 +79,8 @@ describe('acquireRun', () => {
     const p = principal({ dailyQueries: 2 });
     for (let i = 0; i < 5; i++) {
       const dry = await acquireRun(env, p, T0 + i, { consume: false });
-      expect(dry).toEqual({ id: null, headers: { 'RateLimit-Limit': '2', 'RateLimit-Remaining': '2', 'RateLimit-Reset': '0' } });
+      expect(dry).toMatchObject({ id: null, headers: { 'RateLimit-Limit': '2', 'RateLimit-Remaining': '2', 'RateLimit-Reset': '0' } });
+      expect(dry.budget).toMatchObject({ runsLimit: 2, runsRemaining: 2, bytesRemaining: p.limits.dailyBytes });
     }
     await acquireRun(env, p, T0 + 10, { consume: true });
     await acquireRun(env, p, T0 + 20, { consume: true });

@@ -251,7 +251,15 @@ describe('query: error mapping', () => {
     expect(await journal({ tag, op: 'query' })).toHaveLength(1);
   });
 
-  it('a table that does not exist is 403 FORBIDDEN_TABLE, with no upstream text on the wire', async () => {
+  it('a table missing from the brand\'s dataset is 400 QUERY_FAILED naming it; the dry run says the same', async () => {
+    const sql = 'SELECT * FROM `service-v1.acme.no_such_table`';
+    const err = await failure(createWarehouseClient(env).query(sql, opts(newTag(), { dataset: 'acme' })));
+    expect(err).toMatchObject({ code: 'QUERY_FAILED', status: 400, details: { reason: 'notFound', table: 'service-v1.acme.no_such_table' } });
+    const dry = await failure(createWarehouseClient(env).dryRun(sql, { brandId: 'brand_acme', dataset: 'acme', requestId: 'r', labels: {} }));
+    expect(dry).toMatchObject({ code: 'QUERY_FAILED', details: { table: 'service-v1.acme.no_such_table' } });
+  });
+
+  it('without the brand\'s dataset to compare with, a missing table is 403 FORBIDDEN_TABLE, with no upstream text on the wire', async () => {
     const err = await failure(createWarehouseClient(env).query('SELECT * FROM `service-v1.acme.no_such_table`', opts(newTag())));
     expect(err).toMatchObject({ code: 'FORBIDDEN_TABLE', status: 403, details: { reason: 'notFound', reference: 'service-v1:acme.no_such_table' } });
     expect(err.message).not.toMatch(/location US/);
@@ -378,6 +386,75 @@ describe('query: polling, deadline and cancel', () => {
     const err = await failure(createWarehouseClient(env, { graceMs: 200 }).query('SELECT 1 AS x', opts(tag, { timeoutMs: 800 })));
     expect(err).toMatchObject({ code: 'WAREHOUSE_TIMEOUT', status: 504 });
     expect(Date.now() - started).toBeLessThan(3000);
+  });
+});
+
+describe('query: polling that cannot flood', () => {
+  it('a job that stays incomplete (answered at once, long poll ignored) is polled a few times a second at most, then a coded 504', async () => {
+    const tag = newTag();
+    await arm({ kind: 'jobIncomplete', persistent: true, match: { label: { t: tag } } });
+    const started = Date.now();
+    const err = await failure(createWarehouseClient(env, { cancelTimeoutMs: 3000 }).query('SELECT 1 AS x', opts(tag, { timeoutMs: 3000 })));
+    const elapsedS = (Date.now() - started) / 1000;
+    expect(err).toMatchObject({ code: 'WAREHOUSE_TIMEOUT', status: 504, details: { stage: 'warehouse', timeoutMs: 3000 } });
+    expect(err.message).toMatch(/cancellation was requested/);
+    const { jobId } = z.object({ jobId: z.string() }).parse(err.internal);
+    const polls = await journal({ op: 'getQueryResults', jobId });
+    expect(polls.length).toBeGreaterThanOrEqual(2);
+    // Backoff with jitter from 250 ms doubling to 2 s: about 5 polls in 3 s, never hundreds.
+    expect(polls.length / elapsedS).toBeLessThanOrEqual(4);
+    for (const p of polls) expect(Number(p.query.timeoutMs)).toBeGreaterThan(0);
+    expect((await journal({ op: 'cancel', jobId })).map((c) => c.status)).toEqual([200]);
+  });
+
+  it('polls per query are capped: past maxPolls the query ends in a coded 504 that says so', async () => {
+    const tag = newTag();
+    await arm({ kind: 'jobIncomplete', persistent: true, match: { label: { t: tag } } });
+    const client = createWarehouseClient(env, { maxPolls: 3, pollBackoff: { baseMs: 10, maxMs: 20 } });
+    const err = await failure(client.query('SELECT 1 AS x', opts(tag)));
+    expect(err).toMatchObject({ code: 'WAREHOUSE_TIMEOUT', status: 504 });
+    expect(err.message).toMatch(/still running after 3 polls/);
+    const { jobId } = z.object({ jobId: z.string() }).parse(err.internal);
+    expect(await journal({ op: 'getQueryResults', jobId })).toHaveLength(3);
+  });
+
+  it('a deadline before the job id is known: the message claims no cancellation, and the job is found and its bytes counted later', async () => {
+    const tag = newTag();
+    await arm({ kind: 'latency', ms: 4000, count: 1, match: { op: 'query', label: { t: tag } } });
+    const background: Promise<unknown>[] = [];
+    let late: Promise<number> | null = null;
+    const client = createWarehouseClient(env, { graceMs: 200, waitUntil: (p) => background.push(p) });
+    const err = await failure(
+      client.query(`SELECT order_id FROM ${ORDERS}`, opts(tag, { timeoutMs: 800, onLateBilling: (p) => { late = p; } })),
+    );
+    expect(err).toMatchObject({ code: 'WAREHOUSE_TIMEOUT', status: 504 });
+    expect(err.message).not.toMatch(/cancel/i);
+    expect(err.message).toMatch(/may still run/);
+    await Promise.all(background);
+    const billed = await (late ?? Promise.resolve(-1));
+    const direct = await createWarehouseClient(env).query(`SELECT order_id FROM ${ORDERS}`, opts(newTag()));
+    expect(billed).toBe(direct.totalBytesBilled);
+    // The same BigQuery requestId was sent again to find the job, which was then cancelled.
+    const sent = await journal({ tag, op: 'query' });
+    expect(sent).toHaveLength(2);
+    expect(new Set(sent.map((s) => QueryBody.parse(s.body).requestId)).size).toBe(1);
+  });
+});
+
+describe('readPage', () => {
+  it('reads any page of a finished job by startIndex, with the brand account, billing nothing', async () => {
+    const tag = newTag();
+    const client = createWarehouseClient(env);
+    const sql = `SELECT order_id FROM ${ORDERS} ORDER BY order_id LIMIT 300`;
+    const r = await client.query(sql, opts(tag, { rowCap: 100 }));
+    expect(r).toMatchObject({ truncated: true, totalRows: 300, location: 'US' });
+    const page = await client.readPage({ brandId: 'brand_acme', requestId: 'r', labels: {}, jobId: r.jobId ?? '', location: r.location ?? '', startIndex: 100, maxResults: 150 });
+    expect(page.totalRows).toBe(300);
+    expect(page.rows).toHaveLength(150);
+    const all = await client.query(sql, opts(newTag(), { rowCap: 1000 }));
+    expect(page.rows).toEqual(all.rows.slice(100, 250));
+    const [read] = (await journal({ op: 'getQueryResults', jobId: r.jobId ?? '' })).filter((q) => q.query.startIndex === '100');
+    expect(read?.query).toMatchObject({ location: 'US', maxResults: '150' });
   });
 });
 

@@ -56,6 +56,34 @@ describe('mapUpstreamError', () => {
   });
 
   it.each([
+    ['Not found: Table service-v1:acme.fact__orderz was not found in location US', 'service-v1.acme.fact__orderz'],
+    ['Not found: Table service-v1.acme.typo was not found in location US', 'service-v1.acme.typo'],
+  ])('notFound on a table of the brand\'s own dataset (%s) -> 400 QUERY_FAILED naming it: a typo, not a permission problem', (msg, table) => {
+    const { retryable, error } = mapUpstreamError(404, gErr(404, 'notFound', msg), { dataset: { project: 'service-v1', dataset: 'acme' } });
+    expect(retryable).toBe(false);
+    expect(error).toMatchObject({ code: 'QUERY_FAILED', status: 400, details: { stage: 'warehouse', reason: 'notFound', table } });
+    expect(error.message).toContain(table);
+    expect(error.message).not.toContain('location US');
+  });
+
+  it.each([
+    ['another dataset', 'Not found: Table service-v1:globex.fact__orders was not found in location US'],
+    ['another project', 'Not found: Table other-project:acme.fact__orders was not found in location US'],
+    ['the dataset itself', 'Not found: Dataset service-v1:acme was not found in location US'],
+    ['access denied on an own table', 'Access Denied: Table service-v1:acme.fact__orders: User does not have permission'],
+  ])('outside the own-dataset typo case (%s) it stays 403 FORBIDDEN_TABLE', (_label, msg) => {
+    const reason = msg.startsWith('Access') ? 'accessDenied' : 'notFound';
+    const { error } = mapUpstreamError(404, gErr(404, reason, msg), { dataset: { project: 'service-v1', dataset: 'acme' } });
+    expect(error.code).toBe('FORBIDDEN_TABLE');
+  });
+
+  it('notFound on the job behind a cursor -> 400 VALIDATION naming the cursor (the stored result is gone)', () => {
+    const { error } = mapUpstreamError(404, gErr(404, 'notFound', 'Not found: Job service-v1:US.job_123'), { readsStoredResult: true });
+    expect(error).toMatchObject({ code: 'VALIDATION', status: 400, details: { issues: [{ path: 'cursor' }] } });
+    expect(error.message).not.toContain('job_123');
+  });
+
+  it.each([
     ['accessDenied on the project (our IAM)', 403, gErr(403, 'accessDenied', 'Access Denied: Project service-v1: User does not have bigquery.jobs.create permission in project service-v1.')],
     ['notFound on a job', 404, gErr(404, 'notFound', 'Not found: Job service-v1:US.job_123')],
     ['401 bad credentials', 401, gErr(401, 'authError', 'Request had invalid authentication credentials.')],

@@ -1,4 +1,4 @@
-import type { PrincipalLimits } from '../auth/principal';
+import { usageKey, type PrincipalLimits } from '../auth/principal';
 import type { Env } from '../env';
 import { ApiError, describeError } from '../errors';
 import type { Logger } from '../lib/log';
@@ -20,15 +20,6 @@ export type KeyUsage =
 export const MAX_USAGE_LOOKUPS = 100;
 
 /**
- * Durable Object name of an API key's usage window. Must equal `usageKey(principal)` for the principal that
- * `authenticateApiKey` builds from the same key (kind 'key', id = api_keys.id); test/admin-limits.test.ts checks
- * that a run counted through that principal shows up here.
- */
-function keyUsageName(keyId: string): string {
-  return `key:${keyId}`;
-}
-
-/**
  * The rolling-24 h usage of each live key, measured against the limits that apply to it at `now` (nothing is
  * counted). Revoked keys are left out. A usage object that fails or does not answer (peekUsage's own timeout) makes
  * that key `unavailable` and is logged; it never fails the page.
@@ -45,7 +36,7 @@ export async function loadKeyUsage(
     live.map(async (k, i): Promise<[string, KeyUsage]> => {
       if (i >= MAX_USAGE_LOOKUPS) return [k.id, { state: 'not-loaded' }];
       try {
-        return [k.id, { state: 'ok', snapshot: await peekUsage(env, keyUsageName(k.id), effectiveLimits(k.limits, defaults), now) }];
+        return [k.id, { state: 'ok', snapshot: await peekUsage(env, usageKey({ kind: 'key', id: k.id }), effectiveLimits(k.limits, defaults), now) }];
       } catch (err) {
         // peekUsage wraps the cause (RPC failure, timeout, refused budget) in USAGE_UNAVAILABLE; log the cause.
         const cause = err instanceof ApiError && err.internal !== undefined ? err.internal : err;

@@ -33,7 +33,11 @@ export const PrincipalSchema = z.object({
 });
 export type Principal = z.infer<typeof PrincipalSchema>;
 
-/** Durable Object name of the principal's usage window (one per key, one per OAuth connection). */
-export function usageKey(p: Principal): string {
+/**
+ * Durable Object name of the principal's usage window (one per key, one per OAuth connection): the one place it
+ * is derived (the run path and the admin usage view both call it). Takes only kind and id, so the admin view
+ * can name a key's object without authenticating it.
+ */
+export function usageKey(p: Pick<Principal, 'kind' | 'id'>): string {
   return `${p.kind}:${p.id}`;
 }

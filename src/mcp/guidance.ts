@@ -16,8 +16,9 @@ export const TABLE_DISCOVERY =
 export const STATEMENT_RULE = 'Exactly one read-only statement, SELECT or WITH; anything else is rejected.';
 
 export const PAGING =
-  'Results are capped for assistants; when `truncated` is true, fetch the rest by re-running the SQL with ' +
-  'ORDER BY on a unique key plus LIMIT n OFFSET m, or aggregate in SQL instead of pulling raw rows.';
+  'Results are capped for assistants; when `truncated` is true, call run_query again with only the `cursor` it ' +
+  'returned (`nextCursor`) to read the next page of the same result (no new run, nothing billed), or aggregate in ' +
+  'SQL instead of pulling raw rows.';
 
 export const FLOWS =
   'Flow A (raw SQL): list_brands -> take the brand\'s dataset -> run_query with `sql`. ' +

@@ -6,19 +6,32 @@ import { resolvePeriod, type ResolvedPeriod } from '../stored-queries/period';
 import { fillTemplate } from '../stored-queries/template';
 import { catalogSnapshot } from '../catalog/snapshot';
 import { resolveStoredQuery, type BrandTarget } from '../stored-queries/stored-query';
-import type { RunQueryRequest, RunQueryResponse } from '../schemas/run-query';
+import type { QueryPageRequest, ResolvedWindow, RunQueryRequest, RunQueryResponse } from '../schemas/run-query';
 import { checkDryRun, checkSql, guardError } from '../sql/guard';
-import { acquireRun, settleRun, type UsageTicket } from '../usage/usage';
+import { acquireRun, settleRun, takeMeter, type BudgetLeft, type UsageTicket } from '../usage/usage';
 import { createWarehouseClient } from '../warehouse/bigquery-client';
 import type { OpContext } from './context';
+import { issueResultCursor, openResultCursor, type ResultPosition } from './result-cursor';
 import { resolveBrand } from './scope';
 import { verdictCache } from './verdict-cache';
 
 export interface RunQueryOptions {
   /** Rows returned before `truncated` is set (default env ROW_CAP; MCP passes MCP_ROW_CAP). */
   rowCap?: number;
-  /** Largest JSON size of `rows` (MCP passes MCP_MAX_RESULT_BYTES); unbounded when omitted. */
-  maxResultBytes?: number;
+  /**
+   * How many of `rows` fit the transport's size budget (MCP measures its own rendering); all when omitted.
+   * The rest are not lost: the cursor starts at the first row left out.
+   */
+  fitRows?: (rows: Record<string, unknown>[]) => number;
+}
+
+/** What a run or a page answers: the body, the RateLimit-* headers, and the budget left (MCP puts it in the body). */
+export interface RunQueryOutcome {
+  result: RunQueryResponse;
+  headers: Record<string, string>;
+  budget: BudgetLeft;
+  /** 0-based index of `rows[0]` within the whole result (0 for a run; the cursor's position for a page). */
+  firstRow: number;
 }
 
 interface Target {
@@ -26,6 +39,7 @@ interface Target {
   sql: string;
   queryId: string | null;
   period: ResolvedPeriod | null;
+  window: ResolvedWindow | null;
 }
 
 async function resolveTarget(ctx: OpContext, input: RunQueryRequest): Promise<Target> {
@@ -34,7 +48,7 @@ async function resolveTarget(ctx: OpContext, input: RunQueryRequest): Promise<Ta
     const brandId = resolveBrand(principal, input.brandId, { required: true });
     const brand = (await catalogSnapshot(env, ctx.now)).brands.get(brandId);
     if (!brand) throw new ApiError('FORBIDDEN_BRAND', `this key cannot access brand ${JSON.stringify(brandId)}`);
-    return { brand: provisioned(brand), sql: input.sql, queryId: null, period: null };
+    return { brand: provisioned(brand), sql: input.sql, queryId: null, period: null, window: null };
   }
   const stored = await resolveStoredQuery(env, ctx.now, principal, input.queryId, input.brandId);
   const brand = provisioned(stored.brand);
@@ -50,7 +64,10 @@ async function resolveTarget(ctx: OpContext, input: RunQueryRequest): Promise<Ta
     start_date: period?.startDate,
     end_date: period?.endDate,
   });
-  return { brand, sql, queryId: stored.id, period };
+  const window: ResolvedWindow | null = period
+    ? { ...period, ...(input.period?.cadence ? { cadence: input.period.cadence } : {}), timezone: brand.timezone ?? 'UTC' }
+    : null;
+  return { brand, sql, queryId: stored.id, period, window };
 }
 
 function provisioned(b: BrandTarget): BrandTarget & { dataset: string } {
@@ -60,15 +77,37 @@ function provisioned(b: BrandTarget): BrandTarget & { dataset: string } {
   return { ...b, dataset: b.dataset };
 }
 
-/** Keeps rows within a JSON byte budget; returns how many fit. */
-function rowsWithinBytes(rows: Record<string, unknown>[], maxBytes: number): number {
-  let used = 2; // []
-  const enc = new TextEncoder();
-  for (let i = 0; i < rows.length; i++) {
-    used += enc.encode(JSON.stringify(rows[i])).length + (i > 0 ? 1 : 0);
-    if (used > maxBytes) return i;
+/**
+ * Cuts `rows` (starting at row `offset` of a `totalRows` result) to what the transport fits and signs the cursor
+ * of the first row left out. At least one row is kept so a walk always advances.
+ */
+async function pageOut(
+  ctx: OpContext,
+  rows: Record<string, unknown>[],
+  at: Omit<ResultPosition, 'o' | 'x'> & { x?: number; offset: number },
+  opts: RunQueryOptions,
+): Promise<{ rows: Record<string, unknown>[]; nextCursor: string | null }> {
+  const fit = opts.fitRows ? Math.max(1, Math.min(rows.length, opts.fitRows(rows))) : rows.length;
+  const kept = fit < rows.length ? rows.slice(0, fit) : rows;
+  const next = at.offset + kept.length;
+  if (next >= at.n || kept.length === 0) return { rows: kept, nextCursor: null };
+  const { offset: _offset, ...pos } = at;
+  return { rows: kept, nextCursor: await issueResultCursor(ctx.env, ctx.principal, { ...pos, o: next }, ctx.now) };
+}
+
+/**
+ * A refusal that ran no query (the guard, the dry-run verdict, the byte ceiling) still takes a token from the
+ * key's `checks` meter, so a loop of rejected queries is slowed like a loop of dry runs. A meter that cannot be
+ * reached must not hide the refusal itself: nothing runs either way.
+ */
+async function meteredRefusal(ctx: OpContext, refusal: ApiError): Promise<ApiError> {
+  try {
+    await takeMeter(ctx.env, ctx.principal, 'checks', ctx.now);
+  } catch (err) {
+    if (err instanceof ApiError && err.code === 'USAGE_LIMIT_EXCEEDED') return err;
+    ctx.log.warn('checks meter unavailable; returning the refusal', { internal: describeError(err) });
   }
-  return rows.length;
+  return refusal;
 }
 
 interface LogEntry {
@@ -128,7 +167,7 @@ export async function runQuery(
   ctx: OpContext,
   input: RunQueryRequest,
   opts: RunQueryOptions = {},
-): Promise<{ result: RunQueryResponse; headers: Record<string, string> }> {
+): Promise<RunQueryOutcome> {
   const started = Date.now();
   const startedPrecise = performance.now();
   const dryRun = input.dryRun === true;
@@ -167,7 +206,7 @@ async function execute(
   opts: RunQueryOptions,
   log: LogEntry,
   timings: Timings,
-): Promise<{ result: RunQueryResponse; headers: Record<string, string> }> {
+): Promise<RunQueryOutcome> {
   const { env, principal } = ctx;
   const dryRun = log.dryRun;
   const target = await timings.time('resolve', () => resolveTarget(ctx, input));
@@ -178,7 +217,7 @@ async function execute(
 
   // Gate 2a + 2b: limits, prescan and the parser's table allowlist.
   const verdict = await timings.time('guard', () => checkSql(target.sql, scope));
-  if (!verdict.ok) throw guardError(verdict);
+  if (!verdict.ok) throw await meteredRefusal(ctx, guardError(verdict));
 
   const client = createWarehouseClient(env, { waitUntil: ctx.waitUntil });
   const labels = {
@@ -192,23 +231,29 @@ async function execute(
   // Gate 2c: BigQuery's dry run, unless this exact SQL passed for this dataset a few minutes ago.
   const cacheKey = `${target.brand.dataset}:${await timings.time('guard', () => sha256Hex(target.sql))}`;
   let estimate = verdictCache.get(cacheKey, ctx.now);
+  // A dry run is a warehouse call that bills nothing: it takes a token from the key's checks meter instead.
+  const checkTicket = dryRun ? await timings.time('usage', () => takeMeter(env, principal, 'checks', ctx.now)) : null;
   if (estimate === undefined || dryRun) {
-    const dry = await timings.time('dryrun', () => client.dryRun(target.sql, { brandId: target.brand.id, requestId: ctx.requestId, labels }));
+    const dry = await timings.time('dryrun', () =>
+      client.dryRun(target.sql, { brandId: target.brand.id, dataset: target.brand.dataset, requestId: ctx.requestId, labels }),
+    );
     const dv = checkDryRun(dry, scope);
-    if (!dv.ok) throw guardError(dv, 'dry-run');
+    if (!dv.ok) throw dryRun ? guardError(dv, 'dry-run') : await meteredRefusal(ctx, guardError(dv, 'dry-run'));
     estimate = dry.totalBytesProcessed;
     verdictCache.set(cacheKey, estimate, ctx.now);
   }
   log.bytesProcessed = estimate;
   if (estimate > principal.limits.maxBytesBilled) {
-    throw new ApiError(
+    const tooExpensive = new ApiError(
       'QUERY_TOO_EXPENSIVE',
       `the query would scan about ${estimate} bytes; this key's ceiling is ${principal.limits.maxBytesBilled} bytes per query`,
       { details: { stage: 'guard', estimatedBytes: estimate, maxBytesBilled: principal.limits.maxBytesBilled } },
     );
+    throw checkTicket ? tooExpensive : await meteredRefusal(ctx, tooExpensive);
   }
 
   if (dryRun) {
+    // Still refused when the run budget is spent, so a client learns it before planning more work.
     const ticket = await timings.time('usage', () => acquireRun(env, principal, ctx.now, { consume: false }));
     log.bytesBilled = 0;
     log.rowCount = 0;
@@ -218,33 +263,47 @@ async function execute(
         rows: [],
         rowCount: 0,
         truncated: false,
+        totalRows: 0,
+        nextCursor: null,
         stats: { dryRun: true, totalBytesBilled: 0, totalBytesProcessed: estimate },
+        ...(target.window ? { window: target.window } : {}),
       },
       headers: ticket.headers,
+      budget: ticket.budget,
+      firstRow: 0,
     };
   }
 
   const ticket: UsageTicket = await timings.time('usage', () => acquireRun(env, principal, ctx.now, { consume: true }));
   let bytesBilled = 0;
+  // Set when the query ends past its deadline: what the abandoned job billed, learned in the background.
+  let lateBilling: Promise<number> | null = null;
   try {
     const res = await timings.time('warehouse', () => client.query(target.sql, {
       brandId: target.brand.id,
+      dataset: target.brand.dataset,
       requestId: ctx.requestId,
       labels,
       maxBytesBilled: principal.limits.maxBytesBilled,
       rowCap: opts.rowCap ?? intVar(env, 'ROW_CAP'),
       timeoutMs: intVar(env, 'QUERY_TIMEOUT_MS'),
+      onLateBilling: (billed) => {
+        lateBilling = billed;
+      },
     }));
     bytesBilled = res.totalBytesBilled;
-    let rows = res.rows;
-    let truncated = res.truncated;
-    if (opts.maxResultBytes !== undefined) {
-      const fit = rowsWithinBytes(rows, opts.maxResultBytes);
-      if (fit < rows.length) {
-        rows = rows.slice(0, fit);
-        truncated = true;
-      }
-    }
+    const paged = res.jobId && res.location !== null && res.totalRows > 0
+      ? await pageOut(ctx, res.rows, {
+          b: target.brand.id,
+          j: res.jobId,
+          l: res.location,
+          n: res.totalRows,
+          offset: 0,
+          ...(target.queryId ? { q: target.queryId } : {}),
+          ...(target.window ? { w: target.window } : {}),
+        }, opts)
+      : { rows: res.rows, nextCursor: null };
+    const { rows } = paged;
     log.bytesProcessed = res.totalBytesProcessed;
     log.bytesBilled = res.totalBytesBilled;
     log.rowCount = rows.length;
@@ -253,18 +312,67 @@ async function execute(
         brandId: target.brand.id,
         rows,
         rowCount: rows.length,
-        truncated,
+        truncated: rows.length < res.totalRows,
+        totalRows: res.totalRows,
+        nextCursor: paged.nextCursor,
         schema: res.schema,
         stats: { dryRun: false, totalBytesBilled: res.totalBytesBilled, totalBytesProcessed: res.totalBytesProcessed },
+        ...(target.window ? { window: target.window } : {}),
       },
       headers: ticket.headers,
+      budget: { ...ticket.budget, bytesRemaining: Math.max(0, ticket.budget.bytesRemaining - res.totalBytesBilled) },
+      firstRow: 0,
     };
   } finally {
-    // The run is already counted; settling adds the bytes billed. It must not delay or fail the answer.
+    // The run is already counted; settling adds the bytes billed. It must not delay or fail the answer. A run that
+    // timed out settles once the abandoned job's bytes are known.
+    const billed: Promise<number> = lateBilling ?? Promise.resolve(bytesBilled);
     ctx.waitUntil(
-      settleRun(env, principal, ticket, { bytesBilled }).catch((err: unknown) =>
-        ctx.log.error('usage settle failed', { internal: describeError(err), ticket: ticket.id, bytesBilled }),
-      ),
+      billed
+        .then((bytes) => settleRun(env, principal, ticket, { bytesBilled: bytes }))
+        .catch((err: unknown) => ctx.log.error('usage settle failed', { internal: describeError(err), ticket: ticket.id, bytesBilled })),
     );
   }
+}
+
+/**
+ * The next page of a capped result, read from the job's stored result with the brand's own service account:
+ * no new job, nothing billed, no run counted. Page reads take a token from the key's `pages` meter instead.
+ */
+export async function readQueryPage(ctx: OpContext, input: QueryPageRequest, opts: RunQueryOptions = {}): Promise<RunQueryOutcome> {
+  const timings = new Timings();
+  const startedPrecise = performance.now();
+  const pos = await openResultCursor(ctx.env, ctx.principal, input.cursor, ctx.now);
+  const ticket = await timings.time('usage', () => takeMeter(ctx.env, ctx.principal, 'pages', ctx.now));
+  const rowCap = opts.rowCap ?? intVar(ctx.env, 'ROW_CAP');
+  const page = await timings.time('warehouse', () =>
+    createWarehouseClient(ctx.env, { waitUntil: ctx.waitUntil }).readPage({
+      brandId: pos.b,
+      requestId: ctx.requestId,
+      labels: {},
+      jobId: pos.j,
+      location: pos.l,
+      startIndex: pos.o,
+      maxResults: Math.min(rowCap, pos.n - pos.o),
+    }),
+  );
+  const total = Math.max(pos.n, page.totalRows);
+  const { rows, nextCursor } = await pageOut(ctx, page.rows, { ...pos, n: total, offset: pos.o }, opts);
+  timings.add('total', performance.now() - startedPrecise);
+  return {
+    result: {
+      brandId: pos.b,
+      rows,
+      rowCount: rows.length,
+      truncated: nextCursor !== null,
+      totalRows: total,
+      nextCursor,
+      schema: page.schema,
+      stats: { dryRun: false, totalBytesBilled: 0, totalBytesProcessed: 0 },
+      ...(pos.w ? { window: pos.w } : {}),
+    },
+    headers: { ...ticket.headers, 'Server-Timing': timings.header() },
+    budget: ticket.budget,
+    firstRow: pos.o,
+  };
 }

@@ -102,6 +102,47 @@ export const RunQueryStatsSchema = z
   })
   .openapi('RunQueryStats');
 
+// ---------------------------------------------------------------------------------------------------------------
+// Result paging (issue 13): fields added to the run result, and the page request. Kept apart from the request
+// shapes above so the body's OneOf and this section merge independently.
+
+/** Longest cursor accepted (the signed token is about 300 characters). */
+export const MAX_RESULT_CURSOR_LENGTH = 1024;
+
+export const ResultCursorField = z
+  .string()
+  .min(1)
+  .max(MAX_RESULT_CURSOR_LENGTH)
+  .openapi({ description: '`nextCursor` from a capped run result or page, unchanged.' });
+
+export const ResolvedWindowSchema = z
+  .strictObject({
+    startDate: z.string().openapi({ description: 'First day of the window (inclusive), YYYY-MM-DD.', example: '2026-10-01' }),
+    endDate: z.string().openapi({ description: 'Last day of the window (inclusive), YYYY-MM-DD.', example: '2026-10-31' }),
+    cadence: z.enum(['DAILY', 'WEEKLY', 'MONTHLY']).optional().openapi({ description: 'The cadence sent, when one was.' }),
+    timezone: z.string().openapi({ description: "IANA time zone the window was computed in (the brand's, or UTC).", example: 'UTC' }),
+  })
+  .openapi('ResolvedWindow', { description: 'The date window a parameterized stored query ran with.' });
+
+const ResultPagingFields = {
+  totalRows: z.number().int().openapi({ description: 'Rows in the whole result (0 for a dry run); `rowCount` is the rows in this response.' }),
+  nextCursor: z
+    .string()
+    .nullable()
+    .openapi({
+      description:
+        'Opaque, signed token for the next page of this result (read from the stored result: no new run, nothing billed); null on the last page. Bound to this key and brand; expires 6 hours after the run.',
+    }),
+  window: ResolvedWindowSchema.optional().openapi({ description: 'Stored queries with date slots: the window that ran.' }),
+};
+
+export const QueryPageRequestSchema = z
+  .strictObject({ cursor: ResultCursorField })
+  .openapi('QueryPageRequest', { description: 'The next page of a stored result: `nextCursor` from the previous response.' });
+
+export type QueryPageRequest = z.infer<typeof QueryPageRequestSchema>;
+export type ResolvedWindow = z.infer<typeof ResolvedWindowSchema>;
+
 export const RunQueryResponseSchema = z
   .object({
     brandId: z.string().openapi({ description: 'Brand the query ran against.' }),
@@ -116,9 +157,10 @@ export const RunQueryResponseSchema = z
     rowCount: z.number().int().openapi({ description: 'Number of rows in this response.' }),
     truncated: z
       .boolean()
-      .openapi({ description: 'True when results were capped; page with LIMIT / OFFSET in the SQL.' }),
+      .openapi({ description: 'True when results were capped: pass `nextCursor` to POST /v1/data/query/page for the next page (or page with LIMIT / OFFSET in the SQL).' }),
     schema: z.array(FieldSchema).optional().openapi({ description: 'Result field names and types.' }),
     stats: RunQueryStatsSchema.optional(),
+    ...ResultPagingFields,
   })
   .openapi('RunQueryResponse');
 

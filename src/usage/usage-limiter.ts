@@ -1,6 +1,7 @@
 import { DurableObject } from 'cloudflare:workers';
 import type { Env } from '../env';
 import { randomHex } from '../lib/ids';
+import { takeToken, type MeterKind, type MeterOutcome, type MeterState } from './meter';
 import {
   bucketExpiry,
   bucketStart,
@@ -24,6 +25,8 @@ export interface AcquireOutcome {
   refusal: Refusal | null;
   ticketId: string | null;
   rate: RateLimitState;
+  /** Runs and bytes in the window after this call (this run counted; its bytes are added when it settles). */
+  used: WindowUsage;
 }
 
 /** Answer of `UsageLimiter.peek`: the window as the admin UI shows it. */
@@ -64,6 +67,11 @@ export class UsageLimiter extends DurableObject<Env> {
       id     TEXT PRIMARY KEY,
       bucket INTEGER NOT NULL
     )`);
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS meters (
+      kind    TEXT PRIMARY KEY,
+      tokens  REAL NOT NULL,
+      updated INTEGER NOT NULL
+    )`);
     for (const row of this.sql.exec<{ start: number; runs: number; bytes: number }>('SELECT start, runs, bytes FROM buckets')) {
       this.buckets.set(row.start, { start: row.start, runs: row.runs, bytes: row.bytes });
       if (row.start > this.newestStart) this.newestStart = row.start;
@@ -80,9 +88,11 @@ export class UsageLimiter extends DurableObject<Env> {
     assertTime(now);
     this.prune(now);
     const buckets = [...this.buckets.values()];
-    const refusal = checkRun(buckets, budget, now);
-    if (refusal) return { refusal, ticketId: null, rate: rateLimitState(buckets, budget, now) };
-    if (!consume) return { refusal: null, ticketId: null, rate: rateLimitState(buckets, budget, now) };
+    // One pass over the window per call: the sums are reused by the refusal check and the RateLimit state.
+    const used = usageAt(buckets, now);
+    const refusal = checkRun(buckets, budget, now, used);
+    if (refusal) return { refusal, ticketId: null, rate: rateLimitState(buckets, budget, now, used), used };
+    if (!consume) return { refusal: null, ticketId: null, rate: rateLimitState(buckets, budget, now, used), used };
 
     const start = bucketStart(now);
     const bucket = this.buckets.get(start) ?? { start, runs: 0, bytes: 0 };
@@ -94,7 +104,9 @@ export class UsageLimiter extends DurableObject<Env> {
     );
     const ticketId = randomHex(16);
     this.sql.exec('INSERT INTO tickets (id, bucket) VALUES (?, ?)', ticketId, start);
-    const rate = rateLimitState([...this.buckets.values()], budget, now);
+    const after = [...this.buckets.values()];
+    const usedAfter = { runs: used.runs + 1, bytes: used.bytes };
+    const rate = rateLimitState(after, budget, now, usedAfter);
 
     if (start > this.newestStart) {
       this.newestStart = start;
@@ -103,7 +115,7 @@ export class UsageLimiter extends DurableObject<Env> {
       // until it is durable (a failed write breaks the object, so nothing is acknowledged unrecorded).
       void this.ctx.storage.setAlarm(Date.now() + (bucketExpiry(start) - now));
     }
-    return { refusal: null, ticketId, rate };
+    return { refusal: null, ticketId, rate, used: usedAfter };
   }
 
   /**
@@ -126,18 +138,43 @@ export class UsageLimiter extends DurableObject<Env> {
     return true;
   }
 
+  /**
+   * Takes one token from the principal's `kind` meter (dry runs and guard refusals, or cursor page reads): a
+   * bucket of `perMinute` tokens refilled at `perMinute` a minute. Synchronous, like `acquire`.
+   */
+  meter(kind: MeterKind, perMinute: number, budget: Budget, now: number): MeterOutcome & { rate: RateLimitState; used: WindowUsage } {
+    assertBudget(budget);
+    assertTime(now);
+    this.prune(now);
+    const buckets = [...this.buckets.values()];
+    const row = this.sql.exec<{ tokens: number; updated: number }>('SELECT tokens, updated FROM meters WHERE kind = ?', kind).toArray()[0];
+    const prev: MeterState | undefined = row ? { tokens: row.tokens, updated: row.updated } : undefined;
+    const out = takeToken(prev, perMinute, now);
+    this.sql.exec(
+      'INSERT INTO meters (kind, tokens, updated) VALUES (?, ?, ?) ON CONFLICT (kind) DO UPDATE SET tokens = excluded.tokens, updated = excluded.updated',
+      kind,
+      out.state.tokens,
+      out.state.updated,
+    );
+    const used = usageAt(buckets, now);
+    return { ...out, rate: rateLimitState(buckets, budget, now, used), used };
+  }
+
   /** The window at `now` without counting anything. */
   peek(budget: Budget, now: number): UsagePeek {
     assertBudget(budget);
     assertTime(now);
     const buckets = [...this.buckets.values()];
-    return { used: usageAt(buckets, now), rate: rateLimitState(buckets, budget, now), refusal: checkRun(buckets, budget, now) };
+    const used = usageAt(buckets, now);
+    return { used, rate: rateLimitState(buckets, budget, now, used), refusal: checkRun(buckets, budget, now, used) };
   }
 
   /** Fires a full window after the newest bucket: every bucket has expired, so the principal's storage is emptied. */
   override alarm(): void {
     this.sql.exec('DELETE FROM buckets');
     this.sql.exec('DELETE FROM tickets');
+    // A meter idle for a day is full again; dropping its row changes nothing.
+    this.sql.exec('DELETE FROM meters');
     this.buckets.clear();
     this.newestStart = -Infinity;
   }

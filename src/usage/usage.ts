@@ -1,14 +1,30 @@
 import type { Principal, PrincipalLimits } from '../auth/principal';
 import { usageKey } from '../auth/principal';
-import type { Env } from '../env';
+import { z } from 'zod';
+import { intVar, type Env } from '../env';
 import { ApiError } from '../errors';
+import type { MeterKind } from './meter';
 import type { AcquireOutcome, UsageLimiter, UsagePeek } from './usage-limiter';
-import { secondsUntil, WINDOW_MS, type Budget, type RateLimitState, type Refusal } from './window';
+import { secondsUntil, WINDOW_MS, type Budget, type RateLimitState, type Refusal, type WindowUsage } from './window';
 
 /** A counted run (`id` set) or a budget check only (`id` null), with the RateLimit-* headers for the response. */
 export interface UsageTicket {
   id: string | null;
   headers: Record<string, string>;
+  /** What is left of the rolling budget after this call (bytes: before this run's own bytes are added). */
+  budget: BudgetLeft;
+}
+
+/** The principal's rolling 24 h budget as a result reports it (MCP puts it in the body, REST in headers). */
+export interface BudgetLeft {
+  runsLimit: number;
+  runsRemaining: number;
+  bytesLimit: number;
+  bytesRemaining: number;
+  /** Seconds until `runsRemaining` next goes up (RateLimit-Reset). */
+  resetSeconds: number;
+  /** The per-query byte-scan ceiling (`maximumBytesBilled`). */
+  maxBytesBilled: number;
 }
 
 /** The principal's window as the admin UI shows it. */
@@ -57,7 +73,62 @@ export async function acquireRun(
   );
   const headers = rateLimitHeaders(outcome.rate);
   if (outcome.refusal) throw limitExceeded(outcome.refusal, now, headers);
-  return { id: outcome.ticketId, headers };
+  return { id: outcome.ticketId, headers, budget: budgetLeft(principal.limits, outcome.rate, outcome.used) };
+}
+
+function budgetLeft(limits: PrincipalLimits, rate: RateLimitState, used: WindowUsage): BudgetLeft {
+  return {
+    runsLimit: limits.dailyQueries,
+    runsRemaining: rate.remaining,
+    bytesLimit: limits.dailyBytes,
+    bytesRemaining: Math.max(0, limits.dailyBytes - used.bytes),
+    resetSeconds: rate.resetSeconds,
+    maxBytesBilled: limits.maxBytesBilled,
+  };
+}
+
+/** Per-minute rate of each light meter when the key sets none (documented in docs/usage-limits.md). */
+export function defaultMeterRate(env: Env, kind: MeterKind): number {
+  return intVar(env, kind === 'checks' ? 'DEFAULT_CHECKS_PER_MINUTE' : 'DEFAULT_PAGE_READS_PER_MINUTE');
+}
+
+const MeterOverrideRow = z.object({ checks: z.number().int().positive().nullable(), pages: z.number().int().positive().nullable() });
+
+/**
+ * The principal's rate for `kind`: the key's own (`api_key_meters`) or the default. One D1 read, made only on the
+ * paths that meter (dry runs, refusals, page reads), never on a run. OAuth connections use the default.
+ */
+export async function meterRate(env: Env, principal: Principal, kind: MeterKind): Promise<number> {
+  if (principal.kind !== 'key') return defaultMeterRate(env, kind);
+  const row = MeterOverrideRow.safeParse(
+    await env.DB.prepare('SELECT checks_per_minute AS checks, page_reads_per_minute AS pages FROM api_key_meters WHERE key_id = ?')
+      .bind(principal.id)
+      .first(),
+  );
+  return (row.success ? row.data[kind] : null) ?? defaultMeterRate(env, kind);
+}
+
+/**
+ * Takes one token from the principal's `kind` meter: `checks` for dry runs and requests the SQL guard refuses,
+ * `pages` for cursor page reads. Neither spends the 24-hour run budget.
+ *
+ * @throws ApiError USAGE_LIMIT_EXCEEDED (429, `Retry-After`, `details.limit` = the meter) past the rate, or
+ *   USAGE_UNAVAILABLE (503) when the object is unreachable (fail closed, as for runs).
+ */
+export async function takeMeter(env: Env, principal: Principal, kind: MeterKind, now: number): Promise<UsageTicket> {
+  const perMinute = await meterRate(env, principal, kind);
+  const out = await callLimiter(env, usageKey(principal), (stub) => stub.meter(kind, perMinute, budgetOf(principal.limits), now));
+  const headers = rateLimitHeaders(out.rate);
+  if (out.allowed) return { id: null, headers, budget: budgetLeft(principal.limits, out.rate, out.used) };
+  const what = kind === 'checks' ? 'dry runs and refused queries' : 'result page reads';
+  throw new ApiError(
+    'USAGE_LIMIT_EXCEEDED',
+    `rate limit reached: at most ${perMinute} ${what} per minute for this key; retry in ${out.retryAfterSeconds} s`,
+    {
+      details: { limit: kind, limitValue: perMinute, perSeconds: 60, retryAfterSeconds: out.retryAfterSeconds },
+      headers: { ...headers, 'Retry-After': String(out.retryAfterSeconds) },
+    },
+  );
 }
 
 /**

@@ -4,10 +4,10 @@ import { ApiError, describeError } from '../errors';
 import { createLogger, type Logger } from '../lib/log';
 import { credentialFor, type ServiceAccount } from './credentials';
 import { decodeRows } from './decode';
-import { deadlineExceeded, malformedAnswer, mapUpstreamError, networkFailure, type UpstreamFailure } from './errors';
+import { deadlineExceeded, malformedAnswer, mapUpstreamError, networkFailure, type UpstreamContext, type UpstreamFailure } from './errors';
 import { bearerTokenFor } from './jwt';
 import { sanitizeLabels } from './labels';
-import { DEFAULT_RETRY_POLICY, nextRetryDelay, parseRetryAfter, type RetryPolicy } from './retry';
+import { backoffDelay, DEFAULT_RETRY_POLICY, nextRetryDelay, parseRetryAfter, type RetryPolicy } from './retry';
 import { JobSchema, QueryResponseSchema, type FieldSchema, type QueryResponse } from './wire';
 
 /**
@@ -43,13 +43,37 @@ export interface QueryResult {
   schema: FieldSchema[];
   /** More rows existed than `rowCap`. */
   truncated: boolean;
+  /** Rows in the whole result (BigQuery's `totalRows`); at least `rows.length`. */
+  totalRows: number;
   totalBytesProcessed: number;
   totalBytesBilled: number;
   jobId: string | null;
+  /** Where the job ran; with `jobId`, what `readPage` needs to read more of the stored result. */
+  location: string | null;
+}
+
+/** One page of a finished job's stored result (`jobs.getQueryResults` with `startIndex`). */
+export interface PageResult {
+  rows: Record<string, unknown>[];
+  schema: FieldSchema[];
+  totalRows: number;
+}
+
+export interface PageOptions extends CallOptions {
+  jobId: string;
+  location: string;
+  /** First row (0-based) of the page. */
+  startIndex: number;
+  /** Most rows wanted; BigQuery may send fewer (it also caps a page at about 10 MB). */
+  maxResults: number;
+  /** Deadline of the read, retries included. Default: QUERY_TIMEOUT_MS. */
+  timeoutMs?: number;
 }
 
 interface CallOptions {
   brandId: string;
+  /** The brand's dataset, so a table missing from it reads as a typo (QUERY_FAILED), not a permission problem. */
+  dataset?: string;
   /** The service's request id: every log line carries it. (BigQuery's own idempotency id is separate.) */
   requestId: string;
   /** Job labels for cost attribution; sanitised to BigQuery's label rules. */
@@ -71,6 +95,12 @@ export interface QueryOptions extends CallOptions {
   /** Deadline for the whole query (send, poll, page, retries); past it the job is cancelled. */
   timeoutMs: number;
   dryRun?: false;
+  /**
+   * Called when the query ends in WAREHOUSE_TIMEOUT, with what the abandoned job billed, once known (found by
+   * job id, or by re-sending the same BigQuery requestId when the submission itself went unanswered). The
+   * promise never rejects (0 when it cannot be learned); it also runs in `deps.waitUntil`.
+   */
+  onLateBilling?: (bytesBilled: Promise<number>) => void;
 }
 
 export interface WarehouseClient {
@@ -78,6 +108,8 @@ export interface WarehouseClient {
   dryRun(sql: string, opts: DryRunOptions): Promise<DryRunResult>;
   /** Runs `sql` with `jobs.query`, polls and pages until `rowCap + 1` rows or the end. */
   query(sql: string, opts: QueryOptions): Promise<QueryResult>;
+  /** Reads one page of a finished job's stored result: no new job, nothing billed. */
+  readPage(opts: PageOptions): Promise<PageResult>;
 }
 
 /** Seams for tests and the benchmark; every default is the real thing. */
@@ -96,6 +128,13 @@ export interface WarehouseClientDeps {
   logger?: (requestId: string) => Logger;
   /** Longest single `getQueryResults` long-poll. Default 10,000 ms (BigQuery's own default). */
   maxPollWaitMs?: number;
+  /** Polls of one query at most (the deadline usually ends it first). Default 40. */
+  maxPolls?: number;
+  /**
+   * Backoff between polls that came back incomplete at once (the long poll not honoured): equal jitter from
+   * `base` doubling to `max`. Default 250 ms and 2,000 ms, so a stuck job is polled at most a few times a second.
+   */
+  pollBackoff?: { baseMs: number; maxMs: number };
   /** How long an HTTP call may outlive the deadline (network time on top of BigQuery's `timeoutMs`). Default 2,000 ms. */
   graceMs?: number;
   /** How long the best-effort `jobs.cancel` may take. Default 1,000 ms. */
@@ -112,7 +151,7 @@ interface Call {
   deadline: number;
   log: Logger;
   op: string;
-  maxBytesBilled?: number;
+  upstream: UpstreamContext;
   timeoutMs: number;
 }
 
@@ -137,6 +176,8 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
   const maxPollWaitMs = deps.maxPollWaitMs ?? 10_000;
   const graceMs = deps.graceMs ?? 2_000;
   const cancelTimeoutMs = deps.cancelTimeoutMs ?? 1_000;
+  const maxPolls = deps.maxPolls ?? 40;
+  const pollBackoff = deps.pollBackoff ?? { baseMs: 250, maxMs: 2_000 };
 
   function url(req: Request): string {
     const params = new URLSearchParams();
@@ -175,7 +216,7 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
       if (res.ok) return { ok: true, text };
       return {
         ok: false,
-        failure: mapUpstreamError(res.status, text, { maxBytesBilled: call.maxBytesBilled }),
+        failure: mapUpstreamError(res.status, text, call.upstream),
         retryAfterMs: parseRetryAfter(res.headers.get('retry-after')),
       };
     } catch (err) {
@@ -213,13 +254,13 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
     }
   }
 
-  function newCall(opts: CallOptions, op: string, timeoutMs: number, maxBytesBilled?: number): Call {
+  function newCall(opts: CallOptions, op: string, timeoutMs: number, upstream: UpstreamContext = {}): Call {
     return {
       account: credentialFor(env, opts.brandId),
       deadline: now() + timeoutMs,
       log: makeLog(opts.requestId),
       op,
-      maxBytesBilled,
+      upstream: { ...upstream, dataset: opts.dataset === undefined ? undefined : { project: env.BIGQUERY_PROJECT, dataset: opts.dataset } },
       timeoutMs,
     };
   }
@@ -266,7 +307,7 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
   return {
     async dryRun(sql, opts) {
       const timeoutMs = opts.timeoutMs ?? intVar(env, 'QUERY_TIMEOUT_MS');
-      const call = newCall(opts, 'jobs.insert(dryRun)', timeoutMs, opts.maxBytesBilled);
+      const call = newCall(opts, 'jobs.insert(dryRun)', timeoutMs, { maxBytesBilled: opts.maxBytesBilled });
       const json = await send(
         {
           method: 'POST',
@@ -300,50 +341,57 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
     },
 
     async query(sql, opts) {
-      const call = newCall(opts, 'jobs.query', opts.timeoutMs, opts.maxBytesBilled);
+      const call = newCall(opts, 'jobs.query', opts.timeoutMs, { maxBytesBilled: opts.maxBytesBilled });
       const want = opts.rowCap + 1;
       // One id per logical query, reused by every retry, so BigQuery runs (and bills) it at most once.
       const bigqueryRequestId = crypto.randomUUID();
-      let first = parseQueryResponse(
-        await send(
-          {
-            method: 'POST',
-            path: '/queries',
-            body: {
-              query: sql,
-              useLegacySql: false,
-              maximumBytesBilled: String(opts.maxBytesBilled),
-              maxResults: want,
-              timeoutMs: Math.max(0, call.deadline - now()),
-              location,
-              labels: sanitizeLabels(opts.labels),
-              requestId: bigqueryRequestId,
-            },
-          },
-          call,
-        ),
-        'jobs.query',
-      );
-      const jobId = first.jobReference?.jobId ?? null;
-      const jobLocation = first.jobReference?.location ?? location;
-      const resultsPath = jobId ? `/queries/${encodeURIComponent(jobId)}` : null;
-
+      const submit = (timeoutMs: number, maxResults: number): Request => ({
+        method: 'POST',
+        path: '/queries',
+        body: {
+          query: sql,
+          useLegacySql: false,
+          maximumBytesBilled: String(opts.maxBytesBilled),
+          maxResults,
+          timeoutMs,
+          location,
+          labels: sanitizeLabels(opts.labels),
+          requestId: bigqueryRequestId,
+        },
+      });
+      let jobId: string | null = null;
+      let jobLocation = location;
       try {
+        let first = parseQueryResponse(await send(submit(Math.max(0, call.deadline - now()), want), call), 'jobs.query');
+        jobId = first.jobReference?.jobId ?? null;
+        jobLocation = first.jobReference?.location ?? location;
+        const resultsPath = jobId ? `/queries/${encodeURIComponent(jobId)}` : null;
+
+        // Long poll: BigQuery holds each getQueryResults up to `timeoutMs`. An answer that comes back incomplete
+        // at once (a warehouse not honouring the wait) is followed by a jittered, growing pause, and the polls of
+        // one query are capped, so a stuck job cannot turn into a flood of requests.
+        let polls = 0;
+        let quick = 0;
         while (!first.jobComplete) {
           if (!resultsPath) throw malformedAnswer('jobs.query: incomplete job without jobReference', '');
           const remaining = call.deadline - now();
           if (remaining <= 0) throw deadlineExceeded(opts.timeoutMs, jobId);
+          if (polls >= maxPolls) throw deadlineExceeded(opts.timeoutMs, jobId, `still running after ${polls} polls`);
+          const waitMs = Math.min(remaining, maxPollWaitMs);
+          const asked = now();
           first = parseQueryResponse(
             await send(
-              {
-                method: 'GET',
-                path: resultsPath,
-                query: { location: jobLocation, maxResults: want, timeoutMs: Math.min(remaining, maxPollWaitMs) },
-              },
+              { method: 'GET', path: resultsPath, query: { location: jobLocation, maxResults: want, timeoutMs: waitMs } },
               { ...call, op: 'jobs.getQueryResults' },
             ),
             'jobs.getQueryResults',
           );
+          polls++;
+          if (!first.jobComplete && now() - asked < waitMs / 2) {
+            quick++;
+            const pause = backoffDelay({ ...DEFAULT_RETRY_POLICY, baseDelayMs: pollBackoff.baseMs, maxDelayMs: pollBackoff.maxMs }, quick, random);
+            await sleep(Math.max(0, Math.min(pause, call.deadline - now())));
+          }
         }
 
         const schema = first.schema?.fields ?? [];
@@ -372,17 +420,68 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
         const totalBytesProcessed = first.totalBytesProcessed ?? 0;
         const totalBytesBilled =
           first.totalBytesBilled ?? (jobId ? await bytesBilled(jobId, jobLocation, call, totalBytesProcessed) : totalBytesProcessed);
-        const truncated = rows.length > opts.rowCap || (first.totalRows ?? 0) > opts.rowCap;
+        const totalRows = Math.max(first.totalRows ?? 0, rows.length);
+        const truncated = rows.length > opts.rowCap || totalRows > opts.rowCap;
         if (rows.length > opts.rowCap) rows.length = opts.rowCap;
-        return { rows, schema, truncated, totalBytesProcessed, totalBytesBilled, jobId };
+        return { rows, schema, truncated, totalRows, totalBytesProcessed, totalBytesBilled, jobId, location: jobLocation ?? null };
       } catch (err) {
-        if (jobId && err instanceof ApiError && err.code === 'WAREHOUSE_TIMEOUT') {
-          const cancelling = cancel(jobId, jobLocation, call);
-          if (deps.waitUntil) deps.waitUntil(cancelling);
-          else await cancelling;
+        if (err instanceof ApiError && err.code === 'WAREHOUSE_TIMEOUT') {
+          const knownJob = jobId;
+          const late = abandon(knownJob, jobLocation, call, () => send(submit(0, 1), { ...call, op: 'jobs.query(recover)', deadline: now() + cancelTimeoutMs * 5 }));
+          opts.onLateBilling?.(late);
+          if (deps.waitUntil) deps.waitUntil(late);
+          else await late;
+          // The message must match what happened: a cancel is only requested for a job we know.
+          if (knownJob === null) throw deadlineExceeded(opts.timeoutMs, null);
         }
         throw err;
       }
     },
+
+    async readPage(opts) {
+      const timeoutMs = opts.timeoutMs ?? intVar(env, 'QUERY_TIMEOUT_MS');
+      const call = newCall(opts, 'jobs.getQueryResults(cursor)', timeoutMs, { readsStoredResult: true });
+      const page = parseQueryResponse(
+        await send(
+          {
+            method: 'GET',
+            path: `/queries/${encodeURIComponent(opts.jobId)}`,
+            query: { location: opts.location, startIndex: opts.startIndex, maxResults: opts.maxResults, timeoutMs: 0 },
+          },
+          call,
+        ),
+        'jobs.getQueryResults(cursor)',
+      );
+      // A cursor is only issued for a finished job, so an incomplete answer means the warehouse lost track of it.
+      if (!page.jobComplete) throw malformedAnswer('jobs.getQueryResults(cursor): job of a cursor is not complete', '');
+      const schema = page.schema?.fields ?? [];
+      const rows = decodeRows(schema, page.rows ?? []);
+      if (rows.length > opts.maxResults) rows.length = opts.maxResults;
+      return { rows, schema, totalRows: page.totalRows ?? opts.startIndex + rows.length };
+    },
   };
+
+  /**
+   * After a deadline: cancel the job (best effort) and learn what it billed, so the usage budget still counts it.
+   * Without a job id (the submission went unanswered) the same requestId is sent again with no wait: BigQuery
+   * answers the job it already started (or starts it, which the cancel then stops). Never rejects: 0 when unknown.
+   */
+  async function abandon(jobId: string | null, jobLocation: string | undefined, call: Call, resubmit: () => Promise<unknown>): Promise<number> {
+    let id = jobId;
+    let where = jobLocation;
+    try {
+      if (id === null) {
+        const again = QueryResponseSchema.safeParse(await resubmit());
+        id = again.success ? (again.data.jobReference?.jobId ?? null) : null;
+        where = again.success ? (again.data.jobReference?.location ?? where) : where;
+        if (id === null) return 0;
+        call.log.info('warehouse job found after the deadline', { jobId: id });
+      }
+      await cancel(id, where, call);
+      return await bytesBilled(id, where, { ...call, deadline: now() + cancelTimeoutMs * 2 }, 0);
+    } catch (err) {
+      call.log.warn('could not learn what an abandoned job billed; counting 0', { jobId: id, error: describeError(err) });
+      return 0;
+    }
+  }
 }

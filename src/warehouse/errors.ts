@@ -36,8 +36,30 @@ function parseBody(rawText: string): unknown {
   }
 }
 
-/** Maps an HTTP error answer from BigQuery (status >= 300). `maxBytesBilled` is the ceiling that was sent. */
-export function mapUpstreamError(status: number, rawText: string, ctx: { maxBytesBilled?: number } = {}): UpstreamFailure {
+/** What the caller knows about the call, so an answer can be worded for it. */
+export interface UpstreamContext {
+  /** The per-query ceiling that was sent. */
+  maxBytesBilled?: number;
+  /** `<project>.<dataset>` the query was confined to (the brand's own dataset). */
+  dataset?: { project: string; dataset: string };
+  /** The call read a stored result by job id (a cursor page): a missing job means the result is gone. */
+  readsStoredResult?: boolean;
+}
+
+/** `service-v1:acme.orders` or `service-v1.acme.orders` (BigQuery writes both) as its parts. */
+const TABLE_PATH_RE = /^([\w-]+)[:.]([\w]+)\.([\w$-]+)$/;
+
+/** The table a notFound message names, when it lies inside `dataset`; null otherwise. */
+function missingOwnTable(message: string, dataset: UpstreamContext['dataset']): string | null {
+  if (!dataset || !/^Not found: (?:Table|View)\b/i.test(message)) return null;
+  const ref = OBJECT_REF_RE.exec(message)?.[1]?.replace(/[`:]+$/, '');
+  const m = ref ? TABLE_PATH_RE.exec(ref) : null;
+  if (!m || m[1] !== dataset.project || m[2] !== dataset.dataset) return null;
+  return `${m[1]}.${m[2]}.${m[3]}`;
+}
+
+/** Maps an HTTP error answer from BigQuery (status >= 300). */
+export function mapUpstreamError(status: number, rawText: string, ctx: UpstreamContext = {}): UpstreamFailure {
   const internal = logged(status, rawText);
   const parsed = GoogleErrorSchema.safeParse(parseBody(rawText));
   const items = parsed.success ? (parsed.data.error.errors ?? []) : [];
@@ -72,6 +94,23 @@ export function mapUpstreamError(status: number, rawText: string, ctx: { maxByte
       details.column = Number(lc[2]);
     }
     return { retryable: false, error: new ApiError('QUERY_FAILED', message || 'the warehouse rejected the query', { details, internal }) };
+  }
+
+  // A table missing from the brand's own dataset is a typo, not a permission problem. The guard already confined
+  // every reference to that dataset, so naming the table tells the caller nothing about other tenants.
+  const ownMissing = has('notFound') ? missingOwnTable(message, ctx.dataset) : null;
+  if (ownMissing) {
+    return {
+      retryable: false,
+      error: new ApiError('QUERY_FAILED', `table ${ownMissing} does not exist in this brand's dataset; list its tables in \`${ctx.dataset?.project}.${ctx.dataset?.dataset}.INFORMATION_SCHEMA.TABLES\``, {
+        details: { stage: 'warehouse', reason: 'notFound', table: ownMissing },
+        internal,
+      }),
+    };
+  }
+
+  if (ctx.readsStoredResult && has('notFound') && /^Not found: Job\b/i.test(message)) {
+    return { retryable: false, error: resultGone(internal) };
   }
 
   if ((has('accessDenied') || has('notFound')) && OBJECT_REF_RE.test(message) && !/^Not found: Job\b/i.test(message)) {
@@ -122,10 +161,23 @@ export function malformedAnswer(why: string, rawText: string): ApiError {
   });
 }
 
-export function deadlineExceeded(timeoutMs: number, jobId: string | null): ApiError {
-  return new ApiError('WAREHOUSE_TIMEOUT', `the query did not finish within ${timeoutMs} ms and was cancelled; narrow it or try again`, {
-    details: { stage: 'warehouse', timeoutMs },
-    internal: { jobId },
+/**
+ * The deadline passed. With a job id the client asks BigQuery to cancel the job (best effort), so the message
+ * says a cancel was requested; without one (the warehouse never answered the submission) nothing was cancelled,
+ * so it must not say so: the job may still run, and what it bills is counted once known.
+ */
+export function deadlineExceeded(timeoutMs: number, jobId: string | null, why?: string): ApiError {
+  const message = jobId
+    ? `the query did not finish within ${timeoutMs} ms${why ? ` (${why})` : ''}; its cancellation was requested. Narrow it or try again`
+    : `the warehouse did not confirm the query within ${timeoutMs} ms; it may still run there, and any bytes it bills count against this key. Narrow it or try again`;
+  return new ApiError('WAREHOUSE_TIMEOUT', message, { details: { stage: 'warehouse', timeoutMs }, internal: { jobId } });
+}
+
+/** A cursor whose stored result BigQuery no longer holds (it keeps results about a day; the local warehouse less). */
+export function resultGone(internal?: unknown): ApiError {
+  return new ApiError('VALIDATION', 'the result this cursor points at is no longer held by the warehouse; run the query again', {
+    details: { in: 'body', issues: [{ path: 'cursor', message: 'result no longer available' }] },
+    internal,
   });
 }
 

@@ -227,6 +227,24 @@ describe('paging', () => {
     expect(page.body.pageToken).toBeUndefined();
   });
 
+  it('continues from startIndex with the pageToken it answers, as BigQuery does (the Worker\'s result cursors read this way)', async () => {
+    const first = await t.query(sql, { maxResults: 10 });
+    const jobId = first.body.jobReference.jobId;
+    const mid = await t.call('GET', `${API}/queries/${jobId}?startIndex=1200&maxResults=500&location=US&timeoutMs=0`);
+    expect(mid.body).toMatchObject({ jobComplete: true, totalRows: '2500' });
+    const ids = rowsOf(mid.body).map((r) => r.order_id);
+    expect(ids[0]).toBe('ORD-0001201');
+    expect(ids).toHaveLength(500);
+    const next = await t.call('GET', `${API}/queries/${jobId}?maxResults=500&pageToken=${encodeURIComponent(mid.body.pageToken)}`);
+    expect(rowsOf(next.body)[0].order_id).toBe('ORD-0001701');
+    const end = await t.call('GET', `${API}/queries/${jobId}?startIndex=2500&maxResults=10`);
+    expect(end.body.rows).toBeUndefined();
+    expect(end.body.pageToken).toBeUndefined();
+    // Reading pages starts no job: the journal holds the page reads of this job and no other operation on it.
+    const onJob = t.wh.requests.list({}).filter((e) => e.path.includes(jobId));
+    expect(onJob.map((e) => e.op)).toEqual(['getQueryResults', 'getQueryResults', 'getQueryResults']);
+  });
+
   it('omits rows and pageToken for an empty result', async () => {
     const r = await t.query('SELECT order_id FROM `service-v1.globex.fact__orders` WHERE FALSE');
     expect(r.body.totalRows).toBe('0');

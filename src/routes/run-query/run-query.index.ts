@@ -23,7 +23,7 @@ async function unionFailure(error: Parameters<typeof validationFailure>[0], targ
 }
 
 export function registerRunQueryRoutes(app: AppOpenAPI) {
-  return app.openapi(routes.run, handlers.run, (result, c) =>
-    result.success ? undefined : unionFailure(result.error, result.target, c),
-  );
+  return app
+    .openapi(routes.run, handlers.run, (result, c) => (result.success ? undefined : unionFailure(result.error, result.target, c)))
+    .openapi(routes.page, handlers.page);
 }

@@ -1,12 +1,26 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { ErrorSchema, errorResponses } from '../../schemas/common';
-import { RunQueryRequestSchema, RunQueryResponseSchema } from '../../schemas/run-query';
+import { QueryPageRequestSchema, RunQueryRequestSchema, RunQueryResponseSchema } from '../../schemas/run-query';
 import { RateLimitHeaders, UsageLimitExceededHeaders } from '../../usage/rate-limit-headers';
 
 const ServerTiming = z.string().openapi({
   description: 'Where the time went inside the Worker, in ms (resolve, guard, dryrun, usage, warehouse, total; W3C Server-Timing). Workers clocks advance only at I/O, so phases without I/O read 0.',
   example: 'resolve;dur=0.0, guard;dur=1.0, usage;dur=1.0, warehouse;dur=41.0, total;dur=43.0',
 });
+
+/** The 200 of a run or a page: a RunQueryResponse with the RateLimit-* headers (and Server-Timing). */
+function resultResponse(description: string) {
+  return {
+    description,
+    headers: RateLimitHeaders.extend({ 'Server-Timing': ServerTiming }),
+    content: { 'application/json': { schema: RunQueryResponseSchema } },
+  };
+}
+
+/** The 429 of a run or a page (the rolling run budget, or the checks / pages meter). */
+function limitResponse(description: string) {
+  return { description, headers: UsageLimitExceededHeaders, content: { 'application/json': { schema: ErrorSchema } } };
+}
 
 export const run = createRoute({
   method: 'post',
@@ -16,18 +30,15 @@ export const run = createRoute({
   summary: 'Run a read-only query against a brand',
   description:
     'Runs one read-only statement (raw `sql`) or a stored query (`queryId`, with an optional `period`) against a ' +
-    "brand's dataset. Results above the row cap are cut and `truncated` is true: page with LIMIT / OFFSET in the SQL. " +
+    "brand's dataset. Results above the row cap are cut: `truncated` is true, `totalRows` is the whole result's size, and " +
+    '`nextCursor` reads the next page with POST /v1/data/query/page (no new run, nothing billed); LIMIT / OFFSET in the SQL also works. ' +
     'Rejections carry `details.stage`: `guard` (our rules) or `warehouse` (BigQuery).',
   security: [{ bearerAuth: [] }],
   request: {
     body: { required: true, content: { 'application/json': { schema: RunQueryRequestSchema } } },
   },
   responses: {
-    200: {
-      description: 'Query results (or, for a dry run, the byte estimate).',
-      headers: RateLimitHeaders.extend({ 'Server-Timing': ServerTiming }),
-      content: { 'application/json': { schema: RunQueryResponseSchema } },
-    },
+    200: resultResponse('Query results (or, for a dry run, the byte estimate).'),
     ...errorResponses(
       'VALIDATION',
       'INVALID_SQL',
@@ -45,12 +56,43 @@ export const run = createRoute({
       'USAGE_UNAVAILABLE',
       'WAREHOUSE_TIMEOUT',
     ),
-    429: {
-      description: 'Daily usage limit reached (`USAGE_LIMIT_EXCEEDED`): `Retry-After` says when the rolling window lets the next run in.',
-      headers: UsageLimitExceededHeaders,
-      content: { 'application/json': { schema: ErrorSchema } },
-    },
+    429: limitResponse(
+      'Daily usage limit reached, or (dry runs and refused queries) the checks rate (`USAGE_LIMIT_EXCEEDED`, `details.limit` = `runs`, `bytes` or `checks`): `Retry-After` says when the next one is let in.',
+    ),
   },
 });
 
 export type RunRoute = typeof run;
+
+export const page = createRoute({
+  method: 'post',
+  path: '/v1/data/query/page',
+  operationId: 'readQueryPage',
+  tags: ['Queries'],
+  summary: 'Read the next page of a query result',
+  description:
+    "Returns the page of a capped result that `nextCursor` points at, read from the warehouse's stored copy of that run's result " +
+    'with the same brand account: no new run, nothing billed, the daily run budget untouched. Page reads have their own rate ' +
+    '(`DEFAULT_PAGE_READS_PER_MINUTE`, 120 a minute per key; 429 with `Retry-After` past it). A cursor works only for the key that ' +
+    'ran the query and for 6 hours; otherwise 400 `VALIDATION` naming `cursor`.',
+  security: [{ bearerAuth: [] }],
+  request: {
+    body: { required: true, content: { 'application/json': { schema: QueryPageRequestSchema } } },
+  },
+  responses: {
+    200: resultResponse('The page: `rows` from the cursor\'s position, `totalRows`, and the next `nextCursor` (null on the last page).'),
+    ...errorResponses(
+      'VALIDATION',
+      'UNAUTHORIZED',
+      'PAYLOAD_TOO_LARGE',
+      'UNSUPPORTED_MEDIA_TYPE',
+      'WAREHOUSE_ERROR',
+      'WAREHOUSE_UNAVAILABLE',
+      'USAGE_UNAVAILABLE',
+      'WAREHOUSE_TIMEOUT',
+    ),
+    429: limitResponse('Page-read rate reached (`USAGE_LIMIT_EXCEEDED`, `details.limit` = `pages`): `Retry-After` says when the next read is let in.'),
+  },
+});
+
+export type PageRoute = typeof page;
