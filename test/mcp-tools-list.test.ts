@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { connectMcp } from './mcp-client';
 import { seedDemo, TEST_KEYS } from './seed';
 
@@ -8,11 +9,13 @@ beforeAll(async () => {
   await seedDemo();
 });
 
-interface JsonSchemaObject {
-  type?: string;
-  properties?: Record<string, { description?: string }>;
-  required?: string[];
-}
+const JsonSchemaObject = z.looseObject({
+  type: z.string().optional(),
+  properties: z.record(z.string(), z.looseObject({ description: z.string().optional() })).optional(),
+  required: z.array(z.string()).optional(),
+  additionalProperties: z.boolean().optional(),
+});
+type JsonSchemaObject = z.infer<typeof JsonSchemaObject>;
 
 describe('MCP tools/list', () => {
   it('offers the spec tools (plus get_report) with titles, model-facing descriptions and annotations', async () => {
@@ -29,7 +32,7 @@ describe('MCP tools/list', () => {
       expect(tool.annotations?.openWorldHint, tool.name).toBe(false);
       expect(tool.annotations?.readOnlyHint, tool.name).toBe(tool.name !== 'report_data_issue');
       expect(tool.outputSchema?.type, tool.name).toBe('object');
-      const input: JsonSchemaObject = tool.inputSchema;
+      const input = JsonSchemaObject.parse(tool.inputSchema);
       // Every input field is described for the model.
       for (const [field, schema] of Object.entries(input.properties ?? {})) {
         expect(schema.description, `${tool.name}.${field}`).toBeTruthy();
@@ -63,7 +66,7 @@ describe('MCP tools/list', () => {
     const schemaOf = (name: string, which: 'inputSchema' | 'outputSchema'): JsonSchemaObject => {
       const t = tools.find((x) => x.name === name);
       if (!t?.[which]) throw new Error(`${name} has no ${which}`);
-      return t[which];
+      return JsonSchemaObject.parse(t[which]);
     };
     expect(Object.keys(schemaOf('list_reports', 'inputSchema').properties ?? {}).sort()).toEqual(['brandId', 'cursor', 'limit', 'type']);
     expect(schemaOf('list_reports', 'outputSchema').required?.sort()).toEqual(['hasMore', 'nextCursor', 'reports']);

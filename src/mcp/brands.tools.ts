@@ -1,4 +1,4 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { listBrands } from '../operations/brands';
 import { BrandSchema } from '../routes/brands/brands.routes';
@@ -18,7 +18,7 @@ export function registerBrandTools(server: McpServer, { ctx }: ToolDeps) {
         'List the brands these credentials can access, each with its `brandId`, `name` and warehouse `dataset`. ' +
         'Call this first: other tools take `brandId`, and raw SQL needs the dataset. ' +
         `${TABLE_NAMING} A brand whose dataset is null has no data yet and cannot be queried.`,
-      inputSchema: {},
+      inputSchema: z.strictObject({}),
       outputSchema: ListBrandsOutput,
       annotations: { title: 'List brands', readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     },

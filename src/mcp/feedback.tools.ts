@@ -1,4 +1,5 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer } from '@modelcontextprotocol/server';
+import { z } from 'zod';
 import { submitFeedback } from '../operations/feedback';
 import { FeedbackRequestSchema, FeedbackResponseSchema } from '../schemas/feedback';
 import { runTool, toolSuccess, type ToolDeps } from './tool-result';
@@ -15,7 +16,7 @@ export function registerFeedbackTools(server: McpServer, { ctx }: ToolDeps) {
         'The queries these credentials ran recently are attached automatically, so say what you ran and why it ' +
         'looks wrong; do not paste result rows. Returns a feedbackRef to give the user for follow-up. ' +
         'This writes a report: call it once per issue, only when the user agrees something looks wrong.',
-      inputSchema: {
+      inputSchema: z.strictObject({
         summary: fields.summary.describe('What looks wrong, in one or two sentences (required).'),
         brandId: fields.brandId.describe(
           'Brand the issue is about (brandId from list_brands). With organization credentials omit it only for an organization-wide issue.',
@@ -26,7 +27,7 @@ export function registerFeedbackTools(server: McpServer, { ctx }: ToolDeps) {
         transcript: fields.transcript.describe(
           'The relevant conversation turns, verbatim and in order: [{ role: user | assistant | tool, content }].',
         ),
-      },
+      }),
       outputSchema: FeedbackResponseSchema,
       // Writes a new report each call: not read-only, not idempotent, but never destroys anything.
       annotations: { title: 'Report a data issue', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },

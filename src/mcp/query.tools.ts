@@ -1,4 +1,4 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { intVar } from '../env';
 import { ApiError } from '../errors';
@@ -11,7 +11,8 @@ const RunQueryOutput = RunQueryResponseSchema.extend({
   note: z.string().optional().describe('Present when `truncated` is true: how to fetch the rows that were cut.'),
 });
 
-const RunQueryInput = {
+// Strict: an argument the schema does not name is refused, as REST refuses unknown properties.
+const RunQueryInput = z.strictObject({
   sql: RawSqlQuerySchema.shape.sql
     .optional()
     .describe(
@@ -35,11 +36,9 @@ const RunQueryInput = {
     .boolean()
     .optional()
     .describe('true: validate and estimate bytes scanned (stats.totalBytesProcessed) without running or billing the query.'),
-};
+});
 
-type RunQueryToolInput = {
-  [K in keyof typeof RunQueryInput]: z.output<(typeof RunQueryInput)[K]>;
-};
+type RunQueryToolInput = z.output<typeof RunQueryInput>;
 
 /** The tool's flat arguments as the operation's request: exactly one of the two shapes, checked by its own schema. */
 function toRunQueryRequest(input: RunQueryToolInput) {

@@ -1,4 +1,4 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { getReport, listReportQueries, listReports, REPORTS_PAGE } from '../operations/reports';
 import { QueryListSchema, ReportDetailSchema, ReportListSchema, ReportTypeSchema } from '../schemas/catalog';
@@ -23,7 +23,7 @@ export function registerReportTools(server: McpServer, { ctx }: ToolDeps) {
         "brand's own `brand` reports. First step of flow B (stored queries): pick a report, then call " +
         'list_report_queries with its reportId and brandId and run a section with run_query. ' +
         'Paged: when `hasMore` is true, call again with `cursor` set to `nextCursor` (same brandId and type) until it is null.',
-      inputSchema: {
+      inputSchema: z.strictObject({
         brandId: BrandIdInput.describe(
           'Narrow to one brand (brandId from list_brands). Omit to list across every brand these credentials reach.',
         ),
@@ -43,7 +43,7 @@ export function registerReportTools(server: McpServer, { ctx }: ToolDeps) {
           .max(2048)
           .optional()
           .describe('`nextCursor` from the previous page, with the same brandId and type; omit for the first page.'),
-      },
+      }),
       outputSchema: ReportListSchema,
       annotations: { title: 'List reports', ...READ_ONLY },
     },
@@ -57,10 +57,10 @@ export function registerReportTools(server: McpServer, { ctx }: ToolDeps) {
       description:
         'Get one report with its markdown `instructions` (how to read and present it) and `dashboardConfig` (layout ' +
         'of its tiles, any JSON, or null). Use before writing up a report built from list_report_queries results.',
-      inputSchema: {
+      inputSchema: z.strictObject({
         reportId: ReportIdInput,
         brandId: BrandIdInput.describe(REPORT_BRAND_INPUT),
-      },
+      }),
       outputSchema: ReportDetailSchema,
       annotations: { title: 'Get report', ...READ_ONLY },
     },
@@ -76,10 +76,10 @@ export function registerReportTools(server: McpServer, { ctx }: ToolDeps) {
         '`parameterized: true` has a template `sql` whose {dataset}, {start_date} and {end_date} slots the server fills: ' +
         'send run_query a `period` (cadence DAILY/WEEKLY/MONTHLY, or startDate + endDate); without one the last full ' +
         'month is used. `narrativeHints` say how to write the section up; `chartSpec` describes its chart.',
-      inputSchema: {
+      inputSchema: z.strictObject({
         reportId: ReportIdInput,
         brandId: BrandIdInput.describe(REPORT_BRAND_INPUT),
-      },
+      }),
       outputSchema: QueryListSchema,
       annotations: { title: 'List report queries', ...READ_ONLY },
     },

@@ -1,10 +1,11 @@
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { McpServer } from '@modelcontextprotocol/server';
 import { registerBrandTools } from './brands.tools';
 import { registerFeedbackTools } from './feedback.tools';
 import { registerQueryTools } from './query.tools';
 import { registerReportTools } from './reports.tools';
 import { registerSavedQueryTools } from './saved-queries.tools';
 import { FLOWS, PAGING, STATEMENT_RULE, TABLE_DISCOVERY, TABLE_NAMING } from './guidance';
+import { SUPPORTED_PROTOCOL_VERSIONS } from './protocol';
 import type { ToolDeps } from './tool-result';
 
 export const SERVER_INSTRUCTIONS = [
@@ -17,6 +18,9 @@ export const SERVER_INSTRUCTIONS = [
   'Errors come back as tool results with isError and { error: { code, message, requestId } }; quote requestId to support.',
 ].join('\n');
 
+/** Per client (private): a deploy may change the tools, so an hour at most. */
+const TOOLS_CACHE_HINT = { ttlMs: 3_600_000, cacheScope: 'private' } as const;
+
 /**
  * One MCP server for one request (stateless): every tool group bound to this request's operation context, so
  * the tools see exactly the principal the transport authenticated.
@@ -24,8 +28,17 @@ export const SERVER_INSTRUCTIONS = [
 export function createMcpServer(deps: ToolDeps): McpServer {
   const server = new McpServer(
     { name: 'warehouse-query-api', title: 'Warehouse Query API', version: '1.0.0' },
-    // The body limit already bounds arguments; this bounds the work of validating deeply nested ones.
-    { instructions: SERVER_INSTRUCTIONS, maxToolInputElements: 10_000 },
+    {
+      instructions: SERVER_INSTRUCTIONS,
+      // The tool set never changes while a client is connected (stateless, one server per request): advertise no
+      // list_changed notifications we would never send.
+      capabilities: { tools: { listChanged: false } },
+      supportedProtocolVersions: SUPPORTED_PROTOCOL_VERSIONS,
+      // 2026-07-28 cache hints: the tool list and instructions only change with a deploy.
+      cacheHints: { 'tools/list': TOOLS_CACHE_HINT, 'server/discover': TOOLS_CACHE_HINT },
+      // The body limit already bounds arguments; this bounds the work of validating deeply nested ones.
+      maxToolInputElements: 10_000,
+    },
   );
   registerBrandTools(server, deps);
   registerReportTools(server, deps);

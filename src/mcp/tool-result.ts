@@ -1,4 +1,4 @@
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { z } from 'zod';
 import { describeError, errorBody, toApiError } from '../errors';
 import type { OpContext } from '../operations/context';
