@@ -5,7 +5,7 @@ import { BrandSchema } from '../routes/brands/brands.routes';
 import { TABLE_NAMING } from './guidance';
 import { runTool, toolSuccess, type ToolDeps } from './tool-result';
 
-const ListBrandsOutput = z.object({
+export const ListBrandsOutput = z.object({
   brands: z.array(BrandSchema).describe('Brands these credentials can access; `dataset` is null when not provisioned.'),
 });
 
