@@ -5,7 +5,7 @@ import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { generateApiKey } from '../src/auth/api-keys';
 import { ListBrandsOutput } from '../src/mcp/brands.tools';
-import { LEGACY_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS } from '../src/mcp/protocol';
+import { LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS } from '../src/mcp/protocol';
 import { connectMcp, ERAS, MCP_URL, okData } from './mcp-client';
 import { seedDemo, TEST_KEYS } from './seed';
 
@@ -195,12 +195,12 @@ describe('2026-07-28 over raw HTTP', () => {
     expect(body.result.tools).toEqual(legacyBody.result.tools);
   });
 
-  it('an unsupported version is refused with -32022 listing every version the endpoint serves', async () => {
+  it('an unsupported version is refused with -32022 listing the 2026-era versions (as server/discover does; 2025 ones are negotiated by initialize)', async () => {
     const res = await modern('tools/list', {}, undefined, '2027-01-01');
     expect(res.status).toBe(400);
     const body = JsonRpcError.parse(await res.json());
     expect(body.error.code).toBe(-32022);
-    expect(body.error.data).toEqual({ requested: '2027-01-01', supported: SUPPORTED_PROTOCOL_VERSIONS });
+    expect(body.error.data).toEqual({ requested: '2027-01-01', supported: [...MODERN_PROTOCOL_VERSIONS] });
     expect(SUPPORTED_PROTOCOL_VERSIONS).toEqual(['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26']);
   });
 

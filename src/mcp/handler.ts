@@ -11,14 +11,11 @@ import type { Env } from '../env';
 import { ApiError, describeError, errorBody, toApiError } from '../errors';
 import { createLogger, type Logger } from '../lib/log';
 import type { OpContext } from '../operations/context';
-import { batchesAllowed, SUPPORTED_PROTOCOL_VERSIONS } from './protocol';
+import { batchesAllowed } from './protocol';
 import { createMcpServer } from './server';
 
 /** Path of the MCP endpoint (spec section 8). */
 export const MCP_PATH = '/v1/data/mcp';
-
-/** JSON-RPC "unsupported protocol version" (2026-07-28). */
-const UNSUPPORTED_PROTOCOL_VERSION = -32022;
 
 /** Our error body and status for an HTTP-level failure on the MCP endpoint, with x-request-id and the error's headers. */
 export function mcpErrorResponse(err: unknown, requestId: string, log: Logger = createLogger(requestId)): Response {
@@ -46,26 +43,6 @@ function methodNotAllowed(method: string, requestId: string): Response {
 /** A JSON-RPC error answered at the HTTP level (no request id to echo: the message was refused before dispatch). */
 function jsonRpcError(status: number, code: number, message: string, data?: unknown): Response {
   return Response.json({ jsonrpc: '2.0', id: null, error: { code, message, ...(data !== undefined ? { data } : {}) } }, { status });
-}
-
-/**
- * The SDK's modern leg lists only the modern revision in `-32022`'s `supported`; this endpoint also serves the
- * 2025 era, and a client that speaks both should learn it can fall back to `initialize`.
- */
-async function withAllSupportedVersions(res: Response): Promise<Response> {
-  if (res.status !== 400 || !res.headers.get('content-type')?.startsWith('application/json')) return res;
-  const text = await res.text();
-  const body: unknown = JSON.parse(text);
-  if (
-    typeof body === 'object' && body !== null && 'error' in body &&
-    typeof body.error === 'object' && body.error !== null && 'code' in body.error &&
-    body.error.code === UNSUPPORTED_PROTOCOL_VERSION && 'data' in body.error &&
-    typeof body.error.data === 'object' && body.error.data !== null
-  ) {
-    const error = { ...body.error, data: { ...body.error.data, supported: SUPPORTED_PROTOCOL_VERSIONS } };
-    return Response.json({ ...body, error }, { status: res.status, headers: res.headers });
-  }
-  return new Response(text, res);
 }
 
 /**
@@ -128,7 +105,7 @@ async function route(request: Request, factory: () => ReturnType<typeof createMc
   if (!(await isLegacyRequest(request, parsed, { maxRequestBodySize: MAX_BODY_BYTES }))) {
     const modern = createMcpHandler(factory, { legacy: 'reject', onerror, maxRequestBodySize: MAX_BODY_BYTES });
     try {
-      return await withAllSupportedVersions(await modern.fetch(request, { parsedBody: parsed }));
+      return await modern.fetch(request, { parsedBody: parsed });
     } finally {
       await modern.close();
     }
