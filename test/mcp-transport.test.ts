@@ -36,9 +36,9 @@ describe('MCP endpoint transport', () => {
     const data = okData(await client.callTool({ name: 'list_brands', arguments: {} }));
     expect(data).toEqual({
       brands: [
-        { brandId: 'brand_acme', name: 'Acme Outdoor', dataset: 'acme' },
-        { brandId: 'brand_globex', name: 'Globex Coffee', dataset: 'globex' },
-        { brandId: 'brand_initech', name: 'Initech Labs', dataset: null },
+        { brandId: 'brand_acme', name: 'Acme Outdoor', dataset: 'acme', timezone: 'UTC', queryable: true },
+        { brandId: 'brand_globex', name: 'Globex Coffee', dataset: 'globex', timezone: 'UTC', queryable: true },
+        { brandId: 'brand_initech', name: 'Initech Labs', dataset: null, timezone: 'UTC', queryable: false },
       ],
     });
     await client.close();
@@ -109,7 +109,7 @@ describe('MCP endpoint transport', () => {
     expect(res.status).toBe(200);
     const body = await res.json<{ id: number; result: { structuredContent: unknown; isError?: boolean } }>();
     expect(body.id).toBe(3);
-    expect(body.result.structuredContent).toEqual({ brands: [{ brandId: 'brand_acme', name: 'Acme Outdoor', dataset: 'acme' }] });
+    expect(body.result.structuredContent).toEqual({ brands: [{ brandId: 'brand_acme', name: 'Acme Outdoor', dataset: 'acme', timezone: 'UTC', queryable: true }] });
   });
 
   it('answers a notification-only POST with 202 and x-request-id', async () => {

@@ -4,8 +4,8 @@ import { intVar } from '../env';
 import { ApiError } from '../errors';
 import { runQuery } from '../operations/run-query';
 import { PeriodSchema, RawSqlQuerySchema, RunQueryRequestSchema, RunQueryResponseSchema, StoredQuerySchema } from '../schemas/run-query';
-import { BRAND_ID_INPUT, PAGING, STATEMENT_RULE, TABLE_DISCOVERY, TABLE_NAMING } from './guidance';
-import { runTool, toolSuccess, type ToolDeps } from './tool-result';
+import { PAGING } from './guidance';
+import { resultSizeMeta, runTool, toolSchema, toolSuccess, type ToolDeps } from './tool-result';
 
 const RunQueryOutput = RunQueryResponseSchema.extend({
   note: z.string().optional().describe('Present when `truncated` is true: how to fetch the rows that were cut.'),
@@ -15,27 +15,24 @@ const RunQueryOutput = RunQueryResponseSchema.extend({
 const RunQueryInput = z.strictObject({
   sql: RawSqlQuerySchema.shape.sql
     .optional()
-    .describe(
-      `Raw SQL (flow A). ${STATEMENT_RULE} ${TABLE_NAMING} Send either sql or queryId, not both.`,
-    ),
+    .describe('Raw SQL (flow A); send sql or queryId, not both.'),
   queryId: StoredQuerySchema.shape.queryId
     .optional()
-    .describe('Stored query to run (flow B): an `id` from list_report_queries or list_saved_queries. Send either sql or queryId.'),
+    .describe('An id from list_report_queries or list_saved_queries (flow B).'),
   period: PeriodSchema.optional().describe(
-    'Date window for a parameterized stored query (only with queryId): { cadence: DAILY | WEEKLY | MONTHLY } (DAILY = ' +
-      'yesterday, WEEKLY = the 7 days ending yesterday, MONTHLY = last full month) or { startDate, endDate } as ' +
-      'YYYY-MM-DD, inclusive. Omitted: the last full month. Saved (non-parameterized) queries take no period.',
+    'Parameterized queryId only: cadence DAILY (yesterday), WEEKLY (7 days to yesterday) or MONTHLY (last full ' +
+      "month, the default), or startDate + endDate (YYYY-MM-DD, inclusive), in the brand's timezone.",
   ),
   brandId: z
     .string()
     .min(1)
     .max(128)
     .optional()
-    .describe(`${BRAND_ID_INPUT} A stored query owned by one brand infers it.`),
+    .describe('A stored query owned by one brand infers it.'),
   dryRun: z
     .boolean()
     .optional()
-    .describe('true: validate and estimate bytes scanned (stats.totalBytesProcessed) without running or billing the query.'),
+    .describe('Validate and estimate bytes scanned without running or billing.'),
 });
 
 type RunQueryToolInput = z.output<typeof RunQueryInput>;
@@ -66,23 +63,23 @@ function pagingNote(rowCount: number, stored: boolean): string {
   );
 }
 
+/** Room for what a result carries besides its rows (columns, stats, the paging note). */
+const RESULT_ENVELOPE_CHARS = 16_384;
+
 export function registerQueryTools(server: McpServer, { ctx }: ToolDeps) {
   server.registerTool(
     'run_query',
     {
       title: 'Run query',
       description:
-        "Run a read-only query against one brand's warehouse dataset and get rows back. Two ways: " +
-        '(A) raw `sql`: list_brands gives the dataset; ' +
-        `${TABLE_NAMING} ${TABLE_DISCOVERY} ${STATEMENT_RULE} ` +
-        '(B) `queryId` from list_report_queries or list_saved_queries, plus `period` for parameterized queries. ' +
-        'Use dryRun: true to validate and see bytes scanned first. Every run counts against a daily usage limit ' +
-        'and a per-query byte ceiling. ' +
-        `${PAGING} Prefer aggregates (GROUP BY, SUM) over raw rows.`,
-      inputSchema: RunQueryInput,
-      outputSchema: RunQueryOutput,
+        "Run one read-only query on one brand's dataset: raw sql (flow A) or a stored queryId (flow B). Rows are " +
+        'capped (see truncated); each run counts against the daily usage limit and a per-query byte ceiling.',
+      inputSchema: toolSchema(RunQueryInput),
+      outputSchema: toolSchema(RunQueryOutput),
       // Read-only, but not idempotent: each run spends the daily usage budget.
-      annotations: { title: 'Run query', readOnlyHint: true, idempotentHint: false, openWorldHint: false },
+      annotations: { readOnlyHint: true, idempotentHint: false, openWorldHint: false },
+      // The text copy of a capped result is about the row cap's bytes plus columns, stats and the paging note.
+      _meta: resultSizeMeta(intVar(ctx.env, 'MCP_MAX_RESULT_BYTES') + RESULT_ENVELOPE_CHARS),
     },
     (input) =>
       runTool(ctx, 'run_query', async () => {

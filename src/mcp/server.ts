@@ -4,18 +4,19 @@ import { registerFeedbackTools } from './feedback.tools';
 import { registerQueryTools } from './query.tools';
 import { registerReportTools } from './reports.tools';
 import { registerSavedQueryTools } from './saved-queries.tools';
-import { FLOWS, PAGING, STATEMENT_RULE, TABLE_DISCOVERY, TABLE_NAMING } from './guidance';
+import { BRAND_ID_RULE, FLOWS, STATEMENT_RULE, TABLE_DISCOVERY, TABLE_NAMING } from './guidance';
 import { SUPPORTED_PROTOCOL_VERSIONS } from './protocol';
 import type { ToolDeps } from './tool-result';
 
 export const SERVER_INSTRUCTIONS = [
-  'Read-only access to a data warehouse organised by brand. Start with list_brands.',
+  'Read-only SQL over a data warehouse organised by brand. Start with list_brands.',
   FLOWS,
   TABLE_NAMING,
   TABLE_DISCOVERY,
-  `${STATEMENT_RULE} Use dryRun to check a query and its bytes scanned before running it; runs count against a daily usage limit.`,
-  PAGING,
-  'Errors come back as tool results with isError and { error: { code, message, requestId } }; quote requestId to support.',
+  `${STATEMENT_RULE} dryRun: true checks a query and its bytes scanned without running it. Every run counts against a daily usage limit; prefer aggregates.`,
+  'Capped results (truncated: true): page with ORDER BY a unique key plus LIMIT n OFFSET m, or aggregate.',
+  BRAND_ID_RULE,
+  'Errors: isError results with { error: { code, message, requestId } }; quote requestId to support.',
 ].join('\n');
 
 /** Per client (private): a deploy may change the tools, so an hour at most. */

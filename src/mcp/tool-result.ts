@@ -1,11 +1,88 @@
-import type { CallToolResult } from '@modelcontextprotocol/server';
-import type { z } from 'zod';
+import type { CallToolResult, StandardSchemaWithJSON } from '@modelcontextprotocol/server';
+import { z } from 'zod';
 import { describeError, errorBody, toApiError } from '../errors';
 import type { OpContext } from '../operations/context';
 
 /** What every tool group receives: the request's operation context (principal, env, request id, log). */
 export interface ToolDeps {
   ctx: OpContext;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+const ANY_JSON_TYPES = ['string', 'number', 'boolean', 'null', 'array', 'object'];
+
+/** The JSON Schema of "any JSON value" spelled as a union (JsonValueSchema): it tells a client nothing `{}` does not. */
+function isAnyJson(node: Record<string, unknown>): boolean {
+  const { anyOf } = node;
+  return (
+    Array.isArray(anyOf) &&
+    anyOf.length === ANY_JSON_TYPES.length &&
+    ANY_JSON_TYPES.every((t) => anyOf.some((branch) => isRecord(branch) && branch.type === t))
+  );
+}
+
+/**
+ * The JSON Schema an assistant reads in tools/list, without what carries no information for it: `$schema`
+ * (2020-12 is MCP's default dialect), zod's ±2^53 bounds on integers, `propertyNames: string` (JSON keys are
+ * strings), the six-branch "any JSON" union, and in outputs `additionalProperties: false`. Validation is
+ * unchanged: it still runs the zod schema.
+ */
+function compactJsonSchema(node: unknown, io: 'input' | 'output'): unknown {
+  if (Array.isArray(node)) return node.map((n) => compactJsonSchema(n, io));
+  if (!isRecord(node)) return node;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (key === '$schema') continue;
+    // Outputs: toolSuccess already strips undeclared fields, so "no extras" is a promise, not a constraint to send.
+    if (io === 'output' && key === 'additionalProperties' && value === false) continue;
+    if (key === 'anyOf' && isAnyJson(node)) continue;
+    if ((key === 'minimum' && value === Number.MIN_SAFE_INTEGER) || (key === 'maximum' && value === Number.MAX_SAFE_INTEGER)) continue;
+    if (key === 'propertyNames' && isRecord(value) && value.type === 'string' && Object.keys(value).length === 1) continue;
+    out[key] = compactJsonSchema(value, io);
+  }
+  return out;
+}
+
+function compactRecord(node: Record<string, unknown>, io: 'input' | 'output'): Record<string, unknown> {
+  const out = compactJsonSchema(node, io);
+  return isRecord(out) ? out : node;
+}
+
+/** A zod schema whose advertised JSON Schema is compacted (see compactJsonSchema); parsing is the zod schema's. */
+export function toolSchema<S extends z.ZodType>(schema: S): StandardSchemaWithJSON<z.input<S>, z.output<S>> {
+  const std = schema['~standard'];
+  return {
+    '~standard': {
+      ...std,
+      jsonSchema: {
+        input: (options) => compactRecord(std.jsonSchema.input(options), 'input'),
+        output: (options) => compactRecord(std.jsonSchema.output(options), 'output'),
+      },
+    },
+  };
+}
+
+/**
+ * A tool's input: a strict object (an argument the schema does not name is refused, as REST refuses unknown
+ * properties) advertised compactly.
+ */
+export function toolInput<T extends z.ZodRawShape>(shape: T) {
+  return toolSchema(z.strictObject(shape));
+}
+
+/** Claude Code keeps a text result over 50,000 characters in a file unless the tool raises the ceiling (max 500,000). */
+const CLAUDE_RESULT_CHARS = { default: 50_000, max: 500_000 } as const;
+
+/**
+ * `_meta` for a tool whose caps allow text results above Claude Code's default ceiling, so they reach the model
+ * inline. Nothing for tools that stay below it.
+ */
+export function resultSizeMeta(maxChars: number): Record<string, unknown> | undefined {
+  if (maxChars <= CLAUDE_RESULT_CHARS.default) return undefined;
+  return { 'anthropic/maxResultSizeChars': Math.min(maxChars, CLAUDE_RESULT_CHARS.max) };
 }
 
 /**
