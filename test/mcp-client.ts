@@ -1,7 +1,8 @@
 import { SELF } from 'cloudflare:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { z } from 'zod';
+import { seedDemo, type TestKey } from './seed';
 
 export const MCP_URL = 'http://mcp.test/v1/data/mcp';
 
@@ -73,4 +74,20 @@ export function errorOf(raw: unknown) {
   expect(result.isError, firstText(raw)).toBe(true);
   expect(result.structuredContent).toBeUndefined();
   return ErrorBody.parse(JSON.parse(firstText(raw))).error;
+}
+
+/**
+ * One connected client per demo key for a test file (org, brand, other): connected before its tests, closed
+ * after them. Returns the record the tests call through.
+ */
+export function mcpClientsPerKey(keys: Record<TestKey, string>, era: Era = 'modern'): Record<TestKey, Client> {
+  const clients = {} as Record<TestKey, Client>;
+  beforeAll(async () => {
+    await seedDemo();
+    for (const k of ['org', 'brand', 'other'] as const) clients[k] = await connectMcp(keys[k], era);
+  });
+  afterAll(async () => {
+    await Promise.all(Object.values(clients).map((c) => c.close()));
+  });
+  return clients;
 }

@@ -76,7 +76,7 @@ export async function handleMcpRequest(
     transport: 'mcp',
     waitUntil: (p) => ctx.waitUntil(p),
   };
-  const factory = () => createMcpServer({ ctx: opContext });
+  const factory = () => createMcpServer({ ctx: opContext, origin: new URL(request.url).origin });
   const onerror = (err: Error) => log.info('mcp request refused', { internal: describeError(err) });
   try {
     const res = await route(request, factory, onerror);

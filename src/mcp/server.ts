@@ -4,6 +4,7 @@ import { registerFeedbackTools } from './feedback.tools';
 import { registerQueryTools } from './query.tools';
 import { registerReportTools } from './reports.tools';
 import { registerSavedQueryTools } from './saved-queries.tools';
+import { registerSearchTools } from './search.tools';
 import { BRAND_ID_RULE, FLOWS, STATEMENT_RULE, TABLE_DISCOVERY, TABLE_NAMING } from './guidance';
 import { SUPPORTED_PROTOCOL_VERSIONS } from './protocol';
 import type { ToolDeps } from './tool-result';
@@ -46,5 +47,6 @@ export function createMcpServer(deps: ToolDeps): McpServer {
   registerSavedQueryTools(server, deps);
   registerQueryTools(server, deps);
   registerFeedbackTools(server, deps);
+  registerSearchTools(server, deps);
   return server;
 }
