@@ -241,6 +241,7 @@ async function main() {
     };
     console.log(`query overhead: ${QUERY_RUNS} sequential runs each way ...`);
     results.query = await queryOverhead(stack);
+    results.mcp = await import('./mcp.mjs').then((m) => m.run({ quick: QUICK, url: stack.url, keys: stack.keys }));
   } finally {
     await stack.close();
   }

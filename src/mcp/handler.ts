@@ -1,5 +1,6 @@
 import {
   createMcpHandler,
+  type McpServer,
   isJsonContentType,
   isLegacyRequest,
   readRequestBody,
@@ -89,7 +90,27 @@ export async function handleMcpRequest(
   }
 }
 
-async function route(request: Request, factory: () => ReturnType<typeof createMcpServer>, onerror: (err: Error) => void): Promise<Response> {
+/** This request's server factory, found by the one modern handler through the Request it serves. */
+const modernRequests = new WeakMap<Request, () => McpServer>();
+
+function factoryFor(request: Request | undefined): () => McpServer {
+  const factory = request === undefined ? undefined : modernRequests.get(request);
+  if (!factory) throw new Error('mcp: no server factory registered for this request');
+  return factory;
+}
+
+/**
+ * One 2026-07-28 handler per isolate (building one per request cost more than the tool call it served); each
+ * request still gets a fresh McpServer bound to its own principal, through the factory registered above.
+ */
+const modernHandler = createMcpHandler(({ requestInfo }) => factoryFor(requestInfo)(), {
+  legacy: 'reject',
+  maxRequestBodySize: MAX_BODY_BYTES,
+  // Refusals (bad envelope, wrong headers) are answered to the client; the log line has no request id here.
+  onerror: (err) => createLogger('mcp').info('mcp request refused', { internal: describeError(err) }),
+});
+
+async function route(request: Request, factory: () => McpServer, onerror: (err: Error) => void): Promise<Response> {
   // A body that is not JSON goes to the 2025 transport unread: it answers 415 itself.
   if (!isJsonContentType(request.headers.get('content-type'))) return serveLegacy(request, undefined, factory, onerror);
 
@@ -103,11 +124,11 @@ async function route(request: Request, factory: () => ReturnType<typeof createMc
   }
 
   if (!(await isLegacyRequest(request, parsed, { maxRequestBodySize: MAX_BODY_BYTES }))) {
-    const modern = createMcpHandler(factory, { legacy: 'reject', onerror, maxRequestBodySize: MAX_BODY_BYTES });
+    modernRequests.set(request, factory);
     try {
-      return await modern.fetch(request, { parsedBody: parsed });
+      return await modernHandler.fetch(request, { parsedBody: parsed });
     } finally {
-      await modern.close();
+      modernRequests.delete(request);
     }
   }
   const version = request.headers.get('mcp-protocol-version');
@@ -120,7 +141,7 @@ async function route(request: Request, factory: () => ReturnType<typeof createMc
 async function serveLegacy(
   request: Request,
   parsedBody: unknown,
-  factory: () => ReturnType<typeof createMcpServer>,
+  factory: () => McpServer,
   onerror: (err: Error) => void,
 ): Promise<Response> {
   const server = factory();
