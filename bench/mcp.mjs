@@ -2,8 +2,7 @@
 // `tools/call run_query` vs POST /v1/data/query (same SQL), sequential, p50/p99 each, in both protocol eras; and
 // the bytes an assistant reads before its first call (instructions plus tools/list). Called by bench/run.mjs with
 // the stack it started.
-import { performance } from 'node:perf_hooks';
-import { percentiles } from './stats.mjs';
+import { timeSequential } from './stats.mjs';
 
 const SQL = 'SELECT day, channel, revenue FROM `service-v1.globex.agg__daily_revenue` ORDER BY day DESC, channel LIMIT 10';
 const MODERN = '2026-07-28';
@@ -41,15 +40,10 @@ async function rest(url, key, path, body) {
   return res.text();
 }
 
+/** Warm-up, then n sequential runs. */
 async function time(n, fn) {
   for (let i = 0; i < 10; i++) await fn();
-  const samples = [];
-  for (let i = 0; i < n; i++) {
-    const t = performance.now();
-    await fn();
-    samples.push(performance.now() - t);
-  }
-  return percentiles(samples);
+  return timeSequential(n, fn);
 }
 
 export async function run({ quick = false, url, keys }) {
