@@ -107,7 +107,7 @@ export function toolSuccess<S extends z.ZodType<Record<string, unknown>>>(
 
 /**
  * A failed tool result with the REST error body `{ error: { code, message, requestId, details? } }` as its
- * text. Deliberately no `structuredContent`: @modelcontextprotocol/sdk's Client (1.32) validates it against the
+ * text. Deliberately no `structuredContent`: the v1 SDK Client (@modelcontextprotocol/sdk 1.32) validates it against the
  * tool's output schema even when `isError` is set (typescript-sdk issue #1943) and would throw away the error.
  */
 export function toolFailure(ctx: OpContext, tool: string, err: unknown): CallToolResult {
