@@ -14,7 +14,7 @@ import { unstable_getMiniflareWorkerOptions, unstable_splitSqlQuery } from 'wran
 import { createServiceAccount } from '../dev/warehouse/service-account.mjs';
 import { startWarehouse } from '../dev/warehouse/server.mjs';
 import { importWorkerModules, ROOT } from '../scripts/lib/import-ts.mjs';
-import { percentiles } from './stats.mjs';
+import { percentiles, timeSequential } from './stats.mjs';
 
 const OUT_DIR = join(ROOT, 'bench', 'out');
 const BUNDLE_DIR = join(OUT_DIR, 'bundle');
@@ -144,16 +144,6 @@ function serviceAccountJwt(sa) {
   return `${header}.${claims}.${base64url(signer.sign(parsed.private_key))}`;
 }
 
-async function timeSequential(n, fn) {
-  const samples = [];
-  for (let i = 0; i < n; i++) {
-    const t = performance.now();
-    await fn();
-    samples.push(performance.now() - t);
-  }
-  return percentiles(samples);
-}
-
 /** POST /v1/data/query vs the same query straight to the local warehouse (jobs.query), sequential. */
 async function queryOverhead(stack) {
   const jwt = serviceAccountJwt(stack.sa);
@@ -242,6 +232,7 @@ async function main() {
     };
     console.log(`query overhead: ${QUERY_RUNS} sequential runs each way ...`);
     results.query = await queryOverhead(stack);
+    results.mcp = await import('./mcp.mjs').then((m) => m.run({ quick: QUICK, url: stack.url, keys: stack.keys }));
   } finally {
     await stack.close();
   }

@@ -11,6 +11,22 @@ export function percentiles(samples) {
 }
 
 /**
+ * Runs `fn` n times one after another and returns the percentiles of the durations (ms).
+ * @param {number} n
+ * @param {() => Promise<unknown>} fn
+ */
+export async function timeSequential(n, fn) {
+  const { performance } = await import('node:perf_hooks');
+  const samples = [];
+  for (let i = 0; i < n; i++) {
+    const t = performance.now();
+    await fn();
+    samples.push(performance.now() - t);
+  }
+  return percentiles(samples);
+}
+
+/**
  * Runs a component benchmark module's `run()` when that module is the script Node was started with
  * (`node bench/usage.mjs --quick --runs 200`), printing its table rows and then its figures as JSON.
  * @param {string} moduleUrl the module's `import.meta.url`

@@ -7,10 +7,11 @@ beforeAll(async () => {
   await seedDemo();
 });
 
-const ACME = { brandId: 'brand_acme', name: 'Acme Outdoor', dataset: 'acme' };
-const GLOBEX = { brandId: 'brand_globex', name: 'Globex Coffee', dataset: 'globex' };
-const INITECH = { brandId: 'brand_initech', name: 'Initech Labs', dataset: null };
-const UMBRELLA = { brandId: 'brand_umbrella', name: 'Umbrella Health', dataset: 'umbrella' };
+// Every brand says its time zone (UTC: none set in the demo) and whether it can be queried (a dataset exists).
+const ACME = { brandId: 'brand_acme', name: 'Acme Outdoor', dataset: 'acme', timezone: 'UTC', queryable: true };
+const GLOBEX = { brandId: 'brand_globex', name: 'Globex Coffee', dataset: 'globex', timezone: 'UTC', queryable: true };
+const INITECH = { brandId: 'brand_initech', name: 'Initech Labs', dataset: null, timezone: 'UTC', queryable: false };
+const UMBRELLA = { brandId: 'brand_umbrella', name: 'Umbrella Health', dataset: 'umbrella', timezone: 'UTC', queryable: true };
 
 describe('GET /v1/data/brands', () => {
   it.each([
@@ -51,5 +52,17 @@ describe('GET /v1/data/brands', () => {
   it('accepts the bearer scheme case-insensitively', async () => {
     const res = await api('/v1/data/brands', null, { headers: { authorization: `bearer ${TEST_KEYS.other}` } });
     expect(res.body).toEqual({ brands: [UMBRELLA] });
+  });
+});
+
+describe('brand facts', () => {
+  it("says the brand's own time zone when it has one (the zone stored-query periods use)", async () => {
+    await env.DB.prepare("UPDATE brands SET timezone = 'Europe/Berlin' WHERE id = 'brand_acme'").run();
+    try {
+      const res = await api('/v1/data/brands', 'brand');
+      expect(res.body).toEqual({ brands: [{ ...ACME, timezone: 'Europe/Berlin' }] });
+    } finally {
+      await env.DB.prepare("UPDATE brands SET timezone = NULL WHERE id = 'brand_acme'").run();
+    }
   });
 });

@@ -1,19 +1,13 @@
 import { env } from 'cloudflare:test';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectMcp, errorOf, okData, texts } from './mcp-client';
-import { api, seedDemo, TEST_KEYS, type TestKey } from './seed';
+import { describe, expect, it } from 'vitest';
+import { ListBrandsOutput } from '../src/mcp/brands.tools';
+import { FeedbackResponseSchema } from '../src/schemas/feedback';
+import { QueryListSchema, ReportDetailSchema, ReportListSchema } from '../src/schemas/catalog';
+import { errorOf, mcpClientsPerKey, okData, texts } from './mcp-client';
+import { api, TEST_KEYS, type TestKey } from './seed';
 
-const clients = {} as Record<TestKey, Client>;
-
-beforeAll(async () => {
-  await seedDemo();
-  for (const k of ['org', 'brand', 'other'] as const) clients[k] = await connectMcp(TEST_KEYS[k]);
-});
-
-afterAll(async () => {
-  await Promise.all(Object.values(clients).map((c) => c.close()));
-});
+// The tools' results are parsed with their own output schemas (okData's second argument), as REST bodies are.
+const clients = mcpClientsPerKey(TEST_KEYS);
 
 function call(key: TestKey, name: string, args: Record<string, unknown> = {}) {
   return clients[key].callTool({ name, arguments: args });
@@ -32,7 +26,7 @@ describe('list_brands', () => {
     ['brand', ['brand_acme']],
     ['other', ['brand_umbrella']],
   ] as const)('%s key sees its brands, same as REST', async (key, ids) => {
-    const data = okData(await call(key, 'list_brands'));
+    const data = okData(await call(key, 'list_brands'), ListBrandsOutput);
     expect(data).toEqual(await rest(key, '/v1/data/brands'));
     expect(data).toMatchObject({ brands: ids.map((brandId) => ({ brandId })) });
   });
@@ -40,9 +34,9 @@ describe('list_brands', () => {
 
 describe('list_reports', () => {
   it.each(['org', 'brand', 'other'] as const)('%s key: same reports as REST, and no other tenant\'s', async (key) => {
-    const data = okData(await call(key, 'list_reports', {}));
+    const data = okData(await call(key, 'list_reports', {}), ReportListSchema);
     expect(data).toEqual(await rest(key, '/v1/data/reports'));
-    const reports = (data as { reports: { brandId: string }[] }).reports;
+    const { reports } = data;
     expect(reports.length).toBeGreaterThan(0);
     const own = key === 'org' ? ['brand_acme', 'brand_globex', 'brand_initech'] : key === 'brand' ? ['brand_acme'] : ['brand_umbrella'];
     for (const r of reports) expect(own).toContain(r.brandId);
@@ -54,11 +48,7 @@ describe('list_reports', () => {
     let cursor: string | undefined;
     let pages = 0;
     do {
-      const page = okData(await call('org', 'list_reports', { limit: 2, ...(cursor ? { cursor } : {}) })) as {
-        reports: unknown[];
-        nextCursor: string | null;
-        hasMore: boolean;
-      };
+      const page = okData(await call('org', 'list_reports', { limit: 2, ...(cursor ? { cursor } : {}) }), ReportListSchema);
       expect(page.reports.length).toBeLessThanOrEqual(2);
       expect(page.hasMore).toBe(page.nextCursor !== null);
       seen.push(...page.reports);
@@ -70,9 +60,9 @@ describe('list_reports', () => {
   });
 
   it('filters by brand and type', async () => {
-    const data = okData(await call('org', 'list_reports', { brandId: 'brand_globex', type: 'system' }));
+    const data = okData(await call('org', 'list_reports', { brandId: 'brand_globex', type: 'system' }), ReportListSchema);
     expect(data).toEqual(await rest('org', '/v1/data/reports?brandId=brand_globex&type=system'));
-    const reports = (data as { reports: { brandId: string; type: string }[] }).reports;
+    const { reports } = data;
     expect(reports.length).toBeGreaterThan(0);
     for (const r of reports) expect(r).toMatchObject({ brandId: 'brand_globex', type: 'system' });
   });
@@ -88,7 +78,7 @@ describe('list_reports', () => {
   });
 
   it('a cursor that was tampered with: isError VALIDATION (same as REST 400)', async () => {
-    const first = okData(await call('org', 'list_reports', { limit: 1 })) as { nextCursor: string };
+    const first = okData(await call('org', 'list_reports', { limit: 1 }), ReportListSchema);
     const error = errorOf(await call('org', 'list_reports', { limit: 1, cursor: `${first.nextCursor}x` }));
     expect(error.code).toBe('VALIDATION');
   });
@@ -117,19 +107,19 @@ describe('get_report and list_report_queries', () => {
   ] as const)('%s key, %s (brandId %s): same detail and sections as REST', async (key, reportId, brandId) => {
     const args = { reportId, ...(brandId ? { brandId } : {}) };
     const qs = brandId ? `?brandId=${brandId}` : '';
-    const detail = okData(await call(key, 'get_report', args));
+    const detail = okData(await call(key, 'get_report', args), ReportDetailSchema);
     expect(detail).toEqual(await rest(key, `/v1/data/reports/${reportId}${qs}`));
     expect(detail).toMatchObject({ reportId, instructions: expect.any(String) });
-    const sections = okData(await call(key, 'list_report_queries', args));
+    const sections = okData(await call(key, 'list_report_queries', args), QueryListSchema);
     expect(sections).toEqual(await rest(key, `/v1/data/reports/${reportId}/queries${qs}`));
-    const queries = (sections as { queries: { ordinal: number; sql: string; parameterized: boolean }[] }).queries;
+    const { queries } = sections;
     expect(queries.length).toBeGreaterThan(0);
-    expect(queries.map((q) => q.ordinal)).toEqual([...queries.map((q) => q.ordinal)].sort((a, b) => a - b));
+    expect(queries.map((q) => q.ordinal)).toEqual([...queries.map((q) => q.ordinal)].sort((a, b) => (a ?? 0) - (b ?? 0)));
   });
 
   it('the system report lists parameterized sections with their slots', async () => {
-    const data = okData(await call('brand', 'list_report_queries', { reportId: 'rpt_business_overview' }));
-    const queries = (data as { queries: { parameterized: boolean; parameters: string[]; sql: string; tables: unknown }[] }).queries;
+    const data = okData(await call('brand', 'list_report_queries', { reportId: 'rpt_business_overview' }), QueryListSchema);
+    const { queries } = data;
     expect(queries.length).toBeGreaterThanOrEqual(3);
     for (const q of queries) {
       expect(q.parameterized).toBe(true);
@@ -164,9 +154,9 @@ describe('list_saved_queries', () => {
     ['org', undefined],
     ['other', undefined],
   ] as const)('%s key (brandId %s): same queries as REST, concrete SQL, no parameters', async (key, brandId) => {
-    const data = okData(await call(key, 'list_saved_queries', brandId ? { brandId } : {}));
+    const data = okData(await call(key, 'list_saved_queries', brandId ? { brandId } : {}), QueryListSchema);
     expect(data).toEqual(await rest(key, `/v1/data/queries${brandId ? `?brandId=${brandId}` : ''}`));
-    const queries = (data as { queries: { sql: string; parameterized: boolean; parameters: string[] }[] }).queries;
+    const { queries } = data;
     expect(queries.length).toBeGreaterThanOrEqual(2);
     for (const q of queries) {
       expect(q).toMatchObject({ parameterized: false, parameters: [] });
@@ -192,7 +182,7 @@ describe('report_data_issue', () => {
         { role: 'assistant', content: 'It was 2.4M.' },
       ],
     };
-    const data = okData(await call('org', 'report_data_issue', args));
+    const data = okData(await call('org', 'report_data_issue', args), FeedbackResponseSchema);
     expect(data).toEqual({ feedbackRef: expect.stringMatching(/^fb_/) });
     const row = await env.DB.prepare('SELECT * FROM feedback WHERE id = ?').bind(data.feedbackRef).first();
     expect(row).toMatchObject({
@@ -210,7 +200,7 @@ describe('report_data_issue', () => {
   });
 
   it('a brand key files against its own brand by default', async () => {
-    const data = okData(await call('brand', 'report_data_issue', { summary: 'Missing store orders' }));
+    const data = okData(await call('brand', 'report_data_issue', { summary: 'Missing store orders' }), FeedbackResponseSchema);
     const row = await env.DB.prepare('SELECT brand_id, principal_id FROM feedback WHERE id = ?').bind(data.feedbackRef).first();
     expect(row).toEqual({ brand_id: 'brand_acme', principal_id: 'key_demo_brand' });
   });

@@ -1,21 +1,29 @@
 import { SELF } from 'cloudflare:test';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { expect } from 'vitest';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { z } from 'zod';
+import { seedDemo, type TestKey } from './seed';
 
 export const MCP_URL = 'http://mcp.test/v1/data/mcp';
 
+/** The two protocol eras the endpoint serves: 2026-07-28 (no `initialize`) and the 2025 `initialize` handshake. */
+export const ERAS = ['modern', 'legacy'] as const;
+export type Era = (typeof ERAS)[number];
+
 /**
- * The SDK's own client over Streamable HTTP, its requests going through the Worker's fetch (SELF), so every call
- * exercises auth, the transport and the tools exactly as a remote client would.
+ * The SDK's own (v2) client over Streamable HTTP, its requests going through the Worker's fetch (SELF), so every
+ * call exercises auth, the transport and the tools exactly as a remote client would. `modern` pins 2026-07-28
+ * (per-request `_meta` envelope, `Mcp-Method` headers, no handshake); `legacy` opens with `initialize`.
  */
-export async function connectMcp(key: string): Promise<Client> {
+export async function connectMcp(key: string, era: Era = 'modern'): Promise<Client> {
   const transport = new StreamableHTTPClientTransport(new URL(MCP_URL), {
     fetch: (url, init) => SELF.fetch(url, init),
     requestInit: { headers: { authorization: `Bearer ${key}` } },
   });
-  const client = new Client({ name: 'mcp-test-client', version: '1.0.0' });
+  const client = new Client(
+    { name: 'mcp-test-client', version: '1.0.0' },
+    { versionNegotiation: { mode: era === 'modern' ? { pin: '2026-07-28' } : 'legacy' } },
+  );
   await client.connect(transport);
   return client;
 }
@@ -37,14 +45,23 @@ function firstText(raw: unknown): string {
   return first;
 }
 
-/** Asserts a successful tool result whose text copy equals its structuredContent, and returns the data. */
-export function okData(raw: unknown): Record<string, unknown> {
+/**
+ * Asserts a successful tool result whose text copy equals its structuredContent, and returns the data parsed with
+ * the tool's own output schema (as the REST tests parse bodies with the route's schema): a field the schema does
+ * not declare, or one of the wrong type, fails the test here.
+ */
+export function okData<S extends z.ZodType>(raw: unknown, schema: S): z.output<S>;
+export function okData(raw: unknown): Record<string, unknown>;
+export function okData(raw: unknown, schema?: z.ZodType): unknown {
   const result = ToolResult.parse(raw);
   expect(result.isError ?? false, firstText(raw)).toBe(false);
   const data = result.structuredContent;
   if (data === undefined) throw new Error('successful tool result without structuredContent');
   expect(JSON.parse(firstText(raw))).toEqual(data);
-  return data;
+  if (schema === undefined) return data;
+  const parsed = schema.safeParse(data);
+  if (!parsed.success) throw new Error(`structuredContent does not match the tool's output schema: ${parsed.error.message}`);
+  return parsed.data;
 }
 
 const ErrorBody = z.strictObject({
@@ -57,4 +74,20 @@ export function errorOf(raw: unknown) {
   expect(result.isError, firstText(raw)).toBe(true);
   expect(result.structuredContent).toBeUndefined();
   return ErrorBody.parse(JSON.parse(firstText(raw))).error;
+}
+
+/**
+ * One connected client per demo key for a test file (org, brand, other): connected before its tests, closed
+ * after them. Returns the record the tests call through.
+ */
+export function mcpClientsPerKey(keys: Record<TestKey, string>, era: Era = 'modern'): Record<TestKey, Client> {
+  const clients = {} as Record<TestKey, Client>;
+  beforeAll(async () => {
+    await seedDemo();
+    for (const k of ['org', 'brand', 'other'] as const) clients[k] = await connectMcp(keys[k], era);
+  });
+  afterAll(async () => {
+    await Promise.all(Object.values(clients).map((c) => c.close()));
+  });
+  return clients;
 }

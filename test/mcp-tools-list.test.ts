@@ -1,5 +1,7 @@
+import { env } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { connectMcp } from './mcp-client';
+import { z } from 'zod';
+import { connectMcp, ERAS } from './mcp-client';
 import { seedDemo, TEST_KEYS } from './seed';
 
 const key = TEST_KEYS.brand;
@@ -8,11 +10,13 @@ beforeAll(async () => {
   await seedDemo();
 });
 
-interface JsonSchemaObject {
-  type?: string;
-  properties?: Record<string, { description?: string }>;
-  required?: string[];
-}
+const JsonSchemaObject = z.looseObject({
+  type: z.string().optional(),
+  properties: z.record(z.string(), z.looseObject({ description: z.string().optional() })).optional(),
+  required: z.array(z.string()).optional(),
+  additionalProperties: z.boolean().optional(),
+});
+type JsonSchemaObject = z.infer<typeof JsonSchemaObject>;
 
 describe('MCP tools/list', () => {
   it('offers the spec tools (plus get_report) with titles, model-facing descriptions and annotations', async () => {
@@ -21,19 +25,16 @@ describe('MCP tools/list', () => {
     await client.close();
     const byName = new Map(tools.map((t) => [t.name, t]));
     expect([...byName.keys()].sort()).toEqual(
-      ['get_report', 'list_brands', 'list_report_queries', 'list_reports', 'list_saved_queries', 'report_data_issue', 'run_query'],
+      ['fetch', 'get_report', 'list_brands', 'list_report_queries', 'list_reports', 'list_saved_queries', 'report_data_issue', 'run_query', 'search'],
     );
     for (const tool of tools) {
       expect(tool.title, tool.name).toBeTruthy();
-      expect(tool.description?.length ?? 0, tool.name).toBeGreaterThan(120);
+      expect(tool.description?.length ?? 0, tool.name).toBeGreaterThan(60);
       expect(tool.annotations?.openWorldHint, tool.name).toBe(false);
       expect(tool.annotations?.readOnlyHint, tool.name).toBe(tool.name !== 'report_data_issue');
       expect(tool.outputSchema?.type, tool.name).toBe('object');
-      const input: JsonSchemaObject = tool.inputSchema;
-      // Every input field is described for the model.
-      for (const [field, schema] of Object.entries(input.properties ?? {})) {
-        expect(schema.description, `${tool.name}.${field}`).toBeTruthy();
-      }
+      // Strict inputs: an argument the schema does not name is refused, and the schema says so.
+      expect(JsonSchemaObject.parse(tool.inputSchema).additionalProperties, tool.name).toBe(false);
     }
     expect(byName.get('report_data_issue')?.annotations).toMatchObject({ destructiveHint: false, idempotentHint: false });
     expect(byName.get('list_reports')?.annotations?.idempotentHint).toBe(true);
@@ -47,7 +48,7 @@ describe('MCP tools/list', () => {
     const instructions = client.getInstructions() ?? '';
     await client.close();
     const text = (name: string) => tools.find((t) => t.name === name)?.description ?? '';
-    expect(text('list_brands')).toContain('`service-v1.<dataset>.<table>`');
+    expect(text('list_brands')).toMatch(/timezone.*queryable/s);
     expect(text('list_reports')).toMatch(/nextCursor/);
     expect(text('list_report_queries')).toMatch(/period/);
     expect(instructions).toMatch(/Flow A.*Flow B.*Flow C/s);
@@ -63,7 +64,7 @@ describe('MCP tools/list', () => {
     const schemaOf = (name: string, which: 'inputSchema' | 'outputSchema'): JsonSchemaObject => {
       const t = tools.find((x) => x.name === name);
       if (!t?.[which]) throw new Error(`${name} has no ${which}`);
-      return t[which];
+      return JsonSchemaObject.parse(t[which]);
     };
     expect(Object.keys(schemaOf('list_reports', 'inputSchema').properties ?? {}).sort()).toEqual(['brandId', 'cursor', 'limit', 'type']);
     expect(schemaOf('list_reports', 'outputSchema').required?.sort()).toEqual(['hasMore', 'nextCursor', 'reports']);
@@ -78,5 +79,46 @@ describe('MCP tools/list', () => {
     expect(schemaOf('run_query', 'inputSchema').required).toBeUndefined();
     expect(schemaOf('run_query', 'outputSchema').required?.sort()).toEqual(['brandId', 'nextCursor', 'rowCount', 'rows', 'totalRows', 'truncated', 'usage']);
     expect(Object.keys(schemaOf('run_query', 'outputSchema').properties ?? {})).toContain('note');
+  });
+});
+
+describe("Claude's result limit", () => {
+  it('run_query declares anthropic/maxResultSizeChars above its byte cap; tools that stay small declare nothing', async () => {
+    const client = await connectMcp(key);
+    const { tools } = await client.listTools();
+    await client.close();
+    const cap = Number(env.MCP_MAX_RESULT_BYTES);
+    const limit = z.object({ 'anthropic/maxResultSizeChars': z.number().int() }).parse(tools.find((t) => t.name === 'run_query')?._meta);
+    expect(limit['anthropic/maxResultSizeChars']).toBeGreaterThan(cap);
+    expect(limit['anthropic/maxResultSizeChars']).toBeLessThanOrEqual(500_000);
+    expect(tools.find((t) => t.name === 'list_brands')?._meta).toBeUndefined();
+  });
+});
+
+describe('what an assistant reads first', () => {
+  const utf8 = (v: unknown) => new TextEncoder().encode(typeof v === 'string' ? v : JSON.stringify(v)).length;
+  const ISSUE_12_TOOLS = ['list_brands', 'list_reports', 'get_report', 'list_report_queries', 'list_saved_queries', 'run_query', 'report_data_issue'];
+
+  it.each(ERAS)('%s: instructions plus tools/list are at most 10 KB for the first seven tools, 14 KB for all', async (era) => {
+    const client = await connectMcp(key, era);
+    const { tools } = await client.listTools();
+    const instructions = client.getInstructions() ?? '';
+    await client.close();
+    const first = tools.filter((t) => ISSUE_12_TOOLS.includes(t.name));
+    expect(first).toHaveLength(ISSUE_12_TOOLS.length);
+    expect(utf8(instructions) + utf8(first)).toBeLessThanOrEqual(10_000);
+    expect(utf8(instructions) + utf8(tools)).toBeLessThanOrEqual(14_000);
+  });
+
+  it('states each rule once: the table naming and discovery rules live in the instructions only', async () => {
+    const client = await connectMcp(key);
+    const { tools } = await client.listTools();
+    const instructions = client.getInstructions() ?? '';
+    await client.close();
+    const everything = [instructions, JSON.stringify(tools)].join('\n');
+    for (const rule of ['service-v1.<dataset>.<table>', 'INFORMATION_SCHEMA.COLUMNS', 'LIMIT n OFFSET m']) {
+      expect(everything.split(rule).length - 1, rule).toBe(1);
+      expect(instructions).toContain(rule);
+    }
   });
 });

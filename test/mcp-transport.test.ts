@@ -1,7 +1,12 @@
 import { env, SELF } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { generateApiKey } from '../src/auth/api-keys';
-import { connectMcp, MCP_URL, okData } from './mcp-client';
+import { ListBrandsOutput } from '../src/mcp/brands.tools';
+import { LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS } from '../src/mcp/protocol';
+import { connectMcp, ERAS, MCP_URL, okData } from './mcp-client';
 import { seedDemo, TEST_KEYS } from './seed';
 
 const orgKey = TEST_KEYS.org;
@@ -31,9 +36,9 @@ describe('MCP endpoint transport', () => {
     const data = okData(await client.callTool({ name: 'list_brands', arguments: {} }));
     expect(data).toEqual({
       brands: [
-        { brandId: 'brand_acme', name: 'Acme Outdoor', dataset: 'acme' },
-        { brandId: 'brand_globex', name: 'Globex Coffee', dataset: 'globex' },
-        { brandId: 'brand_initech', name: 'Initech Labs', dataset: null },
+        { brandId: 'brand_acme', name: 'Acme Outdoor', dataset: 'acme', timezone: 'UTC', queryable: true },
+        { brandId: 'brand_globex', name: 'Globex Coffee', dataset: 'globex', timezone: 'UTC', queryable: true },
+        { brandId: 'brand_initech', name: 'Initech Labs', dataset: null, timezone: 'UTC', queryable: false },
       ],
     });
     await client.close();
@@ -104,7 +109,7 @@ describe('MCP endpoint transport', () => {
     expect(res.status).toBe(200);
     const body = await res.json<{ id: number; result: { structuredContent: unknown; isError?: boolean } }>();
     expect(body.id).toBe(3);
-    expect(body.result.structuredContent).toEqual({ brands: [{ brandId: 'brand_acme', name: 'Acme Outdoor', dataset: 'acme' }] });
+    expect(body.result.structuredContent).toEqual({ brands: [{ brandId: 'brand_acme', name: 'Acme Outdoor', dataset: 'acme', timezone: 'UTC', queryable: true }] });
   });
 
   it('answers a notification-only POST with 202 and x-request-id', async () => {
@@ -121,5 +126,145 @@ describe('MCP endpoint transport', () => {
     const res = await post(initialize, { authorization: `Bearer ${key.secret}` });
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toContain('error="invalid_token"');
+  });
+});
+
+const MODERN = '2026-07-28';
+const auth = { authorization: `Bearer ${orgKey}` };
+
+/** A 2026-07-28 request: the `_meta` envelope in the body and the `Mcp-Method` / `Mcp-Name` headers. */
+function modern(method: string, params: Record<string, unknown> = {}, name?: string, version = MODERN) {
+  const _meta = {
+    'io.modelcontextprotocol/protocolVersion': version,
+    'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '0' },
+    'io.modelcontextprotocol/clientCapabilities': {},
+  };
+  return post(
+    { jsonrpc: '2.0', id: 1, method, params: { ...params, _meta } },
+    { ...auth, 'mcp-protocol-version': version, 'mcp-method': method, ...(name ? { 'mcp-name': name } : {}) },
+  );
+}
+
+const JsonRpcError = z.object({ jsonrpc: z.literal('2.0'), error: z.object({ code: z.number(), message: z.string(), data: z.unknown().optional() }) });
+
+describe.each(ERAS)('both protocol eras, one endpoint: %s', (era) => {
+  it('a v2 SDK client lists the tools and calls list_brands with the same scoping', async () => {
+    const client = await connectMcp(TEST_KEYS.brand, era);
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toContain('run_query');
+    const data = okData(await client.callTool({ name: 'list_brands', arguments: {} }), ListBrandsOutput);
+    expect(data.brands.map((b) => b.brandId)).toEqual(['brand_acme']);
+    await client.close();
+  });
+
+  it('an unknown tool is JSON-RPC error -32602, not a tool result', async () => {
+    const client = await connectMcp(orgKey, era);
+    await expect(client.callTool({ name: 'no_such_tool', arguments: {} })).rejects.toMatchObject({ code: -32602 });
+    await client.close();
+  });
+
+  it('an argument outside the input schema is refused, naming it (strict schemas, as REST refuses unknown properties)', async () => {
+    const client = await connectMcp(orgKey, era);
+    const result = await client.callTool({ name: 'list_reports', arguments: { brandid: 'brand_acme' } });
+    expect(result.isError).toBe(true);
+    const text = JSON.stringify(result.content);
+    expect(text).toMatch(/Unrecognized key/);
+    expect(text).toContain('brandid');
+    await client.close();
+  });
+});
+
+describe('2026-07-28 over raw HTTP', () => {
+  it('server/discover: versions, instructions, no listChanged, cache hints', async () => {
+    const res = await modern('server/discover');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-request-id')).toMatch(/^req_/);
+    const body = await res.json<{ result: Record<string, unknown> }>();
+    expect(body.result).toMatchObject({ supportedVersions: [MODERN], capabilities: { tools: { listChanged: false } }, cacheScope: 'private' });
+    expect(body.result.instructions).toEqual(expect.stringContaining('list_brands'));
+    expect(body.result.ttlMs).toBeGreaterThan(0);
+  });
+
+  it('tools/list carries cache hints; the tool list is the same as the 2025 era', async () => {
+    const res = await modern('tools/list');
+    const body = await res.json<{ result: { tools: { name: string }[]; ttlMs: number; cacheScope: string } }>();
+    expect(body.result.ttlMs).toBeGreaterThan(0);
+    expect(body.result.cacheScope).toBe('private');
+    const legacy = await post({ jsonrpc: '2.0', id: 2, method: 'tools/list' }, { ...auth, 'mcp-protocol-version': '2025-11-25' });
+    const legacyBody = await legacy.json<{ result: { tools: { name: string }[] } }>();
+    expect(body.result.tools).toEqual(legacyBody.result.tools);
+  });
+
+  it('an unsupported version is refused with -32022 listing the 2026-era versions (as server/discover does; 2025 ones are negotiated by initialize)', async () => {
+    const res = await modern('tools/list', {}, undefined, '2027-01-01');
+    expect(res.status).toBe(400);
+    const body = JsonRpcError.parse(await res.json());
+    expect(body.error.code).toBe(-32022);
+    expect(body.error.data).toEqual({ requested: '2027-01-01', supported: [...MODERN_PROTOCOL_VERSIONS] });
+    expect(SUPPORTED_PROTOCOL_VERSIONS).toEqual(['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26']);
+  });
+
+  it('Mcp-Method must agree with the body (-32020), and Mcp-Name with the tool called', async () => {
+    const res = await post(
+      { jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '0' }, 'io.modelcontextprotocol/clientCapabilities': {} } } },
+      { ...auth, 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call' },
+    );
+    expect(res.status).toBe(400);
+    expect(JsonRpcError.parse(await res.json()).error.code).toBe(-32020);
+    const call = await modern('tools/call', { name: 'list_brands', arguments: {} }, 'run_query');
+    expect(call.status).toBe(400);
+  });
+
+  it('refuses a JSON-RPC batch', async () => {
+    const res = await post([{ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN } } }], {
+      ...auth,
+      'mcp-protocol-version': MODERN,
+      'mcp-method': 'tools/list',
+    });
+    expect(res.status).toBe(400);
+    expect(JsonRpcError.parse(await res.json()).error.code).toBe(-32600);
+  });
+});
+
+describe('2025 era over raw HTTP', () => {
+  it.each(LEGACY_PROTOCOL_VERSIONS)('initialize %s: that version back, no listChanged advertised', async (version) => {
+    const res = await post({ ...initialize, params: { ...initialize.params, protocolVersion: version } }, auth);
+    const body = await res.json<{ result: { protocolVersion: string; capabilities: { tools: { listChanged?: boolean } } } }>();
+    expect(body.result.protocolVersion).toBe(version);
+    expect(body.result.capabilities.tools.listChanged).toBe(false);
+  });
+
+  it('an unsupported MCP-Protocol-Version header is refused with the supported versions listed', async () => {
+    const res = await post({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, { ...auth, 'mcp-protocol-version': '2024-01-01' });
+    expect(res.status).toBe(400);
+    const body = JsonRpcError.parse(await res.json());
+    for (const v of SUPPORTED_PROTOCOL_VERSIONS) expect(body.error.message).toContain(v);
+  });
+
+  it.each(['2025-11-25', '2025-06-18'])('refuses a JSON-RPC batch under %s (batches were removed in 2025-06-18)', async (version) => {
+    const batch = [{ jsonrpc: '2.0', id: 1, method: 'ping' }, { jsonrpc: '2.0', id: 2, method: 'ping' }];
+    const res = await post(batch, { ...auth, 'mcp-protocol-version': version });
+    expect(res.status).toBe(400);
+    const body = JsonRpcError.parse(await res.json());
+    expect(body.error.code).toBe(-32600);
+    expect(body.error.message).toContain(version);
+  });
+
+  it('still answers a batch under 2025-03-26, which allowed them', async () => {
+    const batch = [{ jsonrpc: '2.0', id: 1, method: 'ping' }, { jsonrpc: '2.0', id: 2, method: 'tools/list' }];
+    const res = await post(batch, { ...auth, 'mcp-protocol-version': '2025-03-26' });
+    expect(res.status).toBe(200);
+    const body = await res.json<{ id: number }[]>();
+    expect(body.map((m) => m.id).sort()).toEqual([1, 2]);
+  });
+
+  it('a v1 SDK client (@modelcontextprotocol/sdk 1.x, 2025-11-25) still connects and calls tools', async () => {
+    const client = new ClientV1({ name: 'v1-client', version: '1.0.0' });
+    await client.connect(
+      new TransportV1(new URL(MCP_URL), { fetch: (url, init) => SELF.fetch(url, init), requestInit: { headers: auth } }),
+    );
+    const data = okData(await client.callTool({ name: 'list_brands', arguments: {} }), ListBrandsOutput);
+    expect(data.brands).toHaveLength(3);
+    await client.close();
   });
 });

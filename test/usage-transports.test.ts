@@ -1,5 +1,5 @@
 import { env, SELF } from 'cloudflare:test';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defaultLimits, generateApiKey } from '../src/auth/api-keys';

@@ -1,13 +1,10 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { listBrands } from '../operations/brands';
-import { BrandSchema } from '../routes/brands/brands.routes';
-import { TABLE_NAMING } from './guidance';
-import { runTool, toolSuccess, type ToolDeps } from './tool-result';
+import { BrandSchema } from '../schemas/catalog';
+import { runTool, toolInput, toolSchema, toolSuccess, type ToolDeps } from './tool-result';
 
-const ListBrandsOutput = z.object({
-  brands: z.array(BrandSchema).describe('Brands these credentials can access; `dataset` is null when not provisioned.'),
-});
+export const ListBrandsOutput = z.object({ brands: z.array(BrandSchema) });
 
 export function registerBrandTools(server: McpServer, { ctx }: ToolDeps) {
   server.registerTool(
@@ -15,12 +12,11 @@ export function registerBrandTools(server: McpServer, { ctx }: ToolDeps) {
     {
       title: 'List brands',
       description:
-        'List the brands these credentials can access, each with its `brandId`, `name` and warehouse `dataset`. ' +
-        'Call this first: other tools take `brandId`, and raw SQL needs the dataset. ' +
-        `${TABLE_NAMING} A brand whose dataset is null has no data yet and cannot be queried.`,
-      inputSchema: {},
-      outputSchema: ListBrandsOutput,
-      annotations: { title: 'List brands', readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+        'The brands these credentials reach: brandId, name, dataset (for table names), timezone (of stored-query ' +
+        'periods) and queryable (false: no dataset yet).',
+      inputSchema: toolInput({}),
+      outputSchema: toolSchema(ListBrandsOutput),
+      annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     },
     () => runTool(ctx, 'list_brands', async () => toolSuccess(ListBrandsOutput, await listBrands(ctx))),
   );

@@ -1,19 +1,18 @@
 /**
- * Text written for the model, shared by the server instructions and the tool descriptions so the rules are
- * stated the same way everywhere.
+ * Text written for the model. Each rule is stated once, in the server instructions (sent at `initialize` and
+ * `server/discover`, read before any tool); tool descriptions say only what that tool needs. PAGING is also the
+ * note run_query attaches to a capped result.
  */
 
 export const TABLE_NAMING =
-  'Reference every table fully qualified and in backticks as `service-v1.<dataset>.<table>`, where <dataset> is ' +
-  "the brand's `dataset` from list_brands (e.g. `service-v1.acme.fact__orders`). Only that brand's dataset is reachable.";
+  'Tables: always `service-v1.<dataset>.<table>` in backticks, <dataset> from list_brands; only that brand\'s dataset is reachable.';
 
 export const TABLE_DISCOVERY =
-  'There is no schema tool: discover tables with ' +
-  "SELECT table_name, layer, data_source, description FROM `service-v1.<dataset>.table_metadata`, and a table's columns with " +
+  'List tables: SELECT table_name, layer, description FROM `service-v1.<dataset>.table_metadata`; columns: ' +
   "SELECT column_name, data_type FROM `service-v1.<dataset>.INFORMATION_SCHEMA.COLUMNS` WHERE table_name = '<table>'. " +
-  'Tables starting with report__, fact__, dim__ or agg__ are the dashboard-ready marts; prefer them over raw__ tables.';
+  'Prefer report__, fact__, dim__ and agg__ tables over raw__.';
 
-export const STATEMENT_RULE = 'Exactly one read-only statement, SELECT or WITH; anything else is rejected.';
+export const STATEMENT_RULE = 'SQL: exactly one read-only statement, SELECT or WITH.';
 
 export const PAGING =
   'Results are capped for assistants; when `truncated` is true, call run_query again with only the `cursor` it ' +
@@ -21,11 +20,10 @@ export const PAGING =
   'SQL instead of pulling raw rows.';
 
 export const FLOWS =
-  'Flow A (raw SQL): list_brands -> take the brand\'s dataset -> run_query with `sql`. ' +
-  'Flow B (stored queries): list_reports -> list_report_queries (or list_saved_queries) -> run_query with `queryId` ' +
-  '(add `period` for parameterized ones). ' +
-  'Flow C (feedback): when data looks wrong, report_data_issue; recent queries are attached automatically.';
+  'Flow A: list_brands -> run_query { sql }. ' +
+  'Flow B: list_reports -> list_report_queries (or list_saved_queries) -> run_query { queryId, period? }. ' +
+  'Flow C: data looks wrong -> report_data_issue.';
 
-export const BRAND_ID_INPUT =
-  'Target brand id from list_brands. Required for organization-wide credentials when the tool needs one brand; ' +
-  'omit it with single-brand credentials.';
+/** The brandId rule every tool with a `brandId` argument shares, said once in the instructions. */
+export const BRAND_ID_RULE =
+  'brandId: omit it with single-brand credentials; organization credentials pass one from list_brands when a tool needs one brand.';

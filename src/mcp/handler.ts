@@ -1,22 +1,29 @@
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import {
+  createMcpHandler,
+  type McpServer,
+  isJsonContentType,
+  isLegacyRequest,
+  readRequestBody,
+  WebStandardStreamableHTTPServerTransport,
+} from '@modelcontextprotocol/server';
 import { MAX_BODY_BYTES, MCP_PATH } from '../constants';
 import type { Principal } from '../auth/principal';
 import type { Env } from '../env';
-import { ApiError, describeError, errorBody, toApiError } from '../errors';
+import { ApiError, describeError, errorReportResponse, reportError } from '../errors';
 import { createLogger, type Logger } from '../lib/log';
 import type { OpContext } from '../operations/context';
+import { batchesAllowed } from './protocol';
 import { createMcpServer } from './server';
 
 /** Path of the MCP endpoint (spec section 8), defined in the leaf src/constants.ts. */
 export { MCP_PATH };
 
-/** Our error body and status for an HTTP-level failure on the MCP endpoint, with x-request-id and the error's headers. */
+/**
+ * Our error body and status for an HTTP-level failure on the MCP endpoint, with x-request-id and the error's
+ * headers; logged once by the shared reporter.
+ */
 export function mcpErrorResponse(err: unknown, requestId: string, log: Logger = createLogger(requestId)): Response {
-  const apiErr = toApiError(err);
-  if (apiErr.status >= 500) log.error('mcp request failed', { code: apiErr.code, internal: describeError(apiErr.internal ?? err) });
-  const headers = new Headers({ 'content-type': 'application/json', 'x-request-id': requestId });
-  for (const [k, v] of Object.entries(apiErr.headers ?? {})) headers.set(k, v);
-  return new Response(JSON.stringify(errorBody(apiErr, requestId)), { status: apiErr.status, headers });
+  return errorReportResponse(reportError(err, requestId, log, { transport: 'mcp' }));
 }
 
 function methodNotAllowed(method: string, requestId: string): Response {
@@ -33,11 +40,22 @@ function methodNotAllowed(method: string, requestId: string): Response {
   return res;
 }
 
+/** A JSON-RPC error answered at the HTTP level (no request id to echo: the message was refused before dispatch). */
+function jsonRpcError(status: number, code: number, message: string, data?: unknown): Response {
+  return Response.json({ jsonrpc: '2.0', id: null, error: { code, message, ...(data !== undefined ? { data } : {}) } }, { status });
+}
+
 /**
  * Serves one MCP request for an already authenticated principal: API key or OAuth, this function does not care
  * which (src/oauth/ authenticates, and answers 401 with the discovery challenge, before calling it).
- * Stateless: a fresh McpServer and transport per request, JSON responses (no SSE). Every response carries
- * `x-request-id`; HTTP-level failures use our error body, JSON-RPC failures stay JSON-RPC.
+ *
+ * Both protocol eras from one endpoint, with the same tools (one factory):
+ * - 2026-07-28 (`_meta` envelope on every request, `server/discover`, `Mcp-Method`/`Mcp-Name` headers): the SDK's
+ *   `createMcpHandler`, strict (`legacy: 'reject'`), which validates the envelope and headers itself.
+ * - 2025-11-25 / 2025-06-18 / 2025-03-26 (`initialize`): the SDK's Streamable HTTP transport, stateless, JSON
+ *   responses, routed here with the SDK's own `isLegacyRequest` so the two legs can never disagree.
+ * Stateless either way: a fresh McpServer per request. Every response carries `x-request-id`; HTTP-level failures
+ * of our own use our error body, JSON-RPC failures stay JSON-RPC.
  */
 export async function handleMcpRequest(
   request: Request,
@@ -58,23 +76,85 @@ export async function handleMcpRequest(
     transport: 'mcp',
     waitUntil: (p) => ctx.waitUntil(p),
   };
-  const server = createMcpServer({ ctx: opContext });
-  const transport = new WebStandardStreamableHTTPServerTransport({
-    sessionIdGenerator: undefined,
-    enableJsonResponse: true,
-    maxRequestBodySize: MAX_BODY_BYTES,
-  });
+  const factory = () => createMcpServer({ ctx: opContext, origin: new URL(request.url).origin });
+  const onerror = (err: Error) => log.info('mcp request refused', { internal: describeError(err) });
   try {
-    await server.connect(transport);
-    const res = await transport.handleRequest(request);
-    // Re-wrap: the transport's Response may have immutable headers on some runtimes.
+    const res = await route(request, factory, onerror);
+    // Re-wrap: the SDK's Response may have immutable headers on some runtimes.
     const out = new Response(res.body, res);
     out.headers.set('x-request-id', requestId);
     return out;
   } catch (err) {
     return mcpErrorResponse(err, requestId, log);
+  }
+}
+
+/** This request's server factory, found by the one modern handler through the Request it serves. */
+const modernRequests = new WeakMap<Request, () => McpServer>();
+
+function factoryFor(request: Request | undefined): () => McpServer {
+  const factory = request === undefined ? undefined : modernRequests.get(request);
+  if (!factory) throw new Error('mcp: no server factory registered for this request');
+  return factory;
+}
+
+/**
+ * One 2026-07-28 handler per isolate (building one per request cost more than the tool call it served); each
+ * request still gets a fresh McpServer bound to its own principal, through the factory registered above.
+ */
+const modernHandler = createMcpHandler(({ requestInfo }) => factoryFor(requestInfo)(), {
+  legacy: 'reject',
+  maxRequestBodySize: MAX_BODY_BYTES,
+  // Refusals (bad envelope, wrong headers) are answered to the client; the log line has no request id here.
+  onerror: (err) => createLogger('mcp').info('mcp request refused', { internal: describeError(err) }),
+});
+
+async function route(request: Request, factory: () => McpServer, onerror: (err: Error) => void): Promise<Response> {
+  // A body that is not JSON goes to the 2025 transport unread: it answers 415 itself.
+  if (!isJsonContentType(request.headers.get('content-type'))) return serveLegacy(request, undefined, factory, onerror);
+
+  const body = await readRequestBody(request, MAX_BODY_BYTES);
+  if (body.tooLarge) throw new ApiError('PAYLOAD_TOO_LARGE', `request body is larger than ${MAX_BODY_BYTES} bytes`);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body.text);
+  } catch {
+    return jsonRpcError(400, -32700, 'Parse error: Invalid JSON');
+  }
+
+  if (!(await isLegacyRequest(request, parsed, { maxRequestBodySize: MAX_BODY_BYTES }))) {
+    modernRequests.set(request, factory);
+    try {
+      return await modernHandler.fetch(request, { parsedBody: parsed });
+    } finally {
+      modernRequests.delete(request);
+    }
+  }
+  const version = request.headers.get('mcp-protocol-version');
+  if (Array.isArray(parsed) && !batchesAllowed(version)) {
+    return jsonRpcError(400, -32600, `Invalid Request: JSON-RPC batches are not allowed in protocol revision ${version}; send one message per POST`);
+  }
+  return serveLegacy(request, parsed, factory, onerror);
+}
+
+async function serveLegacy(
+  request: Request,
+  parsedBody: unknown,
+  factory: () => McpServer,
+  onerror: (err: Error) => void,
+): Promise<Response> {
+  const server = factory();
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: true,
+    maxRequestBodySize: MAX_BODY_BYTES,
+  });
+  transport.onerror = onerror;
+  try {
+    await server.connect(transport);
+    return await transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody });
   } finally {
     // JSON-response mode resolves only once every reply is written, so nothing is cut short here.
-    await server.close().catch((err: unknown) => log.warn('mcp server close failed', { internal: describeError(err) }));
+    await server.close().catch(onerror);
   }
 }

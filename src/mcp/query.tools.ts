@@ -1,5 +1,4 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { intVar } from '../env';
 import { ApiError } from '../errors';
@@ -13,9 +12,9 @@ import {
   RunQueryResponseSchema,
   StoredQuerySchema,
 } from '../schemas/run-query';
-import { BRAND_ID_INPUT, PAGING, STATEMENT_RULE, TABLE_DISCOVERY, TABLE_NAMING } from './guidance';
+import { BrandIdField } from '../schemas/fields';
 import { renderResultText, resultCaps, rowsThatFit, type ResultCaps } from './result-text';
-import { runTool, toolSuccess, type ToolDeps } from './tool-result';
+import { resultSizeMeta, runTool, toolSchema, toolSuccess, type ToolDeps } from './tool-result';
 
 const UsageOutput = z
   .strictObject({
@@ -33,39 +32,29 @@ const RunQueryOutput = RunQueryResponseSchema.extend({
   usage: UsageOutput,
 });
 
-const RunQueryInput = {
+// Strict: an argument the schema does not name is refused, as REST refuses unknown properties.
+const RunQueryInput = z.strictObject({
   sql: RawSqlQuerySchema.shape.sql
     .optional()
-    .describe(
-      `Raw SQL (flow A). ${STATEMENT_RULE} ${TABLE_NAMING} Send exactly one of sql, queryId or cursor.`,
-    ),
+    .describe('Raw SQL (flow A). Send exactly one of sql, queryId or cursor.'),
   queryId: StoredQuerySchema.shape.queryId
     .optional()
-    .describe('Stored query to run (flow B): an `id` from list_report_queries or list_saved_queries. Send exactly one of sql, queryId or cursor.'),
+    .describe('An id from list_report_queries or list_saved_queries (flow B).'),
   period: PeriodSchema.optional().describe(
-    'Date window for a parameterized stored query (only with queryId): { cadence: DAILY | WEEKLY | MONTHLY } (DAILY = ' +
-      'yesterday, WEEKLY = the 7 days ending yesterday, MONTHLY = last full month) or { startDate, endDate } as ' +
-      'YYYY-MM-DD, inclusive. Omitted: the last full month. Saved (non-parameterized) queries take no period.',
+    'Parameterized queryId only: cadence DAILY (yesterday), WEEKLY (7 days to yesterday) or MONTHLY (last full ' +
+      "month, the default), or startDate + endDate (YYYY-MM-DD, inclusive), in the brand's timezone.",
   ),
-  brandId: z
-    .string()
-    .min(1)
-    .max(128)
-    .optional()
-    .describe(`${BRAND_ID_INPUT} A stored query owned by one brand infers it.`),
+  brandId: BrandIdField.optional().describe('A stored query owned by one brand infers it.'),
   dryRun: z
     .boolean()
     .optional()
-    .describe('true: validate and estimate bytes scanned (stats.totalBytesProcessed) without running or billing the query.'),
+    .describe('Validate and estimate bytes scanned without running or billing.'),
   cursor: ResultCursorField.optional().describe(
-    'nextCursor of an earlier run_query result, alone (no sql, queryId, period, brandId or dryRun): returns the next page of that same ' +
-      'result from the warehouse\'s stored copy. No new run, nothing billed; valid for 6 hours, for this key only.',
+    'nextCursor of an earlier result, sent alone: the next page of that result (no new run, nothing billed; 6 h, this key only).',
   ),
-};
+});
 
-type RunQueryToolInput = {
-  [K in keyof typeof RunQueryInput]: z.output<(typeof RunQueryInput)[K]>;
-};
+type RunQueryToolInput = z.output<typeof RunQueryInput>;
 
 function invalid(message: string, path: string, issue: string): ApiError {
   return new ApiError('VALIDATION', message, { details: { in: 'arguments', issues: [{ path, message: issue }] } });
@@ -112,6 +101,9 @@ function toolResult(outcome: RunQueryOutcome, caps: ResultCaps): CallToolResult 
   return { ...done, content: [{ type: 'text', text: renderResultText(data, outcome.firstRow) }] };
 }
 
+/** Room for what a result carries besides its rows (columns, stats, the paging note). */
+const RESULT_ENVELOPE_CHARS = 16_384;
+
 export function registerQueryTools(server: McpServer, { ctx }: ToolDeps) {
   const caps = resultCaps(intVar(ctx.env, 'MCP_ROW_CAP'), intVar(ctx.env, 'MCP_MAX_RESULT_BYTES'));
   server.registerTool(
@@ -119,19 +111,16 @@ export function registerQueryTools(server: McpServer, { ctx }: ToolDeps) {
     {
       title: 'Run query',
       description:
-        "Run a read-only query against one brand's warehouse dataset and get rows back. Two ways: " +
-        '(A) raw `sql`: list_brands gives the dataset; ' +
-        `${TABLE_NAMING} ${TABLE_DISCOVERY} ${STATEMENT_RULE} ` +
-        '(B) `queryId` from list_report_queries or list_saved_queries, plus `period` for parameterized queries. ' +
-        'Use dryRun: true to validate and see bytes scanned first. Every run counts against a daily usage limit ' +
-        'and a per-query byte ceiling; each result says what is left (`usage`). ' +
-        `One result holds at most ${caps.rows} rows and ${caps.bytes} bytes (about ${Math.round(caps.bytes / 4 / 1000)}k tokens); ` +
-        '`totalRows` is the size of the whole result. ' +
-        `${PAGING} Prefer aggregates (GROUP BY, SUM) over raw rows.`,
-      inputSchema: RunQueryInput,
-      outputSchema: RunQueryOutput,
+        "Run one read-only query on one brand's dataset: raw sql (flow A) or a stored queryId (flow B). " +
+        `One result holds at most ${caps.rows} rows and ${caps.bytes} bytes; totalRows is the whole result's size, ` +
+        'nextCursor reads the next page. Each run counts against the daily usage limit and a per-query byte ceiling ' +
+        '(what is left comes back in usage).',
+      inputSchema: toolSchema(RunQueryInput),
+      outputSchema: toolSchema(RunQueryOutput),
       // Read-only, but not idempotent: each run spends the daily usage budget.
-      annotations: { title: 'Run query', readOnlyHint: true, idempotentHint: false, openWorldHint: false },
+      annotations: { readOnlyHint: true, idempotentHint: false, openWorldHint: false },
+      // The text copy of a capped result is about the row cap's bytes plus columns, stats and the paging note.
+      _meta: resultSizeMeta(intVar(ctx.env, 'MCP_MAX_RESULT_BYTES') + RESULT_ENVELOPE_CHARS),
     },
     (input) =>
       runTool(ctx, 'run_query', async () => {

@@ -1,16 +1,16 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { z } from 'zod';
+import type { McpServer } from '@modelcontextprotocol/server';
 import { getReport, listReportQueries, listReports, REPORTS_PAGE } from '../operations/reports';
+import { BrandIdField, CursorField, pageLimitArgument, ReportIdField } from '../schemas/fields';
 import { QueryListSchema, ReportDetailSchema, ReportListSchema, ReportTypeSchema } from '../schemas/catalog';
-import { runTool, toolSuccess, type ToolDeps } from './tool-result';
+import { runTool, toolInput, toolSchema, toolSuccess, type ToolDeps } from './tool-result';
 
 const READ_ONLY = { readOnlyHint: true, idempotentHint: true, openWorldHint: false } as const;
 
-const BrandIdInput = z.string().min(1).max(128).optional();
-const REPORT_BRAND_INPUT =
-  'The brandId list_reports returned with the report. Required with organization credentials for system and org ' +
-  'reports (they apply to several brands); a brand report infers its brand; omit it with single-brand credentials.';
-const ReportIdInput = z.string().min(1).max(128).describe('`reportId` from list_reports.');
+const BrandIdInput = BrandIdField.optional();
+const ReportInput = {
+  reportId: ReportIdField,
+  brandId: BrandIdInput.describe('The brandId list_reports gave with the report.'),
+};
 
 export function registerReportTools(server: McpServer, { ctx }: ToolDeps) {
   server.registerTool(
@@ -18,34 +18,16 @@ export function registerReportTools(server: McpServer, { ctx }: ToolDeps) {
     {
       title: 'List reports',
       description:
-        'List the reports these credentials can see (metadata only): `system` reports shared by every brand (listed ' +
-        'once per brand, each run against that brand\'s own data), `org` reports shared in the organization, and the ' +
-        "brand's own `brand` reports. First step of flow B (stored queries): pick a report, then call " +
-        'list_report_queries with its reportId and brandId and run a section with run_query. ' +
-        'Paged: when `hasMore` is true, call again with `cursor` set to `nextCursor` (same brandId and type) until it is null.',
-      inputSchema: {
-        brandId: BrandIdInput.describe(
-          'Narrow to one brand (brandId from list_brands). Omit to list across every brand these credentials reach.',
-        ),
-        type: ReportTypeSchema.optional().describe(
-          'Only reports of this ownership: system (global shared), org (shared in the organization) or brand (the brand\'s own). Omit for all.',
-        ),
-        limit: z
-          .number()
-          .int()
-          .min(REPORTS_PAGE.min)
-          .max(REPORTS_PAGE.max)
-          .optional()
-          .describe(`Page size, ${REPORTS_PAGE.min} to ${REPORTS_PAGE.max}; default ${REPORTS_PAGE.default}.`),
-        cursor: z
-          .string()
-          .min(1)
-          .max(2048)
-          .optional()
-          .describe('`nextCursor` from the previous page, with the same brandId and type; omit for the first page.'),
-      },
-      outputSchema: ReportListSchema,
-      annotations: { title: 'List reports', ...READ_ONLY },
+        "Reports (metadata): system (every brand's, listed once per brand), org and the brand's own. " +
+        'Paged: while hasMore, call again with cursor = nextCursor (same brandId and type).',
+      inputSchema: toolInput({
+        brandId: BrandIdInput,
+        type: ReportTypeSchema.optional(),
+        limit: pageLimitArgument(REPORTS_PAGE).optional(),
+        cursor: CursorField.optional(),
+      }),
+      outputSchema: toolSchema(ReportListSchema),
+      annotations: READ_ONLY,
     },
     (input) => runTool(ctx, 'list_reports', async () => toolSuccess(ReportListSchema, await listReports(ctx, input))),
   );
@@ -54,15 +36,10 @@ export function registerReportTools(server: McpServer, { ctx }: ToolDeps) {
     'get_report',
     {
       title: 'Get report',
-      description:
-        'Get one report with its markdown `instructions` (how to read and present it) and `dashboardConfig` (layout ' +
-        'of its tiles, any JSON, or null). Use before writing up a report built from list_report_queries results.',
-      inputSchema: {
-        reportId: ReportIdInput,
-        brandId: BrandIdInput.describe(REPORT_BRAND_INPUT),
-      },
-      outputSchema: ReportDetailSchema,
-      annotations: { title: 'Get report', ...READ_ONLY },
+      description: "A report's markdown instructions (how to read and present it) and dashboardConfig (its tiles' layout).",
+      inputSchema: toolInput(ReportInput),
+      outputSchema: toolSchema(ReportDetailSchema),
+      annotations: READ_ONLY,
     },
     (input) => runTool(ctx, 'get_report', async () => toolSuccess(ReportDetailSchema, await getReport(ctx, input))),
   );
@@ -72,16 +49,11 @@ export function registerReportTools(server: McpServer, { ctx }: ToolDeps) {
     {
       title: 'List report queries',
       description:
-        "List a report's queries (sections) in order. Each `id` runs with run_query as `queryId`. A query with " +
-        '`parameterized: true` has a template `sql` whose {dataset}, {start_date} and {end_date} slots the server fills: ' +
-        'send run_query a `period` (cadence DAILY/WEEKLY/MONTHLY, or startDate + endDate); without one the last full ' +
-        'month is used. `narrativeHints` say how to write the section up; `chartSpec` describes its chart.',
-      inputSchema: {
-        reportId: ReportIdInput,
-        brandId: BrandIdInput.describe(REPORT_BRAND_INPUT),
-      },
-      outputSchema: QueryListSchema,
-      annotations: { title: 'List report queries', ...READ_ONLY },
+        "A report's sections in order; run one with run_query { queryId: id }. parameterized: the server fills " +
+        "{dataset}, {start_date} and {end_date} from run_query's period (default: last full month).",
+      inputSchema: toolInput(ReportInput),
+      outputSchema: toolSchema(QueryListSchema),
+      annotations: READ_ONLY,
     },
     (input) => runTool(ctx, 'list_report_queries', async () => toolSuccess(QueryListSchema, await listReportQueries(ctx, input))),
   );

@@ -1,21 +1,27 @@
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { McpServer } from '@modelcontextprotocol/server';
 import { registerBrandTools } from './brands.tools';
 import { registerFeedbackTools } from './feedback.tools';
 import { registerQueryTools } from './query.tools';
 import { registerReportTools } from './reports.tools';
 import { registerSavedQueryTools } from './saved-queries.tools';
-import { FLOWS, PAGING, STATEMENT_RULE, TABLE_DISCOVERY, TABLE_NAMING } from './guidance';
+import { registerSearchTools } from './search.tools';
+import { BRAND_ID_RULE, FLOWS, PAGING, STATEMENT_RULE, TABLE_DISCOVERY, TABLE_NAMING } from './guidance';
+import { SUPPORTED_PROTOCOL_VERSIONS } from './protocol';
 import type { ToolDeps } from './tool-result';
 
 export const SERVER_INSTRUCTIONS = [
-  'Read-only access to a data warehouse organised by brand. Start with list_brands.',
+  'Read-only SQL over a data warehouse organised by brand. Start with list_brands.',
   FLOWS,
   TABLE_NAMING,
   TABLE_DISCOVERY,
-  `${STATEMENT_RULE} Use dryRun to check a query and its bytes scanned before running it; runs count against a daily usage limit.`,
-  PAGING,
-  'Errors come back as tool results with isError and { error: { code, message, requestId } }; quote requestId to support.',
+  `${STATEMENT_RULE} dryRun: true checks a query and its bytes scanned without running it. Every run counts against a daily usage limit; prefer aggregates.`,
+  `${PAGING} Without a cursor, SQL pages with ORDER BY a unique key plus LIMIT n OFFSET m.`,
+  BRAND_ID_RULE,
+  'Errors: isError results with { error: { code, message, requestId } }; quote requestId to support.',
 ].join('\n');
+
+/** Per client (private): a deploy may change the tools, so an hour at most. */
+const TOOLS_CACHE_HINT = { ttlMs: 3_600_000, cacheScope: 'private' } as const;
 
 /**
  * One MCP server for one request (stateless): every tool group bound to this request's operation context, so
@@ -24,13 +30,23 @@ export const SERVER_INSTRUCTIONS = [
 export function createMcpServer(deps: ToolDeps): McpServer {
   const server = new McpServer(
     { name: 'warehouse-query-api', title: 'Warehouse Query API', version: '1.0.0' },
-    // The body limit already bounds arguments; this bounds the work of validating deeply nested ones.
-    { instructions: SERVER_INSTRUCTIONS, maxToolInputElements: 10_000 },
+    {
+      instructions: SERVER_INSTRUCTIONS,
+      // The tool set never changes while a client is connected (stateless, one server per request): advertise no
+      // list_changed notifications we would never send.
+      capabilities: { tools: { listChanged: false } },
+      supportedProtocolVersions: SUPPORTED_PROTOCOL_VERSIONS,
+      // 2026-07-28 cache hints: the tool list and instructions only change with a deploy.
+      cacheHints: { 'tools/list': TOOLS_CACHE_HINT, 'server/discover': TOOLS_CACHE_HINT },
+      // The body limit already bounds arguments; this bounds the work of validating deeply nested ones.
+      maxToolInputElements: 10_000,
+    },
   );
   registerBrandTools(server, deps);
   registerReportTools(server, deps);
   registerSavedQueryTools(server, deps);
   registerQueryTools(server, deps);
   registerFeedbackTools(server, deps);
+  registerSearchTools(server, deps);
   return server;
 }

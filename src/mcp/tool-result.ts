@@ -1,11 +1,118 @@
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { z } from 'zod';
-import { describeError, errorBody, toApiError } from '../errors';
+import type { CallToolResult, StandardSchemaWithJSON } from '@modelcontextprotocol/server';
+import { z } from 'zod';
+import { reportError } from '../errors';
 import type { OpContext } from '../operations/context';
 
 /** What every tool group receives: the request's operation context (principal, env, request id, log). */
 export interface ToolDeps {
   ctx: OpContext;
+  /** The origin the client called (links in results point at it). */
+  origin: string;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Keys of an output schema node that carry prose or bounds, not shape (see compactJsonSchema). */
+const OUTPUT_ONLY_PROSE = new Set(['description', 'title', 'format', 'minLength', 'maxLength', 'pattern']);
+
+const ANY_JSON_TYPES = ['string', 'number', 'boolean', 'null', 'array', 'object'];
+
+/** The JSON Schema of "any JSON value" spelled as a union (JsonValueSchema): it tells a client nothing `{}` does not. */
+function isAnyJson(node: Record<string, unknown>): boolean {
+  const { anyOf } = node;
+  return (
+    Array.isArray(anyOf) &&
+    anyOf.length === ANY_JSON_TYPES.length &&
+    ANY_JSON_TYPES.every((t) => anyOf.some((branch) => isRecord(branch) && branch.type === t))
+  );
+}
+
+/**
+ * The JSON Schema an assistant reads in tools/list, without what carries no information for it: `$schema`
+ * (2020-12 is MCP's default dialect), zod's ±2^53 bounds on integers, `propertyNames: string` (JSON keys are
+ * strings), the six-branch "any JSON" union, examples, and in outputs `additionalProperties: false` and the
+ * prose and bounds of each field (the REST bodies' OpenAPI document describes them). Validation is unchanged: it
+ * still runs the zod schema.
+ */
+function compactJsonSchema(node: unknown, io: 'input' | 'output'): unknown {
+  if (Array.isArray(node)) return node.map((n) => compactJsonSchema(n, io));
+  if (!isRecord(node)) return node;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (key === '$schema') continue;
+    // Examples serve the OpenAPI document's readers; the descriptions already say what a value looks like.
+    if (key === 'examples' || key === 'example') continue;
+    // Outputs are the REST bodies, described field by field in the OpenAPI document; the model reads the values
+    // themselves, so only their shape is sent (names, types, enums), not prose or input-side bounds.
+    if (io === 'output' && OUTPUT_ONLY_PROSE.has(key) && typeof value !== 'object') continue;
+    // Outputs: toolSuccess already strips undeclared fields, so "no extras" is a promise, not a constraint to send.
+    if (io === 'output' && key === 'additionalProperties' && value === false) continue;
+    if (key === 'anyOf' && isAnyJson(node)) continue;
+    if ((key === 'minimum' && value === Number.MIN_SAFE_INTEGER) || (key === 'maximum' && value === Number.MAX_SAFE_INTEGER)) continue;
+    if (key === 'propertyNames' && isRecord(value) && value.type === 'string' && Object.keys(value).length === 1) continue;
+    out[key] = compactJsonSchema(value, io);
+  }
+  return out;
+}
+
+/** A nested object or array of an output reduced to its type (its items are described in the OpenAPI document). */
+function shallow(node: unknown): unknown {
+  if (!isRecord(node)) return node;
+  if (Array.isArray(node.anyOf)) return { anyOf: node.anyOf.map(shallow) };
+  if (node.type === 'object' || node.type === 'array') return { type: node.type };
+  return node;
+}
+
+/**
+ * An output advertises its top-level shape (property names, types, required), which is what a client validates
+ * `structuredContent` against and what a model needs to read it; nested rows and records are typed `object` /
+ * `array` without their members, which the REST bodies' OpenAPI document describes field by field.
+ */
+function topLevelOnly(node: Record<string, unknown>): Record<string, unknown> {
+  if (!isRecord(node.properties)) return node;
+  return { ...node, properties: Object.fromEntries(Object.entries(node.properties).map(([k, v]) => [k, shallow(v)])) };
+}
+
+function compactRecord(node: Record<string, unknown>, io: 'input' | 'output'): Record<string, unknown> {
+  const out = compactJsonSchema(node, io);
+  if (!isRecord(out)) return node;
+  return io === 'output' ? topLevelOnly(out) : out;
+}
+
+/** A zod schema whose advertised JSON Schema is compacted (see compactJsonSchema); parsing is the zod schema's. */
+export function toolSchema<S extends z.ZodType>(schema: S): StandardSchemaWithJSON<z.input<S>, z.output<S>> {
+  const std = schema['~standard'];
+  return {
+    '~standard': {
+      ...std,
+      jsonSchema: {
+        input: (options) => compactRecord(std.jsonSchema.input(options), 'input'),
+        output: (options) => compactRecord(std.jsonSchema.output(options), 'output'),
+      },
+    },
+  };
+}
+
+/**
+ * A tool's input: a strict object (an argument the schema does not name is refused, as REST refuses unknown
+ * properties) advertised compactly.
+ */
+export function toolInput<T extends z.ZodRawShape>(shape: T) {
+  return toolSchema(z.strictObject(shape));
+}
+
+/** Claude Code keeps a text result over 50,000 characters in a file unless the tool raises the ceiling (max 500,000). */
+const CLAUDE_RESULT_CHARS = { default: 50_000, max: 500_000 } as const;
+
+/**
+ * `_meta` for a tool whose caps allow text results above Claude Code's default ceiling, so they reach the model
+ * inline. Nothing for tools that stay below it.
+ */
+export function resultSizeMeta(maxChars: number): Record<string, unknown> | undefined {
+  if (maxChars <= CLAUDE_RESULT_CHARS.default) return undefined;
+  return { 'anthropic/maxResultSizeChars': Math.min(maxChars, CLAUDE_RESULT_CHARS.max) };
 }
 
 /**
@@ -28,21 +135,12 @@ export function toolSuccess<S extends z.ZodType<Record<string, unknown>>>(
 
 /**
  * A failed tool result with the REST error body `{ error: { code, message, requestId, details? } }` as its
- * text. Deliberately no `structuredContent`: @modelcontextprotocol/sdk's Client (1.32) validates it against the
+ * text. Deliberately no `structuredContent`: the v1 SDK Client (@modelcontextprotocol/sdk 1.32) validates it against the
  * tool's output schema even when `isError` is set (typescript-sdk issue #1943) and would throw away the error.
  */
 export function toolFailure(ctx: OpContext, tool: string, err: unknown): CallToolResult {
-  const apiErr = toApiError(err);
-  if (apiErr.status >= 500) {
-    ctx.log.error('mcp tool failed', { tool, code: apiErr.code, internal: describeError(apiErr.internal ?? err) });
-  } else {
-    ctx.log.info('mcp tool rejected', {
-      tool,
-      code: apiErr.code,
-      ...(apiErr.internal !== undefined ? { internal: describeError(apiErr.internal) } : {}),
-    });
-  }
-  return { isError: true, content: [{ type: 'text', text: JSON.stringify(errorBody(apiErr, ctx.requestId)) }] };
+  const { body } = reportError(err, ctx.requestId, ctx.log, { transport: 'mcp', tool });
+  return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }] };
 }
 
 /** Runs one tool call: success through `toolSuccess`, any throw through `toolFailure` (never a JSON-RPC error). */

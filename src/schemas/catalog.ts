@@ -22,6 +22,23 @@ export const JsonValueSchema = z.union([
 ]);
 export type JsonValue = z.infer<typeof JsonValueSchema>;
 
+export const BrandSchema = z
+  .object({
+    brandId: z.string().openapi({ example: 'brand_acme' }),
+    name: z.string().nullable().openapi({ example: 'Acme Outdoor' }),
+    dataset: z.string().nullable().openapi({ description: 'null when the brand has no provisioned dataset', example: 'acme' }),
+    timezone: z.string().optional().openapi({
+      description: 'IANA time zone of the brand; stored-query periods ("yesterday", "last full month") are computed in it. UTC when the brand has none.',
+      example: 'Europe/Berlin',
+    }),
+    queryable: z.boolean().optional().openapi({
+      description: 'Whether queries can run for this brand now (it has a provisioned dataset); false: a run answers an error.',
+      example: true,
+    }),
+  })
+  .openapi('Brand');
+export type Brand = z.infer<typeof BrandSchema>;
+
 export const ReportSchema = z
   .object({
     reportId: z.string().openapi({ example: 'rpt_business_overview' }),

@@ -345,12 +345,12 @@ describe('API keys', () => {
       expect(org.status).toBe(200);
       expect(await org.json()).toEqual({
         brands: [
-          { brandId: 'brand_cli', name: 'CLI Brand', dataset: 'cli_ds' },
-          { brandId: 'brand_cli2', name: 'Unprovisioned', dataset: null },
+          { brandId: 'brand_cli', name: 'CLI Brand', dataset: 'cli_ds', timezone: 'Europe/Paris', queryable: true },
+          { brandId: 'brand_cli2', name: 'Unprovisioned', dataset: null, timezone: 'UTC', queryable: false },
         ],
       });
       const brand = await brands(brandKey.secret);
-      expect(await brand.json()).toEqual({ brands: [{ brandId: 'brand_cli', name: 'CLI Brand', dataset: 'cli_ds' }] });
+      expect(await brand.json()).toEqual({ brands: [{ brandId: 'brand_cli', name: 'CLI Brand', dataset: 'cli_ds', timezone: 'Europe/Paris', queryable: true }] });
     });
 
     it("revoke cuts the key off within the Worker's AUTH_CACHE_TTL_MS; a second revoke reports it", async () => {

@@ -1,75 +1,20 @@
 // End to end: `npm run dev` (local warehouse, local D1 with the demo seed, `wrangler dev`) on a free loopback port
 // and a throwaway state directory, then the MCP SDK's own Client over real HTTP, walking the spec's flows A, B and
 // C with the demo keys the dev runner prints, plus the HTTP-level answers (401 challenge, 405 for GET).
-import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT } from '../../scripts/lib/import-ts.mjs';
-
-const READY_TIMEOUT_MS = 240_000;
-const HOST = '127.0.0.1';
+import { READY_TIMEOUT_MS, startDevInstance } from './mcp-dev-instance.mjs';
 
 let dev;
-let devLog = '';
-let stateDir;
 let baseUrl;
 let keys;
 const clients = {};
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen({ host: HOST, port: 0 }, () => {
-      const { port } = /** @type {import('node:net').AddressInfo} */ (srv.address());
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-/** Starts `npm run dev` as an isolated instance (--state-dir: its own credentials, vars and local state). */
-async function startDev(port) {
-  const child = spawn(process.execPath, [join(ROOT, 'dev/run-dev.mjs'), '--port', String(port), '--state-dir', stateDir], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const onData = (chunk) => {
-    devLog += chunk.toString();
-  };
-  child.stdout.on('data', onData);
-  child.stderr.on('data', onData);
-  await /** @type {Promise<void>} */ (new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`npm run dev not ready in ${READY_TIMEOUT_MS} ms:\n${devLog}`)), READY_TIMEOUT_MS);
-    const check = () => {
-      if (/\[dev\] ready in/.test(devLog)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout.on('data', check);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`npm run dev exited (${code}) before it was ready:\n${devLog}`));
-    });
-  }));
-  return child;
-}
-
-/** SIGTERM: the runner stops wrangler (through its process guard) and the warehouse, then exits. */
-function stopDev(child) {
-  if (!child || child.exitCode !== null) return Promise.resolve();
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  return exited;
-}
-
+/** The v2 SDK client pinned to 2026-07-28 (no initialize): the era a current assistant speaks. */
 async function connect(key) {
-  const client = new Client({ name: 'mcp-dev-e2e', version: '1.0.0' });
+  const client = new Client({ name: 'mcp-dev-e2e', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
   await client.connect(
     new StreamableHTTPClientTransport(new URL(`${baseUrl}/v1/data/mcp`), {
       requestInit: { headers: { authorization: `Bearer ${key}` } },
@@ -95,28 +40,22 @@ function toolError(result) {
 const call = (who, name, args = {}) => clients[who].callTool({ name, arguments: args });
 
 beforeAll(async () => {
-  stateDir = await mkdtemp(join(tmpdir(), 'wq-mcp-dev-'));
-  const port = await freePort();
-  dev = await startDev(port);
-  baseUrl = `http://${HOST}:${port}`;
-  // The runner keeps the demo credentials it printed in <state dir>/credentials.json.
-  const credentials = JSON.parse(await readFile(join(stateDir, 'credentials.json'), 'utf8'));
-  expect(credentials.baseUrl).toBe(baseUrl);
-  keys = credentials.keys;
+  dev = await startDevInstance('wq-mcp-dev-');
+  baseUrl = dev.baseUrl;
+  keys = dev.keys;
   for (const who of ['org', 'brand', 'other']) clients[who] = await connect(keys[who]);
 }, READY_TIMEOUT_MS + 30_000);
 
 afterAll(async () => {
   await Promise.all(Object.values(clients).map((c) => c.close().catch(() => undefined)));
-  await stopDev(dev);
-  if (stateDir) await rm(stateDir, { recursive: true, force: true });
+  await dev?.stop();
 }, 60_000);
 
 describe('MCP against npm run dev', () => {
-  it('offers the seven tools', async () => {
+  it('offers the nine tools', async () => {
     const { tools } = await clients.brand.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(
-      ['get_report', 'list_brands', 'list_report_queries', 'list_reports', 'list_saved_queries', 'report_data_issue', 'run_query'],
+      ['fetch', 'get_report', 'list_brands', 'list_report_queries', 'list_reports', 'list_saved_queries', 'report_data_issue', 'run_query', 'search'],
     );
   });
 
@@ -203,6 +142,15 @@ describe('MCP against npm run dev', () => {
   it('flow C: files a data issue', async () => {
     const data = ok(await call('brand', 'report_data_issue', { summary: 'Marketplace revenue looks low', severity: 'low' }));
     expect(data.feedbackRef).toMatch(/^fb_/);
+  });
+
+  it('a 2025-era client (the v1 SDK, initialize) sees the same tools and data', async () => {
+    const legacy = new ClientV1({ name: 'mcp-dev-e2e-v1', version: '1.0.0' });
+    await legacy.connect(new TransportV1(new URL(`${baseUrl}/v1/data/mcp`), { requestInit: { headers: { authorization: `Bearer ${keys.brand}` } } }));
+    const { tools } = await legacy.listTools();
+    expect(tools).toEqual((await clients.brand.listTools()).tools);
+    expect(ok(await legacy.callTool({ name: 'list_brands', arguments: {} }))).toEqual(ok(await call('brand', 'list_brands')));
+    await legacy.close();
   });
 
   it('answers 401 with the OAuth discovery challenge, and 405 to GET', async () => {

@@ -126,14 +126,14 @@ describe('npm run dev', () => {
       status: 200,
       body: {
         brands: [
-          { brandId: 'brand_acme', name: 'Acme Outdoor', dataset: 'acme' },
-          { brandId: 'brand_globex', name: 'Globex Coffee', dataset: 'globex' },
-          { brandId: 'brand_initech', name: 'Initech Labs', dataset: null },
+          { brandId: 'brand_acme', name: 'Acme Outdoor', dataset: 'acme', timezone: 'UTC', queryable: true },
+          { brandId: 'brand_globex', name: 'Globex Coffee', dataset: 'globex', timezone: 'UTC', queryable: true },
+          { brandId: 'brand_initech', name: 'Initech Labs', dataset: null, timezone: 'UTC', queryable: false },
         ],
       },
     });
-    expect(await brands(credentials.keys.brand)).toEqual({ status: 200, body: { brands: [{ brandId: 'brand_acme', name: 'Acme Outdoor', dataset: 'acme' }] } });
-    expect(await brands(credentials.keys.other)).toEqual({ status: 200, body: { brands: [{ brandId: 'brand_umbrella', name: 'Umbrella Health', dataset: 'umbrella' }] } });
+    expect(await brands(credentials.keys.brand)).toEqual({ status: 200, body: { brands: [{ brandId: 'brand_acme', name: 'Acme Outdoor', dataset: 'acme', timezone: 'UTC', queryable: true }] } });
+    expect(await brands(credentials.keys.other)).toEqual({ status: 200, body: { brands: [{ brandId: 'brand_umbrella', name: 'Umbrella Health', dataset: 'umbrella', timezone: 'UTC', queryable: true }] } });
     expect((await brands('wqk_not-a-real-key')).status).toBe(401);
   });
 
@@ -199,7 +199,7 @@ describe('npm run dev', () => {
     expect(dev.out).toContain('cached');
     const again = JSON.parse(await readFile(join(stateDir, 'credentials.json'), 'utf8'));
     expect(again).toEqual(credentials);
-    expect((await brands(credentials.keys.brand)).body).toEqual({ brands: [{ brandId: 'brand_acme', name: 'Acme Outdoor', dataset: 'acme' }] });
+    expect((await brands(credentials.keys.brand)).body).toEqual({ brands: [{ brandId: 'brand_acme', name: 'Acme Outdoor', dataset: 'acme', timezone: 'UTC', queryable: true }] });
     console.log(`npm run dev restart: ready in ${Math.round(dev.readyMs ?? NaN)} ms`);
   }, READY_TIMEOUT_MS);
 });

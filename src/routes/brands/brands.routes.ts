@@ -1,13 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { BrandSchema } from '../../schemas/catalog';
 import { errorResponses, okJson } from '../../schemas/common';
-
-export const BrandSchema = z
-  .object({
-    brandId: z.string().openapi({ example: 'brand_acme' }),
-    name: z.string().nullable().openapi({ example: 'Acme Outdoor' }),
-    dataset: z.string().nullable().openapi({ description: 'null when the brand has no provisioned dataset', example: 'acme' }),
-  })
-  .openapi('Brand');
 
 export const list = createRoute({
   method: 'get',

@@ -1,0 +1,59 @@
+// `npm run dev` as an isolated instance for the Node-side MCP tests (end to end, conformance): a free loopback
+// port, a throwaway --state-dir (its own credentials, vars and local state), stopped and removed afterwards.
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ROOT } from '../../scripts/lib/import-ts.mjs';
+import { freePort } from './free-port.mjs';
+
+export const READY_TIMEOUT_MS = 240_000;
+
+/**
+ * Starts the instance and resolves once the runner prints that it is ready.
+ * @returns {Promise<{ baseUrl: string, keys: Record<'org' | 'brand' | 'other', string>, log: () => string, stop: () => Promise<void> }>}
+ */
+export async function startDevInstance(prefix) {
+  const stateDir = await mkdtemp(join(tmpdir(), prefix));
+  const port = await freePort();
+  let log = '';
+  const child = spawn(process.execPath, [join(ROOT, 'dev/run-dev.mjs'), '--port', String(port), '--state-dir', stateDir], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const onData = (chunk) => {
+    log += chunk.toString();
+  };
+  child.stdout.on('data', onData);
+  child.stderr.on('data', onData);
+  /** SIGTERM: the runner stops wrangler (through its process guard) and the warehouse, then exits. */
+  const stop = async () => {
+    if (child.exitCode === null) {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    }
+    await rm(stateDir, { recursive: true, force: true });
+  };
+  try {
+    await /** @type {Promise<void>} */ (new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`npm run dev not ready in ${READY_TIMEOUT_MS} ms:\n${log}`)), READY_TIMEOUT_MS);
+      child.stdout.on('data', () => {
+        if (/\[dev\] ready in/.test(log)) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`npm run dev exited (${code}) before it was ready:\n${log}`));
+      });
+    }));
+    // The runner keeps the demo credentials it printed in <state dir>/credentials.json.
+    const credentials = JSON.parse(await readFile(join(stateDir, 'credentials.json'), 'utf8'));
+    return { baseUrl: `http://127.0.0.1:${port}`, keys: credentials.keys, log: () => log, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
