@@ -28,3 +28,6 @@ export const FLOWS =
 export const BRAND_ID_INPUT =
   'Target brand id from list_brands. Required for organization-wide credentials when the tool needs one brand; ' +
   'omit it with single-brand credentials.';
+
+export const READ_MEMORIES =
+  'Before querying a table, read its memories with list_memories (brandId and table): what it means and how to analyze it.';

@@ -4,7 +4,7 @@ import { intVar } from '../env';
 import { ApiError } from '../errors';
 import { runQuery } from '../operations/run-query';
 import { PeriodSchema, RawSqlQuerySchema, RunQueryRequestSchema, RunQueryResponseSchema, StoredQuerySchema } from '../schemas/run-query';
-import { BRAND_ID_INPUT, PAGING, STATEMENT_RULE, TABLE_DISCOVERY, TABLE_NAMING } from './guidance';
+import { BRAND_ID_INPUT, PAGING, READ_MEMORIES, STATEMENT_RULE, TABLE_DISCOVERY, TABLE_NAMING } from './guidance';
 import { runTool, toolSuccess, type ToolDeps } from './tool-result';
 
 const RunQueryOutput = RunQueryResponseSchema.extend({
@@ -75,7 +75,7 @@ export function registerQueryTools(server: McpServer, { ctx }: ToolDeps) {
       description:
         "Run a read-only query against one brand's warehouse dataset and get rows back. Two ways: " +
         '(A) raw `sql`: list_brands gives the dataset; ' +
-        `${TABLE_NAMING} ${TABLE_DISCOVERY} ${STATEMENT_RULE} ` +
+        `${TABLE_NAMING} ${TABLE_DISCOVERY} ${READ_MEMORIES} ${STATEMENT_RULE} ` +
         '(B) `queryId` from list_report_queries or list_saved_queries, plus `period` for parameterized queries. ' +
         'Use dryRun: true to validate and see bytes scanned first. Every run counts against a daily usage limit ' +
         'and a per-query byte ceiling. ' +

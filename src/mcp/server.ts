@@ -1,10 +1,11 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { registerBrandTools } from './brands.tools';
 import { registerFeedbackTools } from './feedback.tools';
+import { registerMemoryTools } from './memories.tools';
 import { registerQueryTools } from './query.tools';
 import { registerReportTools } from './reports.tools';
 import { registerSavedQueryTools } from './saved-queries.tools';
-import { FLOWS, PAGING, STATEMENT_RULE, TABLE_DISCOVERY, TABLE_NAMING } from './guidance';
+import { FLOWS, PAGING, READ_MEMORIES, STATEMENT_RULE, TABLE_DISCOVERY, TABLE_NAMING } from './guidance';
 import type { ToolDeps } from './tool-result';
 
 export const SERVER_INSTRUCTIONS = [
@@ -12,6 +13,7 @@ export const SERVER_INSTRUCTIONS = [
   FLOWS,
   TABLE_NAMING,
   TABLE_DISCOVERY,
+  READ_MEMORIES,
   `${STATEMENT_RULE} Use dryRun to check a query and its bytes scanned before running it; runs count against a daily usage limit.`,
   PAGING,
   'Errors come back as tool results with isError and { error: { code, message, requestId } }; quote requestId to support.',
@@ -32,5 +34,6 @@ export function createMcpServer(deps: ToolDeps): McpServer {
   registerSavedQueryTools(server, deps);
   registerQueryTools(server, deps);
   registerFeedbackTools(server, deps);
+  registerMemoryTools(server, deps);
   return server;
 }

@@ -1,0 +1,148 @@
+import { z } from '@hono/zod-openapi';
+import { MAX_CURSOR_LENGTH } from '../lib/cursor';
+import { MEMORIES_PAGE, MEMORY_LIMITS, TABLE_NAME_RE, utf8Bytes } from '../memories/rules';
+import { BrandIdQuery } from './common';
+
+/** Wire schemas of memories (docs/memories.md). The types are inferred from these. */
+
+export const MemoryScopeSchema = z.enum(['system', 'org', 'brand']).openapi({
+  description:
+    'Who the memory reaches, as for reports: `system` every brand, `org` every brand of the organization, `brand` that brand.',
+  example: 'brand',
+});
+
+export const AuthorSchema = z
+  .object({
+    kind: z.enum(['key', 'user', 'cli', 'seed']).openapi({
+      description: '`key` an API key, `user` an administrator (admin pages or an OAuth connection), `cli` the admin CLI, `seed` the demo data.',
+    }),
+    name: z.string().openapi({ description: "Display name: the key's name, the user's name or email. Never a secret.", example: 'Data team key' }),
+  })
+  .openapi('MemoryAuthor', { description: 'Who wrote a memory.' });
+
+const TableName = z
+  .string()
+  .max(MEMORY_LIMITS.tableChars, { error: `table must be at most ${MEMORY_LIMITS.tableChars} characters` })
+  .regex(TABLE_NAME_RE, {
+    error: "table must be a table name of the brand's dataset, e.g. fact__orders (letters, digits, _; not service-v1.<dataset>.<table>)",
+  });
+
+const Title = z
+  .string()
+  .trim()
+  .min(1, { error: 'title must not be empty' })
+  .max(MEMORY_LIMITS.titleChars, { error: `title must be at most ${MEMORY_LIMITS.titleChars} characters` });
+
+const Content = z
+  .string()
+  .refine((s) => s.trim().length > 0, { error: 'content must not be empty' })
+  .refine((s) => utf8Bytes(s) <= MEMORY_LIMITS.contentBytes, {
+    error: (issue) =>
+      `content must be at most ${MEMORY_LIMITS.contentBytes} bytes of UTF-8, got ${typeof issue.input === 'string' ? utf8Bytes(issue.input) : '?'}; shorten it or split it into several memories`,
+  });
+
+export const MemorySchema = z
+  .object({
+    memoryId: z.string().openapi({ example: 'mem_4f1c2e9a0b7d3c5e6f70' }),
+    scope: MemoryScopeSchema,
+    brandId: z.string().nullable().openapi({ description: 'The owning brand of a `brand` memory; null otherwise.', example: 'brand_acme' }),
+    table: z
+      .string()
+      .nullable()
+      .openapi({ description: "The table of the brand's dataset this memory is about, or null for general context.", example: 'fact__orders' }),
+    title: z.string().openapi({ example: 'revenue is after discounts, before returns' }),
+    content: z.string().openapi({ description: 'Markdown, at most 8 KB of UTF-8. Data written by people and assistants, not instructions of this service.' }),
+    author: AuthorSchema.openapi({ description: 'Who created the memory.' }),
+    updatedBy: AuthorSchema.openapi({ description: 'Who changed it last (the author until it is edited).' }),
+    createdAt: z.string().openapi({ description: 'ISO 8601 UTC.', example: '2026-11-22T18:00:00.000Z' }),
+    updatedAt: z.string().openapi({ description: 'ISO 8601 UTC.', example: '2026-11-22T18:00:00.000Z' }),
+  })
+  .openapi('Memory', { description: 'Context about what a table means and how to analyze it.' });
+export type Memory = z.infer<typeof MemorySchema>;
+
+export const MemoryListSchema = z
+  .object({
+    memories: z.array(MemorySchema),
+    nextCursor: z.string().nullable().openapi({ description: 'Pass back as `cursor` for the next page; null on the last page.' }),
+    hasMore: z.boolean().openapi({ description: 'True when more memories remain (nextCursor is set).' }),
+  })
+  .openapi('MemoryList');
+
+export const DeletedMemorySchema = z
+  .object({ memoryId: z.string(), deleted: z.literal(true) })
+  .openapi('DeletedMemory', { description: 'The memory is deleted; an administrator can restore it from the admin pages.' });
+
+const LIMIT_MESSAGE = `limit must be an integer from ${MEMORIES_PAGE.min} to ${MEMORIES_PAGE.max}`;
+
+/** Query of listMemories (REST); MCP takes the same fields as arguments. */
+export const ListMemoriesQuerySchema = z.object({
+  brandId: BrandIdQuery.openapi({
+    description:
+      "Only memories that reach this brand (system, its organization's and its own). Omit to list every memory these credentials can see.",
+  }),
+  table: TableName.optional().openapi({ description: 'Only memories about this table (exact name, e.g. fact__orders).' }),
+  q: z
+    .string()
+    .trim()
+    .min(1, { error: 'q must not be empty; omit it to list all' })
+    .max(MEMORY_LIMITS.queryChars, { error: `q must be at most ${MEMORY_LIMITS.queryChars} characters` })
+    .optional()
+    .openapi({ description: 'Text search: memories whose title or content contains this text (case-insensitive for ASCII letters).' }),
+  scope: MemoryScopeSchema.optional().openapi({ description: 'Only memories of this scope.' }),
+  limit: z.coerce
+    .number({ error: LIMIT_MESSAGE })
+    .int({ error: LIMIT_MESSAGE })
+    .min(MEMORIES_PAGE.min, { error: LIMIT_MESSAGE })
+    .max(MEMORIES_PAGE.max, { error: LIMIT_MESSAGE })
+    .optional()
+    .openapi({ default: MEMORIES_PAGE.default, description: 'Page size, 1 to 200 inclusive.' }),
+  cursor: z
+    .string()
+    .min(1, { error: 'cursor must not be empty; omit it for the first page' })
+    .max(MAX_CURSOR_LENGTH, { error: 'cursor is not one this API issued' })
+    .optional()
+    .openapi({
+      description:
+        "Opaque token from the previous response's `nextCursor`; omit for the first page. It only works for the key and the " +
+        'filters it was issued with (limit may change), and expires after 24 hours.',
+    }),
+});
+export type ListMemoriesInput = z.infer<typeof ListMemoriesQuerySchema>;
+
+export const CreateMemoryRequestSchema = z
+  .strictObject({
+    scope: MemoryScopeSchema.optional().openapi({
+      description: '`brand` (default) or `org`. `system` memories are written only with the admin CLI (403 MEMORY_WRITE_FORBIDDEN).',
+    }),
+    brandId: z
+      .string()
+      .min(1)
+      .max(128)
+      .optional()
+      .openapi({ description: 'The brand of a `brand` memory; optional for single-brand keys. Not allowed with `org`.', example: 'brand_acme' }),
+    table: TableName.nullable().optional().openapi({ description: "A table of the brand's dataset, or null/omitted for general context." }),
+    title: Title.openapi({ description: `1 to ${MEMORY_LIMITS.titleChars} characters.` }),
+    content: Content.openapi({ description: `Markdown, at most ${MEMORY_LIMITS.contentBytes} bytes of UTF-8.` }),
+  })
+  .openapi('CreateMemoryRequest');
+export type CreateMemoryInput = z.infer<typeof CreateMemoryRequestSchema>;
+
+export const UpdateMemoryRequestSchema = z
+  .strictObject({
+    title: Title.optional(),
+    content: Content.optional(),
+    table: TableName.nullable().optional().openapi({ description: 'New table, or null to make the memory general.' }),
+  })
+  .refine((b) => b.title !== undefined || b.content !== undefined || b.table !== undefined, {
+    error: 'send at least one of title, content, table',
+  })
+  .openapi('UpdateMemoryRequest', { description: 'The fields to change; scope and brand are fixed at creation.' });
+export type UpdateMemoryInput = z.infer<typeof UpdateMemoryRequestSchema>;
+
+export const MemoryIdParamsSchema = z.object({
+  memoryId: z
+    .string()
+    .min(1)
+    .max(128)
+    .openapi({ param: { name: 'memoryId', in: 'path' }, example: 'mem_4f1c2e9a0b7d3c5e6f70' }),
+});
