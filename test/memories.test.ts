@@ -220,3 +220,24 @@ describe('listMemories filters and paging', () => {
     expectError(await api(`/v1/data/memories?${query}`, 'org'), 400, 'VALIDATION');
   });
 });
+
+describe('OpenAPI document', () => {
+  const Operation = z.object({ operationId: z.string(), tags: z.array(z.string()), responses: z.record(z.string(), z.object({ description: z.string() })) });
+  const Doc = z.object({ paths: z.record(z.string(), z.record(z.string(), Operation)) });
+
+  it.each([
+    ['get', '/v1/data/memories', 'listMemories', { 200: [], 400: ['VALIDATION'], 403: ['FORBIDDEN_BRAND'] }],
+    ['post', '/v1/data/memories', 'createMemory', { 201: [], 403: ['FORBIDDEN_BRAND', 'MEMORY_WRITE_FORBIDDEN'], 409: ['MEMORY_LIMIT_EXCEEDED'] }],
+    ['get', '/v1/data/memories/{memoryId}', 'getMemory', { 200: [], 404: ['MEMORY_NOT_FOUND'] }],
+    ['patch', '/v1/data/memories/{memoryId}', 'updateMemory', { 200: [], 403: ['MEMORY_WRITE_FORBIDDEN'], 404: ['MEMORY_NOT_FOUND'] }],
+    ['delete', '/v1/data/memories/{memoryId}', 'deleteMemory', { 200: [], 403: ['MEMORY_WRITE_FORBIDDEN'], 404: ['MEMORY_NOT_FOUND'] }],
+  ] as const)('%s %s is %s under the Memories tag, with its status codes', async (method, path, operationId, statuses) => {
+    const doc = Doc.parse((await api('/v1/data/openapi.json', null)).body);
+    const op = doc.paths[path]?.[method];
+    expect(op).toMatchObject({ operationId, tags: ['Memories'] });
+    for (const [status, codes] of Object.entries(statuses)) {
+      for (const code of codes) expect(op?.responses[status]?.description, `${status} ${code}`).toContain(`\`${code}\``);
+      expect(op?.responses[status], status).toBeDefined();
+    }
+  });
+});
