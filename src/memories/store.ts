@@ -117,7 +117,8 @@ export function updateMemoryStatements(memoryId: string, patch: MemoryPatch, w: 
   // ?9 title, ?10 content, ?11 = 1 when the table is set (to ?12, possibly null).
   const values: Literal[] = [patch.title ?? null, patch.content ?? null, patch.table === undefined ? 0 : 1, patch.table ?? null];
   const title = 'COALESCE(?9, title)';
-  const table = 'CASE WHEN ?11 = 1 THEN ?12 ELSE table_name END';
+  // iif, not CASE ... END: wrangler's statement splitter (admin CLI) reads END as the end of a compound statement.
+  const table = 'iif(?11 = 1, ?12, table_name)';
   const content = 'COALESCE(?10, content)';
   return [
     revision(

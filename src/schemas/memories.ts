@@ -1,6 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { MAX_CURSOR_LENGTH } from '../lib/cursor';
-import { MEMORIES_PAGE, MEMORY_LIMITS, TABLE_NAME_RE, utf8Bytes } from '../memories/rules';
+import { ContentSchema, MemoryFieldsSchema, TableNameSchema, TitleSchema } from '../memories/fields';
+import { MEMORIES_PAGE, MEMORY_LIMITS } from '../memories/rules';
 import { BrandIdQuery } from './common';
 
 /** Wire schemas of memories (docs/memories.md). The types are inferred from these. */
@@ -20,26 +21,9 @@ export const AuthorSchema = z
   })
   .openapi('MemoryAuthor', { description: 'Who wrote a memory.' });
 
-const TableName = z
-  .string()
-  .max(MEMORY_LIMITS.tableChars, { error: `table must be at most ${MEMORY_LIMITS.tableChars} characters` })
-  .regex(TABLE_NAME_RE, {
-    error: "table must be a table name of the brand's dataset, e.g. fact__orders (letters, digits, _; not service-v1.<dataset>.<table>)",
-  });
-
-const Title = z
-  .string()
-  .trim()
-  .min(1, { error: 'title must not be empty' })
-  .max(MEMORY_LIMITS.titleChars, { error: `title must be at most ${MEMORY_LIMITS.titleChars} characters` });
-
-const Content = z
-  .string()
-  .refine((s) => s.trim().length > 0, { error: 'content must not be empty' })
-  .refine((s) => utf8Bytes(s) <= MEMORY_LIMITS.contentBytes, {
-    error: (issue) =>
-      `content must be at most ${MEMORY_LIMITS.contentBytes} bytes of UTF-8, got ${typeof issue.input === 'string' ? utf8Bytes(issue.input) : '?'}; shorten it or split it into several memories`,
-  });
+const TableName = TableNameSchema;
+const Title = TitleSchema;
+const Content = ContentSchema;
 
 export const MemorySchema = z
   .object({
@@ -127,16 +111,9 @@ export const CreateMemoryRequestSchema = z
   .openapi('CreateMemoryRequest');
 export type CreateMemoryInput = z.infer<typeof CreateMemoryRequestSchema>;
 
-export const UpdateMemoryRequestSchema = z
-  .strictObject({
-    title: Title.optional(),
-    content: Content.optional(),
-    table: TableName.nullable().optional().openapi({ description: 'New table, or null to make the memory general.' }),
-  })
-  .refine((b) => b.title !== undefined || b.content !== undefined || b.table !== undefined, {
-    error: 'send at least one of title, content, table',
-  })
-  .openapi('UpdateMemoryRequest', { description: 'The fields to change; scope and brand are fixed at creation.' });
+export const UpdateMemoryRequestSchema = MemoryFieldsSchema.openapi('UpdateMemoryRequest', {
+  description: 'The fields to change (at least one); scope and brand are fixed at creation. `table: null` makes the memory general.',
+});
 export type UpdateMemoryInput = z.infer<typeof UpdateMemoryRequestSchema>;
 
 export const MemoryIdParamsSchema = z.object({
