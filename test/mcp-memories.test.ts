@@ -3,7 +3,8 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryListSchema, MemorySchema } from '../src/schemas/memories';
 import { connectMcp, errorOf, okData } from './mcp-client';
-import { api, seedDemo, TEST_KEYS, type TestKey } from './seed';
+import { connectAssistant, mcpClient } from './oauth-client';
+import { api, seedDemo, TEST_ADMINS, TEST_KEYS, type TestKey } from './seed';
 
 const clients = {} as Record<TestKey, Client>;
 
@@ -99,6 +100,24 @@ describe('memories are data, not instructions', () => {
       expect(data.memories.map((m) => m.title)).toEqual([marker]);
     } finally {
       await fresh.close();
+    }
+  });
+});
+
+describe('OAuth connections write as their administrator', () => {
+  it('a brand administrator writes its brand\'s memories, not the organization\'s; an org administrator writes both', async () => {
+    const brandAdmin = await mcpClient((await connectAssistant(TEST_ADMINS.brand)).tokens.access_token);
+    const orgAdmin = await mcpClient((await connectAssistant(TEST_ADMINS.org)).tokens.access_token);
+    try {
+      const mine = MemorySchema.parse(okData(await brandAdmin.callTool({ name: 'save_memory', arguments: { title: 'by the acme admin', content: 'c' } })));
+      expect(mine).toMatchObject({ scope: 'brand', brandId: 'brand_acme', author: { kind: 'user', name: 'Acme brand admin' } });
+      expect(errorOf(await brandAdmin.callTool({ name: 'save_memory', arguments: { scope: 'org', title: 't', content: 'c' } })).code).toBe('MEMORY_WRITE_FORBIDDEN');
+      const org = MemorySchema.parse(okData(await orgAdmin.callTool({ name: 'save_memory', arguments: { scope: 'org', title: 'by the org admin', content: 'c' } })));
+      expect(org).toMatchObject({ scope: 'org', author: { kind: 'user', name: 'Demo org admin' } });
+      const rev = await env.DB.prepare(`SELECT actor_kind, actor_id, transport FROM memory_revisions WHERE memory_id = ?`).bind(org.memoryId).first();
+      expect(rev).toEqual({ actor_kind: 'user', actor_id: 'user_demo_org_admin', transport: 'mcp' });
+    } finally {
+      await Promise.all([brandAdmin.close(), orgAdmin.close()]);
     }
   });
 });
