@@ -5,20 +5,10 @@ import { catalogSnapshot } from '../catalog/snapshot';
 import { requireSecret } from '../env';
 import { ApiError } from '../errors';
 import { openCursor, signCursor } from '../lib/cursor';
-import { newId } from '../lib/ids';
-import { MEMORIES_PAGE, MEMORY_LIMITS, memoryAppliesTo, writeRefusal, type MemoryOwner, type WriteReach } from '../memories/rules';
-import {
-  createMemoryStatements,
-  deleteMemoryStatements,
-  MEMORY_COLUMNS,
-  MemoryRowSchema,
-  ownerOf,
-  toMemory,
-  updateMemoryStatements,
-  type Actor,
-  type MemoryRow,
-} from '../memories/store';
-import { applyMemoryWrite, writeMeta } from '../memories/write';
+import { hasMemoryWrite } from '../memories/permissions';
+import { MEMORIES_PAGE, memoryAppliesTo, type MemoryOwner } from '../memories/rules';
+import { MEMORY_COLUMNS, MemoryRowSchema, ownerOf, toMemory, type MemoryRow } from '../memories/store';
+import { createMemoryAs, deleteMemoryAs, memoryNotFound, updateMemoryAs, writeForbidden, type Writer } from '../memories/write';
 import type { CreateMemoryInput, ListMemoriesInput, Memory, UpdateMemoryInput } from '../schemas/memories';
 import type { OpContext } from './context';
 import { resolveBrand } from './scope';
@@ -89,12 +79,6 @@ export async function listMemories(
   return { memories: page.map(toMemory), nextCursor, hasMore: nextCursor !== null };
 }
 
-function memoryNotFound(memoryId: string): ApiError {
-  return new ApiError('MEMORY_NOT_FOUND', `memory ${JSON.stringify(memoryId)} does not exist or is not visible to these credentials`, {
-    details: { memoryId },
-  });
-}
-
 /** Whether a memory reaches any brand of the principal. */
 async function visibleToPrincipal(ctx: OpContext, owner: MemoryOwner): Promise<boolean> {
   const snapshot = await catalogSnapshot(ctx.env, ctx.now);
@@ -118,51 +102,31 @@ export async function getMemory(ctx: OpContext, input: { memoryId: string }): Pr
   return toMemory(await findVisibleMemory(ctx, input.memoryId));
 }
 
-function writeForbidden(message: string): ApiError {
-  return new ApiError('MEMORY_WRITE_FORBIDDEN', message, { details: { permission: 'memories:write' } });
-}
-
 /**
  * Who the principal writes as and what it may write, or 403 MEMORY_WRITE_FORBIDDEN for a key without the
  * `memories:write` permission (read on every write, so granting or withdrawing it applies at once). An OAuth
  * connection acts as its administrator: their memberships are re-read, as the connection's own access is.
  */
-async function principalWriter(ctx: OpContext): Promise<{ actor: Actor; reach: WriteReach }> {
+async function principalWriter(ctx: OpContext): Promise<Writer> {
   const p: Principal = ctx.principal;
+  const record = { transport: ctx.transport, requestId: ctx.requestId, now: ctx.now };
   if (p.kind === 'key') {
-    const granted = await ctx.env.DB.prepare(`SELECT 1 AS ok FROM api_key_permissions WHERE key_id = ? AND permission = 'memories:write'`)
-      .bind(p.id)
-      .first();
-    if (granted === null) {
+    if (!(await hasMemoryWrite(ctx.env, p.id))) {
       throw writeForbidden(
         'this API key can read memories but not write them; an administrator can create a key with memory write permission ' +
           '(admin pages, or the admin CLI: key create ... --memories write)',
       );
     }
-    return { actor: { kind: 'key', id: p.id, name: p.label }, reach: { orgIds: p.scope === 'org' && p.orgId !== null ? [p.orgId] : [], brandIds: p.brandIds } };
+    const reach = { orgIds: p.scope === 'org' && p.orgId !== null ? [p.orgId] : [], brandIds: p.brandIds };
+    return { actor: { kind: 'key', id: p.id, name: p.label }, reach, ...record };
   }
   const reach = p.userId === undefined ? null : await loadAdminReach(ctx.env, p.userId);
   if (!isAdministrator(reach)) throw writeForbidden('only administrators write memories through an OAuth connection');
   return {
     actor: { kind: 'user', id: reach.userId, name: reach.name ?? reach.email },
     reach: { orgIds: reach.orgIds, brandIds: reach.brands.map((b) => b.id).filter((b) => p.brandIds.includes(b)) },
+    ...record,
   };
-}
-
-async function authorizeWrite(ctx: OpContext, owner: MemoryOwner): Promise<Actor> {
-  const { actor, reach } = await principalWriter(ctx);
-  const refusal = writeRefusal(reach, owner);
-  if (refusal !== null) throw writeForbidden(refusal);
-  return actor;
-}
-
-function limitExceeded(owner: MemoryOwner): ApiError {
-  const who = owner.scope === 'brand' ? `brand ${owner.brandId}` : owner.scope === 'org' ? `organization ${owner.orgId}` : 'system';
-  return new ApiError(
-    'MEMORY_LIMIT_EXCEEDED',
-    `${who} already has ${MEMORY_LIMITS.perOwner} memories, the most it can have; update or delete one first`,
-    { details: { limit: MEMORY_LIMITS.perOwner, scope: owner.scope } },
-  );
 }
 
 /** The owner a create request names, or the error that refuses it (before any write right is looked at). */
@@ -184,32 +148,22 @@ function requestedOwner(ctx: OpContext, input: CreateMemoryInput): MemoryOwner {
 /** createMemory: a new `org` or `brand` memory inside the writer's scope (201). */
 export async function createMemory(ctx: OpContext, input: CreateMemoryInput): Promise<Memory> {
   const owner = requestedOwner(ctx, input);
-  const actor = await authorizeWrite(ctx, owner);
-  const id = newId('mem');
-  const ok = await applyMemoryWrite(
-    ctx.env,
-    createMemoryStatements({ id, ...owner, table: input.table ?? null, title: input.title, content: input.content }, writeMeta(actor, ctx.transport, ctx.requestId, ctx.now)),
-  );
-  if (!ok) throw limitExceeded(owner);
+  const id = await createMemoryAs(ctx.env, await principalWriter(ctx), owner, { table: input.table ?? null, title: input.title, content: input.content });
   return getMemory(ctx, { memoryId: id });
 }
 
 /** updateMemory: changes title, content or table of a visible memory the writer may write. */
 export async function updateMemory(ctx: OpContext, input: { memoryId: string } & UpdateMemoryInput): Promise<Memory> {
-  const row = await findVisibleMemory(ctx, input.memoryId);
-  const actor = await authorizeWrite(ctx, ownerOf(row));
   const { memoryId, ...patch } = input;
-  const ok = await applyMemoryWrite(ctx.env, updateMemoryStatements(memoryId, patch, writeMeta(actor, ctx.transport, ctx.requestId, ctx.now)));
-  // Not applied: it was deleted between the read and the write.
-  if (!ok) throw memoryNotFound(memoryId);
+  // Visibility first: an id the caller cannot see is 404 whatever its rights.
+  const row = await findVisibleMemory(ctx, memoryId);
+  await updateMemoryAs(ctx.env, await principalWriter(ctx), row, patch);
   return getMemory(ctx, { memoryId });
 }
 
 /** deleteMemory: deletes a visible memory the writer may write; it stays restorable from the admin pages. */
 export async function deleteMemory(ctx: OpContext, input: { memoryId: string }): Promise<{ memoryId: string; deleted: true }> {
   const row = await findVisibleMemory(ctx, input.memoryId);
-  const actor = await authorizeWrite(ctx, ownerOf(row));
-  const ok = await applyMemoryWrite(ctx.env, deleteMemoryStatements(input.memoryId, writeMeta(actor, ctx.transport, ctx.requestId, ctx.now)));
-  if (!ok) throw memoryNotFound(input.memoryId);
+  await deleteMemoryAs(ctx.env, await principalWriter(ctx), row);
   return { memoryId: input.memoryId, deleted: true };
 }
