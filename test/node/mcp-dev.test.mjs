@@ -112,10 +112,10 @@ afterAll(async () => {
 }, 60_000);
 
 describe('MCP against npm run dev', () => {
-  it('offers the seven tools', async () => {
+  it('offers the nine tools', async () => {
     const { tools } = await clients.brand.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(
-      ['get_report', 'list_brands', 'list_report_queries', 'list_reports', 'list_saved_queries', 'report_data_issue', 'run_query'],
+      ['get_report', 'list_brands', 'list_memories', 'list_report_queries', 'list_reports', 'list_saved_queries', 'report_data_issue', 'run_query', 'save_memory'],
     );
   });
 
