@@ -1,6 +1,8 @@
 import { env } from 'cloudflare:test';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { loadAdminReach } from '../src/auth/oauth-principal';
+import { adminWriter, deleteManagedMemory, restoreManagedMemory } from '../src/memories/admin';
 import { MEMORY_LIMITS } from '../src/memories/rules';
 import { MemoryListSchema, MemorySchema } from '../src/schemas/memories';
 import { DEMO_MEMORIES } from '../src/seed/demo-memories';
@@ -239,5 +241,45 @@ describe('OpenAPI document', () => {
       for (const code of codes) expect(op?.responses[status]?.description, `${status} ${code}`).toContain(`\`${code}\``);
       expect(op?.responses[status], status).toBeDefined();
     }
+  });
+});
+
+describe('admin pages: restore (domain functions behind /admin/memories)', () => {
+  it('restores a deleted memory with a restore revision; refuses a brand admin on an org memory and an owner at its limit', async () => {
+    const orgAdmin = await loadAdminReach(env, 'user_demo_org_admin');
+    const brandAdmin = await loadAdminReach(env, 'user_demo_brand_admin');
+    if (!orgAdmin || !brandAdmin) throw new Error('demo admins missing');
+    const writer = adminWriter(orgAdmin, 'req_test', Date.now());
+
+    await deleteManagedMemory(env, orgAdmin, writer, 'mem_demo_monthly_date_column');
+    expectError(await api('/v1/data/memories/mem_demo_monthly_date_column', 'brand'), 404, 'MEMORY_NOT_FOUND');
+    await expect(restoreManagedMemory(env, brandAdmin, adminWriter(brandAdmin, null, Date.now()), 'mem_demo_monthly_date_column')).rejects.toMatchObject({
+      code: 'MEMORY_WRITE_FORBIDDEN',
+    });
+    await restoreManagedMemory(env, orgAdmin, { ...writer, now: Date.now() }, 'mem_demo_monthly_date_column');
+    expect((await api('/v1/data/memories/mem_demo_monthly_date_column', 'brand')).status).toBe(200);
+    const revs = await revisions('mem_demo_monthly_date_column');
+    expect(revs.slice(-2).map((r) => [r.action, r.actor_kind, r.actor_id, r.transport])).toEqual([
+      ['delete', 'user', 'user_demo_org_admin', 'admin'],
+      ['restore', 'user', 'user_demo_org_admin', 'admin'],
+    ]);
+    expect(JSON.parse(revs.at(-1)!.before_json ?? '{}').deletedAt).toEqual(expect.any(Number));
+
+    // At the limit, a restore is refused and the memory stays deleted.
+    await deleteManagedMemory(env, orgAdmin, { ...writer, now: Date.now() }, 'mem_demo_monthly_date_column');
+    const live = Number(await env.DB.prepare(`SELECT count(*) AS n FROM memories WHERE org_id = 'org_demo' AND deleted_at IS NULL`).first('n'));
+    await env.DB.batch(
+      Array.from({ length: MEMORY_LIMITS.perOwner - live }, (_, i) =>
+        env.DB.prepare(
+          `INSERT INTO memories (id, scope, org_id, title, content, author_kind, author_name, updated_by_kind, updated_by_name, created_at, updated_at)
+           VALUES (?, 'org', 'org_demo', 'filler', 'filler', 'cli', 'test', 'cli', 'test', 0, 0)`,
+        ).bind(`mem_orgfill_${i}`),
+      ),
+    );
+    await expect(restoreManagedMemory(env, orgAdmin, { ...writer, now: Date.now() }, 'mem_demo_monthly_date_column')).rejects.toMatchObject({
+      code: 'MEMORY_LIMIT_EXCEEDED',
+    });
+    expect(await env.DB.prepare(`SELECT deleted_at IS NOT NULL AS d FROM memories WHERE id = 'mem_demo_monthly_date_column'`).first('d')).toBe(1);
+    await env.DB.prepare(`DELETE FROM memories WHERE id LIKE 'mem_orgfill_%'`).run();
   });
 });
