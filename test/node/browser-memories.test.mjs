@@ -6,7 +6,7 @@
 // what and what it replaced), deletes it, restores it from the Deleted tab; the API sees each step. Then a key
 // created with "Memories: Read and write" can write memories and a read-only one cannot.
 import { randomBytes } from 'node:crypto';
-import { access, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
@@ -14,9 +14,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unstable_startWorker } from 'wrangler';
 import { d1Execute } from '../../scripts/lib/d1.mjs';
 import { importWorkerModules, ROOT } from '../../scripts/lib/import-ts.mjs';
+import { browserForTests, CHROMIUM_FLAGS } from './browser.mjs';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const BROWSER = browserForTests();
 const ARTIFACTS = join(ROOT, 'test-artifacts');
 const DESKTOP = { width: 1280, height: 900 };
 const PHONE = { width: 390, height: 844 };
@@ -34,6 +34,7 @@ let baseUrl;
 let browser;
 
 beforeAll(async () => {
+  if (!BROWSER) return;
   process.env.WRANGLER_SEND_METRICS = 'false';
   process.env.CLOUDFLARE_CF_FETCH_ENABLED = 'false';
   await mkdir(ARTIFACTS, { recursive: true });
@@ -56,8 +57,7 @@ beforeAll(async () => {
   });
   await worker.ready;
   baseUrl = new URL(await worker.url).origin;
-  await access(CHROMIUM);
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS, headless: true });
+  browser = await chromium.launch({ executablePath: BROWSER.path, args: CHROMIUM_FLAGS, headless: true });
 }, 180_000);
 
 afterAll(async () => {
@@ -87,7 +87,7 @@ async function apiMemory(secret, id) {
   return { status: res.status, body: await res.json() };
 }
 
-describe('the Memories page in chromium', () => {
+describe.skipIf(!BROWSER)('the Memories page in chromium', () => {
   it('lists by table, writes, edits with history, deletes and restores; the API follows each step', async () => {
     const context = await browser.newContext({ viewport: DESKTOP });
     const page = await context.newPage();
