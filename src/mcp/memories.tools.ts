@@ -4,6 +4,7 @@ import { MEMORIES_PAGE, MEMORY_LIMITS } from '../memories/rules';
 import { createMemory, listMemories, updateMemory } from '../operations/memories';
 import { CreateMemoryRequestSchema, ListMemoriesQuerySchema, MemoryListSchema, MemorySchema, UpdateMemoryRequestSchema } from '../schemas/memories';
 import { ApiError } from '../errors';
+import { pageLimitArgument } from '../schemas/fields';
 import { runTool, toolSuccess, type ToolDeps } from './tool-result';
 
 const BrandIdInput = z.string().min(1).max(128).optional();
@@ -65,13 +66,7 @@ export function registerMemoryTools(server: McpServer, deps: ToolDeps) {
         table: ListMemoriesQuerySchema.shape.table.describe('Only memories about this table, unqualified (e.g. fact__orders).'),
         q: ListMemoriesQuerySchema.shape.q.describe('Text to find in title or content.'),
         scope: ListMemoriesQuerySchema.shape.scope.describe('Only system, org or brand memories.'),
-        limit: z
-          .number()
-          .int()
-          .min(MEMORIES_PAGE.min)
-          .max(MEMORIES_PAGE.max)
-          .optional()
-          .describe(`Page size, ${MEMORIES_PAGE.min} to ${MEMORIES_PAGE.max}; default ${MEMORIES_PAGE.default}.`),
+        limit: pageLimitArgument(MEMORIES_PAGE).optional(),
         cursor: ListMemoriesQuerySchema.shape.cursor.describe('`nextCursor` from the previous page, with the same filters; omit for the first page.'),
       },
       outputSchema: MemoryListSchema,

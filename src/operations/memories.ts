@@ -50,12 +50,8 @@ export async function listMemories(
   ctx: OpContext,
   input: ListMemoriesInput,
 ): Promise<{ memories: Memory[]; nextCursor: string | null; hasMore: boolean }> {
+  // `limit` is within MEMORIES_PAGE: the REST route and the MCP tool validate it with the shared field schemas.
   const limit = input.limit ?? MEMORIES_PAGE.default;
-  if (!Number.isInteger(limit) || limit < MEMORIES_PAGE.min || limit > MEMORIES_PAGE.max) {
-    throw new ApiError('VALIDATION', `invalid query parameter limit: must be an integer from ${MEMORIES_PAGE.min} to ${MEMORIES_PAGE.max}`, {
-      details: { in: 'query', issues: [{ path: 'limit', message: `must be an integer from ${MEMORIES_PAGE.min} to ${MEMORIES_PAGE.max}` }] },
-    });
-  }
   const brand = resolveBrand(ctx.principal, input.brandId, { required: false });
   const brandIds = brand === null ? ctx.principal.brandIds : [brand];
   const table = input.table ?? null;

@@ -1,8 +1,8 @@
 import { z } from '@hono/zod-openapi';
-import { MAX_CURSOR_LENGTH } from '../lib/cursor';
 import { ContentSchema, MemoryFieldsSchema, TableNameSchema, TitleSchema } from '../memories/fields';
 import { MEMORIES_PAGE, MEMORY_LIMITS } from '../memories/rules';
 import { BrandIdQuery } from './common';
+import { CursorField, pageLimitQuery } from './fields';
 
 /** Wire schemas of memories (docs/memories.md). The types are inferred from these. */
 
@@ -56,8 +56,6 @@ export const DeletedMemorySchema = z
   .object({ memoryId: z.string(), deleted: z.literal(true) })
   .openapi('DeletedMemory', { description: 'The memory is deleted; an administrator can restore it from the admin pages.' });
 
-const LIMIT_MESSAGE = `limit must be an integer from ${MEMORIES_PAGE.min} to ${MEMORIES_PAGE.max}`;
-
 /** Query of listMemories (REST); MCP takes the same fields as arguments. */
 export const ListMemoriesQuerySchema = z.object({
   brandId: BrandIdQuery.openapi({
@@ -73,23 +71,12 @@ export const ListMemoriesQuerySchema = z.object({
     .optional()
     .openapi({ description: 'Text search: memories whose title or content contains this text (case-insensitive for ASCII letters).' }),
   scope: MemoryScopeSchema.optional().openapi({ description: 'Only memories of this scope.' }),
-  limit: z.coerce
-    .number({ error: LIMIT_MESSAGE })
-    .int({ error: LIMIT_MESSAGE })
-    .min(MEMORIES_PAGE.min, { error: LIMIT_MESSAGE })
-    .max(MEMORIES_PAGE.max, { error: LIMIT_MESSAGE })
-    .optional()
-    .openapi({ default: MEMORIES_PAGE.default, description: 'Page size, 1 to 200 inclusive.' }),
-  cursor: z
-    .string()
-    .min(1, { error: 'cursor must not be empty; omit it for the first page' })
-    .max(MAX_CURSOR_LENGTH, { error: 'cursor is not one this API issued' })
-    .optional()
-    .openapi({
-      description:
-        "Opaque token from the previous response's `nextCursor`; omit for the first page. It only works for the key and the " +
-        'filters it was issued with (limit may change), and expires after 24 hours.',
-    }),
+  limit: pageLimitQuery(MEMORIES_PAGE).optional(),
+  cursor: CursorField.optional().openapi({
+    description:
+      "Opaque token from the previous response's `nextCursor`; omit for the first page. It only works for the key and the " +
+      'filters it was issued with (limit may change), and expires after 24 hours.',
+  }),
 });
 export type ListMemoriesInput = z.infer<typeof ListMemoriesQuerySchema>;
 
