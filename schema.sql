@@ -167,3 +167,65 @@ CREATE TABLE IF NOT EXISTS api_key_meters (
   checks_per_minute      INTEGER CHECK (checks_per_minute IS NULL OR checks_per_minute > 0),
   page_reads_per_minute  INTEGER CHECK (page_reads_per_minute IS NULL OR page_reads_per_minute > 0)
 );
+
+-- memories: context about what a table means and how to analyze it (docs/memories.md). Visibility is the reports'
+-- rule: scope system reaches every brand (org_id, brand_id NULL), org every brand of org_id, brand its brand_id.
+-- table_name is a table of the brand's dataset the note is about, or NULL for general context. content is markdown
+-- (at most 8 KB of UTF-8). Written through src/operations/memories.ts (REST, MCP, admin pages) and the admin CLI;
+-- author_* is who created the row, updated_by_* who last changed it (kind key | user | cli | seed; id is the key or
+-- user id, NULL for cli and seed; name is a display name, never a secret). deleted_at set = deleted: invisible to
+-- every caller, restorable from the admin pages. Every write also appends a memory_revisions row.
+CREATE TABLE IF NOT EXISTS memories (
+  id               TEXT PRIMARY KEY,       -- mem_<random>
+  scope            TEXT NOT NULL CHECK (scope IN ('system', 'org', 'brand')),
+  org_id           TEXT REFERENCES organizations(id),
+  brand_id         TEXT REFERENCES brands(id),
+  table_name       TEXT,
+  title            TEXT NOT NULL,
+  content          TEXT NOT NULL,
+  author_kind      TEXT NOT NULL CHECK (author_kind IN ('key', 'user', 'cli', 'seed')),
+  author_id        TEXT,
+  author_name      TEXT NOT NULL,
+  updated_by_kind  TEXT NOT NULL CHECK (updated_by_kind IN ('key', 'user', 'cli', 'seed')),
+  updated_by_id    TEXT,
+  updated_by_name  TEXT NOT NULL,
+  created_at       INTEGER NOT NULL,
+  updated_at       INTEGER NOT NULL,
+  deleted_at       INTEGER,
+  CHECK ((scope = 'system' AND org_id IS NULL AND brand_id IS NULL)
+      OR (scope = 'org' AND org_id IS NOT NULL AND brand_id IS NULL)
+      OR (scope = 'brand' AND org_id IS NULL AND brand_id IS NOT NULL))
+);
+CREATE INDEX IF NOT EXISTS memories_brand ON memories(brand_id, deleted_at);
+CREATE INDEX IF NOT EXISTS memories_org ON memories(org_id, deleted_at);
+
+-- memory_revisions: the audit trail of memories, one row per write, never updated or deleted. action is create,
+-- update, delete or restore; before_json is the memory as it was (JSON {title, table, content, deletedAt}; NULL for
+-- create), after_json as it became (NULL for delete). actor_* as memories.author_*; transport says where the write came
+-- from (rest, mcp, admin, cli, seed). A deleted memory is restored from its last row.
+CREATE TABLE IF NOT EXISTS memory_revisions (
+  id          TEXT PRIMARY KEY,            -- mrev_<random>
+  memory_id   TEXT NOT NULL REFERENCES memories(id),
+  action      TEXT NOT NULL CHECK (action IN ('create', 'update', 'delete', 'restore')),
+  before_json TEXT,
+  after_json  TEXT,
+  actor_kind  TEXT NOT NULL CHECK (actor_kind IN ('key', 'user', 'cli', 'seed')),
+  actor_id    TEXT,
+  actor_name  TEXT NOT NULL,
+  transport   TEXT NOT NULL,
+  request_id  TEXT,
+  created_at  INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS memory_revisions_memory ON memory_revisions(memory_id, created_at);
+
+-- api_key_permissions: rights an API key has beyond reading. A separate table rather than an api_keys column
+-- because SQLite has no ADD COLUMN IF NOT EXISTS, and schema.sql must stay re-appliable to existing databases.
+-- permission memories:write = the key may create, change and delete memories inside its own scope (an org key:
+-- org memories of its org and brand memories of its brands; a brand key: its brand's). No row = read-only.
+-- Granted at key creation (admin CLI `key create --memories write`, or the admin pages); read on every write.
+CREATE TABLE IF NOT EXISTS api_key_permissions (
+  key_id      TEXT NOT NULL REFERENCES api_keys(id),
+  permission  TEXT NOT NULL CHECK (permission IN ('memories:write')),
+  created_at  INTEGER NOT NULL,
+  PRIMARY KEY (key_id, permission)
+);

@@ -7,7 +7,9 @@ import { parseArgs } from 'node:util';
 import { createInterface } from 'node:readline';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { D1Error, openD1, sql } from './lib/d1.mjs';
+import { readFile } from 'node:fs/promises';
+import { userInfo } from 'node:os';
+import { D1Error, openD1, sql, sqlLiteral } from './lib/d1.mjs';
 import { importWorkerModules } from './lib/import-ts.mjs';
 
 const USAGE_ERROR = 2;
@@ -42,6 +44,14 @@ const LIMIT_FLAGS = {
   'max-bytes-billed': 'max_bytes_billed',
 };
 const MEMBERSHIP_OPTIONS = { user: { type: 'string' }, org: { type: 'string' }, brand: { type: 'string' } };
+const MEMORY_OWNER_OPTIONS = { system: { type: 'boolean', default: false }, org: { type: 'string' }, brand: { type: 'string' } };
+const MEMORY_FIELD_OPTIONS = {
+  title: { type: 'string' },
+  content: { type: 'string' },
+  'content-file': { type: 'string' },
+  table: { type: 'string' },
+  author: { type: 'string' },
+};
 const LIMIT_OPTIONS = {
   'daily-queries': { type: 'string' },
   'daily-bytes': { type: 'string' },
@@ -234,26 +244,31 @@ const COMMANDS = {
     },
   },
   'key create': {
-    usage: 'key create (--org ORG_ID | --brand BRAND_ID) --name NAME [--daily-queries N] [--daily-bytes N] [--max-bytes-billed N]',
+    usage:
+      'key create (--org ORG_ID | --brand BRAND_ID) --name NAME [--memories read|write] [--daily-queries N] [--daily-bytes N] [--max-bytes-billed N]',
     summary: 'create an API key and print its secret (shown once; only a hash is stored)',
     details: `  An --org key reaches every brand of the organization; a --brand key only that brand.
+  --memories write  the key may also create, change and delete memories inside its scope (default: read)
   Limits default to the Worker's DEFAULT_* variables; see \`key limits\`.`,
-    options: { org: { type: 'string' }, brand: { type: 'string' }, name: { type: 'string' }, ...LIMIT_OPTIONS },
+    options: { org: { type: 'string' }, brand: { type: 'string' }, name: { type: 'string' }, memories: { type: 'string' }, ...LIMIT_OPTIONS },
     async run(o, _p, io) {
       const scope = requireScope(o);
       const name = requireText(o, 'name');
+      const memories = o.memories ?? 'read';
+      if (memories !== 'read' && memories !== 'write') throw new UsageError(`--memories must be read or write, got ${memories}`);
       const limits = parseLimits(o);
       const { generateApiKey } = await io.worker();
       const key = await generateApiKey();
       await io.exec(
         sql`INSERT INTO api_keys (id, name, prefix, secret_hash, org_id, brand_id, max_bytes_billed, daily_query_limit, daily_bytes_limit, created_at)
             VALUES (${key.id}, ${name}, ${key.prefix}, ${key.secretHash}, ${scope.orgId}, ${scope.brandId},
-                    ${limits.max_bytes_billed ?? null}, ${limits.daily_query_limit ?? null}, ${limits.daily_bytes_limit ?? null}, ${io.now})`,
+                    ${limits.max_bytes_billed ?? null}, ${limits.daily_query_limit ?? null}, ${limits.daily_bytes_limit ?? null}, ${io.now})` +
+          (memories === 'write' ? sql`;\nINSERT INTO api_key_permissions (key_id, permission, created_at) VALUES (${key.id}, 'memories:write', ${io.now})` : ''),
         { 'FOREIGN KEY': scope.missing },
       );
       return {
-        text: `created key ${key.id} "${name}" for ${scope.kind} ${scope.target}\nsecret (shown once, store it now; only its hash is kept):\n${key.secret}`,
-        json: { id: key.id, name, prefix: key.prefix, secret: key.secret, ...scope.json },
+        text: `created key ${key.id} "${name}" for ${scope.kind} ${scope.target}, memories ${memories}\nsecret (shown once, store it now; only its hash is kept):\n${key.secret}`,
+        json: { id: key.id, name, prefix: key.prefix, secret: key.secret, ...scope.json, memories },
       };
     },
   },
@@ -267,7 +282,8 @@ const COMMANDS = {
       const brand = o.brand ?? null;
       const rows = await io.exec(
         sql`SELECT k.id, k.name, k.prefix, k.org_id, k.brand_id, k.max_bytes_billed, k.daily_query_limit, k.daily_bytes_limit,
-                   k.created_at, k.last_used_at, k.revoked_at
+                   k.created_at, k.last_used_at, k.revoked_at,
+                   EXISTS (SELECT 1 FROM api_key_permissions p WHERE p.key_id = k.id AND p.permission = 'memories:write') AS memories_write
               FROM api_keys k
              WHERE (${org} IS NULL OR k.org_id = ${org} OR k.brand_id IN (SELECT id FROM brands WHERE org_id = ${org}))
                AND (${brand} IS NULL OR k.brand_id = ${brand})
@@ -280,6 +296,7 @@ const COMMANDS = {
         orgId: r.org_id,
         brandId: r.brand_id,
         limits: { maxBytesBilled: r.max_bytes_billed, dailyQueries: r.daily_query_limit, dailyBytes: r.daily_bytes_limit },
+        memories: r.memories_write ? 'write' : 'read',
         createdAt: iso(r.created_at),
         lastUsedAt: iso(r.last_used_at),
         revokedAt: iso(r.revoked_at),
@@ -293,8 +310,9 @@ const COMMANDS = {
         created: k.createdAt,
         last_used: k.lastUsedAt,
         limits: describeLimits(k.limits),
+        memories: k.memories,
       }));
-      return { text: table(display, ['id', 'name', 'prefix', 'scope', 'status', 'created', 'last_used', 'limits']), json: { keys } };
+      return { text: table(display, ['id', 'name', 'prefix', 'scope', 'status', 'created', 'last_used', 'limits', 'memories']), json: { keys } };
     },
   },
   'key revoke': {
@@ -341,9 +359,159 @@ const COMMANDS = {
       return { text: `key ${id} limits: ${describeLimits(out)}`, json: { id, limits: out } };
     },
   },
+  'memory list': {
+    usage: 'memory list [--system | --org ORG_ID | --brand BRAND_ID] [--table TABLE] [--deleted]',
+    summary: 'list memories (context about tables), newest change first; --org includes the memories of its brands',
+    details: `  --deleted  also list deleted memories (restore them with \`memory restore\`)`,
+    options: { ...MEMORY_OWNER_OPTIONS, table: { type: 'string' }, deleted: { type: 'boolean', default: false } },
+    async run(o, _p, io) {
+      if ([o.system, o.org, o.brand].filter(Boolean).length > 1) throw new UsageError('give at most one of --system, --org, --brand');
+      const org = o.org ?? null;
+      const brand = o.brand ?? null;
+      const rows = await io.exec(
+        sql`SELECT m.id, m.scope, COALESCE(m.brand_id, m.org_id) AS owner, m.table_name, m.title, m.content, m.author_name,
+                   m.updated_by_name, m.updated_at, m.deleted_at
+              FROM memories m
+             WHERE (${o.system ? 1 : 0} = 0 OR m.scope = 'system')
+               AND (${org} IS NULL OR m.org_id = ${org} OR m.brand_id IN (SELECT id FROM brands WHERE org_id = ${org}))
+               AND (${brand} IS NULL OR m.brand_id = ${brand})
+               AND (${o.table ?? null} IS NULL OR m.table_name = ${o.table ?? null})
+               AND (${o.deleted ? 1 : 0} = 1 OR m.deleted_at IS NULL)
+             ORDER BY m.updated_at DESC, m.id`,
+      );
+      const memories = rows.map((r) => ({
+        id: r.id,
+        scope: r.scope,
+        owner: r.owner,
+        table: r.table_name,
+        title: r.title,
+        content: r.content,
+        author: r.author_name,
+        updatedBy: r.updated_by_name,
+        updatedAt: iso(r.updated_at),
+        deletedAt: iso(r.deleted_at),
+      }));
+      const display = memories.map((m) => ({ ...m, owner: m.owner ?? 'system', status: m.deletedAt ? `deleted ${m.deletedAt}` : 'live' }));
+      return { text: table(display, ['id', 'scope', 'owner', 'table', 'title', 'updatedBy', 'updatedAt', 'status']), json: { memories } };
+    },
+  },
+  'memory create': {
+    usage: 'memory create (--system | --org ORG_ID | --brand BRAND_ID) --title TITLE (--content TEXT | --content-file PATH) [--table TABLE] [--author NAME]',
+    summary: 'create a memory; `system` memories (every brand of every organization) are written only here',
+    details: `  --table   a table of the brand's dataset the memory is about (e.g. fact__orders); omit for general context
+  --author  display name recorded as the writer (default: admin CLI and your OS user name)
+  Limits: title 200 characters, content 8 KB of UTF-8, 200 live memories per brand, per organization and for system.`,
+    options: { ...MEMORY_OWNER_OPTIONS, ...MEMORY_FIELD_OPTIONS },
+    async run(o, _p, io) {
+      const owner = requireMemoryOwner(o);
+      const fields = await memoryFields(o, io, { create: true });
+      const m = await io.memories();
+      const id = m.newId('mem');
+      const statements = m.createMemoryStatements({ id, ...owner, table: fields.table ?? null, title: fields.title, content: fields.content }, cliWrite(o, m));
+      const results = await io.exec(statements.map((s) => m.inlineStatement(s, sqlLiteral)).join(';\n'), { 'FOREIGN KEY': owner.missing }, { all: true });
+      if (!results.every((r) => r.length > 0)) throw new CommandError(`${owner.label} already has ${m.MEMORY_LIMITS.perOwner} memories, the most it can have`);
+      const memory = await readMemory(io, id);
+      return { text: `created memory ${id} (${owner.label}): ${memory.title}`, json: memory };
+    },
+  },
+  'memory update': {
+    usage: 'memory update MEMORY_ID [--title TITLE] [--content TEXT | --content-file PATH] [--table TABLE | --no-table] [--author NAME]',
+    summary: "change a memory's title, content or table (scope and owner are fixed)",
+    options: { ...MEMORY_FIELD_OPTIONS, 'no-table': { type: 'boolean', default: false } },
+    positional: 'MEMORY_ID',
+    async run(o, p, io) {
+      const id = requirePositional(p, 'the memory id (see `memory list`)');
+      if (o.table !== undefined && o['no-table']) throw new UsageError('give --table or --no-table, not both');
+      const fields = await memoryFields(o, io, { create: false });
+      const m = await io.memories();
+      await memoryWrite(io, m.updateMemoryStatements(id, fields, cliWrite(o, m)), m, `no live memory ${id}`);
+      const memory = await readMemory(io, id);
+      return { text: `updated memory ${id}: ${memory.title}`, json: memory };
+    },
+  },
+  'memory delete': {
+    usage: 'memory delete MEMORY_ID [--author NAME]',
+    summary: 'delete a memory (kept in the record; `memory restore` or the admin pages bring it back)',
+    options: { author: { type: 'string' } },
+    positional: 'MEMORY_ID',
+    async run(o, p, io) {
+      const id = requirePositional(p, 'the memory id (see `memory list`)');
+      const m = await io.memories();
+      await memoryWrite(io, m.deleteMemoryStatements(id, cliWrite(o, m)), m, `no live memory ${id}`);
+      return { text: `deleted memory ${id}`, json: { id, deleted: true } };
+    },
+  },
+  'memory restore': {
+    usage: 'memory restore MEMORY_ID [--author NAME]',
+    summary: 'restore a deleted memory',
+    options: { author: { type: 'string' } },
+    positional: 'MEMORY_ID',
+    async run(o, p, io) {
+      const id = requirePositional(p, 'the memory id (see `memory list --deleted`)');
+      const m = await io.memories();
+      await memoryWrite(io, m.restoreMemoryStatements(id, cliWrite(o, m)), m, `no deleted memory ${id}, or its owner already has ${m.MEMORY_LIMITS.perOwner} memories`);
+      const memory = await readMemory(io, id);
+      return { text: `restored memory ${id}: ${memory.title}`, json: memory };
+    },
+  },
 };
 
 // ---------------------------------------------------------------------------------------------------------
+
+function requirePositional(p, what) {
+  const v = p[0];
+  if (!v) throw new UsageError(`give ${what}`);
+  return v;
+}
+
+/** The owner of a new memory: exactly one of --system, --org, --brand. */
+function requireMemoryOwner(o) {
+  if ([o.system, o.org, o.brand].filter(Boolean).length !== 1) throw new UsageError('give exactly one of --system, --org ORG_ID or --brand BRAND_ID');
+  if (o.system) return { scope: 'system', orgId: null, brandId: null, label: 'system', missing: 'system' };
+  if (o.org) return { scope: 'org', orgId: o.org, brandId: null, label: `organization ${o.org}`, missing: `organization ${o.org} does not exist` };
+  return { scope: 'brand', orgId: null, brandId: o.brand, label: `brand ${o.brand}`, missing: `brand ${o.brand} does not exist` };
+}
+
+/**
+ * Title, content (--content or --content-file) and table, checked by the API's own request schema so the CLI refuses
+ * exactly what REST and MCP refuse, with the same messages.
+ */
+async function memoryFields(o, io, { create }) {
+  if (o.content !== undefined && o['content-file'] !== undefined) throw new UsageError('give --content or --content-file, not both');
+  const content = o['content-file'] !== undefined ? await readFile(o['content-file'], 'utf8') : o.content;
+  if (create && (o.title === undefined || content === undefined)) throw new UsageError('--title and --content (or --content-file) are required');
+  const table = o['no-table'] ? null : o.table;
+  const fields = Object.fromEntries(Object.entries({ title: o.title, content, table }).filter(([, v]) => v !== undefined));
+  const parsed = (await io.memories()).MemoryFieldsSchema.safeParse(fields);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new UsageError(issue?.path.length ? `--${String(issue.path[0])}: ${issue.message}` : (issue?.message ?? 'invalid memory'));
+  }
+  return parsed.data;
+}
+
+/** The CLI's write record: kind cli, the --author name or "admin CLI (<OS user>)". */
+function cliWrite(o, m) {
+  let user = '';
+  try {
+    user = ` (${userInfo().username})`;
+  } catch {
+    // No passwd entry (some containers): the plain name will do.
+  }
+  return { revisionId: m.newId('mrev'), actor: { kind: 'cli', id: null, name: o.author ?? `admin CLI${user}` }, transport: 'cli', requestId: null, now: Date.now() };
+}
+
+/** Runs the statements of one memory write; `refused` when its guard did not let it apply (nothing changed). */
+async function memoryWrite(io, statements, m, refused) {
+  const results = await io.exec(statements.map((s) => m.inlineStatement(s, sqlLiteral)).join(';\n'), {}, { all: true });
+  if (!results.every((r) => r.length > 0)) throw new CommandError(refused);
+}
+
+async function readMemory(io, id) {
+  const m = await io.memories();
+  const [row] = await io.exec(`SELECT ${m.MEMORY_COLUMNS} FROM memories m WHERE m.id = ${sql`${id}`}`);
+  return m.toMemory(m.MemoryRowSchema.parse(row));
+}
 
 function requireId(o, flag) {
   const v = o[flag];
@@ -511,6 +679,8 @@ const PROCESS_IO = {
 
 /** Worker modules, bundled once per process however many commands run. */
 let workerModules;
+/** The memory store's modules (memory commands only), bundled once per process. */
+let memoryModules;
 
 /**
  * Runs one CLI invocation (`argv` without `node admin.mjs`) and returns its exit code.
@@ -564,11 +734,12 @@ export async function runAdmin(argv, env = PROCESS_IO) {
   const io = {
     now: Date.now(),
     interactive: env.interactive,
-    async exec(statement, constraintMessages = {}) {
+    /** The last statement's rows, or with `all` every statement's. */
+    async exec(statement, constraintMessages = {}, { all = false } = {}) {
       try {
         db ??= await env.openD1(target);
         const results = await db.execute(statement);
-        return results[results.length - 1] ?? [];
+        return all ? results : (results[results.length - 1] ?? []);
       } catch (e) {
         throw mapConstraintError(e, constraintMessages);
       }
@@ -580,6 +751,24 @@ export async function runAdmin(argv, env = PROCESS_IO) {
         'src/lib/ids.ts': ['newId', 'randomBase64Url'],
       });
       return workerModules;
+    },
+    async memories() {
+      memoryModules ??= await importWorkerModules({
+        'src/memories/store.ts': [
+          'createMemoryStatements',
+          'updateMemoryStatements',
+          'deleteMemoryStatements',
+          'restoreMemoryStatements',
+          'inlineStatement',
+          'MEMORY_COLUMNS',
+          'MemoryRowSchema',
+          'toMemory',
+        ],
+        'src/memories/rules.ts': ['MEMORY_LIMITS'],
+        'src/memories/fields.ts': ['MemoryFieldsSchema'],
+        'src/lib/ids.ts': ['newId'],
+      });
+      return memoryModules;
     },
   };
   try {

@@ -25,13 +25,13 @@ describe('MCP tools/list', () => {
     await client.close();
     const byName = new Map(tools.map((t) => [t.name, t]));
     expect([...byName.keys()].sort()).toEqual(
-      ['fetch', 'get_report', 'list_brands', 'list_report_queries', 'list_reports', 'list_saved_queries', 'report_data_issue', 'run_query', 'search'],
+      ['fetch', 'get_report', 'list_brands', 'list_memories', 'list_report_queries', 'list_reports', 'list_saved_queries', 'report_data_issue', 'run_query', 'save_memory', 'search'],
     );
     for (const tool of tools) {
       expect(tool.title, tool.name).toBeTruthy();
       expect(tool.description?.length ?? 0, tool.name).toBeGreaterThan(60);
       expect(tool.annotations?.openWorldHint, tool.name).toBe(false);
-      expect(tool.annotations?.readOnlyHint, tool.name).toBe(tool.name !== 'report_data_issue');
+      expect(tool.annotations?.readOnlyHint, tool.name).toBe(tool.name !== 'report_data_issue' && tool.name !== 'save_memory');
       expect(tool.outputSchema?.type, tool.name).toBe('object');
       // Strict inputs: an argument the schema does not name is refused, and the schema says so.
       expect(JsonSchemaObject.parse(tool.inputSchema).additionalProperties, tool.name).toBe(false);

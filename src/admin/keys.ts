@@ -4,6 +4,7 @@ import type { AdminReach } from '../auth/oauth-principal';
 import type { PrincipalLimits } from '../auth/principal';
 import type { Env } from '../env';
 import { ApiError } from '../errors';
+import { grantMemoryWrite, MEMORIES_WRITE } from '../memories/permissions';
 
 /**
  * API keys as an administrator manages them. An org administrator manages the org's key(s) and every key of its
@@ -27,6 +28,8 @@ export interface ManagedKey {
   lastUsedAt: number | null;
   revokedAt: number | null;
   limits: KeyLimits;
+  /** Whether the key may write memories (`api_key_permissions`). */
+  memoriesWrite: boolean;
 }
 
 function managedIds(reach: AdminReach): { orgs: string; brands: string } {
@@ -57,6 +60,7 @@ const KeyRowSchema = z.object({
   created_at: z.number(),
   last_used_at: z.number().nullable(),
   revoked_at: z.number().nullable(),
+  memories_write: z.number().int(),
 });
 
 function toManagedKey(row: z.infer<typeof KeyRowSchema>): ManagedKey {
@@ -69,11 +73,13 @@ function toManagedKey(row: z.infer<typeof KeyRowSchema>): ManagedKey {
     lastUsedAt: row.last_used_at,
     revokedAt: row.revoked_at,
     limits: { dailyQueries: row.daily_query_limit, dailyBytes: row.daily_bytes_limit, maxBytesBilled: row.max_bytes_billed },
+    memoriesWrite: row.memories_write === 1,
   };
 }
 
 const KEY_COLUMNS = `k.id, k.name, k.prefix, k.org_id, k.brand_id, COALESCE(o.name, b.name) AS scope_name,
-  k.max_bytes_billed, k.daily_query_limit, k.daily_bytes_limit, k.created_at, k.last_used_at, k.revoked_at
+  k.max_bytes_billed, k.daily_query_limit, k.daily_bytes_limit, k.created_at, k.last_used_at, k.revoked_at,
+  EXISTS (SELECT 1 FROM api_key_permissions p WHERE p.key_id = k.id AND p.permission = '${MEMORIES_WRITE}') AS memories_write
   FROM api_keys k LEFT JOIN organizations o ON o.id = k.org_id LEFT JOIN brands b ON b.id = k.brand_id`;
 const MANAGED = `(k.org_id IN (SELECT value FROM json_each(?1)) OR k.brand_id IN (SELECT value FROM json_each(?2)))`;
 
@@ -98,6 +104,8 @@ export interface NewKey {
   name: string;
   scope: { kind: 'org' | 'brand'; id: string };
   limits: KeyLimits;
+  /** Grant `memories:write` (docs/memories.md); read-only for memories otherwise. */
+  memoriesWrite?: boolean;
 }
 
 /** The limits that apply to a key: its own, else the Worker's defaults (as `authenticateApiKey` resolves them). */
@@ -142,6 +150,7 @@ export async function createManagedKey(
       now,
     )
     .run();
+  if (form.memoriesWrite) await grantMemoryWrite(env, gen.id, now);
   const row = await env.DB.prepare(`SELECT ${KEY_COLUMNS} WHERE k.id = ?`).bind(gen.id).first();
   return { key: toManagedKey(KeyRowSchema.parse(row)), secret: gen.secret };
 }

@@ -27,3 +27,6 @@ export const FLOWS =
 /** The brandId rule every tool with a `brandId` argument shares, said once in the instructions. */
 export const BRAND_ID_RULE =
   'brandId: omit it with single-brand credentials; organization credentials pass one from list_brands when a tool needs one brand.';
+
+export const READ_MEMORIES =
+  'Before querying a table, read its memories with list_memories (brandId and table): what it means and how to analyze it.';

@@ -1,11 +1,12 @@
 import { McpServer } from '@modelcontextprotocol/server';
 import { registerBrandTools } from './brands.tools';
 import { registerFeedbackTools } from './feedback.tools';
+import { registerMemoryTools } from './memories.tools';
 import { registerQueryTools } from './query.tools';
 import { registerReportTools } from './reports.tools';
 import { registerSavedQueryTools } from './saved-queries.tools';
 import { registerSearchTools } from './search.tools';
-import { BRAND_ID_RULE, FLOWS, PAGING, STATEMENT_RULE, TABLE_DISCOVERY, TABLE_NAMING } from './guidance';
+import { BRAND_ID_RULE, FLOWS, PAGING, READ_MEMORIES, STATEMENT_RULE, TABLE_DISCOVERY, TABLE_NAMING } from './guidance';
 import { SUPPORTED_PROTOCOL_VERSIONS } from './protocol';
 import type { ToolDeps } from './tool-result';
 
@@ -14,6 +15,7 @@ export const SERVER_INSTRUCTIONS = [
   FLOWS,
   TABLE_NAMING,
   TABLE_DISCOVERY,
+  READ_MEMORIES,
   `${STATEMENT_RULE} dryRun: true checks a query and its bytes scanned without running it. Every run counts against a daily usage limit; prefer aggregates.`,
   `${PAGING} Without a cursor, SQL pages with ORDER BY a unique key plus LIMIT n OFFSET m.`,
   BRAND_ID_RULE,
@@ -48,5 +50,6 @@ export function createMcpServer(deps: ToolDeps): McpServer {
   registerQueryTools(server, deps);
   registerFeedbackTools(server, deps);
   registerSearchTools(server, deps);
+  registerMemoryTools(server, deps);
   return server;
 }

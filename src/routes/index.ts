@@ -4,6 +4,7 @@ import { registerFeedbackRoutes } from './feedback/feedback.index';
 import { registerSavedQueryRoutes } from './saved-queries/saved-queries.index';
 import { registerRunQueryRoutes } from './run-query/run-query.index';
 import { registerReportRoutes } from './reports/reports.index';
+import { registerMemoryRoutes } from './memories/memories.index';
 
 /** Every REST feature registers here; adding an endpoint touches its three files and this list. */
 export function registerRoutes(app: AppOpenAPI) {
@@ -12,4 +13,5 @@ export function registerRoutes(app: AppOpenAPI) {
   registerSavedQueryRoutes(app);
   registerRunQueryRoutes(app);
   registerFeedbackRoutes(app);
+  registerMemoryRoutes(app);
 }

@@ -2,6 +2,8 @@ import { KEY_PREFIX } from '../auth/api-keys';
 import { hashPassword } from '../auth/passwords';
 import { sha256Hex } from '../lib/ids';
 import { assertKnownSlots, templateSlots } from '../stored-queries/template';
+import { inlineStatement } from '../memories/store';
+import { demoMemoryStatements } from './demo-memories';
 
 /**
  * The demo tenants and catalog of `spec/demo-data.md`, as idempotent SQL with every value inlined as a quoted
@@ -480,5 +482,6 @@ export async function buildDemoSeed(input: DemoSeedInput, reports: readonly Demo
       }),
     );
   }
+  stmts.push(...demoMemoryStatements(now).map((s) => inlineStatement(s, sqlLiteral)));
   return stmts;
 }

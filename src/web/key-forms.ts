@@ -21,7 +21,7 @@ export const LIMIT_FIELD_LABELS: Record<LimitField, string> = {
 };
 
 /** Labels of every field of the create form. */
-export const CREATE_KEY_FIELD_LABELS: Record<string, string> = { name: 'Name', scope: 'Reaches', ...LIMIT_FIELD_LABELS };
+export const CREATE_KEY_FIELD_LABELS: Record<string, string> = { name: 'Name', scope: 'Reaches', memories: 'Memories', ...LIMIT_FIELD_LABELS };
 
 /**
  * Labels of the change-limits form of each key. Worded apart from the create form's so that the page, which holds
@@ -99,7 +99,8 @@ export const CreateKeyFormSchema = z
         const at = v.indexOf(':');
         return { kind: v.slice(0, at) === 'org' ? ('org' as const) : ('brand' as const), id: v.slice(at + 1) };
       }),
+    memories: z.enum(['read', 'write'], { error: 'choose read only or read and write' }).default('read'),
     ...limitFields,
   })
-  .transform(({ name, scope, ...limits }) => ({ name, scope, limits: toKeyLimits(limits) }));
+  .transform(({ name, scope, memories, ...limits }) => ({ name, scope, memoriesWrite: memories === 'write', limits: toKeyLimits(limits) }));
 export type CreateKeyForm = z.infer<typeof CreateKeyFormSchema>;

@@ -5,6 +5,7 @@
 export const ADMIN_NAV = [
   { id: 'keys', href: '/admin', label: 'API keys' },
   { id: 'assistants', href: '/admin/assistants', label: 'Connected assistants' },
+  { id: 'memories', href: '/admin/memories', label: 'Memories' },
 ] as const;
 
 export type AdminPageId = (typeof ADMIN_NAV)[number]['id'];

@@ -6,6 +6,7 @@ import { authorizeRoutes } from './pages/consent.page';
 import { keyCreatedRoutes } from './pages/key-created.page';
 import { keysRoutes } from './pages/keys.page';
 import { loginRoutes } from './pages/login.page';
+import { memoriesRoutes } from './pages/memories.page';
 
 /**
  * The pages under /admin. Each file in src/web/pages/ is one page: its view and the routes that serve it.
@@ -18,7 +19,7 @@ import { loginRoutes } from './pages/login.page';
  * 2. add `{ id: 'memories', href: '/admin/memories', label: 'Memories' }` to ADMIN_NAV in src/web/nav.ts;
  * 3. add `memoriesRoutes` to ADMIN_PAGES below.
  */
-const ADMIN_PAGES: ((admin: Hono<AppEnv>) => void)[] = [loginRoutes, keysRoutes, keyCreatedRoutes, assistantsRoutes];
+const ADMIN_PAGES: ((admin: Hono<AppEnv>) => void)[] = [loginRoutes, keysRoutes, keyCreatedRoutes, assistantsRoutes, memoriesRoutes];
 
 /**
  * The server-rendered pages: /admin (keys and connected assistants) and /authorize (OAuth sign-in and consent).

@@ -137,6 +137,7 @@ const KeyRow: FC<{ k: ManagedKey; csrf: string; defaults: PrincipalLimits; usage
     </td>
     <td data-label="Scope">
       {k.scope.kind === 'org' ? 'Organization' : 'Brand'}: {k.scope.name ?? k.scope.id}
+      {k.memoriesWrite ? <div class="muted">writes memories</div> : null}
     </td>
     <td data-label="Status">
       {/* One child per cell: on a phone each cell is a two-column grid (its label, then this). */}
@@ -230,6 +231,17 @@ const CreateKeyForm: FC<{ csrf: string; scopes: KeyScopeChoice[]; defaults: Prin
           </select>
         </div>
       </div>
+      <label for="key-memories">
+        {CREATE_KEY_FIELD_LABELS.memories} <span class="hint">notes on what tables mean; writes stay within the key's own brands</span>
+      </label>
+      <select id="key-memories" name="memories">
+        <option value="read" selected={form?.memories !== 'write'}>
+          Read only
+        </option>
+        <option value="write" selected={form?.memories === 'write'}>
+          Read and write
+        </option>
+      </select>
       <fieldset>
         <legend>Limits (leave empty for the defaults)</legend>
         <p class="muted">Bytes: {BYTES_HINT}.</p>

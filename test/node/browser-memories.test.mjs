@@ -1,0 +1,202 @@
+// The admin Memories page and the key form's memory permission in a real browser: Debian's chromium driven by
+// playwright-core, against the Worker started with wrangler's unstable_startWorker on a free loopback port, on a
+// throwaway local D1 seeded with the demo seed. Screenshots (desktop and phone) go to test-artifacts/.
+//
+// Flow: an org administrator sees the demo memories by table, writes one, edits it (the history shows who changed
+// what and what it replaced), deletes it, restores it from the Deleted tab; the API sees each step. Then a key
+// created with "Memories: Read and write" can write memories and a read-only one cannot.
+import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { unstable_startWorker } from 'wrangler';
+import { d1Execute } from '../../scripts/lib/d1.mjs';
+import { importWorkerModules, ROOT } from '../../scripts/lib/import-ts.mjs';
+import { browserForTests, CHROMIUM_FLAGS } from './browser.mjs';
+
+const BROWSER = browserForTests();
+const ARTIFACTS = join(ROOT, 'test-artifacts');
+const DESKTOP = { width: 1280, height: 900 };
+const PHONE = { width: 390, height: 844 };
+
+const keySecret = (tag) => `wqk_${tag.padEnd(43, '0')}`;
+const KEYS = { org: keySecret('memOrg'), brand: keySecret('memBrand'), other: keySecret('memOther') };
+const ADMINS = {
+  org: { email: 'org-admin@memories.test', password: 'org-admin-memories-password' },
+  brand: { email: 'brand-admin@memories.test', password: 'brand-admin-memories-password' },
+};
+
+let stateDir;
+let worker;
+let baseUrl;
+let browser;
+
+beforeAll(async () => {
+  if (!BROWSER) return;
+  process.env.WRANGLER_SEND_METRICS = 'false';
+  process.env.CLOUDFLARE_CF_FETCH_ENABLED = 'false';
+  await mkdir(ARTIFACTS, { recursive: true });
+  stateDir = await mkdtemp(join(tmpdir(), 'wq-browser-memories-'));
+  const { buildDemoSeed } = await importWorkerModules({ 'src/seed/demo-catalog.ts': ['buildDemoSeed'] });
+  const seed = await buildDemoSeed({ now: Date.now(), keys: KEYS, admins: ADMINS });
+  const schema = await readFile(join(ROOT, 'schema.sql'), 'utf8');
+  const file = join(stateDir, 'bootstrap.sql');
+  await writeFile(file, `${schema}\n${seed.map((s) => `${s.trim().replace(/;+$/, '')};`).join('\n')}\n`);
+  await d1Execute({ persistTo: stateDir }, { file });
+
+  worker = await unstable_startWorker({
+    config: join(ROOT, 'wrangler.toml'),
+    envFiles: [],
+    bindings: {
+      SESSION_SECRET: { type: 'plain_text', value: randomBytes(32).toString('hex') },
+      CURSOR_SECRET: { type: 'plain_text', value: randomBytes(32).toString('hex') },
+    },
+    dev: { server: { hostname: '127.0.0.1', port: 0 }, inspector: false, persist: stateDir, watch: false, logLevel: 'error' },
+  });
+  await worker.ready;
+  baseUrl = new URL(await worker.url).origin;
+  browser = await chromium.launch({ executablePath: BROWSER.path, args: CHROMIUM_FLAGS, headless: true });
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await worker?.dispose();
+  if (stateDir) await rm(stateDir, { recursive: true, force: true });
+});
+
+const shot = (page, name) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+
+async function expectFitsViewport(page) {
+  const { scrollWidth, innerWidth } = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth }));
+  expect(scrollWidth).toBeLessThanOrEqual(innerWidth);
+}
+
+async function signIn(page, admin) {
+  await page.goto(`${baseUrl}/admin/login`);
+  await page.getByLabel('Email').fill(admin.email);
+  await page.getByLabel('Password').fill(admin.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL(`${baseUrl}/admin`);
+}
+
+/** A memory as the API shows it to `key` (status and body). */
+async function apiMemory(secret, id) {
+  const res = await fetch(`${baseUrl}/v1/data/memories/${id}`, { headers: { authorization: `Bearer ${secret}` } });
+  return { status: res.status, body: await res.json() };
+}
+
+describe.skipIf(!BROWSER)('the Memories page in chromium', () => {
+  it('lists by table, writes, edits with history, deletes and restores; the API follows each step', async () => {
+    const context = await browser.newContext({ viewport: DESKTOP });
+    const page = await context.newPage();
+    await signIn(page, ADMINS.org);
+    await page.getByRole('link', { name: 'Memories' }).click();
+    await page.waitForURL(`${baseUrl}/admin/memories`);
+    await page.getByRole('heading', { name: 'Memories', level: 1 }).waitFor();
+
+    // Demo memories, grouped by table; system ones are read-only here.
+    const orders = page.getByRole('region', { name: 'Table fact__orders' });
+    await expect(orders.getByRole('heading', { name: 'revenue is gross sales after discounts, in the brand currency' }).isVisible()).resolves.toBe(true);
+    await expect(orders.getByText('System memories are changed with the admin CLI.').first().isVisible()).resolves.toBe(true);
+    expect(await page.getByRole('region', { name: 'Table fact__orders' }).textContent()).not.toContain('Umbrella');
+    await expectFitsViewport(page);
+    await shot(page, 'admin-memories-desktop');
+
+    // A refused write keeps what was typed and says why.
+    await page.getByLabel('Applies to', { exact: true }).selectOption('brand:brand_acme');
+    await page.getByLabel('Title of the new memory').fill('Returns are booked a week late');
+    await page.getByLabel('Table of the new memory').fill('service-v1.acme.fact__orders');
+    await page.getByLabel('Content of the new memory').fill('Returns land in `fact__orders` about **7 days** after the sale.');
+    await page.getByRole('button', { name: 'Save memory' }).click();
+    await page.getByRole('alert').waitFor();
+    expect(await page.getByRole('alert').textContent()).toContain('table must be a table name');
+    expect(await page.getByLabel('Title of the new memory').inputValue()).toBe('Returns are booked a week late');
+    expect(await page.getByLabel('Table of the new memory').getAttribute('aria-invalid')).toBe('true');
+
+    await page.getByLabel('Table of the new memory').fill('fact__orders');
+    await page.getByRole('button', { name: 'Save memory' }).click();
+    await page.getByRole('status').filter({ hasText: 'The memory was saved' }).waitFor();
+    const article = page.getByRole('article', { name: 'Returns are booked a week late' });
+    const id = ((await article.getAttribute('id')) ?? '').replace(/^memory-/, '');
+    expect(id).toMatch(/^mem_/);
+    expect(await article.textContent()).toContain('Demo org admin (administrator)');
+    const created = await apiMemory(KEYS.brand, id);
+    expect(created).toMatchObject({ status: 200, body: { scope: 'brand', brandId: 'brand_acme', table: 'fact__orders', author: { kind: 'user', name: 'Demo org admin' } } });
+
+    // Edit: the history names who changed it and keeps what it replaced.
+    await article.getByText('Edit').click();
+    await article.getByLabel(/^Content of memory/).fill('Returns land in `fact__orders` about **10 days** after the sale.');
+    await article.getByRole('button', { name: /^Save memory/ }).click();
+    await page.getByRole('status').filter({ hasText: 'The memory was changed' }).waitFor();
+    const edited = page.getByRole('article', { name: 'Returns are booked a week late' });
+    await edited.getByText(/^History \(2\)/).click();
+    expect(await edited.textContent()).toMatch(/Edited by Demo org admin \(administrator\) via admin pages/);
+    await edited.getByText('What it replaced').click();
+    expect(await edited.locator('ol.history pre').textContent()).toContain('**7 days**');
+    expect((await apiMemory(KEYS.brand, id)).body.content).toContain('**10 days**');
+    await shot(page, 'admin-memories-history-desktop');
+
+    // Delete, then restore from the Deleted tab.
+    await edited.getByRole('button', { name: /^Delete memory/ }).click();
+    await page.getByRole('status').filter({ hasText: 'The memory was deleted' }).waitFor();
+    expect(await page.getByRole('article', { name: 'Returns are booked a week late' }).count()).toBe(0);
+    expect((await apiMemory(KEYS.brand, id)).status).toBe(404);
+    await page.getByRole('link', { name: 'Deleted' }).click();
+    await page.waitForURL(`${baseUrl}/admin/memories?deleted=1`);
+    await page.getByRole('article', { name: 'Returns are booked a week late' }).getByRole('button', { name: /^Restore memory/ }).click();
+    await page.getByRole('status').filter({ hasText: 'The memory was restored' }).waitFor();
+    expect(await apiMemory(KEYS.brand, id)).toMatchObject({ status: 200, body: { content: expect.stringContaining('**10 days**') } });
+    await context.close();
+  }, 120_000);
+
+  it('fits a phone; a brand administrator sees only what reaches its brand and cannot change organization memories', async () => {
+    const phone = await browser.newContext({ viewport: PHONE, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
+    const page = await phone.newPage();
+    await signIn(page, ADMINS.brand);
+    await page.goto(`${baseUrl}/admin/memories`);
+    const html = await page.content();
+    expect(html).toContain('monthly reports filter on order_date');
+    expect(html).not.toContain('Umbrella: revenue is in GBP');
+    const orgMemory = page.getByRole('article', { name: 'monthly reports filter on order_date' });
+    expect(await orgMemory.getByRole('button').count()).toBe(0);
+    expect(await orgMemory.textContent()).toContain('Only an administrator of the whole organization can change this.');
+    expect(await page.getByLabel('Applies to', { exact: true }).locator('option').allTextContents()).toEqual(['Acme Outdoor (brand)']);
+    await expectFitsViewport(page);
+    await shot(page, 'admin-memories-phone');
+    await phone.close();
+  }, 120_000);
+
+  it('creates a key with "Memories: Read and write" that can write, next to a read-only one that cannot', async () => {
+    const context = await browser.newContext({ viewport: DESKTOP });
+    const page = await context.newPage();
+    await signIn(page, ADMINS.brand);
+    const create = async (name, memories) => {
+      await page.goto(`${baseUrl}/admin`);
+      await page.getByLabel('Name').fill(name);
+      await page.getByLabel('Memories').selectOption(memories);
+      await page.getByRole('button', { name: 'Create key' }).click();
+      await page.getByRole('heading', { name: 'Key created' }).waitFor();
+      return page.getByLabel('Your new API key').inputValue();
+    };
+    const writer = await create('Memory writer', 'write');
+    const reader = await create('Memory reader', 'read');
+    const post = (secret) =>
+      fetch(`${baseUrl}/v1/data/memories`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ title: 'from a key', content: 'written with a key' }),
+      });
+    const ok = await post(writer);
+    expect(ok.status).toBe(201);
+    expect((await ok.json()).author).toEqual({ kind: 'key', name: 'Memory writer' });
+    const refused = await post(reader);
+    expect(refused.status).toBe(403);
+    expect((await refused.json()).error.code).toBe('MEMORY_WRITE_FORBIDDEN');
+    await page.goto(`${baseUrl}/admin`);
+    expect(await page.getByRole('row').filter({ hasText: 'Memory writer' }).textContent()).toContain('writes memories');
+    expect(await page.getByRole('row').filter({ hasText: 'Memory reader' }).textContent()).not.toContain('writes memories');
+    await context.close();
+  }, 120_000);
+});
