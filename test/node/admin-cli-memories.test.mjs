@@ -11,7 +11,7 @@ import { openD1 } from '../../scripts/lib/d1.mjs';
 import { ROOT } from '../../scripts/lib/import-ts.mjs';
 
 /** @type {string} */
-
+let stateDir;
 /** @type {import('../../scripts/lib/d1.mjs').D1Executor} */
 let db;
 
