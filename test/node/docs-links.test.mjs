@@ -164,7 +164,29 @@ function sources(dir, suffix) {
   return out.join('\n');
 }
 
+/** `{ CODE: status }` from the ERROR_STATUS table of src/errors.ts. */
+export function errorStatusIn(source) {
+  const table = /ERROR_STATUS = \{([^}]*)\}/.exec(source)?.[1] ?? '';
+  return Object.fromEntries([...table.matchAll(/^\s*([A-Z_]+):\s*(\d{3}),/gm)].map((m) => [m[1], Number(m[2])]));
+}
+
+/** `{ CODE: status }` from a Markdown error table whose rows start `| \`CODE\` | status |`. */
+export function errorTableIn(doc) {
+  return Object.fromEntries([...doc.matchAll(/^\| `([A-Z_]+)` \| (\d{3}) \|/gm)].map((m) => [m[1], Number(m[2])]));
+}
+
 describe('docs/api.md covers the API', () => {
+  it('reads error tables (synthetic)', () => {
+    expect(errorStatusIn('export const ERROR_STATUS = {\n  UNAUTHORIZED: 401,\n  NOT_FOUND: 404,\n} as const')).toEqual({ UNAUTHORIZED: 401, NOT_FOUND: 404 });
+    expect(errorTableIn('| code | HTTP |\n|---|---|\n| `UNAUTHORIZED` | 401 | key missing |\n| `NOT_FOUND` | 405 | x |')).toEqual({ UNAUTHORIZED: 401, NOT_FOUND: 405 });
+  });
+
+  it('lists every error code of src/errors.ts with its status, and no other', () => {
+    const codes = errorStatusIn(readFileSync(join(ROOT, 'src/errors.ts'), 'utf8'));
+    expect(Object.keys(codes).length).toBeGreaterThanOrEqual(20);
+    expect(errorTableIn(readFileSync(join(ROOT, 'docs/api.md'), 'utf8'))).toEqual(codes);
+  });
+
   it('finds what a synthetic reference page leaves out', () => {
     const src = "createRoute({\n  method: 'get',\n  path: '/v1/data/things/{id}',\n  operationId: 'getThing',\n});\n" +
       "server.registerTool(\n    'list_things', {});\nserver.registerTool('get_thing', {});";
