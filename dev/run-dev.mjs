@@ -244,7 +244,7 @@ function isCredentials(v) {
   return s(v?.keys?.org) && s(v?.keys?.brand) && s(v?.keys?.other) && admin(v?.admins?.org) && admin(v?.admins?.brand);
 }
 
-/** Demo key secrets and admin passwords, in the shape of shared/spec/demo-data.md; reused across restarts. */
+/** Demo key secrets and admin passwords, in the shape of docs/demo-data.md; reused across restarts. */
 async function loadOrCreateCredentials(files, worker, baseUrl) {
   const existing = await readJson(files.credentials);
   const base = isCredentials(existing)

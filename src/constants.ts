@@ -6,7 +6,7 @@
 /** Prefix of every data route (REST and MCP). */
 export const API_PREFIX = '/v1/data';
 
-/** Path of the MCP endpoint (spec section 8). */
+/** Path of the MCP endpoint (docs/api.md, MCP). */
 export const MCP_PATH = `${API_PREFIX}/mcp`;
 
 /** The OpenAPI 3.1 document of the REST API (served without an API key). */

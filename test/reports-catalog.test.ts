@@ -6,7 +6,7 @@ import { QueryListSchema } from '../src/schemas/catalog';
 import { buildDemoSeed, DEMO_REPORTS, type DemoReport, type DemoSeedInput } from '../src/seed/demo-catalog';
 import { api, seedDemo, TEST_ADMINS, TEST_KEYS } from './seed';
 
-/** The demo catalog of demo-data.md as seeded: templates, saved queries, tenants, keys and admins. */
+/** The demo catalog of docs/demo-data.md as seeded: templates, saved queries, tenants, keys and admins. */
 
 const INPUT: DemoSeedInput = { now: Date.UTC(2026, 10, 21), keys: { ...TEST_KEYS }, admins: { org: { ...TEST_ADMINS.org }, brand: { ...TEST_ADMINS.brand } } };
 
@@ -144,7 +144,7 @@ describe('demo seed', () => {
     ]);
   });
 
-  it('has the tenants of demo-data.md', async () => {
+  it('has the tenants of docs/demo-data.md', async () => {
     const { results: orgs } = await env.DB.prepare('SELECT id, name FROM organizations ORDER BY id').all();
     expect(orgs).toEqual([
       { id: 'org_demo', name: 'Demo Retail Group' },

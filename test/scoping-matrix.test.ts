@@ -5,7 +5,7 @@ import { api, expectError, postJson, seedDemo, type TestKey } from './seed';
 
 /**
  * Every endpoint, with the org key (org_demo), the brand key (brand_acme) and the other org's key (org_other),
- * against every demo brand and every demo report. The expectations come from this small model of demo-data.md,
+ * against every demo brand and every demo report. The expectations come from this small model of docs/demo-data.md,
  * written independently of the SQL that implements the rules.
  */
 const BRAND_ORG: Record<string, string> = {

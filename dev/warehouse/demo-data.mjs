@@ -1,4 +1,4 @@
-// Deterministic demo datasets of ../shared/spec/demo-data.md, generated with set-based SQL in DuckDB.
+// Deterministic demo datasets of docs/demo-data.md, generated with set-based SQL in DuckDB.
 // Every value comes from a stateless integer hash of (row number, salt), so the same `today` always gives
 // the same rows, independent of thread scheduling; dates are relative to `today` so "yesterday" and
 // "last full month" always have data. The result is written once to a DuckDB file (cached per day and
@@ -13,7 +13,7 @@ export const PROJECT = 'service-v1';
 /** Schemas of the data file that are bookkeeping, not datasets. */
 export const META_SCHEMA = '__warehouse';
 
-/** Columns of every table in every dataset, with BigQuery type names (demo-data.md "Tables"). */
+/** Columns of every table in every dataset, with BigQuery type names (docs/demo-data.md, "Warehouse datasets"). */
 export const TABLES = {
   table_metadata: {
     layer: 'meta',
@@ -86,7 +86,7 @@ export const DEMO_ROUTINE = {
  */
 
 /**
- * Per-dataset shape: sizes from demo-data.md ("acme" 500,000 orders, others 20,000), plus brand flavour.
+ * Per-dataset shape: sizes from docs/demo-data.md ("acme" 500,000 orders, others 20,000), plus brand flavour.
  * @type {DatasetShape[]}
  */
 export const DATASETS = [

@@ -15,7 +15,7 @@ import type { OpContext } from '../operations/context';
 import { batchesAllowed } from './protocol';
 import { createMcpServer } from './server';
 
-/** Path of the MCP endpoint (spec section 8), defined in the leaf src/constants.ts. */
+/** Path of the MCP endpoint (docs/api.md, MCP), defined in the leaf src/constants.ts. */
 export { MCP_PATH };
 
 /**

@@ -6,7 +6,7 @@ import { inlineStatement } from '../memories/store';
 import { demoMemoryStatements } from './demo-memories';
 
 /**
- * The demo tenants and catalog of `spec/demo-data.md`, as idempotent SQL with every value inlined as a quoted
+ * The demo tenants and catalog of `docs/demo-data.md`, as idempotent SQL with every value inlined as a quoted
  * literal. The same statements serve D1 `batch` in tests and the local D1 in `npm run dev`, which reapplies them
  * on every start. They only add what is missing (`INSERT ... ON CONFLICT DO NOTHING`): a row that exists stays
  * as it is, so a demo key an operator revoked, a limit or a name they changed survive a restart.

@@ -2,7 +2,7 @@ import type { MemoryOwner } from '../memories/rules';
 import { createMemoryStatements, type Statement } from '../memories/store';
 
 /**
- * Demo memories: true statements about the demo warehouse (dev/warehouse/demo-data.mjs builds it; spec/demo-data.md
+ * Demo memories: true statements about the demo warehouse (dev/warehouse/demo-data.mjs builds it; docs/demo-data.md
  * describes it). Each is checked against the data in test/memories-demo.test.ts. Seeded insert-if-missing by fixed
  * id, so a rerun never overwrites an edit or revives a deleted one.
  */

@@ -91,7 +91,7 @@ afterAll(async () => {
 describe('npm run dev', () => {
   let credentials;
 
-  it('keeps and prints the credentials in the shape of demo-data.md, readable only by the owner', async () => {
+  it('keeps and prints the credentials in the shape of docs/demo-data.md, readable only by the owner', async () => {
     const path = join(stateDir, 'credentials.json');
     credentials = JSON.parse(await readFile(path, 'utf8'));
     expect(credentials).toEqual({

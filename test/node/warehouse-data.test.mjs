@@ -1,4 +1,4 @@
-// The demo datasets (../shared/spec/demo-data.md): sizes, dates relative to today, the tables and columns
+// The demo datasets (docs/demo-data.md): sizes, dates relative to today, the tables and columns
 // listed, marts consistent with fact__orders, referential integrity, and determinism.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
