@@ -14,6 +14,7 @@ import { WRANGLER_BIN, wranglerEnv, wranglerExecute } from '../scripts/lib/d1.mj
 import { importWorkerModules, ROOT } from '../scripts/lib/import-ts.mjs';
 import { createServiceAccount, serviceAccountFromJson } from './warehouse/service-account.mjs';
 import { startWarehouse } from './warehouse/server.mjs';
+import { buildViews } from '../views/build-views.mjs';
 
 const HOST = '127.0.0.1';
 /** Variables `npm run dev` owns in the vars file; any other line there is kept as the developer wrote it. */
@@ -131,6 +132,11 @@ async function main() {
   // Through wrangler in a child process, not in this one: see scripts/lib/d1.mjs on wrangler's SIGTERM handler.
   await wranglerExecute({ persistTo: files.persistTo }, ['--file', files.bootstrapSql]);
   say(`applied schema.sql and ${statements.length} demo seed statements to the local D1 (${ms(step)})`);
+
+  step = performance.now();
+  // wrangler.toml's [assets] directory: the MCP Apps views, built from views/ (about a second).
+  const views = await buildViews({ quiet: true });
+  say(`built ${views.length} MCP Apps views into dist/views (${ms(step)})`);
 
   step = performance.now();
   startWrangler(port, files);

@@ -1,5 +1,6 @@
 import { createServiceAccount } from '../dev/warehouse/service-account.mjs';
 import { startWarehouse } from '../dev/warehouse/server.mjs';
+import { buildViews } from '../views/build-views.mjs';
 import type { TestProject } from 'vitest/node';
 
 declare module 'vitest' {
@@ -19,6 +20,8 @@ const BRAND_DATASETS = { brand_acme: 'acme', brand_globex: 'globex', brand_umbre
 
 /** Runs once in Node before any project: makes throwaway service accounts and starts the local warehouse. */
 export default async function setup(project: TestProject) {
+  // The Worker reads the MCP Apps views from its assets directory (wrangler.toml [assets]): build them first.
+  await buildViews({ quiet: true });
   const main = createServiceAccount();
   const perBrand = Object.entries(BRAND_DATASETS).map(([brandId, dataset]) => ({
     brandId,

@@ -9,6 +9,7 @@ import { registerSearchTools } from './search.tools';
 import { BRAND_ID_RULE, FLOWS, PAGING, READ_MEMORIES, STATEMENT_RULE, TABLE_DISCOVERY, TABLE_NAMING } from './guidance';
 import { SUPPORTED_PROTOCOL_VERSIONS } from './protocol';
 import type { ToolDeps } from './tool-result';
+import { registerViews } from './views';
 
 export const SERVER_INSTRUCTIONS = [
   'Read-only SQL over a data warehouse organised by brand. Start with list_brands.',
@@ -36,7 +37,7 @@ export function createMcpServer(deps: ToolDeps): McpServer {
       instructions: SERVER_INSTRUCTIONS,
       // The tool set never changes while a client is connected (stateless, one server per request): advertise no
       // list_changed notifications we would never send.
-      capabilities: { tools: { listChanged: false } },
+      capabilities: { tools: { listChanged: false }, resources: { listChanged: false } },
       supportedProtocolVersions: SUPPORTED_PROTOCOL_VERSIONS,
       // 2026-07-28 cache hints: the tool list and instructions only change with a deploy.
       cacheHints: { 'tools/list': TOOLS_CACHE_HINT, 'server/discover': TOOLS_CACHE_HINT },
@@ -51,5 +52,6 @@ export function createMcpServer(deps: ToolDeps): McpServer {
   registerFeedbackTools(server, deps);
   registerSearchTools(server, deps);
   registerMemoryTools(server, deps);
+  registerViews(server, deps);
   return server;
 }
