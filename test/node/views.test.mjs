@@ -5,7 +5,7 @@
 // ("Load more") go through the bridge to the same MCP client. Asserts what a person sees (rows, totals, sort
 // order, chart marks and summaries, themes), and that a view fetches nothing. Screenshots, desktop (1280) and
 // phone (390) in light and dark, go to test-artifacts/.
-import { access, mkdir } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -14,10 +14,10 @@ import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../../scripts/lib/import-ts.mjs';
 import { buildViews, VIEW_BUDGET_GZIP } from '../../views/build-views.mjs';
+import { browserForTests, CHROMIUM_FLAGS } from './browser.mjs';
 import { READY_TIMEOUT_MS, startDevInstance } from './mcp-dev-instance.mjs';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const BROWSER = browserForTests();
 const ARTIFACTS = join(ROOT, 'test-artifacts');
 const DESKTOP = { width: 1280, height: 900 };
 const PHONE = { width: 390, height: 844 };
@@ -115,16 +115,8 @@ async function tableTexts(frame, tableIndex = 0) {
   return frame.locator('table').nth(tableIndex).locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.cells].map((td) => td.textContent)));
 }
 
-const hasBrowser = await access(CHROMIUM).then(
-  () => true,
-  () => false,
-);
-if (!hasBrowser) {
-  if (process.env.REQUIRE_BROWSER) throw new Error(`views browser test: ${CHROMIUM} not found and REQUIRE_BROWSER is set`);
-  console.warn(`\n!!! views browser test SKIPPED: no browser at ${CHROMIUM} (set REQUIRE_BROWSER=1 to make this a failure)\n`);
-}
-
 beforeAll(async () => {
+  if (!BROWSER) return;
   await mkdir(ARTIFACTS, { recursive: true });
   const sizes = await buildViews({ quiet: true });
   for (const s of sizes) expect(s.gzip).toBeLessThanOrEqual(VIEW_BUDGET_GZIP);
@@ -149,7 +141,7 @@ beforeAll(async () => {
   await client.connect(
     new StreamableHTTPClientTransport(new URL(`${dev.baseUrl}/v1/data/mcp`), { requestInit: { headers: { authorization: `Bearer ${dev.keys.brand}` } } }),
   );
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS, headless: true });
+  browser = await chromium.launch({ executablePath: BROWSER.path, args: CHROMIUM_FLAGS, headless: true });
 }, READY_TIMEOUT_MS + 60_000);
 
 afterAll(async () => {
@@ -159,7 +151,7 @@ afterAll(async () => {
   await new Promise((resolve) => (harness ? harness.close(resolve) : resolve()));
 }, 60_000);
 
-describe.skipIf(!hasBrowser)('MCP Apps views in chromium, fed by the local stack', () => {
+describe.skipIf(!BROWSER)('MCP Apps views in chromium, fed by the local stack', () => {
   it('result view: a capped run_query as a typed table, sorted by mouse and keyboard', async () => {
     const args = { sql: ORDERS_SQL };
     const result = await callTool('run_query', args);
@@ -262,7 +254,7 @@ async function reportResult(reportId, brandId) {
   return { args: { reportId, brandId }, data, result: { content: [{ type: 'text', text: JSON.stringify(data) }], structuredContent: data } };
 }
 
-describe.skipIf(!hasBrowser)('report view in chromium, fed by the local stack', () => {
+describe.skipIf(!BROWSER)('report view in chromium, fed by the local stack', () => {
   it('Business Overview for brand_acme: tiles in dashboard order, KPIs, bar and line charts with summaries, the table, instructions', async () => {
     const { args, data, result } = await reportResult('rpt_business_overview', 'brand_acme');
     const section = (id) => data.sections.find((s) => s.id === id);
