@@ -25,7 +25,7 @@ describe('MCP tools/list', () => {
     await client.close();
     const byName = new Map(tools.map((t) => [t.name, t]));
     expect([...byName.keys()].sort()).toEqual(
-      ['fetch', 'get_report', 'list_brands', 'list_memories', 'list_report_queries', 'list_reports', 'list_saved_queries', 'report_data_issue', 'run_query', 'save_memory', 'search'],
+      ['fetch', 'get_report', 'list_brands', 'list_memories', 'list_report_queries', 'list_reports', 'list_saved_queries', 'report_data_issue', 'run_query', 'save_memory', 'search', 'show_report'],
     );
     for (const tool of tools) {
       expect(tool.title, tool.name).toBeTruthy();

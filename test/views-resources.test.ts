@@ -5,7 +5,7 @@
 import { env } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { VIEWS } from '../src/mcp/views';
-import { connectMcp } from './mcp-client';
+import { connectMcp, ERAS } from './mcp-client';
 import { seedDemo, TEST_KEYS } from './seed';
 
 beforeAll(async () => {
@@ -15,9 +15,10 @@ beforeAll(async () => {
 const MCP_APP_MIME = 'text/html;profile=mcp-app';
 
 describe('MCP Apps views as resources', () => {
-  it('lists both views with the MCP Apps MIME type and a CSP without external domains', async () => {
-    const client = await connectMcp(TEST_KEYS.brand);
+  it.each(ERAS)('lists both views with the MCP Apps MIME type and a CSP without external domains (%s era)', async (era) => {
+    const client = await connectMcp(TEST_KEYS.brand, era);
     const { resources } = await client.listResources();
+    expect(client.getServerCapabilities()?.resources).toEqual({ listChanged: false });
     await client.close();
     expect(resources.map((r) => r.uri).sort()).toEqual([VIEWS.report.uri, VIEWS.result.uri].sort());
     for (const r of resources) {
@@ -28,8 +29,8 @@ describe('MCP Apps views as resources', () => {
     }
   });
 
-  it('reads each view: the built HTML from the assets, whole and self-contained', async () => {
-    const client = await connectMcp(TEST_KEYS.brand);
+  it.each(ERAS)('reads each view: the built HTML from the assets, whole and self-contained (%s era)', async (era) => {
+    const client = await connectMcp(TEST_KEYS.brand, era);
     for (const view of Object.values(VIEWS)) {
       const { contents } = await client.readResource({ uri: view.uri });
       expect(contents).toHaveLength(1);

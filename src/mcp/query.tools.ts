@@ -16,6 +16,7 @@ import { BrandIdField } from '../schemas/fields';
 import { READ_MEMORIES } from './guidance';
 import { renderResultText, resultCaps, rowsThatFit, type ResultCaps } from './result-text';
 import { resultSizeMeta, runTool, toolSchema, toolSuccess, type ToolDeps } from './tool-result';
+import { viewMeta, VIEWS } from './views';
 
 const UsageOutput = z
   .strictObject({
@@ -103,7 +104,7 @@ function toolResult(outcome: RunQueryOutcome, caps: ResultCaps): CallToolResult 
 }
 
 /** Room for what a result carries besides its rows (columns, stats, the paging note). */
-const RESULT_ENVELOPE_CHARS = 16_384;
+export const RESULT_ENVELOPE_CHARS = 16_384;
 
 export function registerQueryTools(server: McpServer, { ctx }: ToolDeps) {
   const caps = resultCaps(intVar(ctx.env, 'MCP_ROW_CAP'), intVar(ctx.env, 'MCP_MAX_RESULT_BYTES'));
@@ -122,7 +123,8 @@ export function registerQueryTools(server: McpServer, { ctx }: ToolDeps) {
       // Read-only, but not idempotent: each run spends the daily usage budget.
       annotations: { readOnlyHint: true, idempotentHint: false, openWorldHint: false },
       // The text copy of a capped result is about the row cap's bytes plus columns, stats and the paging note.
-      _meta: resultSizeMeta(intVar(ctx.env, 'MCP_MAX_RESULT_BYTES') + RESULT_ENVELOPE_CHARS),
+      // Hosts with MCP Apps show the result in the result view; others ignore the link and read the result as before.
+      _meta: { ...resultSizeMeta(intVar(ctx.env, 'MCP_MAX_RESULT_BYTES') + RESULT_ENVELOPE_CHARS), ...viewMeta(VIEWS.result) },
     },
     (input) =>
       runTool(ctx, 'run_query', async () => {

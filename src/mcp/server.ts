@@ -4,6 +4,7 @@ import { registerFeedbackTools } from './feedback.tools';
 import { registerMemoryTools } from './memories.tools';
 import { registerQueryTools } from './query.tools';
 import { registerReportTools } from './reports.tools';
+import { registerReportViewTools } from './report-view.tools';
 import { registerSavedQueryTools } from './saved-queries.tools';
 import { registerSearchTools } from './search.tools';
 import { BRAND_ID_RULE, FLOWS, PAGING, READ_MEMORIES, STATEMENT_RULE, TABLE_DISCOVERY, TABLE_NAMING } from './guidance';
@@ -52,6 +53,7 @@ export function createMcpServer(deps: ToolDeps): McpServer {
   registerFeedbackTools(server, deps);
   registerSearchTools(server, deps);
   registerMemoryTools(server, deps);
+  registerReportViewTools(server, deps);
   registerViews(server, deps);
   return server;
 }

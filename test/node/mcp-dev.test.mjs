@@ -55,7 +55,7 @@ describe('MCP against npm run dev', () => {
   it('offers the nine tools', async () => {
     const { tools } = await clients.brand.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(
-      ['fetch', 'get_report', 'list_brands', 'list_memories', 'list_report_queries', 'list_reports', 'list_saved_queries', 'report_data_issue', 'run_query', 'save_memory', 'search'],
+      ['fetch', 'get_report', 'list_brands', 'list_memories', 'list_report_queries', 'list_reports', 'list_saved_queries', 'report_data_issue', 'run_query', 'save_memory', 'search', 'show_report'],
     );
   });
 

@@ -152,7 +152,7 @@ afterAll(async () => {
 }, 60_000);
 
 describe.skipIf(!BROWSER)('MCP Apps views in chromium, fed by the local stack', () => {
-  it('result view: a capped run_query as a typed table, sorted by mouse and keyboard', async () => {
+  it('result view: a capped run_query as a typed table, sorted by mouse and keyboard, with load more through the cursor', async () => {
     const args = { sql: ORDERS_SQL };
     const result = await callTool('run_query', args);
     const first = ok(result);
@@ -178,12 +178,9 @@ describe.skipIf(!BROWSER)('MCP Apps views in chromium, fed by the local stack', 
     expect(rows[nullIndex][6]).toBe('null');
     const revenueCell = frame.locator('tbody tr').first().locator('td').nth(5);
     expect(await revenueCell.evaluate((td) => getComputedStyle(td).textAlign)).toBe('right');
-    // This server has no result cursors yet (no totalRows/nextCursor): the view says the result was cut, with no
-    // made-up total and no "Load more".
-    expect(first.nextCursor).toBeUndefined();
-    await expect.poll(() => frame.locator('.row-count').textContent()).toContain('200 rows (the result has more)');
-    expect(await frame.getByRole('button', { name: 'Load more' }).count()).toBe(0);
-    expect(await frame.locator('.more-status').textContent()).toBe('The rest of this result cannot be paged from here.');
+    expect(first.totalRows).toBeGreaterThan(400);
+    expect(first.nextCursor).toEqual(expect.any(String));
+    await expect.poll(() => frame.locator('.row-count').textContent()).toContain(`200 of ${fmtInt(first.totalRows)} rows`);
     await shot(page, 'views-result-desktop-light');
 
     // Sort by revenue with the mouse: largest first, aria-sort says so.
@@ -197,6 +194,23 @@ describe.skipIf(!BROWSER)('MCP Apps views in chromium, fed by the local stack', 
     const latest = first.rows.map((r) => r.order_date).sort().at(-1);
     expect((await tableTexts(frame))[0][1]).toBe(fmtDate(latest));
     expect(await frame.locator('th', { hasText: 'Order date' }).getAttribute('aria-sort')).toBe('descending');
+
+    // Load more: the view calls run_query { cursor } through the host (AppBridge -> the MCP client -> the server);
+    // the next page joins the table, the count follows, and the sort still holds over all loaded rows.
+    await frame.getByRole('button', { name: 'Load more' }).click();
+    await expect.poll(() => frame.locator('tbody tr').count()).toBe(400);
+    await expect.poll(() => frame.locator('.row-count').textContent()).toContain(`400 of ${fmtInt(first.totalRows)} rows`);
+    expect(await frame.locator('.more-status').textContent()).toBe('Loaded 200 more rows.');
+    const isoDates = await frame.locator('tbody td:nth-child(2)').evaluateAll((tds) => tds.map((td) => td.getAttribute('title')));
+    expect(isoDates).toEqual([...isoDates].sort().reverse());
+    // The rows loaded are the result's next 200 in the server's order (ORDER BY order_id): ORD-... 201 to 400.
+    const ids = (await tableTexts(frame)).map((r) => r[0]).sort();
+    expect(ids.slice(0, 200)).toEqual(first.rows.map((r) => r.order_id));
+    const lastOfFirstPage = first.rows.at(-1).order_id;
+    expect(ids.slice(200).every((id) => id > lastOfFirstPage)).toBe(true);
+    expect(new Set(ids).size).toBe(400);
+    // Keyboard focus stays on the next "Load more".
+    expect(await frame.getByRole('button', { name: 'Load more' }).evaluate((b) => b === document.activeElement)).toBe(true);
 
     await expectFits(page);
 
@@ -238,20 +252,11 @@ describe.skipIf(!BROWSER)('MCP Apps views in chromium, fed by the local stack', 
   });
 });
 
-/**
- * A report as show_report returns it, from the server's own tools: the report (get_report), its sections
- * (list_report_queries) and each section's rows (run_query { queryId }, the default period).
- */
+/** show_report on the local stack: the report, each section's rows and the window, as the report view gets it. */
 async function reportResult(reportId, brandId) {
-  const report = ok(await callTool('get_report', { reportId, brandId }));
-  const { queries } = ok(await callTool('list_report_queries', { reportId, brandId }));
-  const sections = [];
-  for (const q of queries) {
-    const run = ok(await callTool('run_query', { queryId: q.id, brandId }));
-    sections.push({ id: q.id, name: q.name, description: q.description, chartSpec: q.chartSpec, rows: run.rows, schema: run.schema, rowCount: run.rowCount, truncated: run.truncated });
-  }
-  const data = { brandId, report, sections };
-  return { args: { reportId, brandId }, data, result: { content: [{ type: 'text', text: JSON.stringify(data) }], structuredContent: data } };
+  const args = { reportId, brandId, period: { cadence: 'MONTHLY' } };
+  const result = await callTool('show_report', args);
+  return { args, data: ok(result), result };
 }
 
 describe.skipIf(!BROWSER)('report view in chromium, fed by the local stack', () => {
@@ -267,6 +272,11 @@ describe.skipIf(!BROWSER)('report view in chromium, fed by the local stack', () 
       const frame = await mount(page, REPORT_VIEW, args, result, 'light');
 
       expect(await frame.locator('h1').textContent()).toBe('Business Overview');
+      // The window the sections ran with.
+      expect(data.window.cadence).toBe('MONTHLY');
+      expect(await frame.locator('.window').textContent()).toBe(
+        `Window: ${fmtDate(data.window.startDate)} – ${fmtDate(data.window.endDate)} (MONTHLY, ${data.window.timezone}) · Brand: brand_acme`,
+      );
       // The dashboardConfig's tiles, in its order.
       const tiles = data.report.dashboardConfig.tiles;
       expect(await frame.locator('.tile').evaluateAll((els) => els.map((e) => e.dataset.queryId))).toEqual(tiles.map((t) => t.queryId));
