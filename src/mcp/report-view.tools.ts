@@ -45,16 +45,12 @@ export function registerReportViewTools(server: McpServer, { ctx }: ToolDeps) {
     {
       title: 'Show report',
       description:
-        "Run every section of a report for one period and show it as a dashboard: the report's instructions and " +
-        "dashboardConfig, each section's rows and chartSpec, and the window used. Hosts with MCP Apps draw it; " +
-        'others get the same data as JSON. Each section counts as one run against the daily usage limit. For one ' +
-        'section, or to page a capped one, use run_query.',
+        'Run every section of a report for one period and show it as a dashboard (MCP Apps hosts draw it; others ' +
+        'get the data). One usage run per section; for one section, or to page one, use run_query.',
       inputSchema: toolInput({
-        reportId: ReportIdField.describe('`reportId` from list_reports.'),
-        brandId: BrandIdField.optional().describe('The brandId list_reports returned with the report.'),
-        period: PeriodSchema.optional().describe(
-          '{ cadence: DAILY | WEEKLY | MONTHLY } or { startDate, endDate } (YYYY-MM-DD, inclusive) for the sections with dates; omitted: the last full month.',
-        ),
+        reportId: ReportIdField.describe('From list_reports.'),
+        brandId: BrandIdField.optional().describe('As list_reports gave it.'),
+        period: PeriodSchema.optional().describe("As run_query's period; omitted: the last full month."),
       }),
       outputSchema: toolSchema(ShowReportOutput),
       // Read-only, but not idempotent: each section spends a run of the daily budget.
