@@ -139,7 +139,7 @@ async function main() {
   say(`built ${views.length} MCP Apps views into dist/views (${ms(step)})`);
 
   step = performance.now();
-  startWrangler(port, files);
+  startWrangler(port, await freeInspectorPort(), files);
   await waitUntilReady(baseUrl);
   say(`wrangler dev answered on ${baseUrl} (${ms(step)})`);
   printBanner(files, credentials);
@@ -183,6 +183,23 @@ async function assertPortFree(port) {
   if (!free) {
     throw new DevError(`port ${port} on ${HOST} is already in use.\nStop whatever holds it, or run on another port: npm run dev -- --port ${port + 1}`);
   }
+}
+
+/**
+ * A free loopback port for wrangler's devtools inspector. Its default, 9229, is one per machine, so two instances
+ * (a developer's and a test's, or two test files running in parallel) would otherwise refuse each other.
+ * @returns {Promise<number>}
+ */
+function freeInspectorPort() {
+  return new Promise((done, fail) => {
+    const srv = createServer();
+    srv.once('error', fail);
+    srv.listen({ host: HOST, port: 0 }, () => {
+      const address = srv.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      srv.close(() => done(port));
+    });
+  });
 }
 
 async function readJson(path) {
@@ -271,8 +288,9 @@ async function loadOrCreateCredentials(files, worker, baseUrl) {
   return credentials;
 }
 
-function startWrangler(port, files) {
+function startWrangler(port, inspectorPort, files) {
   const args = [GUARD, process.execPath, WRANGLER_BIN, 'dev', '--ip', HOST, '--port', String(port), '--show-interactive-dev-session=false'];
+  args.push('--inspector-ip', HOST, '--inspector-port', String(inspectorPort));
   if (files.persistTo) args.push('--persist-to', files.persistTo);
   if (files.custom) args.push('--env-file', files.vars);
   // Through the process guard: wrangler and its workerd run in their own process group, which the guard stops

@@ -12,9 +12,8 @@ export function registerFeedbackTools(server: McpServer, { ctx }: ToolDeps) {
       title: 'Report a data issue',
       // One rule for what goes in: the queries are attached, so no result rows anywhere (not in transcript either).
       description:
-        'File a data issue for the data team when numbers look wrong (flow C), once per issue and only when the user ' +
-        'agrees. The queries these credentials ran recently are attached, so never paste result rows: say what ' +
-        'looks wrong in summary, expected and observed. Returns a feedbackRef for the user.',
+        'File a data issue when numbers look wrong (flow C), once per issue and only when the user agrees. Recent ' +
+        'queries are attached, so never paste result rows: say what looks wrong in summary, expected and observed.',
       inputSchema: toolInput({
         summary: fields.summary,
         brandId: fields.brandId.describe('Omit only for an organization-wide issue.'),

@@ -1,7 +1,6 @@
 /**
  * Text written for the model. Each rule is stated once, in the server instructions (sent at `initialize` and
- * `server/discover`, read before any tool); tool descriptions say only what that tool needs. PAGING is also the
- * note run_query attaches to a capped result.
+ * `server/discover`, read before any tool); tool descriptions say only what that tool needs.
  */
 
 export const TABLE_NAMING =
@@ -15,9 +14,8 @@ export const TABLE_DISCOVERY =
 export const STATEMENT_RULE = 'SQL: exactly one read-only statement, SELECT or WITH.';
 
 export const PAGING =
-  'Results are capped for assistants; when `truncated` is true, call run_query again with only the `cursor` it ' +
-  'returned (`nextCursor`) to read the next page of the same result (no new run, nothing billed), or aggregate in ' +
-  'SQL instead of pulling raw rows.';
+  'Capped results (`truncated`) continue with run_query { `cursor`: nextCursor } alone: the next page of the same ' +
+  'result, no new run, nothing billed. Or aggregate in SQL.';
 
 export const FLOWS =
   'Flow A: list_brands -> run_query { sql }. ' +

@@ -67,7 +67,7 @@ export function registerMemoryTools(server: McpServer, deps: ToolDeps) {
         cursor: ListMemoriesQuerySchema.shape.cursor,
       }),
       outputSchema: toolSchema(MemoryListSchema),
-      annotations: { title: 'List memories', readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+      annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     },
     (input) => runTool(ctx, 'list_memories', async () => toolSuccess(MemoryListSchema, await listMemories(ctx, input))),
   );
@@ -78,11 +78,11 @@ export function registerMemoryTools(server: McpServer, deps: ToolDeps) {
       title: 'Save memory',
       description:
         'Record a lasting, confirmed fact about the data (what a column means, which date to filter). Without memoryId ' +
-        'it creates one; with memoryId it changes that one. Needs write permission (else MEMORY_WRITE_FORBIDDEN); ' +
-        'every write is recorded. No secrets or personal data.',
+        'it creates one; with memoryId it changes that one. Needs write permission (else MEMORY_WRITE_FORBIDDEN). ' +
+        'No secrets or personal data.',
       inputSchema: toolSchema(SaveMemoryInput),
       outputSchema: toolSchema(MemorySchema),
-      annotations: { title: 'Save memory', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     },
     (input) => runTool(ctx, 'save_memory', async () => toolSuccess(MemorySchema, await saveMemory(deps, input))),
   );

@@ -13,7 +13,6 @@ import {
   StoredQuerySchema,
 } from '../schemas/run-query';
 import { BrandIdField } from '../schemas/fields';
-import { READ_MEMORIES } from './guidance';
 import { renderResultText, resultCaps, rowsThatFit, type ResultCaps } from './result-text';
 import { resultSizeMeta, runTool, toolSchema, toolSuccess, type ToolDeps } from './tool-result';
 import { viewMeta, VIEWS } from './views';
@@ -114,7 +113,7 @@ export function registerQueryTools(server: McpServer, { ctx }: ToolDeps) {
       title: 'Run query',
       description:
         "Run one read-only query on one brand's dataset: raw sql (flow A) or a stored queryId (flow B). " +
-        `${READ_MEMORIES} ` +
+        'Read the memories of its tables first (list_memories). ' +
         `One result holds at most ${caps.rows} rows and ${caps.bytes} bytes; totalRows is the whole result's size, ` +
         'nextCursor reads the next page. Each run counts against the daily usage limit and a per-query byte ceiling ' +
         '(what is left comes back in usage).',

@@ -21,7 +21,7 @@ export function registerReportTools(server: McpServer, { ctx }: ToolDeps) {
         "Reports (metadata): system (every brand's, listed once per brand), org and the brand's own. " +
         'Paged: while hasMore, call again with cursor = nextCursor (same brandId and type).',
       inputSchema: toolInput({
-        brandId: BrandIdInput,
+        brandId: BrandIdInput.describe('Narrow to one brand.'),
         type: ReportTypeSchema.optional(),
         limit: pageLimitArgument(REPORTS_PAGE).optional(),
         cursor: CursorField.optional(),

@@ -18,10 +18,10 @@ export const SERVER_INSTRUCTIONS = [
   TABLE_NAMING,
   TABLE_DISCOVERY,
   READ_MEMORIES,
-  `${STATEMENT_RULE} dryRun: true checks a query and its bytes scanned without running it. Every run counts against a daily usage limit; prefer aggregates.`,
-  `${PAGING} Without a cursor, SQL pages with ORDER BY a unique key plus LIMIT n OFFSET m.`,
+  `${STATEMENT_RULE} dryRun: true checks a query and its bytes scanned without running it. Runs count against a daily usage limit; prefer aggregates.`,
+  `${PAGING} Paging in SQL instead: ORDER BY a unique key plus LIMIT n OFFSET m.`,
   BRAND_ID_RULE,
-  'Errors: isError results with { error: { code, message, requestId } }; quote requestId to support.',
+  'Errors: isError results with { error: { code, message, requestId } }; quote requestId.',
 ].join('\n');
 
 /** Per client (private): a deploy may change the tools, so an hour at most. */

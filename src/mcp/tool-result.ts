@@ -1,6 +1,7 @@
 import type { CallToolResult, StandardSchemaWithJSON } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { reportError } from '../errors';
+import { MAX_ID_LENGTH } from '../schemas/fields';
 import type { OpContext } from '../operations/context';
 
 /** What every tool group receives: the request's operation context (principal, env, request id, log). */
@@ -44,6 +45,10 @@ function compactJsonSchema(node: unknown, io: 'input' | 'output'): unknown {
     if (key === '$schema') continue;
     // Examples serve the OpenAPI document's readers; the descriptions already say what a value looks like.
     if (key === 'examples' || key === 'example') continue;
+    // "Not empty" is what every id and text argument requires; the refusal names the field, so it need not be sent.
+    if (key === 'minLength' && value === 1) continue;
+    // Likewise the length cap every id and table name shares (MAX_ID_LENGTH): it only refuses garbage.
+    if (key === 'maxLength' && value === MAX_ID_LENGTH) continue;
     // Outputs are the REST bodies, described field by field in the OpenAPI document; the model reads the values
     // themselves, so only their shape is sent (names, types, enums), not prose or input-side bounds.
     if (io === 'output' && OUTPUT_ONLY_PROSE.has(key) && typeof value !== 'object') continue;
@@ -75,10 +80,35 @@ function topLevelOnly(node: Record<string, unknown>): Record<string, unknown> {
   return { ...node, properties: Object.fromEntries(Object.entries(node.properties).map(([k, v]) => [k, shallow(v)])) };
 }
 
+/** A node without any `description` below it (the node's own is kept by the caller). */
+function withoutNestedProse(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(withoutNestedProse);
+  if (!isRecord(node)) return node;
+  return Object.fromEntries(Object.entries(node).filter(([k]) => k !== 'description').map(([k, v]) => [k, withoutNestedProse(v)]));
+}
+
+/**
+ * Inputs keep one description per argument: the argument's own says what a model must know (e.g. `period`:
+ * "cadence DAILY (yesterday) ... or startDate + endDate"), so the members of a nested argument carry only their
+ * types, enums and bounds.
+ */
+function argumentProseOnly(node: Record<string, unknown>): Record<string, unknown> {
+  if (!isRecord(node.properties)) return node;
+  const properties = Object.fromEntries(
+    Object.entries(node.properties).map(([k, v]) => {
+      if (!isRecord(v)) return [k, v];
+      const { description, ...rest } = v;
+      const bare = withoutNestedProse(rest);
+      return [k, description === undefined || !isRecord(bare) ? bare : { description, ...bare }];
+    }),
+  );
+  return { ...node, properties };
+}
+
 function compactRecord(node: Record<string, unknown>, io: 'input' | 'output'): Record<string, unknown> {
   const out = compactJsonSchema(node, io);
   if (!isRecord(out)) return node;
-  return io === 'output' ? topLevelOnly(out) : out;
+  return io === 'output' ? topLevelOnly(out) : argumentProseOnly(out);
 }
 
 /** A zod schema whose advertised JSON Schema is compacted (see compactJsonSchema); parsing is the zod schema's. */
