@@ -9,15 +9,13 @@
 //
 // Without a browser the file is skipped with one loud line (test/node/browser.mjs); .ci/run sets REQUIRE_BROWSER=1.
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { unstable_startWorker } from 'wrangler';
-import { d1Execute } from '../../scripts/lib/d1.mjs';
-import { importWorkerModules, ROOT } from '../../scripts/lib/import-ts.mjs';
+import { ROOT } from '../../scripts/lib/import-ts.mjs';
 import { browserForTests, CHROMIUM_FLAGS } from './browser.mjs';
+import { startSeededWorker } from './seeded-worker.mjs';
 
 const BROWSER = browserForTests();
 const ARTIFACTS = join(ROOT, 'test-artifacts');
@@ -32,8 +30,8 @@ const ADMINS = {
   brand: { email: 'brand-admin@browser.test', password: 'brand-admin-browser-password' },
 };
 
-let stateDir;
-let worker;
+/** @type {(() => Promise<void>) | undefined} */
+let stopWorker;
 let baseUrl;
 let browser;
 
@@ -85,38 +83,15 @@ async function expectTableFitsAndDatesWhole(page) {
 
 describe.skipIf(!BROWSER)('administration and consent in chromium', () => {
   beforeAll(async () => {
-    // wrangler in-process: no telemetry, no fetch of the Request.cf placeholder (offline machine).
-    process.env.WRANGLER_SEND_METRICS = 'false';
-    process.env.CLOUDFLARE_CF_FETCH_ENABLED = 'false';
     await mkdir(ARTIFACTS, { recursive: true });
-    stateDir = await mkdtemp(join(tmpdir(), 'wq-browser-'));
-
-    const { buildDemoSeed } = await importWorkerModules({ 'src/seed/demo-catalog.ts': ['buildDemoSeed'] });
-    const seed = await buildDemoSeed({ now: Date.now(), keys: KEYS, admins: ADMINS });
-    const schema = await readFile(join(ROOT, 'schema.sql'), 'utf8');
-    const file = join(stateDir, 'bootstrap.sql');
-    await writeFile(file, `${schema}\n${seed.map((s) => `${s.trim().replace(/;+$/, '')};`).join('\n')}\n`);
-    await d1Execute({ persistTo: stateDir }, { file });
-
-    worker = await unstable_startWorker({
-      config: join(ROOT, 'wrangler.toml'),
-      envFiles: [],
-      bindings: {
-        SESSION_SECRET: { type: 'plain_text', value: randomBytes(32).toString('hex') },
-        CURSOR_SECRET: { type: 'plain_text', value: randomBytes(32).toString('hex') },
-      },
-      dev: { server: { hostname: '127.0.0.1', port: 0 }, inspector: false, persist: stateDir, watch: false, logLevel: 'error' },
-    });
-    await worker.ready;
-    baseUrl = new URL(await worker.url).origin;
+    ({ baseUrl, stop: stopWorker } = await startSeededWorker({ prefix: 'wq-browser-', keys: KEYS, admins: ADMINS }));
 
     browser = await chromium.launch({ executablePath: BROWSER.path, args: CHROMIUM_FLAGS, headless: true });
   }, 120_000);
 
   afterAll(async () => {
     await browser?.close();
-    await worker?.dispose();
-    if (stateDir) await rm(stateDir, { recursive: true, force: true });
+    await stopWorker?.();
   });
 
   let desktop;

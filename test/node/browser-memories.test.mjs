@@ -5,16 +5,13 @@
 // Flow: an org administrator sees the demo memories by table, writes one, edits it (the history shows who changed
 // what and what it replaced), deletes it, restores it from the Deleted tab; the API sees each step. Then a key
 // created with "Memories: Read and write" can write memories and a read-only one cannot.
-import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { unstable_startWorker } from 'wrangler';
-import { d1Execute } from '../../scripts/lib/d1.mjs';
-import { importWorkerModules, ROOT } from '../../scripts/lib/import-ts.mjs';
+import { ROOT } from '../../scripts/lib/import-ts.mjs';
 import { browserForTests, CHROMIUM_FLAGS } from './browser.mjs';
+import { startSeededWorker } from './seeded-worker.mjs';
 
 const BROWSER = browserForTests();
 const ARTIFACTS = join(ROOT, 'test-artifacts');
@@ -28,42 +25,21 @@ const ADMINS = {
   brand: { email: 'brand-admin@memories.test', password: 'brand-admin-memories-password' },
 };
 
-let stateDir;
-let worker;
+/** @type {(() => Promise<void>) | undefined} */
+let stopWorker;
 let baseUrl;
 let browser;
 
 beforeAll(async () => {
   if (!BROWSER) return;
-  process.env.WRANGLER_SEND_METRICS = 'false';
-  process.env.CLOUDFLARE_CF_FETCH_ENABLED = 'false';
   await mkdir(ARTIFACTS, { recursive: true });
-  stateDir = await mkdtemp(join(tmpdir(), 'wq-browser-memories-'));
-  const { buildDemoSeed } = await importWorkerModules({ 'src/seed/demo-catalog.ts': ['buildDemoSeed'] });
-  const seed = await buildDemoSeed({ now: Date.now(), keys: KEYS, admins: ADMINS });
-  const schema = await readFile(join(ROOT, 'schema.sql'), 'utf8');
-  const file = join(stateDir, 'bootstrap.sql');
-  await writeFile(file, `${schema}\n${seed.map((s) => `${s.trim().replace(/;+$/, '')};`).join('\n')}\n`);
-  await d1Execute({ persistTo: stateDir }, { file });
-
-  worker = await unstable_startWorker({
-    config: join(ROOT, 'wrangler.toml'),
-    envFiles: [],
-    bindings: {
-      SESSION_SECRET: { type: 'plain_text', value: randomBytes(32).toString('hex') },
-      CURSOR_SECRET: { type: 'plain_text', value: randomBytes(32).toString('hex') },
-    },
-    dev: { server: { hostname: '127.0.0.1', port: 0 }, inspector: false, persist: stateDir, watch: false, logLevel: 'error' },
-  });
-  await worker.ready;
-  baseUrl = new URL(await worker.url).origin;
+  ({ baseUrl, stop: stopWorker } = await startSeededWorker({ prefix: 'wq-browser-memories-', keys: KEYS, admins: ADMINS }));
   browser = await chromium.launch({ executablePath: BROWSER.path, args: CHROMIUM_FLAGS, headless: true });
 }, 180_000);
 
 afterAll(async () => {
   await browser?.close();
-  await worker?.dispose();
-  if (stateDir) await rm(stateDir, { recursive: true, force: true });
+  await stopWorker?.();
 });
 
 const shot = (page, name) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });

@@ -1,0 +1,49 @@
+// The Worker for the browser tests: wrangler's unstable_startWorker on a free loopback port, over a throwaway
+// local D1 holding schema.sql and the demo seed with the test's own key secrets and admin logins.
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { unstable_startWorker } from 'wrangler';
+import { d1Execute } from '../../scripts/lib/d1.mjs';
+import { importWorkerModules, ROOT } from '../../scripts/lib/import-ts.mjs';
+
+/**
+ * Seeds a fresh state dir and starts the Worker on it; `stop` disposes of the Worker and deletes the state.
+ * @param {{ prefix: string, keys: Record<string, string>, admins: Record<string, { email: string, password: string }> }} opts
+ * @returns {Promise<{ baseUrl: string, stop: () => Promise<void> }>}
+ */
+export async function startSeededWorker({ prefix, keys, admins }) {
+  // wrangler in-process: no telemetry, no fetch of the Request.cf placeholder (offline machine).
+  process.env.WRANGLER_SEND_METRICS = 'false';
+  process.env.CLOUDFLARE_CF_FETCH_ENABLED = 'false';
+  const stateDir = await mkdtemp(join(tmpdir(), prefix));
+  /** @type {Awaited<ReturnType<typeof unstable_startWorker>> | undefined} */
+  let worker;
+  const stop = async () => {
+    await worker?.dispose();
+    await rm(stateDir, { recursive: true, force: true });
+  };
+  try {
+    const { buildDemoSeed } = await importWorkerModules({ 'src/seed/demo-catalog.ts': ['buildDemoSeed'] });
+    const seed = await buildDemoSeed({ now: Date.now(), keys, admins });
+    const schema = await readFile(join(ROOT, 'schema.sql'), 'utf8');
+    const file = join(stateDir, 'bootstrap.sql');
+    await writeFile(file, `${schema}\n${seed.map((/** @type {string} */ s) => `${s.trim().replace(/;+$/, '')};`).join('\n')}\n`);
+    await d1Execute({ persistTo: stateDir }, { file });
+    worker = await unstable_startWorker({
+      config: join(ROOT, 'wrangler.toml'),
+      envFiles: [],
+      bindings: {
+        SESSION_SECRET: { type: 'plain_text', value: randomBytes(32).toString('hex') },
+        CURSOR_SECRET: { type: 'plain_text', value: randomBytes(32).toString('hex') },
+      },
+      dev: { server: { hostname: '127.0.0.1', port: 0 }, inspector: false, persist: stateDir, watch: false, logLevel: 'error' },
+    });
+    await worker.ready;
+    return { baseUrl: new URL(await worker.url).origin, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
