@@ -6,30 +6,17 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runAdmin } from '../../scripts/admin.mjs';
 import { openD1 } from '../../scripts/lib/d1.mjs';
 import { ROOT } from '../../scripts/lib/import-ts.mjs';
+import { runAdminOn } from './admin-in-process.mjs';
 
 /** @type {string} */
 let stateDir;
 /** @type {import('../../scripts/lib/d1.mjs').D1Executor} */
 let db;
 
-/**
- * Runs one CLI invocation on the temp database, as `npm run admin -- ...args --persist-to <temp>` would.
- * @param {...string} args
- */
-async function admin(...args) {
-  let stdout = '';
-  let stderr = '';
-  const code = await runAdmin([...args, '--persist-to', stateDir], {
-    openD1: async () => ({ execute: (s) => db.execute(s), close: async () => {} }),
-    out: (text) => (stdout += `${text}\n`),
-    err: (text) => (stderr += `${text}\n`),
-    interactive: false,
-  });
-  return { code, stdout, stderr };
-}
+/** @param {...string} args */
+const admin = (...args) => runAdminOn(db, stateDir, args);
 
 async function adminJson(...args) {
   const r = await admin(...args, '--json');

@@ -11,9 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unstable_readConfig } from 'wrangler';
-import { runAdmin } from '../../scripts/admin.mjs';
 import { openD1, sql, WRANGLER_BIN, wranglerEnv, wranglerExecute } from '../../scripts/lib/d1.mjs';
 import { importWorkerModules, ROOT } from '../../scripts/lib/import-ts.mjs';
+import { runAdminOn } from './admin-in-process.mjs';
 import { freePort } from './free-port.mjs';
 
 /** How long wrangler dev's isolate may still trust a key it resolved (wrangler.toml [vars]). */
@@ -27,23 +27,8 @@ let db;
 /**
  * Runs one CLI invocation on the temp database, as `npm run admin -- ...args --persist-to <temp>` would.
  * @param {...string} args
- * @returns {Promise<{ code: number; stdout: string; stderr: string }>}
  */
-async function admin(...args) {
-  let stdout = '';
-  let stderr = '';
-  const code = await runAdmin([...args, '--persist-to', stateDir], {
-    // The shared open database; the CLI closes what it opened, so this one's close is a no-op.
-    openD1: async (target) => {
-      expect(target).toEqual({ remote: false, persistTo: stateDir });
-      return { execute: (s) => db.execute(s), close: async () => {} };
-    },
-    out: (text) => (stdout += `${text}\n`),
-    err: (text) => (stderr += `${text}\n`),
-    interactive: false,
-  });
-  return { code, stdout, stderr };
-}
+const admin = (...args) => runAdminOn(db, stateDir, args);
 
 /**
  * The real command line in a child process, as a person runs it.
