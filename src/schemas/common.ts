@@ -75,6 +75,17 @@ export function okJson<T extends z.ZodType>(schema: T, description: string) {
   } as const;
 }
 
+/**
+ * A required JSON request body. Every route with one also answers 413 `PAYLOAD_TOO_LARGE` and 415
+ * `UNSUPPORTED_MEDIA_TYPE` (the body checks run before validation): list them with `...JSON_BODY_ERRORS`.
+ */
+export function jsonBody<T extends z.ZodType>(schema: T) {
+  return { required: true, content: { 'application/json': { schema } } } as const;
+}
+
+/** The errors of reading a JSON body, which every route taking one documents. */
+export const JSON_BODY_ERRORS = ['PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'] as const satisfies readonly ErrorCode[];
+
 /** The `brandId` query parameter of the listings (routes override the description where the rule differs). */
 export const BrandIdQuery = BrandIdField.optional().openapi({
   description: 'Target brand. Optional for single-brand keys; for organization keys it narrows to one brand.',

@@ -1,5 +1,5 @@
 import { createRoute } from '@hono/zod-openapi';
-import { errorResponses, okJson } from '../../schemas/common';
+import { errorResponses, JSON_BODY_ERRORS, jsonBody, okJson } from '../../schemas/common';
 import { FeedbackRequestSchema, FeedbackResponseSchema } from '../../schemas/feedback';
 
 export const submit = createRoute({
@@ -13,12 +13,10 @@ export const submit = createRoute({
     'automatically as an audit trail. Limits: summary, expected and observed at most 2,000 characters each; transcript at ' +
     'most 100 turns and 200 KiB of content. Larger input is refused (400 VALIDATION), never cut.',
   security: [{ bearerAuth: [] }],
-  request: {
-    body: { required: true, content: { 'application/json': { schema: FeedbackRequestSchema } } },
-  },
+  request: { body: jsonBody(FeedbackRequestSchema) },
   responses: {
     ...okJson(FeedbackResponseSchema, 'The report was filed'),
-    ...errorResponses('VALIDATION', 'UNAUTHORIZED', 'FORBIDDEN_BRAND', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'),
+    ...errorResponses('VALIDATION', 'UNAUTHORIZED', 'FORBIDDEN_BRAND', ...JSON_BODY_ERRORS),
   },
 });
 

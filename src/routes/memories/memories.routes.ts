@@ -1,6 +1,6 @@
 import { createRoute } from '@hono/zod-openapi';
 import { MEMORY_LIMITS } from '../../memories/rules';
-import { errorResponses, okJson, CommonHeaders } from '../../schemas/common';
+import { errorResponses, JSON_BODY_ERRORS, jsonBody, okJson, CommonHeaders } from '../../schemas/common';
 import {
   CreateMemoryRequestSchema,
   DeletedMemorySchema,
@@ -61,10 +61,10 @@ export const create = createRoute({
     `(400 VALIDATION), ${MEMORY_LIMITS.perOwner} memories per brand and per organization (409 MEMORY_LIMIT_EXCEEDED); ` +
     'nothing is cut. `table` is checked as a table name, not looked up in the warehouse.',
   security: [{ bearerAuth: [] }],
-  request: { body: { required: true, content: { 'application/json': { schema: CreateMemoryRequestSchema } } } },
+  request: { body: jsonBody(CreateMemoryRequestSchema) },
   responses: {
     201: { description: 'The memory was created', headers: CommonHeaders, content: { 'application/json': { schema: MemorySchema } } },
-    ...errorResponses('VALIDATION', 'UNAUTHORIZED', 'FORBIDDEN_BRAND', 'MEMORY_WRITE_FORBIDDEN', 'MEMORY_LIMIT_EXCEEDED', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'),
+    ...errorResponses('VALIDATION', 'UNAUTHORIZED', 'FORBIDDEN_BRAND', 'MEMORY_WRITE_FORBIDDEN', 'MEMORY_LIMIT_EXCEEDED', ...JSON_BODY_ERRORS),
   },
 });
 
@@ -78,11 +78,11 @@ export const update = createRoute({
   security: [{ bearerAuth: [] }],
   request: {
     params: MemoryIdParamsSchema,
-    body: { required: true, content: { 'application/json': { schema: UpdateMemoryRequestSchema } } },
+    body: jsonBody(UpdateMemoryRequestSchema),
   },
   responses: {
     ...okJson(MemorySchema, 'The memory as changed'),
-    ...errorResponses('VALIDATION', 'UNAUTHORIZED', 'MEMORY_WRITE_FORBIDDEN', 'MEMORY_NOT_FOUND', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'),
+    ...errorResponses('VALIDATION', 'UNAUTHORIZED', 'MEMORY_WRITE_FORBIDDEN', 'MEMORY_NOT_FOUND', ...JSON_BODY_ERRORS),
   },
 });
 
