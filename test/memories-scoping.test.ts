@@ -1,31 +1,16 @@
 import { env } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { MemoryListSchema, MemorySchema } from '../src/schemas/memories';
+import { appliesTo, BRANDS, KEY_BRANDS, KEY_ORG, KEYS, reachingBrands, type Owned } from './demo-model';
 import { api, expectError, postJson, seedDemo, type TestKey } from './seed';
 
 /**
  * The scoping matrix for memories: every operation, with the org key (org_demo), the brand key (brand_acme) and the
- * other org's key (org_other), against a memory of every owner. Expectations come from this small model of
- * demo-data.md, written apart from the code: reading follows the reports' rule, writing the writer's own scope.
+ * other org's key (org_other), against a memory of every owner. Expectations come from the model in demo-model.ts,
+ * written apart from the code: reading follows the reports' rule, writing the writer's own scope.
  */
-const BRAND_ORG: Record<string, string> = {
-  brand_acme: 'org_demo',
-  brand_globex: 'org_demo',
-  brand_initech: 'org_demo',
-  brand_umbrella: 'org_other',
-};
-const BRANDS = Object.keys(BRAND_ORG);
-const KEY_BRANDS: Record<TestKey, string[]> = {
-  org: ['brand_acme', 'brand_globex', 'brand_initech'],
-  brand: ['brand_acme'],
-  other: ['brand_umbrella'],
-};
-/** The org a key writes org memories for (org keys only). */
-const KEY_ORG: Record<TestKey, string | null> = { org: 'org_demo', brand: null, other: 'org_other' };
 const KEY_IDS: Record<TestKey, string> = { org: 'key_demo_org', brand: 'key_demo_brand', other: 'key_other_org' };
-const KEYS: TestKey[] = ['org', 'brand', 'other'];
-
-type Owner = { name: string; scope: 'system' } | { name: string; scope: 'org'; org: string } | { name: string; scope: 'brand'; brand: string };
+type Owner = Owned & { name: string };
 const OWNERS: Owner[] = [
   { name: 'system', scope: 'system' },
   { name: 'org_demo', scope: 'org', org: 'org_demo' },
@@ -33,12 +18,7 @@ const OWNERS: Owner[] = [
   ...BRANDS.map((brand) => ({ name: brand, scope: 'brand' as const, brand })),
 ];
 
-function appliesTo(o: Owner, brand: string): boolean {
-  if (o.scope === 'system') return true;
-  if (o.scope === 'org') return BRAND_ORG[brand] === o.org;
-  return o.brand === brand;
-}
-const visible = (key: TestKey, o: Owner) => KEY_BRANDS[key].some((b) => appliesTo(o, b));
+const visible = (key: TestKey, o: Owner) => reachingBrands(key, o).length > 0;
 const writable = (key: TestKey, o: Owner) => (o.scope === 'org' ? KEY_ORG[key] === o.org : o.scope === 'brand' && KEY_BRANDS[key].includes(o.brand));
 
 /** One memory per owner for the listings (never changed), and one per (key, owner) for that key's writes. */

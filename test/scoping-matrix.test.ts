@@ -1,37 +1,23 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { QueryListSchema, ReportDetailSchema, ReportListSchema } from '../src/schemas/catalog';
 import { z } from 'zod';
-import { api, expectError, postJson, seedDemo, type TestKey } from './seed';
+import { appliesTo, BRANDS, KEY_BRANDS, KEY_ORG, KEYS, reachingBrands, type Owned } from './demo-model';
+import { api, expectError, postJson, seedDemo } from './seed';
 
 /**
  * Every endpoint, with the org key (org_demo), the brand key (brand_acme) and the other org's key (org_other),
- * against every demo brand and every demo report. The expectations come from this small model of docs/demo-data.md,
- * written independently of the SQL that implements the rules.
+ * against every demo brand and every demo report. The expectations come from the model in demo-model.ts and the
+ * demo reports and queries below, written independently of the SQL that implements the rules.
  */
-const BRAND_ORG: Record<string, string> = {
-  brand_acme: 'org_demo',
-  brand_globex: 'org_demo',
-  brand_initech: 'org_demo',
-  brand_umbrella: 'org_other',
-};
-const BRANDS = Object.keys(BRAND_ORG);
-const KEY_BRANDS: Record<TestKey, string[]> = {
-  org: ['brand_acme', 'brand_globex', 'brand_initech'],
-  brand: ['brand_acme'],
-  other: ['brand_umbrella'],
-};
-const KEY_SCOPE: Record<TestKey, 'org' | 'brand'> = { org: 'org', brand: 'brand', other: 'org' };
-const KEYS: TestKey[] = ['org', 'brand', 'other'];
-
-type ReportModel = { id: string; type: 'system' } | { id: string; type: 'org'; org: string } | { id: string; type: 'brand'; brand: string };
+type ReportModel = Owned & { id: string };
 const REPORTS: ReportModel[] = [
-  { id: 'rpt_business_overview', type: 'system' },
-  { id: 'rpt_demo_channel_mix', type: 'org', org: 'org_demo' },
-  { id: 'rpt_demo_customer_health', type: 'org', org: 'org_demo' },
-  { id: 'rpt_other_portfolio', type: 'org', org: 'org_other' },
-  { id: 'rpt_acme_trading', type: 'brand', brand: 'brand_acme' },
-  { id: 'rpt_globex_stores', type: 'brand', brand: 'brand_globex' },
-  { id: 'rpt_umbrella_clinics', type: 'brand', brand: 'brand_umbrella' },
+  { id: 'rpt_business_overview', scope: 'system' },
+  { id: 'rpt_demo_channel_mix', scope: 'org', org: 'org_demo' },
+  { id: 'rpt_demo_customer_health', scope: 'org', org: 'org_demo' },
+  { id: 'rpt_other_portfolio', scope: 'org', org: 'org_other' },
+  { id: 'rpt_acme_trading', scope: 'brand', brand: 'brand_acme' },
+  { id: 'rpt_globex_stores', scope: 'brand', brand: 'brand_globex' },
+  { id: 'rpt_umbrella_clinics', scope: 'brand', brand: 'brand_umbrella' },
 ];
 const SAVED_QUERY_BRANDS: Record<string, number> = { brand_acme: 3, brand_globex: 2, brand_initech: 0, brand_umbrella: 2 };
 const DATASET: Record<string, string | null> = { brand_acme: 'acme', brand_globex: 'globex', brand_initech: null, brand_umbrella: 'umbrella' };
@@ -45,12 +31,6 @@ const OWNED_QUERIES: [queryId: string, owner: string][] = [
   ['rq_umbrella_channels', 'brand_umbrella'],
 ];
 const RunResponseSchema = z.object({ brandId: z.string(), rowCount: z.number(), stats: z.object({ dryRun: z.boolean() }) });
-
-function appliesTo(r: ReportModel, brand: string): boolean {
-  if (r.type === 'system') return true;
-  if (r.type === 'org') return BRAND_ORG[brand] === r.org;
-  return r.brand === brand;
-}
 
 const cross = <A, B>(as: A[], bs: B[]) => as.flatMap((a) => bs.map((b) => [a, b] as [A, B]));
 
@@ -140,15 +120,15 @@ describe('scoping matrix', () => {
     );
 
     it.each(REPORTS.map((r) => [r.id, r] as const))('getReport and listReportQueries %s without brandId', async (reportId, report) => {
-      const visibleVia = KEY_BRANDS[key].filter((b) => appliesTo(report, b));
+      const visibleVia = reachingBrands(key, report);
       for (const path of [`/v1/data/reports/${reportId}`, `/v1/data/reports/${reportId}/queries`]) {
         const res = await api(path, key);
         if (visibleVia.length === 0) {
           expectError(res, 404, 'REPORT_NOT_FOUND');
-        } else if (report.type === 'brand') {
+        } else if (report.scope === 'brand') {
           expect(res.status).toBe(200);
           if (!path.endsWith('/queries')) expect(ReportDetailSchema.parse(res.body).brandId).toBe(report.brand);
-        } else if (KEY_SCOPE[key] === 'org') {
+        } else if (KEY_ORG[key] !== null) {
           expect(expectError(res, 400, 'VALIDATION').message).toMatch(/brandId/);
         } else {
           expect(res.status).toBe(200);
