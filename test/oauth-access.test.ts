@@ -1,21 +1,24 @@
 import { env } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { lockedUntilAfterFailure, FAILURES_BEFORE_LOCK, FIRST_LOCK_MS, IP_FAILURE_LIMIT, MAX_LOCK_MS } from '../src/web/sign-in';
 import { oauthHelpers } from '../src/oauth/provider';
 import { DEMO_USER_IDS } from '../src/seed/demo-catalog';
 import {
   addUser,
   authorizeUrl,
+  brandIdsOver,
   connectAssistant,
+  ErrorBodySchema,
   inputValue,
   mcpClient,
+  OAuthErrorSchema,
   ORIGIN,
-  pkcePair,
   rawToolsList,
-  registerClient,
+  refreshRequest,
+  signIn,
+  signInCsrf,
+  startClient,
   TestBrowser,
-  tokenRequest,
 } from './oauth-client';
 import { seedDemo, TEST_ADMINS } from './seed';
 
@@ -24,21 +27,12 @@ beforeAll(async () => {
   await addUser('user_viewer', 'viewer@demo.test', 'viewer-password-1');
 });
 
-const ErrorBodySchema = z.object({ error: z.object({ code: z.string(), message: z.string(), requestId: z.string() }) });
-
-async function signInForm(browser: TestBrowser, url: string) {
-  const page = await (await browser.get(url)).text();
-  return inputValue(page, 'csrf');
-}
-
 describe('only administrators can connect', () => {
   it('refuses a signed-in user who administers nothing, with a clear page and no consent form', async () => {
-    const clientId = await registerClient();
-    const { challenge } = await pkcePair();
+    const { clientId, challenge } = await startClient();
     const browser = new TestBrowser('203.0.113.10');
     const url = authorizeUrl({ clientId, challenge });
-    const csrf = await signInForm(browser, url);
-    const signedIn = await browser.post(url, { intent: 'signin', csrf, email: 'viewer@demo.test', password: 'viewer-password-1' });
+    const signedIn = await signIn(browser, url, { email: 'viewer@demo.test', password: 'viewer-password-1' });
     expect(signedIn.status).toBe(303);
     const refused = await browser.get(url);
     expect(refused.status).toBe(403);
@@ -76,7 +70,7 @@ describe('losing admin rights cuts access at once', () => {
       await new Promise((r) => setTimeout(r, 20));
     }
     expect((await helpers.listUserGrants(DEMO_USER_IDS.brand)).items).toHaveLength(0);
-    const refresh = await tokenRequest({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: clientId });
+    const refresh = await refreshRequest(tokens.refresh_token, clientId);
     expect(refresh.status).toBe(400);
 
     // Restoring the membership does not revive the old connection: it must be approved again.
@@ -89,9 +83,9 @@ describe('losing admin rights cuts access at once', () => {
     await env.DB.prepare("INSERT INTO memberships (user_id, org_id, role, created_at) VALUES ('user_temp_admin', 'org_other', 'admin', ?)").bind(Date.now()).run();
     const { tokens, clientId } = await connectAssistant({ email: 'temp-admin@demo.test', password: 'temp-admin-password-1' }, new TestBrowser('203.0.113.12'));
     await env.DB.prepare("DELETE FROM memberships WHERE user_id = 'user_temp_admin'").run();
-    const refresh = await tokenRequest({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: clientId });
+    const refresh = await refreshRequest(tokens.refresh_token, clientId);
     expect(refresh.status).toBe(400);
-    expect(z.object({ error: z.string() }).parse(await refresh.json()).error).toBe('invalid_grant');
+    expect(OAuthErrorSchema.parse(await refresh.json()).error).toBe('invalid_grant');
     expect((await oauthHelpers(env, ORIGIN).listUserGrants('user_temp_admin')).items).toHaveLength(0);
   });
 
@@ -99,25 +93,18 @@ describe('losing admin rights cuts access at once', () => {
     await addUser('user_growing', 'growing@demo.test', 'growing-password-1');
     await env.DB.prepare("INSERT INTO memberships (user_id, brand_id, role, created_at) VALUES ('user_growing', 'brand_globex', 'admin', ?)").bind(Date.now()).run();
     const { tokens } = await connectAssistant({ email: 'growing@demo.test', password: 'growing-password-1' }, new TestBrowser('203.0.113.13'));
-    const brands = async () => {
-      const client = await mcpClient(tokens.access_token);
-      const r = await client.callTool({ name: 'list_brands', arguments: {} });
-      await client.close();
-      return z.object({ brands: z.array(z.object({ brandId: z.string() })) }).parse(r.structuredContent).brands.map((b) => b.brandId);
-    };
-    expect(await brands()).toEqual(['brand_globex']);
+    expect(await brandIdsOver(tokens.access_token)).toEqual(['brand_globex']);
     await env.DB.prepare("INSERT INTO memberships (user_id, brand_id, role, created_at) VALUES ('user_growing', 'brand_initech', 'admin', ?)").bind(Date.now()).run();
-    expect(await brands()).toEqual(['brand_globex', 'brand_initech']);
+    expect(await brandIdsOver(tokens.access_token)).toEqual(['brand_globex', 'brand_initech']);
   });
 });
 
 describe('CSRF on the authorization pages', () => {
   it('refuses a consent post with a wrong token, without consuming the handle', async () => {
-    const clientId = await registerClient();
-    const { challenge } = await pkcePair();
+    const { clientId, challenge } = await startClient();
     const browser = new TestBrowser('203.0.113.14');
     const url = authorizeUrl({ clientId, challenge });
-    await browser.post(url, { intent: 'signin', csrf: await signInForm(browser, url), email: TEST_ADMINS.org.email, password: TEST_ADMINS.org.password });
+    expect((await signIn(browser, url, TEST_ADMINS.org)).status).toBe(303);
     const consent = await (await browser.get(url)).text();
     const handle = inputValue(consent, 'handle');
     const forged = await browser.post('/authorize', { intent: 'consent', csrf: 'f'.repeat(64), handle, decision: 'allow' });
@@ -131,12 +118,11 @@ describe('CSRF on the authorization pages', () => {
   });
 
   it('refuses a sign-in post without the login nonce cookie (login CSRF)', async () => {
-    const clientId = await registerClient();
-    const { challenge } = await pkcePair();
+    const { clientId, challenge } = await startClient();
     const url = authorizeUrl({ clientId, challenge });
-    const page = await (await new TestBrowser().get(url)).text();
+    const csrf = await signInCsrf(new TestBrowser(), url);
     const stranger = new TestBrowser('203.0.113.15');
-    const res = await stranger.post(url, { intent: 'signin', csrf: inputValue(page, 'csrf'), email: TEST_ADMINS.org.email, password: TEST_ADMINS.org.password });
+    const res = await stranger.post(url, { intent: 'signin', csrf, email: TEST_ADMINS.org.email, password: TEST_ADMINS.org.password });
     expect(res.status).toBe(403);
     expect(stranger.cookies.has('__Host-wq-session')).toBe(false);
   });
@@ -145,10 +131,9 @@ describe('CSRF on the authorization pages', () => {
 describe('sign-in throttling', () => {
   it('locks an account after 5 failures, refuses even the right password while locked, and unlocks after', async () => {
     const browser = new TestBrowser('203.0.113.20');
-    const clientId = await registerClient();
-    const { challenge } = await pkcePair();
+    const { clientId, challenge } = await startClient();
     const url = authorizeUrl({ clientId, challenge });
-    const csrf = await signInForm(browser, url);
+    const csrf = await signInCsrf(browser, url);
     const attempt = (password: string) => browser.post(url, { intent: 'signin', csrf, email: TEST_ADMINS.org.email, password });
 
     for (let i = 1; i < FAILURES_BEFORE_LOCK; i++) expect((await attempt('wrong-password')).status).toBe(401);
@@ -180,8 +165,7 @@ describe('sign-in throttling', () => {
 
   it('throttles one IP address across accounts (password spraying)', async () => {
     const browser = new TestBrowser('203.0.113.99');
-    const page = await (await browser.get('/admin/login')).text();
-    const csrf = inputValue(page, 'csrf');
+    const csrf = await signInCsrf(browser, '/admin/login');
     for (let i = 0; i < IP_FAILURE_LIMIT; i++) {
       const res = await browser.post('/admin/login', { csrf, email: `nobody-${i}@demo.test`, password: 'guess' });
       expect(res.status).toBe(401);
@@ -191,8 +175,7 @@ describe('sign-in throttling', () => {
     expect(await blocked.text()).toContain('Too many failed sign-ins from your network');
     // Another address is unaffected.
     const other = new TestBrowser('203.0.113.98');
-    const otherPage = await (await other.get('/admin/login')).text();
-    const ok = await other.post('/admin/login', { csrf: inputValue(otherPage, 'csrf'), email: TEST_ADMINS.brand.email, password: TEST_ADMINS.brand.password });
+    const ok = await other.post('/admin/login', { csrf: await signInCsrf(other, '/admin/login'), email: TEST_ADMINS.brand.email, password: TEST_ADMINS.brand.password });
     expect(ok.status).toBe(303);
   }, 60_000);
 });

@@ -5,14 +5,19 @@ import { clientIdHostProblem } from '../src/oauth/client-id-host';
 import {
   approveInBrowser,
   authorizeUrl,
+  codeRequest,
+  ErrorBodySchema,
   MCP_URL,
   mcpClient,
+  OAuthErrorSchema,
   ORIGIN,
   pkcePair,
+  refreshRequest,
   serveOutbound,
   TestBrowser,
   tokenRequest,
   TokenResponseSchema,
+  toolNamesOver,
   type OutboundAnswer,
 } from './oauth-client';
 import { seedDemo, TEST_ADMINS } from './seed';
@@ -58,23 +63,14 @@ const chatgptDocument = {
   token_endpoint_auth_method: 'none',
 };
 
-const ErrorBodySchema = z.object({ error: z.object({ code: z.string(), message: z.string(), requestId: z.string() }) });
-const OAuthErrorSchema = z.object({ error: z.string(), error_description: z.string().optional() });
 
 /** The whole flow for a metadata-document client: consent, code, token with only the URL as client_id. */
 async function connectWithDocument(clientId: string, redirectUri: string, ip: string) {
   const { verifier, challenge } = await pkcePair();
   const { code, consentHtml } = await approveInBrowser(new TestBrowser(ip), TEST_ADMINS.org, clientId, challenge, redirectUri);
-  const res = await tokenRequest({ grant_type: 'authorization_code', code, redirect_uri: redirectUri, client_id: clientId, code_verifier: verifier, resource: MCP_URL });
+  const res = await codeRequest({ code, clientId, verifier, redirectUri });
   expect(res.status, await res.clone().text()).toBe(200);
   return { consentHtml, tokens: TokenResponseSchema.parse(await res.json()) };
-}
-
-async function toolNames(token: string): Promise<string[]> {
-  const client = await mcpClient(token);
-  const { tools } = await client.listTools();
-  await client.close();
-  return tools.map((t) => t.name);
 }
 
 /** GET /authorize for a client, as the browser the client opened; never follows redirects. */
@@ -91,20 +87,20 @@ describe('Client ID Metadata Documents end to end', () => {
     expect(consentHtml).toContain('Claude Code');
     expect(consentHtml).toContain('claude.ai');
     expect(tokens.resource).toBe(MCP_URL);
-    expect(await toolNames(tokens.access_token)).toContain('list_brands');
+    expect(await toolNamesOver(tokens.access_token)).toContain('list_brands');
     // The document was fetched (and nothing else was asked for).
     expect(calls.length).toBeGreaterThan(0);
     expect(new Set(calls)).toEqual(new Set([CLAUDE_CODE_ID]));
 
-    const refreshed = await tokenRequest({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: CLAUDE_CODE_ID });
+    const refreshed = await refreshRequest(tokens.refresh_token, CLAUDE_CODE_ID);
     expect(refreshed.status).toBe(200);
-    expect(await toolNames(TokenResponseSchema.parse(await refreshed.json()).access_token)).toContain('list_brands');
+    expect(await toolNamesOver(TokenResponseSchema.parse(await refreshed.json()).access_token)).toContain('list_brands');
   });
 
   it('Claude Code on 127.0.0.1 with another ephemeral port', async () => {
     serve({ [CLAUDE_CODE_ID]: { body: claudeCodeDocument } });
     const { tokens } = await connectWithDocument(CLAUDE_CODE_ID, 'http://127.0.0.1:61234/callback', '198.51.100.32');
-    expect(await toolNames(tokens.access_token)).toContain('list_brands');
+    expect(await toolNamesOver(tokens.access_token)).toContain('list_brands');
   });
 
   it('ChatGPT: token_endpoint_auth_method none, redirect to the connector platform', async () => {

@@ -103,6 +103,12 @@ export async function registerClient(name = 'Test Assistant', redirectUri = CALL
   return RegistrationSchema.parse(await res.json()).client_id;
 }
 
+/** A registered client with a fresh PKCE pair: where every authorization test starts. */
+export async function startClient(name?: string): Promise<{ clientId: string; verifier: string; challenge: string }> {
+  const clientId = await registerClient(name);
+  return { clientId, ...(await pkcePair()) };
+}
+
 export function authorizeUrl(p: {
   clientId: string;
   challenge: string;
@@ -143,6 +149,40 @@ export function tokenRequest(fields: Record<string, string>): Promise<Response> 
   });
 }
 
+/** The API's error body (`{ error: { code, message, requestId } }`), as the MCP endpoint and the front door send it. */
+export const ErrorBodySchema = z.object({ error: z.object({ code: z.string(), message: z.string(), requestId: z.string() }) });
+
+/** An OAuth error answer of the token endpoint or the provider (RFC 6749 section 5.2). */
+export const OAuthErrorSchema = z.object({ error: z.string(), error_description: z.string().optional() });
+
+/** Exchanges an authorization code (PKCE) at the token endpoint; `resource` null leaves the RFC 8707 parameter out. */
+export function codeRequest(p: { code: string; clientId: string; verifier: string; redirectUri?: string; resource?: string | null }): Promise<Response> {
+  const fields: Record<string, string> = {
+    grant_type: 'authorization_code',
+    code: p.code,
+    redirect_uri: p.redirectUri ?? CALLBACK,
+    client_id: p.clientId,
+    code_verifier: p.verifier,
+  };
+  if (p.resource !== null) fields.resource = p.resource ?? MCP_URL;
+  return tokenRequest(fields);
+}
+
+/** Trades a refresh token at the token endpoint. */
+export function refreshRequest(refreshToken: string, clientId: string): Promise<Response> {
+  return tokenRequest({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId });
+}
+
+/** The CSRF token of the sign-in form at `url` (an /authorize URL or /admin/login), as a browser not signed in sees it. */
+export async function signInCsrf(browser: TestBrowser, url: string): Promise<string> {
+  return inputValue(await (await browser.get(url)).text(), 'csrf');
+}
+
+/** Signs in on the sign-in form of `url` (an /authorize URL); the answer is a 303 back to it on success. */
+export async function signIn(browser: TestBrowser, url: string, user: { email: string; password: string }): Promise<Response> {
+  return browser.post(url, { intent: 'signin', csrf: await signInCsrf(browser, url), email: user.email, password: user.password });
+}
+
 /**
  * Signs in through /authorize and approves: the whole browser part of the flow. Returns the authorization code.
  */
@@ -180,10 +220,9 @@ export async function approveInBrowser(
 
 /** The whole flow for one admin: register, sign in, approve, exchange the code. */
 export async function connectAssistant(admin: { email: string; password: string }, browser = new TestBrowser()) {
-  const clientId = await registerClient();
-  const { verifier, challenge } = await pkcePair();
+  const { clientId, verifier, challenge } = await startClient();
   const { code } = await approveInBrowser(browser, admin, clientId, challenge);
-  const res = await tokenRequest({ grant_type: 'authorization_code', code, redirect_uri: CALLBACK, client_id: clientId, code_verifier: verifier, resource: MCP_URL });
+  const res = await codeRequest({ code, clientId, verifier });
   expect(res.status).toBe(200);
   return { clientId, browser, tokens: TokenResponseSchema.parse(await res.json()) };
 }
@@ -199,11 +238,33 @@ export async function mcpClient(token: string): Promise<Client> {
   return client;
 }
 
-/** A raw JSON-RPC tools/list POST, to see HTTP status and headers a client sees. */
-export function rawToolsList(token: string | null): Promise<Response> {
+/** The names of the tools a client with this token (or API key) sees. */
+export async function toolNamesOver(token: string): Promise<string[]> {
+  const client = await mcpClient(token);
+  const { tools } = await client.listTools();
+  await client.close();
+  return tools.map((t) => t.name);
+}
+
+const BrandsSchema = z.object({ brands: z.array(z.object({ brandId: z.string() })) });
+
+/** The brands list_brands answers a client with this token (or API key). */
+export async function brandIdsOver(token: string): Promise<string[]> {
+  const client = await mcpClient(token);
+  const result = await client.callTool({ name: 'list_brands', arguments: {} });
+  await client.close();
+  expect(result.isError ?? false).toBe(false);
+  return BrandsSchema.parse(result.structuredContent).brands.map((b) => b.brandId);
+}
+
+/**
+ * A raw JSON-RPC tools/list POST, to see HTTP status and headers a client sees; `mcpUrl` another origin's endpoint
+ * (same Worker, same KV: a different resource identifier).
+ */
+export function rawToolsList(token: string | null, mcpUrl = MCP_URL): Promise<Response> {
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
   if (token !== null) headers.authorization = `Bearer ${token}`;
-  return SELF.fetch(MCP_URL, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }) });
+  return SELF.fetch(mcpUrl, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }) });
 }
 
 /** Adds a user who signs in but administers nothing. */

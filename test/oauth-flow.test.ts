@@ -6,36 +6,31 @@ import { oauthHelpers } from '../src/oauth/provider';
 import {
   approveInBrowser,
   authorizeUrl,
+  brandIdsOver,
   CALLBACK,
+  codeRequest,
   connectAssistant,
+  ErrorBodySchema,
   inputValue,
   location,
   MCP_URL,
-  mcpClient,
+  OAuthErrorSchema,
   ORIGIN,
-  pkcePair,
   rawToolsList,
+  refreshRequest,
   registerClient,
+  signIn,
+  startClient,
   TestBrowser,
   tokenRequest,
   TokenResponseSchema,
+  toolNamesOver,
 } from './oauth-client';
 import { seedDemo, TEST_ADMINS, TEST_KEYS } from './seed';
 
 beforeAll(async () => {
   await seedDemo();
 });
-
-const BrandsSchema = z.object({ brands: z.array(z.object({ brandId: z.string() })) });
-const ErrorBodySchema = z.object({ error: z.object({ code: z.string(), message: z.string(), requestId: z.string() }) });
-
-async function brandIdsOver(token: string): Promise<string[]> {
-  const client = await mcpClient(token);
-  const result = await client.callTool({ name: 'list_brands', arguments: {} });
-  await client.close();
-  expect(result.isError ?? false).toBe(false);
-  return BrandsSchema.parse(result.structuredContent).brands.map((b) => b.brandId);
-}
 
 describe('discovery metadata', () => {
   it('publishes RFC 9728 protected-resource metadata for /v1/data/mcp', async () => {
@@ -98,8 +93,7 @@ describe('discovery metadata', () => {
 
 describe('the whole flow with a scripted client', () => {
   it('register, sign in, consent, code + PKCE, token, tools over MCP, refresh, revoke, then 401', async () => {
-    const clientId = await registerClient('Scripted Assistant');
-    const { verifier, challenge } = await pkcePair();
+    const { clientId, verifier, challenge } = await startClient('Scripted Assistant');
     const browser = new TestBrowser();
 
     // 1. Not signed in: the sign-in form names the client.
@@ -137,31 +131,25 @@ describe('the whole flow with a scripted client', () => {
     const code = back.searchParams.get('code') ?? '';
 
     // 5. A wrong verifier is refused (PKCE), the right one gets tokens.
-    const wrong = await tokenRequest({ grant_type: 'authorization_code', code, redirect_uri: CALLBACK, client_id: clientId, code_verifier: 'x'.repeat(43), resource: MCP_URL });
+    const wrong = await codeRequest({ code, clientId, verifier: 'x'.repeat(43) });
     expect(wrong.status).toBe(400);
-    expect(z.object({ error: z.string() }).parse(await wrong.json()).error).toBe('invalid_grant');
+    expect(OAuthErrorSchema.parse(await wrong.json()).error).toBe('invalid_grant');
     // (A failed verifier attempt burns nothing the client could reuse: start again with a fresh code.)
     const second = await approveInBrowser(browser, TEST_ADMINS.org, clientId, challenge);
-    const tokenRes = await tokenRequest({ grant_type: 'authorization_code', code: second.code, redirect_uri: CALLBACK, client_id: clientId, code_verifier: verifier, resource: MCP_URL });
+    const tokenRes = await codeRequest({ code: second.code, clientId, verifier });
     expect(tokenRes.status).toBe(200);
     const tokens = TokenResponseSchema.parse(await tokenRes.json());
     expect(tokens.scope).toBe('data:read');
     expect(tokens.token_type.toLowerCase()).toBe('bearer');
 
     // 6. MCP tools/list (the same tools an API key gets) and a tool call acting as the org administrator.
-    const toolNames = async (token: string) => {
-      const client = await mcpClient(token);
-      const { tools } = await client.listTools();
-      await client.close();
-      return tools.map((t) => t.name).sort();
-    };
-    const oauthTools = await toolNames(tokens.access_token);
+    const oauthTools = (await toolNamesOver(tokens.access_token)).sort();
     expect(oauthTools).toEqual(expect.arrayContaining(['list_brands', 'list_reports', 'report_data_issue']));
-    expect(oauthTools).toEqual(await toolNames(TEST_KEYS.org));
+    expect(oauthTools).toEqual((await toolNamesOver(TEST_KEYS.org)).sort());
     expect(await brandIdsOver(tokens.access_token)).toEqual(['brand_acme', 'brand_globex', 'brand_initech']);
 
     // 7. Refresh rotates the tokens; the new access token works.
-    const refreshed = await tokenRequest({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: clientId });
+    const refreshed = await refreshRequest(tokens.refresh_token, clientId);
     expect(refreshed.status).toBe(200);
     const next = TokenResponseSchema.parse(await refreshed.json());
     expect(next.access_token).not.toBe(tokens.access_token);
@@ -173,17 +161,15 @@ describe('the whole flow with a scripted client', () => {
     const after = await rawToolsList(next.access_token);
     expect(after.status).toBe(401);
     expect(ErrorBodySchema.parse(await after.json()).error.code).toBe('UNAUTHORIZED');
-    const refreshAgain = await tokenRequest({ grant_type: 'refresh_token', refresh_token: next.refresh_token, client_id: clientId });
+    const refreshAgain = await refreshRequest(next.refresh_token, clientId);
     expect(refreshAgain.status).toBe(400);
   });
 
   it('Deny sends the browser back with error=access_denied and the state', async () => {
-    const clientId = await registerClient();
-    const { challenge } = await pkcePair();
+    const { clientId, challenge } = await startClient();
     const browser = new TestBrowser();
     const url = authorizeUrl({ clientId, challenge, state: 'deny-me' });
-    const page = await (await browser.get(url)).text();
-    await browser.post(url, { intent: 'signin', csrf: inputValue(page, 'csrf'), email: TEST_ADMINS.brand.email, password: TEST_ADMINS.brand.password });
+    expect((await signIn(browser, url, TEST_ADMINS.brand)).status).toBe(303);
     const consent = await (await browser.get(url)).text();
     const denied = await browser.post('/authorize', { intent: 'consent', csrf: inputValue(consent, 'csrf'), handle: inputValue(consent, 'handle'), decision: 'deny' });
     expect(denied.status).toBe(302);
@@ -198,8 +184,7 @@ describe('the whole flow with a scripted client', () => {
   });
 
   it('a consent handle works once', async () => {
-    const clientId = await registerClient();
-    const { challenge } = await pkcePair();
+    const { clientId, challenge } = await startClient();
     const browser = new TestBrowser();
     const { consentHtml } = await approveInBrowser(browser, TEST_ADMINS.org, clientId, challenge);
     const replay = await browser.post('/authorize', { intent: 'consent', csrf: inputValue(consentHtml, 'csrf'), handle: inputValue(consentHtml, 'handle'), decision: 'allow' });
@@ -220,8 +205,7 @@ describe('the whole flow with a scripted client', () => {
   });
 
   it('never redirects to an unregistered redirect URI', async () => {
-    const clientId = await registerClient();
-    const { challenge } = await pkcePair();
+    const { clientId, challenge } = await startClient();
     const res = await new TestBrowser().get(authorizeUrl({ clientId, challenge, redirectUri: 'https://evil.example/cb' }));
     expect(res.status).toBe(400);
     expect(res.headers.get('location')).toBeNull();
@@ -236,10 +220,7 @@ describe('the whole flow with a scripted client', () => {
 
 describe('API keys on the same endpoint', () => {
   it('accepts an API key through the provider, with the same tools and scoping', async () => {
-    const client = await mcpClient(TEST_KEYS.brand);
-    const { tools } = await client.listTools();
-    await client.close();
-    expect(tools.map((t) => t.name)).toContain('list_brands');
+    expect(await toolNamesOver(TEST_KEYS.brand)).toContain('list_brands');
     expect(await brandIdsOver(TEST_KEYS.brand)).toEqual(['brand_acme']);
     expect(await brandIdsOver(TEST_KEYS.other)).toEqual(['brand_umbrella']);
   });

@@ -1,16 +1,14 @@
 import { createExecutionContext, env, SELF, waitOnExecutionContext } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import worker from '../src/index';
 import { CORS_ALLOW_HEADERS } from '../src/http/cors';
-import { MCP_URL, ORIGIN } from './oauth-client';
+import { ErrorBodySchema, MCP_URL, ORIGIN } from './oauth-client';
 import { seedDemo, TEST_KEYS } from './seed';
 
 beforeAll(async () => {
   await seedDemo();
 });
 
-const ErrorBodySchema = z.object({ error: z.object({ code: z.string(), message: z.string(), requestId: z.string() }) });
 const INSPECTOR = 'http://localhost:6274';
 const ALLOWED = 'https://inspector.example';
 
