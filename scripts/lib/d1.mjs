@@ -8,10 +8,10 @@
 // wrangler and Miniflare are imported only when a local database is opened: importing wrangler installs a
 // SIGTERM handler that exits the process at once, which a long-running script with its own orderly shutdown
 // (`npm run dev`) must not get. Such scripts use `wranglerExecute` (a child process) instead.
-import { spawn } from 'node:child_process';
 import { isAbsolute, join, resolve } from 'node:path';
 import { readFile } from 'node:fs/promises';
 import { importWorkerModules, ROOT } from './import-ts.mjs';
+import { runProcess } from './run-process.mjs';
 
 export const WRANGLER_BIN = join(ROOT, 'node_modules', 'wrangler', 'bin', 'wrangler.js');
 
@@ -130,7 +130,7 @@ export async function wranglerExecute(target, what) {
   }
   args.push(...what);
 
-  const { code, stdout, stderr } = await run(process.execPath, args, target.cwd ?? ROOT);
+  const { code, stdout, stderr } = await runProcess(process.execPath, args, { cwd: target.cwd ?? ROOT, env: wranglerEnv({ FORCE_COLOR: '0', NO_COLOR: '1' }) });
   const parsed = parseJson(stdout);
   if (code !== 0 || !Array.isArray(parsed)) {
     const msg = parsed && typeof parsed === 'object' && 'error' in parsed ? errorText(parsed.error) : '';
@@ -166,22 +166,4 @@ function parseJson(text) {
   } catch {
     return undefined;
   }
-}
-
-/**
- * @param {string} cmd
- * @param {string[]} args
- * @param {string} cwd
- * @returns {Promise<{ code: number | null; stdout: string; stderr: string }>}
- */
-function run(cmd, args, cwd) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd, env: wranglerEnv({ FORCE_COLOR: '0', NO_COLOR: '1' }), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
 }

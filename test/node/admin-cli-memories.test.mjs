@@ -2,48 +2,19 @@
 // temp dir): what they print, what they store, and that every write is recorded. Commands run in this process
 // (`runAdmin`, the CLI's whole command layer) on one open local D1, as test/node/admin-cli.test.mjs does; that file's
 // smoke tests prove the command line and wrangler's view of the same state.
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openD1 } from '../../scripts/lib/d1.mjs';
-import { ROOT } from '../../scripts/lib/import-ts.mjs';
-import { runAdminOn } from './admin-in-process.mjs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { adminTestDatabase } from './admin-in-process.mjs';
 
-/** @type {string} */
-let stateDir;
-/** @type {import('../../scripts/lib/d1.mjs').D1Executor} */
-let db;
-
-/** @param {...string} args */
-const admin = (...args) => runAdminOn(db, stateDir, args);
-
-async function adminJson(...args) {
-  const r = await admin(...args, '--json');
-  expect(r.stderr).toBe('');
-  expect(r.code).toBe(0);
-  return JSON.parse(r.stdout);
-}
-
-/** @param {string} statement */
-async function rows(statement) {
-  const results = await db.execute(statement);
-  return results[results.length - 1];
-}
+const t = adminTestDatabase('admin-cli-memories-');
+const { admin, adminJson, rows } = t;
 
 beforeAll(async () => {
-  stateDir = await mkdtemp(join(tmpdir(), 'admin-cli-memories-'));
-  db = await openD1({ persistTo: stateDir });
-  await db.execute(await readFile(join(ROOT, 'schema.sql'), 'utf8'));
   await rows(
     `INSERT INTO organizations (id, name, created_at) VALUES ('org_m', 'M', 0);
      INSERT INTO brands (id, org_id, name, dataset, created_at) VALUES ('brand_m', 'org_m', 'M brand', 'm_ds', 0)`,
   );
-}, 60_000);
-
-afterAll(async () => {
-  await db?.close();
-  if (stateDir) await rm(stateDir, { recursive: true, force: true });
 });
 
 describe('key create --memories', () => {
@@ -60,7 +31,7 @@ describe('key create --memories', () => {
 
 describe('memory create, update, delete, restore', () => {
   it('writes a system memory and records each change with the CLI as the writer', async () => {
-    const file = join(stateDir, 'content.md');
+    const file = join(t.stateDir, 'content.md');
     await writeFile(file, '`revenue` is **gross**: after discounts, before returns.\n');
     const created = await adminJson('memory', 'create', '--system', '--table', 'fact__orders', '--title', 'revenue is gross', '--content-file', file, '--author', 'Data team');
     expect(created).toMatchObject({

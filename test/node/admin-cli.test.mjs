@@ -6,73 +6,28 @@
 // own `d1 execute`, and `wrangler dev` serving the keys).
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unstable_readConfig } from 'wrangler';
-import { openD1, sql, WRANGLER_BIN, wranglerEnv, wranglerExecute } from '../../scripts/lib/d1.mjs';
+import { sql, WRANGLER_BIN, wranglerEnv, wranglerExecute } from '../../scripts/lib/d1.mjs';
 import { importWorkerModules, ROOT } from '../../scripts/lib/import-ts.mjs';
-import { runAdminOn } from './admin-in-process.mjs';
+import { runProcess } from '../../scripts/lib/run-process.mjs';
+import { adminTestDatabase } from './admin-in-process.mjs';
 import { freePort } from './free-port.mjs';
 
 /** How long wrangler dev's isolate may still trust a key it resolved (wrangler.toml [vars]). */
 const AUTH_CACHE_TTL_MS = Number(unstable_readConfig({ config: join(ROOT, 'wrangler.toml') }, {}).vars.AUTH_CACHE_TTL_MS);
 
-/** @type {string} */
-let stateDir;
-/** @type {import('../../scripts/lib/d1.mjs').D1Executor} */
-let db;
-
-/**
- * Runs one CLI invocation on the temp database, as `npm run admin -- ...args --persist-to <temp>` would.
- * @param {...string} args
- */
-const admin = (...args) => runAdminOn(db, stateDir, args);
+const t = adminTestDatabase('admin-cli-');
+const { admin, adminJson, rows } = t;
 
 /**
  * The real command line in a child process, as a person runs it.
  * @param {...string} args
- * @returns {Promise<{ code: number | null; stdout: string; stderr: string }>}
  */
 function adminProcess(...args) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(ROOT, 'scripts/admin.mjs'), ...args, '--persist-to', stateDir], {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return runProcess(process.execPath, [join(ROOT, 'scripts/admin.mjs'), ...args, '--persist-to', t.stateDir], { cwd: ROOT });
 }
-
-async function adminJson(...args) {
-  const r = await admin(...args, '--json');
-  expect(r.stderr).toBe('');
-  expect(r.code).toBe(0);
-  return JSON.parse(r.stdout);
-}
-
-/** @param {string} statement */
-async function rows(statement) {
-  const results = await db.execute(statement);
-  return results[results.length - 1] ?? [];
-}
-
-beforeAll(async () => {
-  stateDir = await mkdtemp(join(tmpdir(), 'admin-cli-'));
-  db = await openD1({ persistTo: stateDir });
-  await db.execute(await readFile(join(ROOT, 'schema.sql'), 'utf8'));
-}, 60_000);
-
-afterAll(async () => {
-  await db?.close();
-  if (stateDir) await rm(stateDir, { recursive: true, force: true });
-});
 
 describe('help and usage errors', () => {
   it('--help lists every command group and exits 0', async () => {
@@ -282,7 +237,7 @@ describe('API keys', () => {
       // Through the process guard, so wrangler and its workerd cannot outlive this test run.
       wrangler = spawn(
         process.execPath,
-        [join(ROOT, 'scripts/lib/process-guard.mjs'), process.execPath, WRANGLER_BIN, 'dev', '--ip', '127.0.0.1', '--port', String(port), '--persist-to', stateDir, '--show-interactive-dev-session=false', '--inspector-port', String(await freePort())],
+        [join(ROOT, 'scripts/lib/process-guard.mjs'), process.execPath, WRANGLER_BIN, 'dev', '--ip', '127.0.0.1', '--port', String(port), '--persist-to', t.stateDir, '--show-interactive-dev-session=false', '--inspector-port', String(await freePort())],
         { cwd: ROOT, env: wranglerEnv(), stdio: ['pipe', 'pipe', 'pipe'] },
       );
       let log = '';
@@ -315,7 +270,7 @@ describe('API keys', () => {
       // Two process starts; side by side, since neither writes.
       const [cli, [viaWrangler]] = await Promise.all([
         adminProcess('key', 'list', '--brand', 'brand_cli', '--json'),
-        wranglerExecute({ persistTo: stateDir }, ['--command', query]),
+        wranglerExecute({ persistTo: t.stateDir }, ['--command', query]),
       ]);
       expect(cli.stderr).toBe('');
       expect(cli.code).toBe(0);
