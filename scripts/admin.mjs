@@ -44,6 +44,8 @@ const LIMIT_FLAGS = {
   'max-bytes-billed': 'max_bytes_billed',
 };
 const MEMBERSHIP_OPTIONS = { user: { type: 'string' }, org: { type: 'string' }, brand: { type: 'string' } };
+/** What `membership add` and `membership remove` name (see requireMembership). */
+const MEMBERSHIP_ARGS = '--user USER_ID|EMAIL (--org ORG_ID | --brand BRAND_ID)';
 const MEMORY_OWNER_OPTIONS = { system: { type: 'boolean', default: false }, org: { type: 'string' }, brand: { type: 'string' } };
 const MEMORY_FIELD_OPTIONS = {
   title: { type: 'string' },
@@ -189,12 +191,11 @@ const COMMANDS = {
     },
   },
   'membership add': {
-    usage: 'membership add --user USER_ID|EMAIL (--org ORG_ID | --brand BRAND_ID)',
+    usage: `membership add ${MEMBERSHIP_ARGS}`,
     summary: 'make a user administrator of a whole organization or of one brand',
     options: MEMBERSHIP_OPTIONS,
     async run(o, _p, io) {
-      const user = requireText(o, 'user');
-      const scope = requireScope(o);
+      const { user, scope } = requireMembership(o);
       const rows = await io.exec(
         sql`INSERT INTO memberships (user_id, org_id, brand_id, role, created_at)
             SELECT u.id, ${scope.orgId}, ${scope.brandId}, 'admin', ${io.now} FROM users u WHERE u.id = ${user} OR u.email = ${user}
@@ -210,12 +211,11 @@ const COMMANDS = {
     },
   },
   'membership remove': {
-    usage: 'membership remove --user USER_ID|EMAIL (--org ORG_ID | --brand BRAND_ID)',
+    usage: `membership remove ${MEMBERSHIP_ARGS}`,
     summary: "remove a user's administrator rights (their OAuth connections lose access at once)",
     options: MEMBERSHIP_OPTIONS,
     async run(o, _p, io) {
-      const user = requireText(o, 'user');
-      const scope = requireScope(o);
+      const { user, scope } = requireMembership(o);
       const rows = await io.exec(
         sql`DELETE FROM memberships
              WHERE user_id IN (SELECT id FROM users WHERE id = ${user} OR email = ${user})
@@ -321,8 +321,7 @@ const COMMANDS = {
     options: {},
     positional: 'KEY_ID',
     async run(_o, p, io) {
-      const id = p[0];
-      if (!id) throw new UsageError('give the key id (see `key list`)');
+      const id = requirePositional(p, 'the key id (see `key list`)');
       const rows = await io.exec(sql`UPDATE api_keys SET revoked_at = ${io.now} WHERE id = ${id} AND revoked_at IS NULL RETURNING id`);
       if (rows.length > 0) return { text: `revoked key ${id}`, json: { id, revokedAt: iso(io.now), alreadyRevoked: false } };
       const [prior] = await io.exec(sql`SELECT revoked_at FROM api_keys WHERE id = ${id}`);
@@ -344,8 +343,7 @@ const COMMANDS = {
     options: { ...LIMIT_OPTIONS },
     positional: 'KEY_ID',
     async run(o, p, io) {
-      const id = p[0];
-      if (!id) throw new UsageError('give the key id (see `key list`)');
+      const id = requirePositional(p, 'the key id (see `key list`)');
       const limits = parseLimits(o);
       const sets = Object.entries(limits).map(([col, v]) => `${col} = ${sql`${v}`}`);
       const rows = await io.exec(
@@ -405,11 +403,14 @@ const COMMANDS = {
     async run(o, _p, io) {
       const owner = requireMemoryOwner(o);
       const fields = await memoryFields(o, io, { create: true });
-      const m = await io.memories();
-      const id = m.newId('mem');
-      const statements = m.createMemoryStatements({ id, ...owner, table: fields.table ?? null, title: fields.title, content: fields.content }, cliWrite(o, m));
-      const results = await io.exec(statements.map((s) => m.inlineStatement(s, sqlLiteral)).join(';\n'), { 'FOREIGN KEY': owner.missing }, { all: true });
-      if (!results.every((r) => r.length > 0)) throw new CommandError(`${owner.label} already has ${m.MEMORY_LIMITS.perOwner} memories, the most it can have`);
+      const id = (await io.memories()).newId('mem');
+      await memoryWrite(
+        io,
+        o,
+        (m, write) => m.createMemoryStatements({ id, ...owner, table: fields.table ?? null, title: fields.title, content: fields.content }, write),
+        (m) => `${owner.label} already has ${m.MEMORY_LIMITS.perOwner} memories, the most it can have`,
+        { 'FOREIGN KEY': owner.missing },
+      );
       const memory = await readMemory(io, id);
       return { text: `created memory ${id} (${owner.label}): ${memory.title}`, json: memory };
     },
@@ -423,8 +424,7 @@ const COMMANDS = {
       const id = requirePositional(p, 'the memory id (see `memory list`)');
       if (o.table !== undefined && o['no-table']) throw new UsageError('give --table or --no-table, not both');
       const fields = await memoryFields(o, io, { create: false });
-      const m = await io.memories();
-      await memoryWrite(io, m.updateMemoryStatements(id, fields, cliWrite(o, m)), m, `no live memory ${id}`);
+      await memoryWrite(io, o, (m, write) => m.updateMemoryStatements(id, fields, write), () => `no live memory ${id}`);
       const memory = await readMemory(io, id);
       return { text: `updated memory ${id}: ${memory.title}`, json: memory };
     },
@@ -436,8 +436,7 @@ const COMMANDS = {
     positional: 'MEMORY_ID',
     async run(o, p, io) {
       const id = requirePositional(p, 'the memory id (see `memory list`)');
-      const m = await io.memories();
-      await memoryWrite(io, m.deleteMemoryStatements(id, cliWrite(o, m)), m, `no live memory ${id}`);
+      await memoryWrite(io, o, (m, write) => m.deleteMemoryStatements(id, write), () => `no live memory ${id}`);
       return { text: `deleted memory ${id}`, json: { id, deleted: true } };
     },
   },
@@ -448,8 +447,12 @@ const COMMANDS = {
     positional: 'MEMORY_ID',
     async run(o, p, io) {
       const id = requirePositional(p, 'the memory id (see `memory list --deleted`)');
-      const m = await io.memories();
-      await memoryWrite(io, m.restoreMemoryStatements(id, cliWrite(o, m)), m, `no deleted memory ${id}, or its owner already has ${m.MEMORY_LIMITS.perOwner} memories`);
+      await memoryWrite(
+        io,
+        o,
+        (m, write) => m.restoreMemoryStatements(id, write),
+        (m) => `no deleted memory ${id}, or its owner already has ${m.MEMORY_LIMITS.perOwner} memories`,
+      );
       const memory = await readMemory(io, id);
       return { text: `restored memory ${id}: ${memory.title}`, json: memory };
     },
@@ -501,10 +504,16 @@ function cliWrite(o, m) {
   return { revisionId: m.newId('mrev'), actor: { kind: 'cli', id: null, name: o.author ?? `admin CLI${user}` }, transport: 'cli', requestId: null, now: Date.now() };
 }
 
-/** Runs the statements of one memory write; `refused` when its guard did not let it apply (nothing changed). */
-async function memoryWrite(io, statements, m, refused) {
-  const results = await io.exec(statements.map((s) => m.inlineStatement(s, sqlLiteral)).join(';\n'), {}, { all: true });
-  if (!results.every((r) => r.length > 0)) throw new CommandError(refused);
+/**
+ * Runs one memory write: the statements `build` makes with the store's modules and the CLI's write record, in one
+ * batch; the error `refused` words when a guard did not let it apply (nothing changed).
+ * @param {Record<string, string>} [constraintMessages] as io.exec's
+ */
+async function memoryWrite(io, o, build, refused, constraintMessages = {}) {
+  const m = await io.memories();
+  const statements = build(m, cliWrite(o, m));
+  const results = await io.exec(statements.map((s) => m.inlineStatement(s, sqlLiteral)).join(';\n'), constraintMessages, { all: true });
+  if (!results.every((r) => r.length > 0)) throw new CommandError(refused(m));
 }
 
 async function readMemory(io, id) {
@@ -524,6 +533,11 @@ function requireText(o, flag) {
   const v = o[flag];
   if (v === undefined || v.trim() === '') throw new UsageError(`--${flag} is required`);
   return v;
+}
+
+/** --user and exactly one of --org / --brand: one membership. */
+function requireMembership(o) {
+  return { user: requireText(o, 'user'), scope: requireScope(o) };
 }
 
 function requireScope(o) {
