@@ -239,32 +239,30 @@ function extractForm(group, c) {
   if (tz) x = cat(c.p, 'timezone(', tz, ', ', x, ')');
   const part = readPart(partNodes, c.p);
   const p = c.p;
-  switch (part.name) {
-    case 'DAYOFWEEK':
-      return cat(p, '(dayofweek(', x, ') + 1)');
-    case 'DAYOFYEAR':
-      return cat(p, 'dayofyear(', x, ')');
-    case 'WEEK':
-      // BigQuery: weeks start on `weekday`; days before the year's first such day are week 0.
-      return cat(p, `((dayofyear(`, x, `) + 6 - (dayofweek(`, x, `) - ${part.weekday} + 7) % 7) // 7)`);
-    case 'ISOWEEK':
-      return cat(p, 'week(', x, ')');
-    case 'ISOYEAR':
-      return cat(p, 'isoyear(', x, ')');
-    case 'DATE':
-      return cat(p, 'CAST(', x, ' AS DATE)');
-    case 'TIME':
-      return cat(p, 'CAST(', x, ' AS TIME)');
-    case 'DATETIME':
-      return cat(p, 'CAST(', x, ' AS TIMESTAMP)');
-    case 'MILLISECOND':
-      return cat(p, '(millisecond(', x, ') % 1000)');
-    case 'MICROSECOND':
-      return cat(p, '(microsecond(', x, ') % 1000000)');
-    default:
-      return cat(p, `EXTRACT(${part.name} FROM `, x, ')');
+  if (part.name === 'WEEK') {
+    // BigQuery: weeks start on `weekday`; days before the year's first such day are week 0.
+    return cat(p, `((dayofyear(`, x, `) + 6 - (dayofweek(`, x, `) - ${part.weekday} + 7) % 7) // 7)`);
   }
+  const around = EXTRACT_PARTS[part.name];
+  return around ? cat(p, around[0], x, around[1]) : cat(p, `EXTRACT(${part.name} FROM `, x, ')');
 }
+
+/**
+ * EXTRACT parts whose BigQuery meaning DuckDB's EXTRACT does not share, as what goes before and after the value;
+ * any other part is DuckDB's EXTRACT as is.
+ * @type {Record<string, [string, string]>}
+ */
+const EXTRACT_PARTS = {
+  DAYOFWEEK: ['(dayofweek(', ') + 1)'], // BigQuery counts Sunday as 1, DuckDB as 0
+  DAYOFYEAR: ['dayofyear(', ')'],
+  ISOWEEK: ['week(', ')'],
+  ISOYEAR: ['isoyear(', ')'],
+  DATE: ['CAST(', ' AS DATE)'],
+  TIME: ['CAST(', ' AS TIME)'],
+  DATETIME: ['CAST(', ' AS TIMESTAMP)'],
+  MILLISECOND: ['(millisecond(', ') % 1000)'], // DuckDB's include the seconds
+  MICROSECOND: ['(microsecond(', ') % 1000000)'],
+};
 
 /** ARRAY_AGG / STRING_AGG with BigQuery's IGNORE NULLS and LIMIT inside the call. */
 function aggWithModifiers(group, c, duckName) {
