@@ -85,6 +85,10 @@ export interface DemoReport {
 /** Templates are plain SQL that BigQuery and the local DuckDB warehouse both run; dates are inclusive. */
 const PERIOD = `order_date BETWEEN DATE '{start_date}' AND DATE '{end_date}'`;
 const t = (table: string) => `\`service-v1.{dataset}.${table}\``;
+/** Orders and revenue per channel for the period: a section of the system overview and of Umbrella's own report. */
+const REVENUE_BY_CHANNEL =
+  `SELECT channel, COUNT(*) AS orders, ROUND(SUM(revenue), 2) AS revenue\n` +
+  `FROM ${t('fact__orders')}\nWHERE ${PERIOD}\nGROUP BY channel\nORDER BY revenue DESC`;
 
 export const DEMO_REPORTS: DemoReport[] = [
   {
@@ -120,9 +124,7 @@ export const DEMO_REPORTS: DemoReport[] = [
         id: 'rq_overview_channels',
         name: 'Revenue by channel',
         description: 'Orders and revenue per sales channel.',
-        sql:
-          `SELECT channel, COUNT(*) AS orders, ROUND(SUM(revenue), 2) AS revenue\n` +
-          `FROM ${t('fact__orders')}\nWHERE ${PERIOD}\nGROUP BY channel\nORDER BY revenue DESC`,
+        sql: REVENUE_BY_CHANNEL,
         narrativeHints: 'Name the leading channel and its share of revenue.',
         chartSpec: { type: 'bar', x: 'channel', y: 'revenue' },
       },
@@ -292,9 +294,7 @@ export const DEMO_REPORTS: DemoReport[] = [
         id: 'rq_umbrella_channels',
         name: 'Revenue by channel',
         description: 'Orders and revenue per channel.',
-        sql:
-          `SELECT channel, COUNT(*) AS orders, ROUND(SUM(revenue), 2) AS revenue\n` +
-          `FROM ${t('fact__orders')}\nWHERE ${PERIOD}\nGROUP BY channel\nORDER BY revenue DESC`,
+        sql: REVENUE_BY_CHANNEL,
       },
     ],
   },
