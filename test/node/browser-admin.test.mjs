@@ -9,52 +9,19 @@
 //
 // Without a browser the file is skipped with one loud line (test/node/browser.mjs); .ci/run sets REQUIRE_BROWSER=1.
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
-import { chromium } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT } from '../../scripts/lib/import-ts.mjs';
-import { browserForTests, CHROMIUM_FLAGS } from './browser.mjs';
-import { startSeededWorker } from './seeded-worker.mjs';
+import { describe, expect, it } from 'vitest';
+import { browserForTests } from './browser.mjs';
+import { DESKTOP, expectFitsViewport, PHONE, seededWorkerAndBrowser, seedSecrets, shot, submitSignIn as signIn } from './browser-pages.mjs';
 
 const BROWSER = browserForTests();
-const ARTIFACTS = join(ROOT, 'test-artifacts');
 const CALLBACK = 'https://assistant.example/oauth/callback';
-const DESKTOP = { width: 1280, height: 900 };
-const PHONE = { width: 390, height: 844 };
-
-const keySecret = (tag) => `wqk_${tag.padEnd(43, '0')}`;
-const KEYS = { org: keySecret('browserOrg'), brand: keySecret('browserBrand'), other: keySecret('browserOther') };
-const ADMINS = {
-  org: { email: 'org-admin@browser.test', password: 'org-admin-browser-password' },
-  brand: { email: 'brand-admin@browser.test', password: 'brand-admin-browser-password' },
-};
-
-/** @type {(() => Promise<void>) | undefined} */
-let stopWorker;
-let baseUrl;
-let browser;
+const { keys: KEYS, admins: ADMINS } = seedSecrets('browser');
+const w = seededWorkerAndBrowser(BROWSER, 'wq-browser-', { keys: KEYS, admins: ADMINS });
 
 const b64url = (buf) => Buffer.from(buf).toString('base64url');
 
-async function shot(page, name) {
-  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
-}
-
-/** No horizontal scrolling: the layout fits the viewport (phone and desktop). */
-async function expectFitsViewport(page) {
-  const { scrollWidth, innerWidth } = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth }));
-  expect(scrollWidth).toBeLessThanOrEqual(innerWidth);
-}
-
-async function signIn(page, admin) {
-  await page.getByLabel('Email').fill(admin.email);
-  await page.getByLabel('Password').fill(admin.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-}
-
 async function mcpToolsList(token) {
-  return fetch(`${baseUrl}/v1/data/mcp`, {
+  return fetch(`${w.baseUrl}/v1/data/mcp`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
@@ -82,30 +49,18 @@ async function expectTableFitsAndDatesWhole(page) {
 }
 
 describe.skipIf(!BROWSER)('administration and consent in chromium', () => {
-  beforeAll(async () => {
-    await mkdir(ARTIFACTS, { recursive: true });
-    ({ baseUrl, stop: stopWorker } = await startSeededWorker({ prefix: 'wq-browser-', keys: KEYS, admins: ADMINS }));
-
-    browser = await chromium.launch({ executablePath: BROWSER.path, args: CHROMIUM_FLAGS, headless: true });
-  }, 120_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await stopWorker?.();
-  });
-
   let desktop;
   let accessToken;
 
   it('signs in, shows the empty assistants page with the MCP address, creates a key whose secret is shown once', async () => {
-    desktop = await browser.newContext({ viewport: DESKTOP });
-    await desktop.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: baseUrl });
+    desktop = await w.browser.newContext({ viewport: DESKTOP });
+    await desktop.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: w.baseUrl });
     const page = await desktop.newPage();
-    await page.goto(`${baseUrl}/admin`);
+    await page.goto(`${w.baseUrl}/admin`);
     expect(new URL(page.url()).pathname).toBe('/admin/login');
     await shot(page, 'admin-sign-in-desktop');
     await signIn(page, ADMINS.org);
-    await page.waitForURL(`${baseUrl}/admin`);
+    await page.waitForURL(`${w.baseUrl}/admin`);
     await expect(page.getByRole('heading', { name: 'API keys', exact: true }).isVisible()).resolves.toBe(true);
     // A favicon, inline.
     expect(await page.locator('link[rel="icon"]').getAttribute('href')).toMatch(/^data:image\/svg\+xml,/);
@@ -115,13 +70,13 @@ describe.skipIf(!BROWSER)('administration and consent in chromium', () => {
 
     // Nothing connected yet: the assistants page says where to connect.
     await page.getByRole('link', { name: 'Connected assistants' }).click();
-    await page.waitForURL(`${baseUrl}/admin/assistants`);
+    await page.waitForURL(`${w.baseUrl}/admin/assistants`);
     await expect(page.getByText('No assistants are connected yet').isVisible()).resolves.toBe(true);
-    expect(await page.locator('#mcp-url').textContent()).toBe(`${baseUrl}/v1/data/mcp`);
+    expect(await page.locator('#mcp-url').textContent()).toBe(`${w.baseUrl}/v1/data/mcp`);
     await expectFitsViewport(page);
     await shot(page, 'admin-assistants-empty-desktop');
     await page.getByRole('link', { name: 'API keys' }).click();
-    await page.waitForURL(`${baseUrl}/admin`);
+    await page.waitForURL(`${w.baseUrl}/admin`);
 
     await page.getByLabel('Name').fill('Browser test key');
     await page.getByLabel('Reaches').selectOption('brand:brand_acme');
@@ -140,7 +95,7 @@ describe.skipIf(!BROWSER)('administration and consent in chromium', () => {
     await shot(page, 'admin-key-created-desktop');
 
     // The key works at once.
-    const brands = await fetch(`${baseUrl}/v1/data/brands`, { headers: { authorization: `Bearer ${secret}` } });
+    const brands = await fetch(`${w.baseUrl}/v1/data/brands`, { headers: { authorization: `Bearer ${secret}` } });
     expect(brands.status).toBe(200);
     expect((await brands.json()).brands.map((b) => b.brandId)).toEqual(['brand_acme']);
 
@@ -153,7 +108,7 @@ describe.skipIf(!BROWSER)('administration and consent in chromium', () => {
 
     // Back on the list: name, prefix and the limits as typed, never the secret again; one such key.
     await page.getByRole('link', { name: 'Back to API keys' }).click();
-    await page.waitForURL(`${baseUrl}/admin`);
+    await page.waitForURL(`${w.baseUrl}/admin`);
     const html = await page.content();
     expect(html).not.toContain(secret);
     const row = page.getByRole('row').filter({ hasText: 'Browser test key' });
@@ -167,7 +122,7 @@ describe.skipIf(!BROWSER)('administration and consent in chromium', () => {
 
   it('lays the keys page out at 1280 px: no overflow, no date broken inside, change-limits form open', async () => {
     const page = await desktop.newPage();
-    await page.goto(`${baseUrl}/admin`);
+    await page.goto(`${w.baseUrl}/admin`);
     await expectFitsViewport(page);
     await expectTableFitsAndDatesWhole(page);
     await shot(page, 'admin-keys-1280');
@@ -184,7 +139,7 @@ describe.skipIf(!BROWSER)('administration and consent in chromium', () => {
 
   it('asks for confirmation before revoking a key, then revokes it', async () => {
     const page = await desktop.newPage();
-    await page.goto(`${baseUrl}/admin`);
+    await page.goto(`${w.baseUrl}/admin`);
     const row = page.getByRole('row').filter({ hasText: 'Browser test key' });
     await row.getByRole('link', { name: 'Revoke key Browser test key' }).click();
     await page.getByRole('heading', { name: 'Revoke key Browser test key?' }).waitFor();
@@ -202,7 +157,7 @@ describe.skipIf(!BROWSER)('administration and consent in chromium', () => {
 
   it('connects an assistant on a phone: sign in, consent with client, host and brands, Allow', async () => {
     // A public client registers itself (DCR), as Claude or ChatGPT do.
-    const reg = await fetch(`${baseUrl}/oauth/register`, {
+    const reg = await fetch(`${w.baseUrl}/oauth/register`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ client_name: 'Browser Test Assistant', redirect_uris: [CALLBACK], token_endpoint_auth_method: 'none' }),
@@ -212,7 +167,7 @@ describe.skipIf(!BROWSER)('administration and consent in chromium', () => {
     const verifier = b64url(randomBytes(32));
     const challenge = b64url(createHash('sha256').update(verifier).digest());
 
-    const phone = await browser.newContext({ viewport: PHONE, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
+    const phone = await w.browser.newContext({ viewport: PHONE, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
     const page = await phone.newPage();
     // The assistant's callback is not on this machine (nor is any network): the redirect to it is observed as a
     // request (Playwright's routing does not see redirect hops) and left to fail.
@@ -225,9 +180,9 @@ describe.skipIf(!BROWSER)('administration and consent in chromium', () => {
       state: 'browser-state',
       code_challenge: challenge,
       code_challenge_method: 'S256',
-      resource: `${baseUrl}/v1/data/mcp`,
+      resource: `${w.baseUrl}/v1/data/mcp`,
     });
-    await page.goto(`${baseUrl}/authorize?${q}`);
+    await page.goto(`${w.baseUrl}/authorize?${q}`);
     await expect(page.getByText('Browser Test Assistant').first().isVisible()).resolves.toBe(true);
     await expectFitsViewport(page);
     await shot(page, 'authorize-sign-in-phone');
@@ -251,7 +206,7 @@ describe.skipIf(!BROWSER)('administration and consent in chromium', () => {
     expect(code).toBeTruthy();
     await phone.close();
 
-    const token = await fetch(`${baseUrl}/oauth/token`, {
+    const token = await fetch(`${w.baseUrl}/oauth/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: CALLBACK, client_id: clientId, code_verifier: verifier }),
@@ -263,7 +218,7 @@ describe.skipIf(!BROWSER)('administration and consent in chromium', () => {
 
   it('lists the assistant on the connected-assistants page and revokes it after confirming: the token is refused at once', async () => {
     const page = await desktop.newPage();
-    await page.goto(`${baseUrl}/admin/assistants`);
+    await page.goto(`${w.baseUrl}/admin/assistants`);
     const row = page.getByRole('row').filter({ hasText: 'Browser Test Assistant' });
     await expect(row.isVisible()).resolves.toBe(true);
     expect(await row.textContent()).toContain(ADMINS.brand.email);
@@ -283,11 +238,11 @@ describe.skipIf(!BROWSER)('administration and consent in chromium', () => {
   });
 
   it('lays the keys page out for a 390 px phone: cards, no overflow, no date broken inside', async () => {
-    const phone = await browser.newContext({ viewport: PHONE, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
+    const phone = await w.browser.newContext({ viewport: PHONE, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
     const page = await phone.newPage();
-    await page.goto(`${baseUrl}/admin/login`);
+    await page.goto(`${w.baseUrl}/admin/login`);
     await signIn(page, ADMINS.org);
-    await page.waitForURL(`${baseUrl}/admin`);
+    await page.waitForURL(`${w.baseUrl}/admin`);
     await expectFitsViewport(page);
     await expectTableFitsAndDatesWhole(page);
     // Table rows become labelled cards: the header row is visually hidden, each cell shows its label.
@@ -298,7 +253,7 @@ describe.skipIf(!BROWSER)('administration and consent in chromium', () => {
     await expectFitsViewport(page);
     await expectTableFitsAndDatesWhole(page);
     await shot(page, 'admin-keys-limits-open-390');
-    await page.goto(`${baseUrl}/admin/assistants`);
+    await page.goto(`${w.baseUrl}/admin/assistants`);
     await expectFitsViewport(page);
     await shot(page, 'admin-assistants-390');
     await phone.close();

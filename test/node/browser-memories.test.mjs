@@ -5,71 +5,33 @@
 // Flow: an org administrator sees the demo memories by table, writes one, edits it (the history shows who changed
 // what and what it replaced), deletes it, restores it from the Deleted tab; the API sees each step. Then a key
 // created with "Memories: Read and write" can write memories and a read-only one cannot.
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
-import { chromium } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT } from '../../scripts/lib/import-ts.mjs';
-import { browserForTests, CHROMIUM_FLAGS } from './browser.mjs';
-import { startSeededWorker } from './seeded-worker.mjs';
+import { describe, expect, it } from 'vitest';
+import { browserForTests } from './browser.mjs';
+import { DESKTOP, expectFitsViewport, PHONE, seededWorkerAndBrowser, seedSecrets, shot, submitSignIn } from './browser-pages.mjs';
 
 const BROWSER = browserForTests();
-const ARTIFACTS = join(ROOT, 'test-artifacts');
-const DESKTOP = { width: 1280, height: 900 };
-const PHONE = { width: 390, height: 844 };
-
-const keySecret = (tag) => `wqk_${tag.padEnd(43, '0')}`;
-const KEYS = { org: keySecret('memOrg'), brand: keySecret('memBrand'), other: keySecret('memOther') };
-const ADMINS = {
-  org: { email: 'org-admin@memories.test', password: 'org-admin-memories-password' },
-  brand: { email: 'brand-admin@memories.test', password: 'brand-admin-memories-password' },
-};
-
-/** @type {(() => Promise<void>) | undefined} */
-let stopWorker;
-let baseUrl;
-let browser;
-
-beforeAll(async () => {
-  if (!BROWSER) return;
-  await mkdir(ARTIFACTS, { recursive: true });
-  ({ baseUrl, stop: stopWorker } = await startSeededWorker({ prefix: 'wq-browser-memories-', keys: KEYS, admins: ADMINS }));
-  browser = await chromium.launch({ executablePath: BROWSER.path, args: CHROMIUM_FLAGS, headless: true });
-}, 180_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await stopWorker?.();
-});
-
-const shot = (page, name) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
-
-async function expectFitsViewport(page) {
-  const { scrollWidth, innerWidth } = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth }));
-  expect(scrollWidth).toBeLessThanOrEqual(innerWidth);
-}
+const { keys: KEYS, admins: ADMINS } = seedSecrets('memories');
+const w = seededWorkerAndBrowser(BROWSER, 'wq-browser-memories-', { keys: KEYS, admins: ADMINS });
 
 async function signIn(page, admin) {
-  await page.goto(`${baseUrl}/admin/login`);
-  await page.getByLabel('Email').fill(admin.email);
-  await page.getByLabel('Password').fill(admin.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.waitForURL(`${baseUrl}/admin`);
+  await page.goto(`${w.baseUrl}/admin/login`);
+  await submitSignIn(page, admin);
+  await page.waitForURL(`${w.baseUrl}/admin`);
 }
 
 /** A memory as the API shows it to `key` (status and body). */
 async function apiMemory(secret, id) {
-  const res = await fetch(`${baseUrl}/v1/data/memories/${id}`, { headers: { authorization: `Bearer ${secret}` } });
+  const res = await fetch(`${w.baseUrl}/v1/data/memories/${id}`, { headers: { authorization: `Bearer ${secret}` } });
   return { status: res.status, body: await res.json() };
 }
 
 describe.skipIf(!BROWSER)('the Memories page in chromium', () => {
   it('lists by table, writes, edits with history, deletes and restores; the API follows each step', async () => {
-    const context = await browser.newContext({ viewport: DESKTOP });
+    const context = await w.browser.newContext({ viewport: DESKTOP });
     const page = await context.newPage();
     await signIn(page, ADMINS.org);
     await page.getByRole('link', { name: 'Memories' }).click();
-    await page.waitForURL(`${baseUrl}/admin/memories`);
+    await page.waitForURL(`${w.baseUrl}/admin/memories`);
     await page.getByRole('heading', { name: 'Memories', level: 1 }).waitFor();
 
     // Demo memories, grouped by table; system ones are read-only here.
@@ -120,7 +82,7 @@ describe.skipIf(!BROWSER)('the Memories page in chromium', () => {
     expect(await page.getByRole('article', { name: 'Returns are booked a week late' }).count()).toBe(0);
     expect((await apiMemory(KEYS.brand, id)).status).toBe(404);
     await page.getByRole('link', { name: 'Deleted' }).click();
-    await page.waitForURL(`${baseUrl}/admin/memories?deleted=1`);
+    await page.waitForURL(`${w.baseUrl}/admin/memories?deleted=1`);
     await page.getByRole('article', { name: 'Returns are booked a week late' }).getByRole('button', { name: /^Restore memory/ }).click();
     await page.getByRole('status').filter({ hasText: 'The memory was restored' }).waitFor();
     expect(await apiMemory(KEYS.brand, id)).toMatchObject({ status: 200, body: { content: expect.stringContaining('**10 days**') } });
@@ -128,10 +90,10 @@ describe.skipIf(!BROWSER)('the Memories page in chromium', () => {
   }, 120_000);
 
   it('fits a phone; a brand administrator sees only what reaches its brand and cannot change organization memories', async () => {
-    const phone = await browser.newContext({ viewport: PHONE, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
+    const phone = await w.browser.newContext({ viewport: PHONE, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
     const page = await phone.newPage();
     await signIn(page, ADMINS.brand);
-    await page.goto(`${baseUrl}/admin/memories`);
+    await page.goto(`${w.baseUrl}/admin/memories`);
     const html = await page.content();
     expect(html).toContain('monthly reports filter on order_date');
     expect(html).not.toContain('Umbrella: revenue is in GBP');
@@ -145,11 +107,11 @@ describe.skipIf(!BROWSER)('the Memories page in chromium', () => {
   }, 120_000);
 
   it('creates a key with "Memories: Read and write" that can write, next to a read-only one that cannot', async () => {
-    const context = await browser.newContext({ viewport: DESKTOP });
+    const context = await w.browser.newContext({ viewport: DESKTOP });
     const page = await context.newPage();
     await signIn(page, ADMINS.brand);
     const create = async (name, memories) => {
-      await page.goto(`${baseUrl}/admin`);
+      await page.goto(`${w.baseUrl}/admin`);
       await page.getByLabel('Name').fill(name);
       await page.getByLabel('Memories').selectOption(memories);
       await page.getByRole('button', { name: 'Create key' }).click();
@@ -159,7 +121,7 @@ describe.skipIf(!BROWSER)('the Memories page in chromium', () => {
     const writer = await create('Memory writer', 'write');
     const reader = await create('Memory reader', 'read');
     const post = (secret) =>
-      fetch(`${baseUrl}/v1/data/memories`, {
+      fetch(`${w.baseUrl}/v1/data/memories`, {
         method: 'POST',
         headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
         body: JSON.stringify({ title: 'from a key', content: 'written with a key' }),
@@ -170,7 +132,7 @@ describe.skipIf(!BROWSER)('the Memories page in chromium', () => {
     const refused = await post(reader);
     expect(refused.status).toBe(403);
     expect((await refused.json()).error.code).toBe('MEMORY_WRITE_FORBIDDEN');
-    await page.goto(`${baseUrl}/admin`);
+    await page.goto(`${w.baseUrl}/admin`);
     expect(await page.getByRole('row').filter({ hasText: 'Memory writer' }).textContent()).toContain('writes memories');
     expect(await page.getByRole('row').filter({ hasText: 'Memory reader' }).textContent()).not.toContain('writes memories');
     await context.close();

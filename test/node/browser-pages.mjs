@@ -1,0 +1,72 @@
+// What the browser tests of the admin pages share: the seeded Worker and a headless chromium for the file, the two
+// screen sizes, screenshots, the no-horizontal-scroll check and the sign-in form.
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { ROOT } from '../../scripts/lib/import-ts.mjs';
+import { CHROMIUM_FLAGS } from './browser.mjs';
+import { startSeededWorker } from './seeded-worker.mjs';
+
+export const DESKTOP = { width: 1280, height: 900 };
+export const PHONE = { width: 390, height: 844 };
+const ARTIFACTS = join(ROOT, 'test-artifacts');
+
+/**
+ * The demo seed's key secrets and admin logins for one file, made from `tag` (shaped like real secrets: prefix + 43
+ * characters).
+ * @param {string} tag
+ */
+export function seedSecrets(tag) {
+  const keySecret = (/** @type {string} */ role) => `wqk_${`${tag}${role}`.padEnd(43, '0')}`;
+  return {
+    keys: { org: keySecret('Org'), brand: keySecret('Brand'), other: keySecret('Other') },
+    admins: {
+      org: { email: `org-admin@${tag}.test`, password: `org-admin-${tag}-password` },
+      brand: { email: `brand-admin@${tag}.test`, password: `brand-admin-${tag}-password` },
+    },
+  };
+}
+
+/**
+ * For one test file: the Worker on a fresh demo seed with `secrets` and a headless chromium, started before its tests
+ * and stopped after (nothing is started when `found`, what browserForTests found, is null: the tests are skipped).
+ * @param {{ path: string } | null} found
+ * @param {string} prefix the state directory's name prefix
+ * @param {ReturnType<typeof seedSecrets>} secrets
+ */
+export function seededWorkerAndBrowser(found, prefix, secrets) {
+  /** @type {{ baseUrl: string, browser: import('playwright-core').Browser | undefined, stop?: () => Promise<void> }} */
+  const state = { baseUrl: '', browser: undefined };
+  beforeAll(async () => {
+    if (!found) return;
+    await mkdir(ARTIFACTS, { recursive: true });
+    const worker = await startSeededWorker({ prefix, ...secrets });
+    state.baseUrl = worker.baseUrl;
+    state.stop = worker.stop;
+    state.browser = await chromium.launch({ executablePath: found.path, args: CHROMIUM_FLAGS, headless: true });
+  }, 180_000);
+  afterAll(async () => {
+    await state.browser?.close();
+    await state.stop?.();
+  });
+  return state;
+}
+
+/** A full-page screenshot to test-artifacts/<name>.png. */
+export function shot(page, name) {
+  return page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+/** No horizontal scrolling: the layout fits the viewport (phone and desktop). */
+export async function expectFitsViewport(page) {
+  const { scrollWidth, innerWidth } = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth }));
+  expect(scrollWidth).toBeLessThanOrEqual(innerWidth);
+}
+
+/** Fills and sends the sign-in form the page shows (the admin pages' or /authorize's). */
+export async function submitSignIn(page, admin) {
+  await page.getByLabel('Email').fill(admin.email);
+  await page.getByLabel('Password').fill(admin.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}
