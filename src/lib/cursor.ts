@@ -65,6 +65,22 @@ export async function signCursor(secret: string, binding: CursorBinding, positio
   return `${payload}.${b64urlEncode(new Uint8Array(mac))}`;
 }
 
+/**
+ * One page of a keyset listing read with one row more than `limit`: the first `limit` rows, and when there was one
+ * more, a cursor for the next page at the last returned row's `position`.
+ */
+export async function keysetPage<R>(
+  rows: readonly R[],
+  limit: number,
+  position: (last: R) => unknown,
+  cursor: { secret: string; binding: CursorBinding; now: number },
+): Promise<{ page: R[]; nextCursor: string | null }> {
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  const nextCursor = rows.length > limit && last !== undefined ? await signCursor(cursor.secret, cursor.binding, position(last), cursor.now) : null;
+  return { page, nextCursor };
+}
+
 function invalidCursor(reason: string): ApiError {
   return new ApiError(
     'VALIDATION',

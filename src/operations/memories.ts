@@ -4,14 +4,14 @@ import { isAdministrator, loadAdminReach } from '../auth/oauth-principal';
 import { catalogSnapshot } from '../catalog/snapshot';
 import { requireSecret } from '../env';
 import { ApiError } from '../errors';
-import { openCursor, signCursor } from '../lib/cursor';
+import { keysetPage, openCursor } from '../lib/cursor';
 import { hasMemoryWrite } from '../memories/permissions';
 import { MEMORIES_PAGE, memoryAppliesTo, type MemoryOwner } from '../memories/rules';
 import { MEMORY_COLUMNS, MemoryRowSchema, ownerOf, toMemory, type MemoryRow } from '../memories/store';
 import { createMemoryAs, deleteMemoryAs, memoryNotFound, updateMemoryAs, writeForbidden, type Writer } from '../memories/write';
 import type { CreateMemoryInput, ListMemoriesInput, Memory, UpdateMemoryInput } from '../schemas/memories';
 import type { OpContext } from './context';
-import { resolveBrand } from './scope';
+import { listingBrands, resolveBrand } from './scope';
 
 /**
  * The five Memories operations, shared by REST and MCP (docs/memories.md). Reading follows the reports' visibility
@@ -52,8 +52,7 @@ export async function listMemories(
 ): Promise<{ memories: Memory[]; nextCursor: string | null; hasMore: boolean }> {
   // `limit` is within MEMORIES_PAGE: the REST route and the MCP tool validate it with the shared field schemas.
   const limit = input.limit ?? MEMORIES_PAGE.default;
-  const brand = resolveBrand(ctx.principal, input.brandId, { required: false });
-  const brandIds = brand === null ? ctx.principal.brandIds : [brand];
+  const { brand, brandIds } = listingBrands(ctx.principal, input.brandId);
   const table = input.table ?? null;
   const q = input.q ?? null;
   const scope = input.scope ?? null;
@@ -69,9 +68,7 @@ export async function listMemories(
     .bind(JSON.stringify(orgIds), JSON.stringify(brandIds), table, q, scope, ...after, limit + 1)
     .all();
   const rows = z.array(ListedRowSchema).parse(results);
-  const page = rows.slice(0, limit);
-  const last = page[page.length - 1];
-  const nextCursor = rows.length > limit && last ? await signCursor(secret, binding, [last.rank, last.owner, last.created_at, last.id], ctx.now) : null;
+  const { page, nextCursor } = await keysetPage(rows, limit, (r) => [r.rank, r.owner, r.created_at, r.id], { secret, binding, now: ctx.now });
   return { memories: page.map(toMemory), nextCursor, hasMore: nextCursor !== null };
 }
 

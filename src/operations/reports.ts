@@ -3,11 +3,11 @@ import { usageKey } from '../auth/principal';
 import { brandsReportAppliesTo, catalogSnapshot, reportAppliesTo, type CatalogSnapshot } from '../catalog/snapshot';
 import { requireSecret } from '../env';
 import { ApiError } from '../errors';
-import { openCursor, signCursor } from '../lib/cursor';
+import { keysetPage, openCursor } from '../lib/cursor';
 import { storedQueryParameters } from '../stored-queries/template';
 import { JsonValueSchema, ReportTypeSchema, type JsonValue, type Query, type Report, type ReportDetail, type ReportType } from '../schemas/catalog';
 import type { OpContext } from './context';
-import { resolveBrand } from './scope';
+import { listingBrands, resolveBrand } from './scope';
 
 /** Page size of listReports: default and inclusive bounds (spec: 1 to 200, default 50). */
 export const REPORTS_PAGE = { default: 50, min: 1, max: 200 } as const;
@@ -88,24 +88,15 @@ export async function listReports(
 ): Promise<{ reports: Report[]; nextCursor: string | null; hasMore: boolean }> {
   // `limit` is within REPORTS_PAGE: the REST route and the MCP tool validate it with the shared field schemas.
   const limit = input.limit ?? REPORTS_PAGE.default;
-  const brand = resolveBrand(ctx.principal, input.brandId, { required: false });
-  const brands = brand === null ? ctx.principal.brandIds : [brand];
+  const { brand, brandIds } = listingBrands(ctx.principal, input.brandId);
 
   const secret = requireSecret(ctx.env, 'CURSOR_SECRET');
   const binding = { principal: usageKey(ctx.principal), filters: { brandId: brand, type: input.type ?? null, list: 'reports' } };
   const after: Position = input.cursor === undefined ? ['', -1, ''] : await openCursor(secret, input.cursor, binding, ctx.now, PositionSchema);
 
-  const results = visibleReports(await catalogSnapshot(ctx.env, ctx.now), brands, input.type ?? null, after, limit + 1);
-
-  const page = results.slice(0, limit);
-  const last = page[page.length - 1];
-  const nextCursor =
-    results.length > limit && last ? await signCursor(secret, binding, [last.brandId, TYPE_RANK[last.type], last.reportId], ctx.now) : null;
-  return {
-    reports: page,
-    nextCursor,
-    hasMore: nextCursor !== null,
-  };
+  const results = visibleReports(await catalogSnapshot(ctx.env, ctx.now), brandIds, input.type ?? null, after, limit + 1);
+  const { page, nextCursor } = await keysetPage(results, limit, (r) => [r.brandId, TYPE_RANK[r.type], r.reportId], { secret, binding, now: ctx.now });
+  return { reports: page, nextCursor, hasMore: nextCursor !== null };
 }
 
 /** A stored report row, read fresh (instructions and dashboard config are not in the catalog snapshot). */

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Query } from '../schemas/catalog';
 import { storedQueryParameters } from '../stored-queries/template';
 import type { OpContext } from './context';
-import { resolveBrand } from './scope';
+import { listingBrands } from './scope';
 
 const TablesSchema = z.array(z.string()).nullable();
 
@@ -22,13 +22,12 @@ interface SavedQueryRow {
  * brand, then name, then id.
  */
 export async function listSavedQueries(ctx: OpContext, input: { brandId?: string }): Promise<{ queries: Query[] }> {
-  const brand = resolveBrand(ctx.principal, input.brandId, { required: false });
-  const brands = brand === null ? ctx.principal.brandIds : [brand];
+  const { brandIds } = listingBrands(ctx.principal, input.brandId);
   const { results } = await ctx.env.DB.prepare(
     `SELECT id, brand_id, name, description, sql, tables FROM saved_queries
       WHERE brand_id IN (SELECT value FROM json_each(?)) ORDER BY brand_id, name, id`,
   )
-    .bind(JSON.stringify(brands))
+    .bind(JSON.stringify(brandIds))
     .all<SavedQueryRow>();
   return {
     queries: results.map((r) => ({

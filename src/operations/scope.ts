@@ -23,3 +23,12 @@ export function resolveBrand(p: Principal, brandId: string | undefined, opts: { 
     details: { parameter: 'brandId' },
   });
 }
+
+/**
+ * The brands a listing covers: the one named by `brandId` (or a single-brand principal's), else every brand of the
+ * principal. `brand` is the resolved filter (null: all), which cursors bind.
+ */
+export function listingBrands(p: Principal, brandId: string | undefined): { brand: string | null; brandIds: string[] } {
+  const brand = resolveBrand(p, brandId, { required: false });
+  return { brand, brandIds: brand === null ? p.brandIds : [brand] };
+}
