@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { MAX_CURSOR_LENGTH } from '../lib/cursor';
+import { CURSOR_TTL_MS, MAX_CURSOR_LENGTH } from '../lib/cursor';
 
 /**
  * Input fields shared by every REST route and MCP tool, declared once so both transports accept the same values
@@ -44,6 +44,18 @@ export const CursorField = z
   .min(1, { error: 'cursor must not be empty; omit it for the first page' })
   .max(MAX_CURSOR_LENGTH, { error: 'cursor is not one this API issued' })
   .describe("Opaque token from the previous response's `nextCursor`; omit it for the first page.");
+
+/**
+ * A listing's `cursor` query parameter, described with the rules every listing cursor follows (src/lib/cursor.ts):
+ * bound to the key and to `filters` (how the listing names its filters), not to limit, and expiring.
+ */
+export function cursorQuery(filters: string) {
+  return CursorField.optional().openapi({
+    description:
+      "Opaque token from the previous response's `nextCursor`; omit for the first page. It only works for the key and the " +
+      `${filters} it was issued with (limit may change), and expires after ${CURSOR_TTL_MS / 3_600_000} hours.`,
+  });
+}
 
 /** Page-size bounds of one listing (inclusive). */
 export interface PageBounds {

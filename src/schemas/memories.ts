@@ -2,7 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { ContentSchema, MemoryFieldsSchema, TableNameSchema, TitleSchema } from '../memories/fields';
 import { MEMORIES_PAGE, MEMORY_LIMITS } from '../memories/rules';
 import { BrandIdQuery } from './common';
-import { CursorField, pageLimitQuery } from './fields';
+import { cursorQuery, pageLimitQuery } from './fields';
 
 /** Wire schemas of memories (docs/memories.md). The types are inferred from these. */
 
@@ -72,11 +72,7 @@ export const ListMemoriesQuerySchema = z.object({
     .openapi({ description: 'Text search: memories whose title or content contains this text (case-insensitive for ASCII letters).' }),
   scope: MemoryScopeSchema.optional().openapi({ description: 'Only memories of this scope.' }),
   limit: pageLimitQuery(MEMORIES_PAGE).optional(),
-  cursor: CursorField.optional().openapi({
-    description:
-      "Opaque token from the previous response's `nextCursor`; omit for the first page. It only works for the key and the " +
-      'filters it was issued with (limit may change), and expires after 24 hours.',
-  }),
+  cursor: cursorQuery('filters'),
 });
 export type ListMemoriesInput = z.infer<typeof ListMemoriesQuerySchema>;
 

@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { REPORTS_PAGE } from '../../operations/reports';
 import { QueryListSchema, ReportDetailSchema, ReportListSchema, ReportTypeSchema } from '../../schemas/catalog';
 import { BrandIdQuery, errorResponses, okJson } from '../../schemas/common';
-import { CursorField, pageLimitQuery, ReportIdField } from '../../schemas/fields';
+import { cursorQuery, pageLimitQuery, ReportIdField } from '../../schemas/fields';
 
 const ReportIdParams = z.object({
   reportId: ReportIdField.openapi({ param: { name: 'reportId', in: 'path' } }),
@@ -35,11 +35,7 @@ export const list = createRoute({
       }),
       type: ReportTypeSchema.optional().openapi({ description: 'Filters by ownership.' }),
       limit: pageLimitQuery(REPORTS_PAGE).optional(),
-      cursor: CursorField.optional().openapi({
-          description:
-            "Opaque token from the previous response's `nextCursor`; omit for the first page. It only works for the key " +
-            'and the brandId/type filters it was issued with (limit may change), and expires after 24 hours.',
-        }),
+      cursor: cursorQuery('brandId/type filters'),
     }),
   },
   responses: {
