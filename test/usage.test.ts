@@ -140,23 +140,24 @@ describe('acquireRun', () => {
 });
 
 describe('settleRun', () => {
-  it('adds the bytes billed once per ticket; a repeated settle is a no-op', async () => {
+  /** The usage after one consumed run whose ticket is settled twice with `bytesBilled` (a repeated settle). */
+  async function settledTwice(bytesBilled: number) {
     const p = principal();
     const ticket = await acquireRun(env, p, T0, { consume: true });
-    await settleRun(env, p, ticket, { bytesBilled: 4_000 });
-    await settleRun(env, p, ticket, { bytesBilled: 4_000 });
-    const snap = await peekUsage(env, usageKey(p), p.limits, T0 + 1000);
+    await settleRun(env, p, ticket, { bytesBilled });
+    await settleRun(env, p, ticket, { bytesBilled });
+    return peekUsage(env, usageKey(p), p.limits, T0 + 1000);
+  }
+
+  it('adds the bytes billed once per ticket; a repeated settle is a no-op', async () => {
+    const snap = await settledTwice(4_000);
     expect(snap.runs.used).toBe(1);
     expect(snap.bytes).toEqual({ used: 4_000, limit: 10_000, remaining: 6_000 });
   });
 
   it('a run that failed in the warehouse stays counted exactly once', async () => {
-    const p = principal();
-    const ticket = await acquireRun(env, p, T0, { consume: true });
     // The warehouse failed: nothing billed. The lead's runQuery settles with 0 bytes.
-    await settleRun(env, p, ticket, { bytesBilled: 0 });
-    await settleRun(env, p, ticket, { bytesBilled: 0 });
-    const snap = await peekUsage(env, usageKey(p), p.limits, T0 + 1000);
+    const snap = await settledTwice(0);
     expect(snap.runs.used).toBe(1);
     expect(snap.bytes.used).toBe(0);
   });
