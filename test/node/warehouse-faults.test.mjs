@@ -23,6 +23,13 @@ async function arm(spec) {
   return res.json();
 }
 
+/** A marked query (see `marked`) with one fault armed for it alone, matched by its marker. */
+async function armedFor(fault) {
+  const query = marked();
+  await arm({ ...fault, match: { sql: query.marker } });
+  return query;
+}
+
 /** A query whose text is unique to the test, for `match.sql`. */
 function marked() {
   const marker = `m${crypto.randomUUID().replaceAll('-', '')}`;
@@ -36,8 +43,7 @@ describe('error faults answer in BigQuery\'s error shape, once, then the query s
     ['backendError', 500, 'backendError', 'INTERNAL'],
     ['rateLimitExceeded', 403, 'rateLimitExceeded', 'PERMISSION_DENIED'],
   ])('%s -> %i %s', async (kind, status, reason, statusName) => {
-    const { marker, sql } = marked();
-    await arm({ kind, match: { sql: marker } });
+    const { marker, sql } = await armedFor({ kind });
     const failed = await t.query(sql);
     expect(failed.status).toBe(status);
     expect(failed.body.error).toMatchObject({ code: status, status: statusName });
@@ -48,8 +54,7 @@ describe('error faults answer in BigQuery\'s error shape, once, then the query s
   });
 
   it('rateLimitExceeded can be sent as 429, as BigQuery does for some quotas', async () => {
-    const { marker, sql } = marked();
-    await arm({ kind: 'rateLimitExceeded', status: 429, match: { sql: marker } });
+    const { sql } = await armedFor({ kind: 'rateLimitExceeded', status: 429 });
     const r = await t.query(sql);
     expect(r.status).toBe(429);
     expect(r.body.error.status).toBe('RESOURCE_EXHAUSTED');
@@ -59,8 +64,7 @@ describe('error faults answer in BigQuery\'s error shape, once, then the query s
 
 describe('transport faults', () => {
   it('malformedJson answers 200 with a body that is not JSON', async () => {
-    const { marker, sql } = marked();
-    await arm({ kind: 'malformedJson', match: { sql: marker } });
+    const { sql } = await armedFor({ kind: 'malformedJson' });
     const r = await t.query(sql);
     expect(r.status).toBe(200);
     expect(r.headers.get('content-type')).toMatch(/application\/json/);
@@ -69,8 +73,7 @@ describe('transport faults', () => {
   });
 
   it('html502 answers a Google front end error page', async () => {
-    const { marker, sql } = marked();
-    await arm({ kind: 'html502', match: { sql: marker } });
+    const { sql } = await armedFor({ kind: 'html502' });
     const r = await t.query(sql);
     expect(r.status).toBe(502);
     expect(r.headers.get('content-type')).toMatch(/text\/html/);
@@ -78,16 +81,14 @@ describe('transport faults', () => {
   });
 
   it('dropConnection closes the socket without an answer', async () => {
-    const { marker, sql } = marked();
-    await arm({ kind: 'dropConnection', match: { sql: marker } });
+    const { sql } = await armedFor({ kind: 'dropConnection' });
     await expect(t.query(sql)).rejects.toThrow();
     const r = await t.query(sql);
     expect(r.status).toBe(200);
   });
 
   it('latency delays the answer by ms', async () => {
-    const { marker, sql } = marked();
-    await arm({ kind: 'latency', ms: 300, match: { sql: marker } });
+    const { sql } = await armedFor({ kind: 'latency', ms: 300 });
     const started = performance.now();
     const r = await t.query(sql);
     expect(r.status).toBe(200);
@@ -97,8 +98,7 @@ describe('transport faults', () => {
 
 describe('job faults', () => {
   it('jobIncomplete answers jobComplete:false for N responses (query, then polls), then the rows', async () => {
-    const { marker, sql } = marked();
-    await arm({ kind: 'jobIncomplete', count: 3, match: { sql: marker } });
+    const { marker, sql } = await armedFor({ kind: 'jobIncomplete', count: 3 });
     const first = await t.query(sql);
     expect(first.body.jobComplete).toBe(false);
     const jobId = first.body.jobReference.jobId;
@@ -111,8 +111,7 @@ describe('job faults', () => {
   });
 
   it('slowJob keeps the job running for ms, so a short timeoutMs sees it incomplete', async () => {
-    const { marker, sql } = marked();
-    await arm({ kind: 'slowJob', ms: 500, match: { sql: marker } });
+    const { sql } = await armedFor({ kind: 'slowJob', ms: 500 });
     const first = await t.query(sql, { timeoutMs: 100 });
     expect(first.body.jobComplete).toBe(false);
     const done = await t.call('GET', `${API}/queries/${first.body.jobReference.jobId}?timeoutMs=5000`);
