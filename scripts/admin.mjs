@@ -141,19 +141,16 @@ const COMMANDS = {
     async run(o, _p, io) {
       const email = requireText(o, 'email');
       if (!EMAIL_RE.test(email)) throw new UsageError(`--email ${email} is not an email address`);
-      const { password, generated } = await choosePassword(o, io);
-      const { hashPassword, newId } = await io.worker();
-      const h = await hashPassword(password);
-      const id = newId('user');
+      const chosen = await choosePassword(o, io);
+      const h = chosen.hashed;
+      const id = (await io.worker()).newId('user');
       const rows = await io.exec(
         sql`INSERT INTO users (id, email, name, password_hash, password_salt, password_iterations, created_at)
             VALUES (${id}, ${email}, ${o.name ?? null}, ${h.hash}, ${h.salt}, ${h.iterations}, ${io.now})
             ON CONFLICT DO NOTHING RETURNING id`,
       );
       if (rows.length === 0) throw new CommandError(`a user with email ${email} already exists`);
-      const text = [`created user ${id} <${email}>`];
-      if (generated) text.push(`password (shown once): ${password}`);
-      return { text: text.join('\n'), json: { id, email, name: o.name ?? null, ...(generated ? { password } : {}) } };
+      return showingPassword(chosen, `created user ${id} <${email}>`, { id, email, name: o.name ?? null });
     },
   },
   'user set-password': {
@@ -163,8 +160,8 @@ const COMMANDS = {
     options: { user: { type: 'string' }, password: { type: 'string' } },
     async run(o, _p, io) {
       const user = requireText(o, 'user');
-      const { password, generated } = await choosePassword(o, io);
-      const h = await (await io.worker()).hashPassword(password);
+      const chosen = await choosePassword(o, io);
+      const h = chosen.hashed;
       const rows = await io.exec(
         sql`UPDATE users SET password_hash = ${h.hash}, password_salt = ${h.salt}, password_iterations = ${h.iterations},
                              failed_logins = 0, locked_until = NULL
@@ -172,9 +169,7 @@ const COMMANDS = {
       );
       const row = rows[0];
       if (!row) throw new CommandError(`no user ${user}`);
-      const text = [`password of ${row.id} <${row.email}> replaced`];
-      if (generated) text.push(`password (shown once): ${password}`);
-      return { text: text.join('\n'), json: { id: row.id, email: row.email, ...(generated ? { password } : {}) } };
+      return showingPassword(chosen, `password of ${row.id} <${row.email}> replaced`, { id: row.id, email: row.email });
     },
   },
   'user list': {
@@ -549,18 +544,21 @@ function requireScope(o) {
   return { kind, target, orgId, brandId, json: { orgId, brandId }, missing: `${orgId ? 'organization' : 'brand'} ${target} does not exist` };
 }
 
-/** --password, or one typed twice on a terminal, or (no terminal) a generated one the caller prints once. */
+/**
+ * --password, or one typed twice on a terminal, or (no terminal) a generated one the caller prints once (see
+ * showingPassword); with its hash as the Worker stores it.
+ */
 async function choosePassword(o, io) {
-  if (o.password !== undefined) {
-    if (o.password.length < MIN_PASSWORD_LENGTH) throw new UsageError(`the password must be at least ${MIN_PASSWORD_LENGTH} characters`);
-    return { password: o.password, generated: false };
-  }
-  if (io.interactive) {
-    const password = await promptPassword();
-    if (password.length < MIN_PASSWORD_LENGTH) throw new UsageError(`the password must be at least ${MIN_PASSWORD_LENGTH} characters`);
-    return { password, generated: false };
-  }
-  return { password: (await io.worker()).randomBase64Url(18), generated: true };
+  const given = o.password !== undefined ? o.password : io.interactive ? await promptPassword() : undefined;
+  if (given !== undefined && given.length < MIN_PASSWORD_LENGTH) throw new UsageError(`the password must be at least ${MIN_PASSWORD_LENGTH} characters`);
+  const { hashPassword, randomBase64Url } = await io.worker();
+  const password = given ?? randomBase64Url(18);
+  return { password, generated: given === undefined, hashed: await hashPassword(password) };
+}
+
+/** A command's result, with the password added (shown once) when it was generated rather than given. */
+function showingPassword({ password, generated }, text, json) {
+  return generated ? { text: `${text}\npassword (shown once): ${password}`, json: { ...json, password } } : { text, json };
 }
 
 async function requireUser(io, user) {
