@@ -1,44 +1,61 @@
 import { cloudflareTest } from '@cloudflare/vitest-pool-workers';
-import { defineConfig } from 'vitest/config';
+import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
+import { SuiteSequencer } from './test/sequencer';
 
-// Two projects:
-// - "workers": tests run inside workerd with the real D1, KV and Durable Object bindings of wrangler.toml.
-//   Variables that point at the local warehouse (started once by test/global-setup.ts on a free loopback
-//   port) arrive through vitest's provide/inject.
-// - "node": tests of the Node-side tooling in dev/ (local warehouse, dialect rewrite) and browser tests.
+/**
+ * Files that leave their isolate unusable for the files after them (the SQL parser's trapped WebAssembly
+ * instance fails closed for the rest of the isolate, on purpose): they get a workerd of their own.
+ */
+const OWN_ISOLATE = ['test/sql-guard-trap.test.ts'];
+
+/**
+ * A project whose tests run inside workerd with the real D1, KV and Durable Object bindings of wrangler.toml.
+ * Variables that point at the local warehouse (started once by test/global-setup.ts on a free loopback port)
+ * arrive through vitest's provide/inject. Each file starts with empty storage and the schema
+ * (test/worker-setup.ts).
+ */
+function workersProject(name: string, isolate: boolean, include: string[], exclude: string[]): TestProjectInlineConfiguration {
+  return {
+    plugins: [
+      cloudflareTest(({ inject }) => ({
+        main: './src/index.ts',
+        wrangler: { configPath: './wrangler.toml' },
+        miniflare: {
+          bindings: {
+            BIGQUERY_API_BASE: inject('warehouseUrl'),
+            GCP_SERVICE_ACCOUNT_JSON: inject('serviceAccountJson'),
+            // Tests change keys in D1 directly and expect the next request to see it; the cache has its own test.
+            AUTH_CACHE_TTL_MS: '0',
+            CATALOG_CACHE_TTL_MS: '0',
+            CURSOR_SECRET: 'test-cursor-secret-0123456789abcdef0123456789abcdef',
+            SESSION_SECRET: 'test-session-secret-0123456789abcdef0123456789abcdef',
+          },
+        },
+      })),
+    ],
+    test: { name, isolate, include, exclude, setupFiles: ['./test/worker-setup.ts'] },
+  };
+}
+
+// Three projects:
+// - "workers": the Worker's tests. Files share one workerd per vitest worker (isolate: false): starting workerd
+//   and loading vitest and the Worker into it costs about 3 s of CPU, which per file was most of the suite's
+//   time. Storage is wiped between files; module state (caches keyed by their inputs) is shared, as in a
+//   long-lived isolate in production.
+// - "workers-own-isolate": the OWN_ISOLATE files, each in a fresh workerd.
+// - "node": tests of the Node-side tooling (local warehouse, dialect rewrite, admin CLI, `npm run dev`, MCP
+//   conformance) and browser tests.
 export default defineConfig({
   test: {
     globalSetup: ['./test/global-setup.ts'],
-    // vitest's default on a 2-core machine is one file at a time. Two overlap a workers file's workerd start with
-    // a node file waiting on wrangler, the warehouse or a browser; tests are built to share the warehouse (faults
-    // and request logs are matched to each test's own labels) and use free ports and temp dirs.
-    maxWorkers: 2,
+    // Files wait a lot (on workerd, wrangler, the warehouse, a browser): three at a time keep 2 cores busy. Tests
+    // are built to share the warehouse (faults and request logs are matched to each test's own labels) and use
+    // free ports and temp dirs.
+    maxWorkers: 3,
+    sequence: { sequencer: SuiteSequencer },
     projects: [
-      {
-        plugins: [
-          cloudflareTest(({ inject }) => ({
-            main: './src/index.ts',
-            wrangler: { configPath: './wrangler.toml' },
-            miniflare: {
-              bindings: {
-                BIGQUERY_API_BASE: inject('warehouseUrl'),
-                GCP_SERVICE_ACCOUNT_JSON: inject('serviceAccountJson'),
-                // Tests change keys in D1 directly and expect the next request to see it; the cache has its own test.
-                AUTH_CACHE_TTL_MS: '0',
-                CATALOG_CACHE_TTL_MS: '0',
-                CURSOR_SECRET: 'test-cursor-secret-0123456789abcdef0123456789abcdef',
-                SESSION_SECRET: 'test-session-secret-0123456789abcdef0123456789abcdef',
-              },
-            },
-          })),
-        ],
-        test: {
-          name: 'workers',
-          include: ['test/**/*.test.ts'],
-          exclude: ['test/node/**'],
-          setupFiles: ['./test/apply-schema.ts'],
-        },
-      },
+      workersProject('workers', false, ['test/**/*.test.ts'], ['test/node/**', ...OWN_ISOLATE]),
+      workersProject('workers-own-isolate', true, OWN_ISOLATE, []),
       {
         test: {
           name: 'node',
