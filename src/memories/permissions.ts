@@ -14,11 +14,3 @@ export async function grantMemoryWrite(env: Env, keyId: string, now: number): Pr
 export async function hasMemoryWrite(env: Env, keyId: string): Promise<boolean> {
   return (await env.DB.prepare('SELECT 1 AS ok FROM api_key_permissions WHERE key_id = ? AND permission = ?').bind(keyId, MEMORIES_WRITE).first()) !== null;
 }
-
-/** Key ids among `keyIds` that may write memories (for listing keys). */
-export async function memoryWriters(env: Env, keyIds: readonly string[]): Promise<Set<string>> {
-  const { results } = await env.DB.prepare('SELECT key_id FROM api_key_permissions WHERE permission = ? AND key_id IN (SELECT value FROM json_each(?))')
-    .bind(MEMORIES_WRITE, JSON.stringify(keyIds))
-    .all<{ key_id: string }>();
-  return new Set(results.map((r) => r.key_id));
-}

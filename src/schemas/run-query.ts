@@ -166,4 +166,3 @@ export const RunQueryResponseSchema = z
 
 export type RunQueryRequest = z.infer<typeof RunQueryRequestSchema>;
 export type RunQueryResponse = z.infer<typeof RunQueryResponseSchema>;
-export type PeriodRequest = z.infer<typeof PeriodSchema>;

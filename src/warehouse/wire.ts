@@ -94,4 +94,3 @@ export const GoogleErrorSchema = z.object({
       .optional(),
   }),
 });
-export type GoogleError = z.infer<typeof GoogleErrorSchema>;
