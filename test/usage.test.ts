@@ -127,8 +127,17 @@ describe('acquireRun', () => {
     const stub = env.USAGE.getByName(usageKey(p));
     let release = () => {};
     const released = new Promise<void>((resolve) => (release = resolve));
-    // Hold the object's input gate shut, as an overloaded or wedged object would.
-    const wedged = runInDurableObject(stub, (_obj: UsageLimiter, state) => state.blockConcurrencyWhile(() => released));
+    // Hold the object's input gate shut, as an overloaded or wedged object would, and ask only once it is shut
+    // (asking first could reach the object before the gate closes on a busy machine).
+    let shut = () => {};
+    const gateShut = new Promise<void>((resolve) => (shut = resolve));
+    const wedged = runInDurableObject(stub, (_obj: UsageLimiter, state) =>
+      state.blockConcurrencyWhile(() => {
+        shut();
+        return released;
+      }),
+    );
+    await gateShut;
     const err = await apiError(() => acquireRun(env, p, T0, { consume: true, timeoutMs: 200 }));
     release();
     await wedged;
