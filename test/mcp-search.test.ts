@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { FetchOutput, SearchOutput } from '../src/mcp/search.tools';
 import { errorOf, mcpClientsPerKey, okData, texts } from './mcp-client';
 import { api, TEST_KEYS, type TestKey } from './seed';
 
@@ -12,7 +13,7 @@ const FetchText = z.strictObject({ id: z.string(), title: z.string(), text: z.st
 /** The one text item of a search result, parsed with OpenAI's shape. */
 async function search(key: TestKey, query: string) {
   const raw = await clients[key].callTool({ name: 'search', arguments: { query } });
-  okData(raw);
+  okData(raw, SearchOutput);
   const items = texts(raw);
   expect(items).toHaveLength(1);
   return SearchText.parse(JSON.parse(items[0] ?? '')).results;
@@ -20,7 +21,7 @@ async function search(key: TestKey, query: string) {
 
 async function fetchItem(key: TestKey, id: string) {
   const raw = await clients[key].callTool({ name: 'fetch', arguments: { id } });
-  okData(raw);
+  okData(raw, FetchOutput);
   const items = texts(raw);
   expect(items).toHaveLength(1);
   return FetchText.parse(JSON.parse(items[0] ?? ''));

@@ -33,7 +33,7 @@ function post(body: unknown, headers: Record<string, string> = {}) {
 describe('MCP endpoint transport', () => {
   it('lists brands through the SDK client', async () => {
     const client = await connectMcp(orgKey);
-    const data = okData(await client.callTool({ name: 'list_brands', arguments: {} }));
+    const data = okData(await client.callTool({ name: 'list_brands', arguments: {} }), ListBrandsOutput);
     expect(data).toEqual({
       brands: [
         { brandId: 'brand_acme', name: 'Acme Outdoor', dataset: 'acme', timezone: 'UTC', queryable: true },

@@ -7,6 +7,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ShowReportOutput } from '../src/mcp/report-view.tools';
+import { QueryListSchema, ReportDetailSchema } from '../src/schemas/catalog';
 import { VIEWS } from '../src/mcp/views';
 import { connectMcp, errorOf, okData } from './mcp-client';
 import { seedDemo, TEST_KEYS } from './seed';
@@ -58,10 +59,8 @@ describe('tools that link the views', () => {
   it('show_report: the Business Overview for one period, each section as run_query returns it, and the window', async () => {
     const period = { cadence: 'MONTHLY' };
     const shown = ShowReportOutput.parse(okData(await call('show_report', { reportId: 'rpt_business_overview', period })));
-    const report = okData(await call('get_report', { reportId: 'rpt_business_overview' }));
-    const { queries } = z.object({ queries: z.array(z.object({ id: z.string(), chartSpec: z.unknown().optional() })) }).parse(
-      okData(await call('list_report_queries', { reportId: 'rpt_business_overview' })),
-    );
+    const report = okData(await call('get_report', { reportId: 'rpt_business_overview' }), ReportDetailSchema);
+    const { queries } = okData(await call('list_report_queries', { reportId: 'rpt_business_overview' }), QueryListSchema);
     expect(shown.brandId).toBe('brand_acme');
     expect(shown.report).toEqual(report);
     expect(shown.sections.map((s) => s.id)).toEqual(queries.map((q) => q.id));

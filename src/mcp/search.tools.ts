@@ -9,8 +9,8 @@ const SEARCH_LIMIT = 20;
 const FETCH_TEXT_CHARS = 100_000;
 
 // OpenAI's shapes for deep research and company knowledge: exactly these fields.
-const SearchOutput = z.object({ results: z.array(z.object({ id: z.string(), title: z.string(), url: z.string() })) });
-const FetchOutput = z.object({
+export const SearchOutput = z.object({ results: z.array(z.object({ id: z.string(), title: z.string(), url: z.string() })) });
+export const FetchOutput = z.object({
   id: z.string(),
   title: z.string(),
   text: z.string(),
