@@ -64,8 +64,9 @@ CREATE TABLE IF NOT EXISTS reports (
 );
 
 -- report_queries: one section of a report. sql_template holds {slot} placeholders ({dataset},
--- {start_date}, {end_date}) that the server fills with validated literals at run time; parameters is the
--- JSON array of slot names, derived from the template and checked against the known slots when stored.
+-- {start_date}, {end_date}) that the server fills with validated literals at run time. The server derives a
+-- section's slots from sql_template alone (src/stored-queries); parameters, the JSON array of those slot
+-- names written when a section is stored, is kept for databases that already have the column and never read.
 CREATE TABLE IF NOT EXISTS report_queries (
   id               TEXT PRIMARY KEY,       -- the queryId callers send
   report_id        TEXT NOT NULL REFERENCES reports(id),
