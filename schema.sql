@@ -148,6 +148,19 @@ CREATE TABLE IF NOT EXISTS users (
   created_at           INTEGER NOT NULL
 );
 
+-- login_ip_failures: the per-IP sign-in throttle (docs/admin.md): sign-in attempts counted from one address in one
+-- 15-minute window, across all accounts, so password spraying from one address is slowed. ip_hash is the SHA-256
+-- hex of CF-Connecting-IP, window_start the window's first millisecond. An attempt takes a slot with one atomic
+-- upsert before its password is checked (src/web/sign-in.ts), so concurrent attempts cannot share a slot, and gives
+-- it back when the password was right or the account was locked (nothing checked). Past windows are deleted by
+-- later sign-ins.
+CREATE TABLE IF NOT EXISTS login_ip_failures (
+  ip_hash       TEXT NOT NULL,
+  window_start  INTEGER NOT NULL,
+  failures      INTEGER NOT NULL,
+  PRIMARY KEY (ip_hash, window_start)
+);
+
 -- memberships: a user is administrator of a whole org (org_id set) or of one brand (brand_id set).
 -- Deleting the row removes admin rights at once (OAuth connections re-check it on every request).
 CREATE TABLE IF NOT EXISTS memberships (

@@ -26,9 +26,9 @@ export function lockedUntilAfterFailure(failures: number, now: number): number |
   return now + Math.min(FIRST_LOCK_MS * 2 ** doublings, MAX_LOCK_MS);
 }
 
-/** Pure: the fixed window an attempt at `now` counts in. */
-export function ipWindow(now: number): number {
-  return Math.floor(now / IP_WINDOW_MS);
+/** Pure: the first millisecond of the fixed window an attempt at `now` counts in. */
+export function ipWindowStart(now: number): number {
+  return Math.floor(now / IP_WINDOW_MS) * IP_WINDOW_MS;
 }
 
 export type SignInResult =
@@ -48,22 +48,36 @@ const UserRow = z.object({
 // Verified against when the email is unknown, so an unknown address costs the same PBKDF2 time as a known one.
 const DUMMY_HASH = { hash: '0'.repeat(64), salt: '0'.repeat(32), iterations: PASSWORD_ITERATIONS };
 
-async function ipCounterKey(ip: string, now: number): Promise<string> {
-  return `login-ip:${await sha256Hex(ip)}:${ipWindow(now)}`;
+/** One address's slot in one window of the per-IP throttle (a row of login_ip_failures). */
+interface IpSlot {
+  ipHash: string;
+  windowStart: number;
 }
 
-async function ipFailures(env: Env, ip: string, now: number): Promise<number> {
-  const n = Number(await env.OAUTH_KV.get(await ipCounterKey(ip, now)));
-  return Number.isSafeInteger(n) ? n : 0;
+/**
+ * Takes one of the IP_FAILURE_LIMIT slots of this address's window before any password is checked, in one upsert
+ * that adds the row or raises its count only while it is under the limit. SQLite runs the statement atomically, so
+ * however many attempts arrive at once, at most IP_FAILURE_LIMIT of them get a slot and the rest find none (the
+ * per-account lock below is the same kind of compare-and-count in D1). The same batch deletes past windows' rows.
+ * False: the window is full.
+ */
+async function claimIpSlot(env: Env, slot: IpSlot): Promise<boolean> {
+  const [, claimed] = await env.DB.batch([
+    env.DB.prepare('DELETE FROM login_ip_failures WHERE window_start < ?').bind(slot.windowStart),
+    env.DB.prepare(
+      `INSERT INTO login_ip_failures (ip_hash, window_start, failures) VALUES (?1, ?2, 1)
+       ON CONFLICT (ip_hash, window_start) DO UPDATE SET failures = failures + 1 WHERE failures < ?3
+       RETURNING failures`,
+    ).bind(slot.ipHash, slot.windowStart, IP_FAILURE_LIMIT),
+  ]);
+  return claimed !== undefined && claimed.results.length === 1;
 }
 
-// KV has no atomic increment, so concurrent failures may undercount a little; the per-account lock in D1 is exact.
-async function countIpFailure(env: Env, ip: string, now: number): Promise<void> {
-  const key = await ipCounterKey(ip, now);
-  const n = Number(await env.OAUTH_KV.get(key));
-  await env.OAUTH_KV.put(key, String((Number.isSafeInteger(n) ? n : 0) + 1), {
-    expirationTtl: Math.ceil(IP_WINDOW_MS / 1000) + 60,
-  });
+/** Gives a slot back: the attempt turned out not to be a failed password check. */
+async function releaseIpSlot(env: Env, slot: IpSlot): Promise<void> {
+  await env.DB.prepare('UPDATE login_ip_failures SET failures = failures - 1 WHERE ip_hash = ? AND window_start = ? AND failures > 0')
+    .bind(slot.ipHash, slot.windowStart)
+    .run();
 }
 
 /** Rounds of the claim below before giving up; each round one concurrent attempt wins, so a handful suffice. */
@@ -103,30 +117,42 @@ async function claimAttempt(env: Env, email: string, now: number): Promise<Claim
 }
 
 /**
- * Checks an administrator's email and password, with throttling: per account (failed_logins, locked_until in
- * D1; a locked account is refused without checking the password, and attempts are counted before the check, see
- * claimAttempt) and per IP address (KV counter per window). A success resets the account's counter.
+ * Checks an administrator's email and password, with throttling per IP address (IP_FAILURE_LIMIT failures per
+ * window across all accounts, see claimIpSlot) and per account (failed_logins, locked_until in D1; a locked account
+ * is refused without checking the password, see claimAttempt). Both count an attempt before its password is
+ * checked. A success resets the account's counter and gives the IP slot back; so does a refusal that checked nothing.
  */
 export async function signIn(env: Env, input: { email: string; password: string; ip: string; now: number }): Promise<SignInResult> {
   const { email, password, ip, now } = input;
-  if ((await ipFailures(env, ip, now)) >= IP_FAILURE_LIMIT) {
-    return { ok: false, reason: 'ip-throttled', retryAfterSeconds: Math.ceil(((ipWindow(now) + 1) * IP_WINDOW_MS - now) / 1000) };
+  const slot: IpSlot = { ipHash: await sha256Hex(ip), windowStart: ipWindowStart(now) };
+  if (!(await claimIpSlot(env, slot))) {
+    return { ok: false, reason: 'ip-throttled', retryAfterSeconds: Math.ceil((slot.windowStart + IP_WINDOW_MS - now) / 1000) };
   }
-  const claim = await claimAttempt(env, email.trim(), now);
+  const { result, checkedWrongPassword } = await checkPassword(env, email.trim(), password, now);
+  if (!checkedWrongPassword) await releaseIpSlot(env, slot);
+  return result;
+}
+
+/** The per-account part of signIn; says whether a wrong password was checked (what the per-IP slot counts). */
+async function checkPassword(
+  env: Env,
+  email: string,
+  password: string,
+  now: number,
+): Promise<{ result: SignInResult; checkedWrongPassword: boolean }> {
+  const claim = await claimAttempt(env, email, now);
   if (claim === null) {
     await verifyPassword(password, DUMMY_HASH);
-    await countIpFailure(env, ip, now);
-    return { ok: false, reason: 'invalid' };
+    return { result: { ok: false, reason: 'invalid' }, checkedWrongPassword: true };
   }
-  if (!claim.ok) return claim.result;
+  if (!claim.ok) return { result: claim.result, checkedWrongPassword: false };
   const { user, lockedUntil } = claim;
   if (await verifyPassword(password, { hash: user.password_hash, salt: user.password_salt, iterations: user.password_iterations })) {
     await env.DB.prepare('UPDATE users SET failed_logins = 0, locked_until = NULL WHERE id = ?').bind(user.id).run();
-    return { ok: true, userId: user.id };
+    return { result: { ok: true, userId: user.id }, checkedWrongPassword: false };
   }
-  await countIpFailure(env, ip, now);
-  if (lockedUntil !== null) return { ok: false, reason: 'locked', retryAfterSeconds: Math.ceil((lockedUntil - now) / 1000) };
-  return { ok: false, reason: 'invalid' };
+  if (lockedUntil !== null) return { result: { ok: false, reason: 'locked', retryAfterSeconds: Math.ceil((lockedUntil - now) / 1000) }, checkedWrongPassword: true };
+  return { result: { ok: false, reason: 'invalid' }, checkedWrongPassword: true };
 }
 
 export type SignInOutcome =
