@@ -34,6 +34,14 @@ export interface DemoSeedInput {
   keys: { org: string; brand: string; other: string };
   /** admins.org administers org_demo; admins.brand administers brand_acme only. */
   admins: { org: { email: string; password: string }; brand: { email: string; password: string } };
+  /**
+   * Default false. True when these secrets are new but the database may already hold demo rows made with others
+   * (`npm run dev` lost its credentials file while its D1 stayed): the statements then start with one UPDATE per
+   * demo key and demo admin, by id, that replaces the stored secret hash (and prefix) or password (clearing a
+   * sign-in lock, as `user set-password` does) and returns the row as `{ rotated, revoked_at }` when it exists.
+   * Nothing else changes: other keys and users, names, limits and a revocation stay as they are.
+   */
+  rotate?: boolean;
 }
 
 type Literal = string | number | null;
@@ -383,24 +391,54 @@ export async function buildDemoSeed(input: DemoSeedInput, reports: readonly Demo
   }
   if (new Set(secrets).size !== secrets.length) throw new Error('demo key secrets must be distinct');
 
+  const keyRows = await Promise.all(
+    [
+      { id: DEMO_KEY_IDS.org, name: 'Demo org key (org_demo)', secret: input.keys.org, org_id: DEMO_ORGS.demo.id, brand_id: null },
+      { id: DEMO_KEY_IDS.brand, name: 'Demo brand key (brand_acme)', secret: input.keys.brand, org_id: null, brand_id: 'brand_acme' },
+      { id: DEMO_KEY_IDS.other, name: 'Other Co org key (org_other)', secret: input.keys.other, org_id: DEMO_ORGS.other.id, brand_id: null },
+    ].map(async (k) => ({ ...k, prefix: k.secret.slice(0, KEY_PREFIX.length + 8), secret_hash: await sha256Hex(k.secret) })),
+  );
+  const admins = await Promise.all(
+    [
+      { id: DEMO_USER_IDS.org, name: 'Demo org admin', ...input.admins.org, org_id: DEMO_ORGS.demo.id, brand_id: null },
+      { id: DEMO_USER_IDS.brand, name: 'Acme brand admin', ...input.admins.brand, org_id: null, brand_id: 'brand_acme' },
+    ].map(async (a) => {
+      if (!a.email.includes('@') || a.password.length === 0) throw new Error(`demo admin ${a.id} needs an email and a password`);
+      return { ...a, pw: await hashPassword(a.password) };
+    }),
+  );
+
   const stmts: string[] = [];
+  if (input.rotate === true) {
+    // Before the inserts: a row that exists gets the new secret here and its insert below does nothing; a missing
+    // row is not touched here and is inserted below with the same values.
+    for (const k of keyRows) {
+      stmts.push(
+        `UPDATE api_keys SET secret_hash = ${sqlLiteral(k.secret_hash)}, prefix = ${sqlLiteral(k.prefix)} ` +
+          `WHERE id = ${sqlLiteral(k.id)} RETURNING id AS rotated, revoked_at`,
+      );
+    }
+    for (const a of admins) {
+      stmts.push(
+        `UPDATE users SET password_hash = ${sqlLiteral(a.pw.hash)}, password_salt = ${sqlLiteral(a.pw.salt)}, ` +
+          `password_iterations = ${sqlLiteral(a.pw.iterations)}, failed_logins = 0, locked_until = NULL ` +
+          `WHERE id = ${sqlLiteral(a.id)} RETURNING id AS rotated, NULL AS revoked_at`,
+      );
+    }
+  }
+
   for (const o of Object.values(DEMO_ORGS)) stmts.push(insertMissing('organizations', { id: o.id, name: o.name, created_at: now }));
   for (const b of DEMO_BRANDS) {
     stmts.push(insertMissing('brands', { id: b.id, org_id: b.orgId, name: b.name, dataset: b.dataset, timezone: null, created_at: now }));
   }
 
-  const keyRows = [
-    { id: DEMO_KEY_IDS.org, name: 'Demo org key (org_demo)', secret: input.keys.org, org_id: DEMO_ORGS.demo.id, brand_id: null },
-    { id: DEMO_KEY_IDS.brand, name: 'Demo brand key (brand_acme)', secret: input.keys.brand, org_id: null, brand_id: 'brand_acme' },
-    { id: DEMO_KEY_IDS.other, name: 'Other Co org key (org_other)', secret: input.keys.other, org_id: DEMO_ORGS.other.id, brand_id: null },
-  ];
   for (const k of keyRows) {
     stmts.push(
       insertMissing('api_keys', {
         id: k.id,
         name: k.name,
-        prefix: k.secret.slice(0, KEY_PREFIX.length + 8),
-        secret_hash: await sha256Hex(k.secret),
+        prefix: k.prefix,
+        secret_hash: k.secret_hash,
         org_id: k.org_id,
         brand_id: k.brand_id,
         max_bytes_billed: null,
@@ -413,21 +451,15 @@ export async function buildDemoSeed(input: DemoSeedInput, reports: readonly Demo
     );
   }
 
-  const admins = [
-    { id: DEMO_USER_IDS.org, name: 'Demo org admin', ...input.admins.org, org_id: DEMO_ORGS.demo.id, brand_id: null },
-    { id: DEMO_USER_IDS.brand, name: 'Acme brand admin', ...input.admins.brand, org_id: null, brand_id: 'brand_acme' },
-  ];
   for (const a of admins) {
-    if (!a.email.includes('@') || a.password.length === 0) throw new Error(`demo admin ${a.id} needs an email and a password`);
-    const pw = await hashPassword(a.password);
     stmts.push(
       insertMissing('users', {
         id: a.id,
         email: a.email,
         name: a.name,
-        password_hash: pw.hash,
-        password_salt: pw.salt,
-        password_iterations: pw.iterations,
+        password_hash: a.pw.hash,
+        password_salt: a.pw.salt,
+        password_iterations: a.pw.iterations,
         failed_logins: 0,
         locked_until: null,
         created_at: now,
