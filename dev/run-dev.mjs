@@ -123,15 +123,25 @@ async function main() {
     'src/lib/ids.ts': ['randomBase64Url'],
     'src/seed/demo-catalog.ts': ['buildDemoSeed'],
   });
-  const credentials = await loadOrCreateCredentials(files, worker, baseUrl);
-  const statements = await worker.buildDemoSeed({ now: Date.now(), keys: credentials.keys, admins: credentials.admins });
+  const { credentials, made } = await loadOrCreateCredentials(files, worker, baseUrl);
+  // New credentials over a D1 that outlived its credentials file: the demo rows there hold the lost secrets, and
+  // the insert-only seed would keep them, so the printed keys would be refused. `rotate` moves those rows (by id)
+  // to the new secrets; on a fresh D1 it finds none.
+  const statements = await worker.buildDemoSeed({ now: Date.now(), keys: credentials.keys, admins: credentials.admins, rotate: made });
   const schema = await readFile(join(ROOT, 'schema.sql'), 'utf8');
   const seed = statements.map((s) => `${s.trim().replace(/;+$/, '')};`).join('\n');
   // One file, one wrangler call: each `wrangler d1 execute` costs a Node and workerd start.
   await writeFile(files.bootstrapSql, `${schema}\n-- demo seed (src/seed/demo-catalog.ts)\n${seed}\n`, { mode: 0o600 });
   // Through wrangler in a child process, not in this one: see scripts/lib/d1.mjs on wrangler's SIGTERM handler.
-  await wranglerExecute({ persistTo: files.persistTo }, ['--file', files.bootstrapSql]);
+  const results = await wranglerExecute({ persistTo: files.persistTo }, ['--file', files.bootstrapSql]);
   say(`applied schema.sql and ${statements.length} demo seed statements to the local D1 (${ms(step)})`);
+  const rotated = rotatedDemoRows(results);
+  if (rotated.length > 0) {
+    say(
+      `${relative(ROOT, files.credentials) || files.credentials} was missing or unreadable but the local D1 kept its demo rows: ` +
+        `rotated ${rotated.join(', ')} to the new credentials below (no other key or user touched)`,
+    );
+  }
 
   step = performance.now();
   // wrangler.toml's [assets] directory: the MCP Apps views, built from views/ (about a second).
@@ -267,12 +277,24 @@ function isCredentials(v) {
   return s(v?.keys?.org) && s(v?.keys?.brand) && s(v?.keys?.other) && admin(v?.admins?.org) && admin(v?.admins?.brand);
 }
 
-/** Demo key secrets and admin passwords, in the shape of docs/demo-data.md; reused across restarts. */
+/**
+ * What the seed's rotating UPDATEs returned (buildDemoSeed with `rotate`): the demo rows that now hold the new
+ * secrets, as `id` or `id (revoked)`.
+ * @param {Record<string, unknown>[][]} results one row array per statement of the bootstrap file
+ */
+function rotatedDemoRows(results) {
+  return results.flat().flatMap((row) => (typeof row.rotated === 'string' ? [row.revoked_at == null ? row.rotated : `${row.rotated} (revoked)`] : []));
+}
+
+/**
+ * Demo key secrets and admin passwords, in the shape of docs/demo-data.md; reused across restarts. `made`: they
+ * were generated now (no valid credentials file).
+ */
 async function loadOrCreateCredentials(files, worker, baseUrl) {
   const existing = await readJson(files.credentials);
-  const base = isCredentials(existing)
-    ? existing
-    : {
+  const made = !isCredentials(existing);
+  const base = made
+    ? {
         keys: {
           org: (await worker.generateApiKey()).secret,
           brand: (await worker.generateApiKey()).secret,
@@ -282,10 +304,11 @@ async function loadOrCreateCredentials(files, worker, baseUrl) {
           org: { email: DEMO_ADMIN_EMAILS.org, password: worker.randomBase64Url(18) },
           brand: { email: DEMO_ADMIN_EMAILS.brand, password: worker.randomBase64Url(18) },
         },
-      };
+      }
+    : existing;
   const credentials = { baseUrl, keys: base.keys, admins: base.admins };
   await writePrivate(files.credentials, `${JSON.stringify(credentials, null, 2)}\n`);
-  return credentials;
+  return { credentials, made };
 }
 
 function startWrangler(port, inspectorPort, files) {

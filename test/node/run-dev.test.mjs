@@ -1,6 +1,6 @@
 // `npm run dev` end to end, in a throwaway state dir (--state-dir) on a free port: the credentials it prints and
 // keeps, the demo tenants behind each key, the admin passwords it seeded, refusing a busy port or a second
-// instance, stopping without leftovers, and a restart that keeps the same credentials.
+// instance, stopping without leftovers, a restart that keeps the same credentials, and one that lost them.
 import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -69,6 +69,21 @@ async function processesUsing(dir) {
   return found;
 }
 
+/** For each demo admin in the local D1: whether the password in `creds` is the one stored. */
+async function adminPasswordsMatch(creds) {
+  const { verifyPassword } = await importWorkerModules({ 'src/auth/passwords.ts': ['verifyPassword'] });
+  const results = await d1Execute(
+    { persistTo: join(stateDir, 'wrangler-state') },
+    { command: sql`SELECT email, password_hash, password_salt, password_iterations FROM users WHERE email IN (${creds.admins.org.email}, ${creds.admins.brand.email}) ORDER BY email` },
+  );
+  const match = {};
+  for (const u of results[0] ?? []) {
+    const password = u.email === 'org-admin@demo.test' ? creds.admins.org.password : creds.admins.brand.password;
+    match[String(u.email)] = await verifyPassword(password, { hash: u.password_hash, salt: u.password_salt, iterations: u.password_iterations });
+  }
+  return match;
+}
+
 const brands = async (key) => {
   const res = await fetch(`http://127.0.0.1:${port}/v1/data/brands`, { headers: { authorization: `Bearer ${key}` } });
   return { status: res.status, body: await res.json() };
@@ -106,6 +121,8 @@ describe('npm run dev', () => {
     expect(dev.out).toContain(JSON.stringify(credentials, null, 2));
     expect(dev.out).toContain(`curl -s -H 'Authorization: Bearer ${credentials.keys.org}' http://127.0.0.1:${port}/v1/data/brands`);
     expect((await stat(path)).mode & 0o777).toBe(0o600);
+    // A fresh D1 has no demo rows made with other secrets: nothing to rotate, nothing said.
+    expect(dev.out).not.toContain('rotated');
   });
 
   it('writes the vars file wrangler reads: the warehouse, the dev service account and both secrets, keeping other lines', async () => {
@@ -157,18 +174,7 @@ describe('npm run dev', () => {
   });
 
   it('seeds the admin logins with the printed passwords', async () => {
-    const { verifyPassword } = await importWorkerModules({ 'src/auth/passwords.ts': ['verifyPassword'] });
-    const results = await d1Execute(
-      { persistTo: join(stateDir, 'wrangler-state') },
-      { command: sql`SELECT email, password_hash, password_salt, password_iterations FROM users WHERE email IN (${credentials.admins.org.email}, ${credentials.admins.brand.email}) ORDER BY email` },
-    );
-    const users = results[0];
-    expect(users.map((u) => u.email)).toEqual(['acme-admin@demo.test', 'org-admin@demo.test']);
-    for (const u of users) {
-      const password = u.email === 'org-admin@demo.test' ? credentials.admins.org.password : credentials.admins.brand.password;
-      const stored = { hash: u.password_hash, salt: u.password_salt, iterations: u.password_iterations };
-      expect(await verifyPassword(password, stored)).toBe(true);
-    }
+    expect(await adminPasswordsMatch(credentials)).toEqual({ 'acme-admin@demo.test': true, 'org-admin@demo.test': true });
   });
 
   it('refuses a busy port, and a second instance on the same state dir, with advice', async () => {
@@ -201,5 +207,32 @@ describe('npm run dev', () => {
     expect(again).toEqual(credentials);
     expect((await brands(credentials.keys.brand)).body).toEqual({ brands: [{ brandId: 'brand_acme', name: 'Acme Outdoor', dataset: 'acme', timezone: 'UTC', queryable: true }] });
     console.log(`npm run dev restart: ready in ${Math.round(dev.readyMs ?? NaN)} ms`);
+  }, READY_TIMEOUT_MS);
+
+  it('recovers from a lost credentials file: new credentials, the stored demo rows rotated to them, the old ones refused', async () => {
+    expect(await stopDev(dev)).toBe(0);
+    await rm(join(stateDir, 'credentials.json'));
+
+    dev = await startDev(['--port', String(port), '--state-dir', stateDir]).ready;
+    expect(dev.exitCode, dev.out).toBeNull();
+    const fresh = JSON.parse(await readFile(join(stateDir, 'credentials.json'), 'utf8'));
+    for (const k of ['org', 'brand', 'other']) {
+      expect(fresh.keys[k]).toMatch(KEY_RE);
+      expect(fresh.keys[k]).not.toBe(credentials.keys[k]);
+    }
+    expect(dev.out).toContain(JSON.stringify(fresh, null, 2));
+    // Said once, in one line, naming exactly the demo rows it changed.
+    const said = dev.out.split('\n').filter((l) => l.includes('rotated'));
+    expect(said).toHaveLength(1);
+    expect(said[0]).toMatch(/^\[dev\] \S*credentials\.json was missing or unreadable but the local D1 kept its demo rows: /);
+    expect(said[0]).toContain(
+      'rotated key_demo_org, key_demo_brand, key_other_org, user_demo_org_admin, user_demo_brand_admin to the new credentials below (no other key or user touched)',
+    );
+
+    expect(await brands(fresh.keys.org)).toMatchObject({ status: 200, body: { brands: [{ brandId: 'brand_acme' }, { brandId: 'brand_globex' }, { brandId: 'brand_initech' }] } });
+    expect(await brands(fresh.keys.brand)).toMatchObject({ status: 200, body: { brands: [{ brandId: 'brand_acme' }] } });
+    for (const k of ['org', 'brand', 'other']) expect((await brands(credentials.keys[k])).status).toBe(401);
+    expect(await adminPasswordsMatch(fresh)).toEqual({ 'acme-admin@demo.test': true, 'org-admin@demo.test': true });
+    expect(await adminPasswordsMatch(credentials)).toEqual({ 'acme-admin@demo.test': false, 'org-admin@demo.test': false });
   }, READY_TIMEOUT_MS);
 });
