@@ -73,6 +73,16 @@ export function externalReferences(html) {
   return found;
 }
 
+/**
+ * Leaves a file that already holds `content` untouched: a running `wrangler dev` restarts its Worker when an
+ * asset file is written, cutting off requests in flight, and every `npm run dev` (and the views test) builds
+ * the views again while other instances may be serving them.
+ */
+async function writeIfChanged(path, content) {
+  const current = await readFile(path, 'utf8').catch(() => null);
+  if (current !== content) await writeFile(path, content);
+}
+
 export async function buildViews({ quiet = false } = {}) {
   await mkdir(VIEWS_OUT, { recursive: true });
   const css = await readFile(join(VIEWS_DIR, 'styles.css'), 'utf8');
@@ -96,7 +106,7 @@ export async function buildViews({ quiet = false } = {}) {
     if (gzip > VIEW_BUDGET_GZIP) throw new Error(`${view.file} is ${gzip} bytes gzip, over its ${VIEW_BUDGET_GZIP}-byte budget`);
     const external = externalReferences(page(view.title, css, ''));
     if (external.length > 0) throw new Error(`${view.file} references outside itself: ${external.slice(0, 3).join(', ')}`);
-    await writeFile(join(VIEWS_OUT, view.file), html);
+    await writeIfChanged(join(VIEWS_OUT, view.file), html);
     sizes.push({ file: view.file, bytes: Buffer.byteLength(html), gzip });
   }
   if (!quiet) for (const s of sizes) console.log(`[views] dist/views/${s.file}: ${(s.bytes / 1024).toFixed(1)} KiB, ${(s.gzip / 1024).toFixed(1)} KiB gzip`);
