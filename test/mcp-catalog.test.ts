@@ -30,6 +30,17 @@ describe('list_brands', () => {
     expect(data).toEqual(await rest(key, '/v1/data/brands'));
     expect(data).toMatchObject({ brands: ids.map((brandId) => ({ brandId })) });
   });
+
+  it('concurrent calls from three keys, interleaved, each see only their own brands (tool schemas are shared per isolate, the principal is not)', async () => {
+    const expected: Record<TestKey, string[]> = {
+      org: ['brand_acme', 'brand_globex', 'brand_initech'],
+      brand: ['brand_acme'],
+      other: ['brand_umbrella'],
+    };
+    const order: TestKey[] = Array.from({ length: 8 }, () => ['org', 'brand', 'other'] as const).flat();
+    const results = await Promise.all(order.map(async (key) => ({ key, data: okData(await call(key, 'list_brands'), ListBrandsOutput) })));
+    for (const { key, data } of results) expect(data.brands.map((b) => b.brandId), key).toEqual(expected[key]);
+  });
 });
 
 describe('list_reports', () => {

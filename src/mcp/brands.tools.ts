@@ -6,6 +6,9 @@ import { runTool, toolInput, toolSchema, toolSuccess, type ToolDeps } from './to
 
 export const ListBrandsOutput = z.object({ brands: z.array(BrandSchema) });
 
+// Built once per isolate, like every tool's arguments: each request's server only binds them to its context.
+const ListBrandsInput = toolInput({});
+
 export function registerBrandTools(server: McpServer, { ctx }: ToolDeps) {
   server.registerTool(
     'list_brands',
@@ -14,7 +17,7 @@ export function registerBrandTools(server: McpServer, { ctx }: ToolDeps) {
       description:
         'The brands these credentials reach: brandId, name, dataset (for table names), timezone (of stored-query ' +
         'periods) and queryable (false: no dataset yet).',
-      inputSchema: toolInput({}),
+      inputSchema: ListBrandsInput,
       outputSchema: toolSchema(ListBrandsOutput),
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     },

@@ -33,6 +33,12 @@ export const ShowReportOutput = z.object({
 export type ShowReportOutput = z.infer<typeof ShowReportOutput>;
 type ShownSection = z.infer<typeof ShownSection>;
 
+const ShowReportInput = toolInput({
+  reportId: ReportIdField.describe('From list_reports.'),
+  brandId: BrandIdField.optional().describe('As list_reports gave it.'),
+  period: PeriodSchema.optional().describe("As run_query's period; omitted: the last full month."),
+});
+
 /**
  * show_report: a whole report for one period in one call, for the report view (hosts without MCP Apps get the
  * same data as JSON). Each section is one run_query of its stored query, so it is checked, metered, audited and
@@ -47,11 +53,7 @@ export function registerReportViewTools(server: McpServer, { ctx }: ToolDeps) {
       description:
         'Run every section of a report for one period and show it as a dashboard (MCP Apps hosts draw it; others ' +
         'get the data). One usage run per section; for one section, or to page one, use run_query.',
-      inputSchema: toolInput({
-        reportId: ReportIdField.describe('From list_reports.'),
-        brandId: BrandIdField.optional().describe('As list_reports gave it.'),
-        period: PeriodSchema.optional().describe("As run_query's period; omitted: the last full month."),
-      }),
+      inputSchema: ShowReportInput,
       outputSchema: toolSchema(ShowReportOutput),
       // Read-only, but not idempotent: each section spends a run of the daily budget.
       annotations: { readOnlyHint: true, idempotentHint: false, openWorldHint: false },

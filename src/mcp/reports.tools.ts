@@ -7,10 +7,16 @@ import { runTool, toolInput, toolSchema, toolSuccess, type ToolDeps } from './to
 const READ_ONLY = { readOnlyHint: true, idempotentHint: true, openWorldHint: false } as const;
 
 const BrandIdInput = BrandIdField.optional();
-const ReportInput = {
+const ReportInput = toolInput({
   reportId: ReportIdField,
   brandId: BrandIdInput.describe('The brandId list_reports gave with the report.'),
-};
+});
+const ListReportsInput = toolInput({
+  brandId: BrandIdInput.describe('Narrow to one brand.'),
+  type: ReportTypeSchema.optional(),
+  limit: pageLimitArgument(REPORTS_PAGE).optional(),
+  cursor: CursorField.optional(),
+});
 
 export function registerReportTools(server: McpServer, { ctx }: ToolDeps) {
   server.registerTool(
@@ -20,12 +26,7 @@ export function registerReportTools(server: McpServer, { ctx }: ToolDeps) {
       description:
         "Reports (metadata): system (every brand's, listed once per brand), org and the brand's own. " +
         'Paged: while hasMore, call again with cursor = nextCursor (same brandId and type).',
-      inputSchema: toolInput({
-        brandId: BrandIdInput.describe('Narrow to one brand.'),
-        type: ReportTypeSchema.optional(),
-        limit: pageLimitArgument(REPORTS_PAGE).optional(),
-        cursor: CursorField.optional(),
-      }),
+      inputSchema: ListReportsInput,
       outputSchema: toolSchema(ReportListSchema),
       annotations: READ_ONLY,
     },
@@ -37,7 +38,7 @@ export function registerReportTools(server: McpServer, { ctx }: ToolDeps) {
     {
       title: 'Get report',
       description: "A report's markdown instructions (how to read and present it) and dashboardConfig (its tiles' layout).",
-      inputSchema: toolInput(ReportInput),
+      inputSchema: ReportInput,
       outputSchema: toolSchema(ReportDetailSchema),
       annotations: READ_ONLY,
     },
@@ -51,7 +52,7 @@ export function registerReportTools(server: McpServer, { ctx }: ToolDeps) {
       description:
         "A report's sections in order; run one with run_query { queryId: id }. parameterized: the server fills " +
         "{dataset}, {start_date} and {end_date} from run_query's period (default: last full month).",
-      inputSchema: toolInput(ReportInput),
+      inputSchema: ReportInput,
       outputSchema: toolSchema(QueryListSchema),
       annotations: READ_ONLY,
     },

@@ -4,6 +4,10 @@ import { QueryListSchema } from '../schemas/catalog';
 import { BrandIdField } from '../schemas/fields';
 import { runTool, toolInput, toolSchema, toolSuccess, type ToolDeps } from './tool-result';
 
+const ListSavedQueriesInput = toolInput({
+  brandId: BrandIdField.optional().describe('Omit with organization credentials to list every brand\'s.'),
+});
+
 export function registerSavedQueryTools(server: McpServer, { ctx }: ToolDeps) {
   server.registerTool(
     'list_saved_queries',
@@ -11,9 +15,7 @@ export function registerSavedQueryTools(server: McpServer, { ctx }: ToolDeps) {
       title: 'List saved queries',
       description:
         "A brand's standalone saved queries with their SQL. Run one with run_query { queryId: id } (no period), or adapt its SQL.",
-      inputSchema: toolInput({
-        brandId: BrandIdField.optional().describe('Omit with organization credentials to list every brand\'s.'),
-      }),
+      inputSchema: ListSavedQueriesInput,
       outputSchema: toolSchema(QueryListSchema),
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     },

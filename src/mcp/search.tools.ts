@@ -20,6 +20,9 @@ export const FetchOutput = z.object({
 
 const READ_ONLY = { readOnlyHint: true, idempotentHint: true, openWorldHint: false } as const;
 
+const SearchInput = toolInput({ query: z.string().min(1).max(500) });
+const FetchInput = toolInput({ id: z.string().min(1).max(600) });
+
 export function registerSearchTools(server: McpServer, { ctx, origin }: ToolDeps) {
   server.registerTool(
     'search',
@@ -28,7 +31,7 @@ export function registerSearchTools(server: McpServer, { ctx, origin }: ToolDeps
       description:
         'Find brands, reports and their sections, saved queries and tables by words; fetch an id for the details. ' +
         'Table lists come from the warehouse (a cold read counts one run per brand).',
-      inputSchema: toolInput({ query: z.string().min(1).max(500) }),
+      inputSchema: SearchInput,
       outputSchema: toolSchema(SearchOutput),
       annotations: READ_ONLY,
     },
@@ -44,7 +47,7 @@ export function registerSearchTools(server: McpServer, { ctx, origin }: ToolDeps
     {
       title: 'Fetch',
       description: "One search result in full: a report's instructions and sections' SQL, a query's SQL, a table's columns (one run).",
-      inputSchema: toolInput({ id: z.string().min(1).max(600) }),
+      inputSchema: FetchInput,
       outputSchema: toolSchema(FetchOutput),
       annotations: READ_ONLY,
       _meta: resultSizeMeta(FETCH_TEXT_CHARS + 2_000),

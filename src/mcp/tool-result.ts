@@ -111,18 +111,42 @@ function compactRecord(node: Record<string, unknown>, io: 'input' | 'output'): R
   return io === 'output' ? topLevelOnly(out) : argumentProseOnly(out);
 }
 
-/** A zod schema whose advertised JSON Schema is compacted (see compactJsonSchema); parsing is the zod schema's. */
+/** A JSON value frozen all the way down, so that a copy shared between requests cannot be changed by one of them. */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
+
+/** Each zod schema's advertised JSON Schemas by direction and options, made once per isolate (the tools never change). */
+const conversions = new WeakMap<z.ZodType, Map<string, Record<string, unknown>>>();
+
+/**
+ * A zod schema whose advertised JSON Schema is compacted (see compactJsonSchema); parsing is the zod schema's.
+ * Converting and compacting cost more than the tool call they describe (every request builds its own McpServer,
+ * and tools/call converts the called tool's schemas), so each conversion is made once per isolate per zod schema
+ * and shared, frozen so that no request can change what the next one sends.
+ */
 export function toolSchema<S extends z.ZodType>(schema: S): StandardSchemaWithJSON<z.input<S>, z.output<S>> {
   const std = schema['~standard'];
-  return {
-    '~standard': {
-      ...std,
-      jsonSchema: {
-        input: (options) => compactRecord(std.jsonSchema.input(options), 'input'),
-        output: (options) => compactRecord(std.jsonSchema.output(options), 'output'),
-      },
-    },
+  let converted = conversions.get(schema);
+  if (!converted) {
+    converted = new Map();
+    conversions.set(schema, converted);
+  }
+  const made = converted;
+  const convert = (io: 'input' | 'output', options: Parameters<typeof std.jsonSchema.input>[0]): Record<string, unknown> => {
+    const key = `${io} ${JSON.stringify(options)}`;
+    let json = made.get(key);
+    if (!json) {
+      json = deepFreeze(compactRecord(std.jsonSchema[io](options), io));
+      made.set(key, json);
+    }
+    return json;
   };
+  return { '~standard': { ...std, jsonSchema: { input: (options) => convert('input', options), output: (options) => convert('output', options) } } };
 }
 
 /**
