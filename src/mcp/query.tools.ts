@@ -97,9 +97,10 @@ function pagingNote(out: RunQueryOutcome['result'], caps: ResultCaps): string | 
 /** structuredContent carries the result once; the text block is its compact rendering (header lines + CSV). */
 function toolResult(outcome: RunQueryOutcome, caps: ResultCaps): CallToolResult {
   const note = pagingNote(outcome.result, caps);
-  const done = toolSuccess(RunQueryOutput, { ...outcome.result, ...(note ? { note } : {}), usage: outcome.budget });
-  const data = RunQueryOutput.parse(done.structuredContent);
-  return { ...done, content: [{ type: 'text', text: renderResultText(data, outcome.firstRow) }] };
+  // One parse, rendered once: the rows are not copied into a JSON text that would only be thrown away.
+  return toolSuccess(RunQueryOutput, { ...outcome.result, ...(note ? { note } : {}), usage: outcome.budget }, [], (data) =>
+    renderResultText(data, outcome.firstRow),
+  );
 }
 
 /** Room for what a result carries besides its rows (columns, stats, the paging note). */

@@ -171,19 +171,21 @@ export function resultSizeMeta(maxChars: number): Record<string, unknown> | unde
 
 /**
  * A successful tool result: `structuredContent` parsed through the tool's output schema, and the same JSON as
- * text for clients that only read `content`. Parsing strips fields the schema does not declare: the advertised
- * JSON Schema has `additionalProperties: false`, and clients (the SDK's Client among them) reject extras.
- * `notes` become extra text blocks the model reads next to the data.
+ * text for clients that only read `content` (or, with `render`, the tool's own rendering of the parsed data).
+ * Parsing strips fields the schema does not declare: the advertised JSON Schema has `additionalProperties: false`,
+ * and clients (the SDK's Client among them) reject extras. `notes` become extra text blocks the model reads next
+ * to the data.
  */
 export function toolSuccess<S extends z.ZodType<Record<string, unknown>>>(
   schema: S,
   data: z.input<S>,
   notes: string[] = [],
+  render: (structured: z.output<S>) => string = (structured) => JSON.stringify(structured),
 ): CallToolResult {
   const structured = schema.parse(data);
   return {
     structuredContent: structured,
-    content: [{ type: 'text', text: JSON.stringify(structured) }, ...notes.map((text) => ({ type: 'text' as const, text }))],
+    content: [{ type: 'text', text: render(structured) }, ...notes.map((text) => ({ type: 'text' as const, text }))],
   };
 }
 
