@@ -4,7 +4,7 @@
 // the stack it started.
 import { timeSequential } from './stats.mjs';
 
-const SQL = 'SELECT day, channel, revenue FROM `service-v1.globex.agg__daily_revenue` ORDER BY day DESC, channel LIMIT 10';
+export const SQL = 'SELECT day, channel, revenue FROM `service-v1.globex.agg__daily_revenue` ORDER BY day DESC, channel LIMIT 10';
 const MODERN = '2026-07-28';
 const LEGACY = '2025-11-25';
 
@@ -16,7 +16,7 @@ function mcpBody(era, method, params = {}) {
   return { jsonrpc: '2.0', id: 1, method, params: { ...params, ...(_meta ? { _meta } : {}) } };
 }
 
-async function mcp(url, key, era, method, params) {
+export async function mcp(url, key, era, method, params) {
   const headers = {
     authorization: `Bearer ${key}`,
     'content-type': 'application/json',
@@ -30,7 +30,7 @@ async function mcp(url, key, era, method, params) {
   return text;
 }
 
-async function rest(url, key, path, body) {
+export async function rest(url, key, path, body) {
   const res = await fetch(new URL(path, url), {
     method: body ? 'POST' : 'GET',
     headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },

@@ -6,14 +6,10 @@ import { spawn } from 'node:child_process';
 import { createSign } from 'node:crypto';
 import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { gzipSync } from 'node:zlib';
 import autocannon from 'autocannon';
-import { Miniflare } from 'miniflare';
-import { unstable_getMiniflareWorkerOptions, unstable_splitSqlQuery } from 'wrangler';
-import { createServiceAccount } from '../dev/warehouse/service-account.mjs';
-import { startWarehouse } from '../dev/warehouse/server.mjs';
-import { importWorkerModules, ROOT } from '../scripts/lib/import-ts.mjs';
+import { ROOT } from '../scripts/lib/import-ts.mjs';
+import { startStack } from './stack.mjs';
 import { percentiles, timeSequential } from './stats.mjs';
 
 const OUT_DIR = join(ROOT, 'bench', 'out');
@@ -60,58 +56,6 @@ async function measureBundle() {
     totalBytes: sum(files, 'bytes'),
     totalGzip: sum(files, 'gzip'),
     limits: LIMITS,
-  };
-}
-
-/** The built bundle in workerd with the bindings of wrangler.toml, wired to a fresh local warehouse. */
-async function startStack(bundle) {
-  const sa = createServiceAccount();
-  const warehouse = await startWarehouse({ serviceAccounts: [{ clientEmail: sa.clientEmail, publicKeyPem: sa.publicKeyPem }] });
-  const { workerOptions } = unstable_getMiniflareWorkerOptions(join(ROOT, 'wrangler.toml'));
-  const main = bundle.files.find((f) => f.name === 'index.js') ?? bundle.files.find((f) => f.name.endsWith('.js'));
-  const started = performance.now();
-  const mf = new Miniflare({
-    ...workerOptions,
-    name: 'bench',
-    modules: true,
-    scriptPath: join(BUNDLE_DIR, main.name),
-    modulesRoot: BUNDLE_DIR,
-    modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'], fallthrough: true }],
-    bindings: {
-      ...workerOptions.bindings,
-      BIGQUERY_API_BASE: warehouse.url,
-      GCP_SERVICE_ACCOUNT_JSON: sa.json,
-      CURSOR_SECRET: 'bench-cursor-secret-0123456789abcdef0123456789',
-      SESSION_SECRET: 'bench-session-secret-0123456789abcdef012345678',
-    },
-    host: '127.0.0.1',
-    port: 0,
-  });
-  const url = await mf.ready;
-  const ready = performance.now();
-  const first = await fetch(new URL('/healthz', url));
-  await first.text();
-  const firstAnswer = performance.now();
-
-  const db = await mf.getD1Database('DB');
-  const schema = await readFile(join(ROOT, 'schema.sql'), 'utf8');
-  const { buildDemoSeed } = await importWorkerModules({ 'src/seed/demo-catalog.ts': ['buildDemoSeed'] });
-  const keys = { org: 'wqk_benchorgkey0000000000000000000000000000000', brand: 'wqk_benchbrandkey00000000000000000000000000000', other: 'wqk_benchotherkey00000000000000000000000000000' };
-  const admins = { org: { email: 'org-admin@bench.test', password: 'bench-pass-1' }, brand: { email: 'brand-admin@bench.test', password: 'bench-pass-2' } };
-  const seed = await buildDemoSeed({ now: Date.now(), keys, admins });
-  const statements = [...unstable_splitSqlQuery(schema), ...seed, 'UPDATE api_keys SET daily_query_limit = 100000000'];
-  await db.batch(statements.map((s) => db.prepare(s)));
-
-  return {
-    url,
-    keys,
-    sa,
-    warehouse,
-    startup: { miniflareReadyMs: ready - started, firstRequestMs: firstAnswer - ready, totalMs: firstAnswer - started },
-    async close() {
-      await mf.dispose();
-      await warehouse.close();
-    },
   };
 }
 
@@ -217,7 +161,8 @@ async function main() {
   console.log('building the bundle (wrangler deploy --dry-run) ...');
   const bundle = await measureBundle();
   console.log('starting the local warehouse and the bundle in workerd ...');
-  const stack = await startStack(bundle);
+  const main = bundle.files.find((f) => f.name === 'index.js') ?? bundle.files.find((f) => f.name.endsWith('.js'));
+  const stack = await startStack({ bundleDir: BUNDLE_DIR, scriptName: main?.name });
   const results = { at: new Date().toISOString(), quick: QUICK, node: process.version, bundle, startup: stack.startup };
   try {
     console.log(`load: ${LOAD_CONNECTIONS} connections, ${LOAD_SECONDS}s per route ...`);
