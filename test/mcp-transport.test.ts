@@ -1,5 +1,5 @@
 import { env, SELF } from 'cloudflare:test';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -213,6 +213,22 @@ describe('2026-07-28 over raw HTTP', () => {
     expect(JsonRpcError.parse(await res.json()).error.code).toBe(-32020);
     const call = await modern('tools/call', { name: 'list_brands', arguments: {} }, 'run_query');
     expect(call.status).toBe(400);
+  });
+
+  it("logs the SDK's refusal of a 2026-07-28 request with that request's id, also when refusals interleave", async () => {
+    const lines: unknown[] = [];
+    const spy = vi.spyOn(console, 'log').mockImplementation((line: unknown) => void lines.push(line));
+    try {
+      const responses = await Promise.all(Array.from({ length: 4 }, () => modern('tools/call', { name: 'list_brands', arguments: {} }, 'run_query')));
+      const refused = lines
+        .map((l) => (typeof l === 'string' ? (JSON.parse(l) as { msg?: string; requestId?: string; internal?: string }) : {}))
+        .filter((l) => l.msg === 'mcp request refused');
+      expect(responses.map((r) => r.status)).toEqual([400, 400, 400, 400]);
+      expect(refused.map((l) => l.requestId).sort()).toEqual(responses.map((r) => r.headers.get('x-request-id')).sort());
+      expect(refused.every((l) => /Mcp-Name|mcp-name/i.test(l.internal ?? ''))).toBe(true);
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('refuses a JSON-RPC batch', async () => {

@@ -6,6 +6,7 @@ import {
   readRequestBody,
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { MAX_BODY_BYTES, MCP_PATH } from '../constants';
 import type { Principal } from '../auth/principal';
 import type { Env } from '../env';
@@ -99,14 +100,21 @@ function factoryFor(request: Request | undefined): () => McpServer {
 }
 
 /**
+ * The error logger of the request the shared handler is serving: its `onerror` is told the error, not the
+ * request, and requests interleave in an isolate, so the logger travels with the request's async context.
+ */
+const requestOnerror = new AsyncLocalStorage<(err: Error) => void>();
+const unattributedOnerror = (err: Error) => createLogger('mcp').info('mcp request refused', { internal: describeError(err) });
+
+/**
  * One 2026-07-28 handler per isolate (building one per request cost more than the tool call it served); each
  * request still gets a fresh McpServer bound to its own principal, through the factory registered above.
  */
 const modernHandler = createMcpHandler(({ requestInfo }) => factoryFor(requestInfo)(), {
   legacy: 'reject',
   maxRequestBodySize: MAX_BODY_BYTES,
-  // Refusals (bad envelope, wrong headers) are answered to the client; the log line has no request id here.
-  onerror: (err) => createLogger('mcp').info('mcp request refused', { internal: describeError(err) }),
+  // Refusals (bad envelope, wrong headers) are answered to the client and logged with the request's id.
+  onerror: (err) => (requestOnerror.getStore() ?? unattributedOnerror)(err),
 });
 
 async function route(request: Request, factory: () => McpServer, onerror: (err: Error) => void): Promise<Response> {
@@ -125,7 +133,7 @@ async function route(request: Request, factory: () => McpServer, onerror: (err: 
   if (!(await isLegacyRequest(request, parsed, { maxRequestBodySize: MAX_BODY_BYTES }))) {
     modernRequests.set(request, factory);
     try {
-      return await modernHandler.fetch(request, { parsedBody: parsed });
+      return await requestOnerror.run(onerror, () => modernHandler.fetch(request, { parsedBody: parsed }));
     } finally {
       modernRequests.delete(request);
     }
