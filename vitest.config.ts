@@ -1,6 +1,6 @@
 import { cloudflareTest } from '@cloudflare/vitest-pool-workers';
 import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
-import { SuiteSequencer } from './test/sequencer';
+import { SuiteSequencer } from './test/sequencer.ts';
 
 /**
  * Files that leave their isolate unusable for the files after them (the SQL parser's trapped WebAssembly
