@@ -7,7 +7,8 @@ import schema from '../schema.sql?raw';
 
 /**
  * @cloudflare/vitest-pool-workers 0.15.1 wraps the module runner's transport again for every file a shared
- * workerd runs (fixed in later releases, which need Node 22), so each module fetch and each SELF.fetch went
+ * workerd runs (fixed upstream in @cloudflare/vitest-plugin 1.4.5; the pool's releases after 0.15.1 bring a
+ * wrangler that needs Node 22), so each module fetch and each SELF.fetch went
  * through one more hop per earlier file. Keeping the first wrapper makes the later ones no-ops. If vitest's
  * internals move, the suite still passes, only slower: say so once instead of failing.
  */
