@@ -1,4 +1,4 @@
-// `npm run types:check` (scripts/types-check.mjs) in a throwaway copy of the checkout's configuration: it passes
+// `npm run types:check` (scripts/types.mjs --check) in a throwaway copy of the checkout's configuration: it passes
 // with a .dev.vars beside wrangler.toml (as `npm run dev` leaves one; wrangler's own --check failed there) and
 // fails once wrangler.toml declares a variable the committed types do not have.
 import { copyFile, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
@@ -10,7 +10,7 @@ import { runProcess } from '../../scripts/lib/run-process.mjs';
 
 let dir;
 
-const check = () => runProcess(process.execPath, [join(ROOT, 'scripts/types-check.mjs')], { env: { ...process.env, TYPES_CHECK_ROOT: dir } });
+const check = () => runProcess(process.execPath, [join(ROOT, 'scripts/types.mjs'), '--check'], { env: { ...process.env, TYPES_CHECK_ROOT: dir } });
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'wq-types-check-'));
