@@ -10,14 +10,19 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 /** A node test file that starts `npm run dev`, a wrangler process, a seeded Worker or a browser. */
 const STARTS_A_PROCESS = /from '\.\/(mcp-dev-instance|browser|browser-pages|seeded-worker)\.mjs'|from 'node:child_process'/;
 
-const bySizeDescending = (a: TestSpecification, b: TestSpecification) => statSync(b.moduleId).size - statSync(a.moduleId).size;
-
 export class SuiteSequencer extends BaseSequencer {
   override sort(files: TestSpecification[]): Promise<TestSpecification[]> {
-    const startsProcess = (spec: TestSpecification) => spec.project.name === 'node' && STARTS_A_PROCESS.test(readFileSync(spec.moduleId, 'utf8'));
-    const heavy = files.filter(startsProcess).sort(bySizeDescending);
-    const workers = files.filter((f) => f.project.name !== 'node').sort(bySizeDescending);
-    const quick = files.filter((f) => f.project.name === 'node' && !startsProcess(f)).sort(bySizeDescending);
+    const size = new Map(files.map((f) => [f, statSync(f.moduleId).size]));
+    const bySizeDescending = (a: TestSpecification, b: TestSpecification) => (size.get(b) ?? 0) - (size.get(a) ?? 0);
+    const heavy: TestSpecification[] = [];
+    const workers: TestSpecification[] = [];
+    const quick: TestSpecification[] = [];
+    for (const spec of files) {
+      if (spec.project.name !== 'node') workers.push(spec);
+      else if (STARTS_A_PROCESS.test(readFileSync(spec.moduleId, 'utf8'))) heavy.push(spec);
+      else quick.push(spec);
+    }
+    for (const kind of [heavy, workers, quick]) kind.sort(bySizeDescending);
     const paired = heavy.flatMap((spec, i) => [spec, ...workers.slice(i, i + 1)]);
     return Promise.resolve([...paired, ...workers.slice(heavy.length), ...quick]);
   }
