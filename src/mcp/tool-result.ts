@@ -131,12 +131,8 @@ const conversions = new WeakMap<z.ZodType, Map<string, Record<string, unknown>>>
  */
 export function toolSchema<S extends z.ZodType>(schema: S): StandardSchemaWithJSON<z.input<S>, z.output<S>> {
   const std = schema['~standard'];
-  let converted = conversions.get(schema);
-  if (!converted) {
-    converted = new Map();
-    conversions.set(schema, converted);
-  }
-  const made = converted;
+  const made = conversions.get(schema) ?? new Map<string, Record<string, unknown>>();
+  conversions.set(schema, made);
   const convert = (io: 'input' | 'output', options: Parameters<typeof std.jsonSchema.input>[0]): Record<string, unknown> => {
     const key = `${io} ${JSON.stringify(options)}`;
     let json = made.get(key);
