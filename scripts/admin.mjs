@@ -766,7 +766,7 @@ export async function runAdmin(argv, env = PROCESS_IO) {
     },
     async memories() {
       memoryModules ??= await importWorkerModules({
-        'src/memories/store.ts': [
+        'src/features/memories/store.ts': [
           'createMemoryStatements',
           'updateMemoryStatements',
           'deleteMemoryStatements',
@@ -776,8 +776,8 @@ export async function runAdmin(argv, env = PROCESS_IO) {
           'MemoryRowSchema',
           'toMemory',
         ],
-        'src/memories/rules.ts': ['MEMORY_LIMITS'],
-        'src/memories/fields.ts': ['MemoryFieldsSchema'],
+        'src/features/memories/rules.ts': ['MEMORY_LIMITS'],
+        'src/features/memories/fields.ts': ['MemoryFieldsSchema'],
         'src/lib/ids.ts': ['newId'],
       });
       return memoryModules;
