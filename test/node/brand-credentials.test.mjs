@@ -3,7 +3,7 @@
 // trusts all 21 and its request journal names the signer of each call), `show` never prints a private key, and
 // a key rotation re-seals every row.
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +12,7 @@ import { createServiceAccount } from '../../dev/warehouse/service-account.mjs';
 import { startWarehouse } from '../../dev/warehouse/server.mjs';
 import { openD1 } from '../../scripts/lib/d1.mjs';
 import { ROOT } from '../../scripts/lib/import-ts.mjs';
+import { applyMigrations } from '../../scripts/lib/migrations.mjs';
 import { runAdminOn } from './admin-in-process.mjs';
 
 const BRANDS = Array.from({ length: 20 }, (_, i) => {
@@ -73,7 +74,7 @@ beforeAll(async () => {
     ],
   });
   db = await openD1({ persistTo: stateDir });
-  await db.execute(await readFile(join(ROOT, 'schema.sql'), 'utf8'));
+  await applyMigrations(db);
 }, 60_000);
 
 afterAll(async () => {
