@@ -1,9 +1,9 @@
 import { catalogSnapshot } from '../../catalog/snapshot';
 import { ApiError } from '../../errors';
 import { TtlCache } from '../../lib/ttl-cache';
-import type { OpContext } from '../../operations/context';
-import { memoriesForTable } from '../../operations/memories';
-import { resolveBrand } from '../../operations/scope';
+import type { OpContext } from '../../context';
+import { memoriesForTable } from '../memories/memories';
+import { resolveBrand } from '../../auth/scope';
 import { createWarehouseClient, type TableFieldSchema, type TableInfo } from '../../warehouse/bigquery-client';
 import type { TableDescription, TableList, TableSummary } from './tables.schemas';
 

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
-import { TableNameSchema } from '../../memories/fields';
-import { MemorySchema } from '../../schemas/memories';
+import { TableNameSchema } from '../memories/fields';
+import { MemorySchema } from '../memories/memories.schemas';
 
 /** Wire schemas of describeTable (docs/tables.md), an extension: GET /v1/data/brands/{brandId}/tables[/{table}]. */
 
