@@ -2,3 +2,8 @@ declare module '*.sql?raw' {
   const text: string;
   export default text;
 }
+
+declare module '*.md?raw' {
+  const text: string;
+  export default text;
+}
