@@ -661,7 +661,7 @@ function mapConstraintError(err, messages) {
   if (!(err instanceof D1Error)) return err;
   if (err.message.includes('no such table')) {
     return new CommandError(
-      `${err.message}\nthe database has no schema yet: run \`npm run dev\` once, or \`npx wrangler d1 execute DB --local --file schema.sql\` (--remote for the deployed one)`,
+      `${err.message}\nthe database has no schema yet: run \`npm run dev\` once, or \`npx wrangler d1 migrations apply DB --local\` (--remote for the deployed one)`,
     );
   }
   for (const [needle, message] of Object.entries(messages)) {
