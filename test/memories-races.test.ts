@@ -1,6 +1,6 @@
 import { env } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { MemorySchema } from '../src/schemas/memories';
+import { MemorySchema } from '../src/features/memories/memories.schemas';
 import { api, expectError, postJson, seedDemo } from './seed';
 
 /**
