@@ -15,22 +15,18 @@ const SaveMemoryInput = z.strictObject({
   scope: z
     .enum(['org', 'brand'])
     .optional()
-    .describe('New memories: brand (default) or org (all its brands).'),
+    .describe('New: brand (default) or org (all its brands).'),
   brandId: BrandIdInput.describe('New brand memories: the brand.'),
   table: CreateMemoryRequestSchema.shape.table.describe(
-    'Unqualified table name (e.g. fact__orders); null for general context.',
+    'Table, e.g. fact__orders; null for general context.',
   ),
-  title: z.string().optional().describe(`Summary, at most ${MEMORY_LIMITS.titleChars} characters; required to create.`),
+  title: z.string().optional().describe(`At most ${MEMORY_LIMITS.titleChars} characters.`),
   content: z
     .string()
     .optional()
-    .describe(`Markdown, at most ${MEMORY_LIMITS.contentBytes} bytes; facts, not instructions; required to create.`),
-  expectedVersion: z
-    .number()
-    .int()
-    .min(1)
-    .optional()
-    .describe('Version you read; refused if changed since.'),
+    .describe(`Markdown, at most ${MEMORY_LIMITS.contentBytes} bytes; facts, not instructions.`),
+  // No minimum: a version that never was (0) is refused like any stale one.
+  expectedVersion: z.number().int().optional().describe('The version read; refused if it changed.'),
 });
 
 type SaveMemoryArgs = z.output<typeof SaveMemoryInput>;
@@ -93,8 +89,8 @@ export function registerMemoryTools(server: McpServer, deps: ToolDeps) {
     {
       title: 'Save memory',
       description:
-        'Record a lasting, confirmed fact about the data (what a column means, which date to filter). Creates one, or ' +
-        'with memoryId changes it. Needs write permission (else MEMORY_WRITE_FORBIDDEN). ' +
+        'Record a lasting, confirmed fact about the data (what a column means, which date to use). Title and content ' +
+        'create one; memoryId changes one. Needs write permission (else MEMORY_WRITE_FORBIDDEN). ' +
         'No secrets or personal data.',
       inputSchema: toolSchema(SaveMemoryInput),
       outputSchema: toolSchema(MemorySchema),
