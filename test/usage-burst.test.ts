@@ -4,7 +4,7 @@ import { z } from 'zod';
 import worker from '../src/index';
 import { defaultLimits, generateApiKey } from '../src/auth/api-keys';
 import type { PrincipalLimits } from '../src/auth/principal';
-import { WAREHOUSE_RETRY_AFTER_SECONDS } from '../src/operations/run-query';
+import { WAREHOUSE_RETRY_AFTER_SECONDS } from '../src/features/query/run-query';
 import { RESERVED_PER_TABLE } from '../src/usage/reservation';
 import { peekUsage } from '../src/usage/usage';
 import { seedDemo } from './seed';
