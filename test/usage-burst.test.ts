@@ -89,15 +89,21 @@ describe('daily bytes under a burst', () => {
     // The local warehouse bills 10 MiB per table read: without reservations all n runs got in (n x 10 MiB).
     expect(runs).toBeGreaterThan(0);
     expect(billed).toBeLessThanOrEqual(k.limits.dailyBytes + oneRun);
-    const refused = results.filter((r) => r.status !== 200);
+    const refused = results.filter((r) => r.status !== 200).map((r) => ({ status: r.status, error: ErrorBody.parse(r.body).error }));
     expect(refused).toHaveLength(n - runs);
+    // Refused on the byte budget; on a loaded machine an admission can also outlast USAGE_TIMEOUT_MS and fail
+    // closed (503, nothing run). Either way nothing past the budget ran.
+    const unavailable = refused.filter((r) => r.status === 503);
     for (const r of refused) {
-      expect(r.status).toBe(429);
-      expect(ErrorBody.parse(r.body).error).toMatchObject({ code: 'USAGE_LIMIT_EXCEEDED', details: { limit: 'bytes' } });
+      if (r.status === 503) expect(r.error.code).toBe('USAGE_UNAVAILABLE');
+      else expect(r).toMatchObject({ status: 429, error: { code: 'USAGE_LIMIT_EXCEEDED', details: { limit: 'bytes' } } });
     }
-    // Once settled, the window holds exactly the bytes billed: the reservations are gone.
-    expect((await k.usage()).bytes.used).toBe(billed);
-    expect((await k.usage()).runs.used).toBe(runs);
+    expect(refused.length - unavailable.length).toBeGreaterThan(0);
+    const window = await k.usage();
+    expect(window.bytes.used).toBeLessThanOrEqual(k.limits.dailyBytes + oneRun);
+    // Once settled, the window holds exactly the bytes billed: the reservations are gone. (An admission that timed
+    // out on our side may still have been counted by the object, with its reservation: then only the bound holds.)
+    if (unavailable.length === 0) expect(window).toMatchObject({ bytes: { used: billed }, runs: { used: runs } });
   });
 
   it('sequential runs stop at the budget as before, and the budget left is reported net of the reservation', async () => {
@@ -132,7 +138,9 @@ describe('failed dry runs are metered', () => {
     // Each dry run took a checks token first: at most a bucket's worth (plus what refills during the test) ran.
     expect(failed).toBeGreaterThan(0);
     expect(failed).toBeLessThanOrEqual(checksPerMinute + 3);
-    expect(codes.get('USAGE_LIMIT_EXCEEDED')).toBe(300 - failed);
+    // The rest were refused by the meter (or, on a loaded machine, failed closed before it answered: 503).
+    expect((codes.get('USAGE_LIMIT_EXCEEDED') ?? 0) + (codes.get('USAGE_UNAVAILABLE') ?? 0)).toBe(300 - failed);
+    expect(codes.get('USAGE_LIMIT_EXCEEDED')).toBeGreaterThan(0);
     const journal = Journal.parse(await (await fetch(`${WH}/__requests?${new URLSearchParams({ sql: marker, limit: '1000' })}`)).json());
     expect(journal.requests.length).toBe(failed);
     // No run was counted: the run budget is untouched.
