@@ -6,6 +6,7 @@ import { Miniflare } from 'miniflare';
 import { unstable_getMiniflareWorkerOptions, unstable_splitSqlQuery } from 'wrangler';
 import { createServiceAccount } from '../dev/warehouse/service-account.mjs';
 import { startWarehouse } from '../dev/warehouse/server.mjs';
+import { DEMO_CATALOG_DIR, readCatalogDir } from '../scripts/lib/catalog-dir.mjs';
 import { importWorkerModules, ROOT } from '../scripts/lib/import-ts.mjs';
 
 /**
@@ -46,10 +47,10 @@ export async function startStack({ bundleDir, scriptName = 'index.js', name = 'b
 
   const db = await mf.getD1Database('DB');
   const schema = await readFile(join(ROOT, 'schema.sql'), 'utf8');
-  const { buildDemoSeed } = await importWorkerModules({ 'src/seed/demo-catalog.ts': ['buildDemoSeed'] });
+  const { buildDemoSeed } = await importWorkerModules({ 'src/seed/demo-tenants.ts': ['buildDemoSeed'] });
   const keys = { org: 'wqk_benchorgkey0000000000000000000000000000000', brand: 'wqk_benchbrandkey00000000000000000000000000000', other: 'wqk_benchotherkey00000000000000000000000000000' };
   const admins = { org: { email: 'org-admin@bench.test', password: 'bench-pass-1' }, brand: { email: 'brand-admin@bench.test', password: 'bench-pass-2' } };
-  const seed = await buildDemoSeed({ now: Date.now(), keys, admins });
+  const seed = await buildDemoSeed({ now: Date.now(), keys, admins, catalog: await readCatalogDir(DEMO_CATALOG_DIR) });
   const statements = [...unstable_splitSqlQuery(schema), ...seed, 'UPDATE api_keys SET daily_query_limit = 100000000'];
   await db.batch(statements.map((s) => db.prepare(s)));
 
