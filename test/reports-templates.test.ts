@@ -1,6 +1,6 @@
 import { env } from 'cloudflare:test';
 import { describe, expect, inject, it } from 'vitest';
-import { fillTemplate } from '../src/stored-queries/template';
+import { fillTemplate } from '../src/catalog/template';
 import { reportDatasets } from '../src/features/catalog-files/check';
 import { DEMO_BRANDS } from '../src/seed/demo-tenants';
 import { DEMO_CATALOG } from './demo-catalog';

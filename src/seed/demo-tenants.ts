@@ -5,7 +5,7 @@ import { type CatalogFile, formatProblem, loadCatalog } from '../features/catalo
 import { applyStatements, planCatalog, storedCatalog } from '../features/catalog-files/plan';
 import { sha256Hex } from '../lib/ids';
 import { sqlLiteral } from '../lib/sql-literal';
-import { inlineStatement } from '../memories/store';
+import { inlineStatement } from '../features/memories/store';
 
 /**
  * The demo tenants of `docs/demo-data.md` (organizations, brands, API keys, administrators) and the demo catalog

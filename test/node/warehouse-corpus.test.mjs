@@ -6,7 +6,7 @@ import { TABLES } from '../../dev/warehouse/demo-data.mjs';
 import { loadCatalog } from '../../src/features/catalog-files/load.ts';
 import { DEMO_BRANDS } from '../../src/seed/demo-tenants.ts';
 import { DEMO_CATALOG_DIR, readCatalogDir } from '../../scripts/lib/catalog-dir.mjs';
-import { fillTemplate } from '../../src/stored-queries/template.ts';
+import { fillTemplate } from '../../src/catalog/template.ts';
 import { rowsOf, startTestWarehouse } from './warehouse-helpers.mjs';
 
 /** Measured when the corpus was written: 79 of 80 run (the one failure: QUALIFY with GROUP BY ALL, a DuckDB gap). */

@@ -1,8 +1,8 @@
 import { reportAppliesTo } from '../../catalog/snapshot';
-import { ContentSchema, TableNameSchema, TitleSchema } from '../../memories/fields';
-import { MEMORY_LIMITS } from '../../memories/rules';
+import { ContentSchema, TableNameSchema, TitleSchema } from '../memories/fields';
+import { MEMORY_LIMITS } from '../memories/rules';
 import { checkSql, type GuardFailure } from '../../sql/guard';
-import { assertKnownSlots, fillTemplate, templateSlots } from '../../stored-queries/template';
+import { assertKnownSlots, fillTemplate, templateSlots } from '../../catalog/template';
 import { type Catalog, type CatalogReport, type Owner, ownerText } from './format';
 import { DashboardConfigSchema } from './shapes';
 import { type LoadedCatalog, type Problem, sourceLine } from './load';

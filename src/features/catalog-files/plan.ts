@@ -1,6 +1,6 @@
 import { newId, sha256Hex } from '../../lib/ids';
-import { createMemoryStatements, deleteMemoryStatements, restoreMemoryStatements, type Statement, updateMemoryStatements, type WriteMeta } from '../../memories/store';
-import { templateSlots } from '../../stored-queries/template';
+import { createMemoryStatements, deleteMemoryStatements, restoreMemoryStatements, type Statement, updateMemoryStatements, type WriteMeta } from '../memories/store';
+import { templateSlots } from '../../catalog/template';
 import { type Catalog, type CatalogMemory, type CatalogReport, type CatalogSavedQuery, type CatalogSection, canonicalJson, type Owner, ownerText, sortCatalog } from './format';
 
 /**
