@@ -6,6 +6,7 @@ import { applyStatements, planCatalog, storedCatalog } from '../features/catalog
 import { sha256Hex } from '../lib/ids';
 import { sqlLiteral } from '../lib/sql-literal';
 import { inlineStatement } from '../features/memories/store';
+import { DEMO_BRANDS, DEMO_KEY_IDS, DEMO_ORGS, DEMO_USER_IDS } from './demo-ids';
 
 /**
  * The demo tenants of `docs/demo-data.md` (organizations, brands, API keys, administrators) and the demo catalog
@@ -17,20 +18,7 @@ import { inlineStatement } from '../features/memories/store';
  * (`src/features/catalog-files/`, as `npm run admin -- catalog apply`), planned against an empty catalog.
  */
 
-export const DEMO_ORGS = {
-  demo: { id: 'org_demo', name: 'Demo Retail Group' },
-  other: { id: 'org_other', name: 'Other Co' },
-} as const;
-
-export const DEMO_BRANDS = [
-  { id: 'brand_acme', orgId: 'org_demo', name: 'Acme Outdoor', dataset: 'acme' },
-  { id: 'brand_globex', orgId: 'org_demo', name: 'Globex Coffee', dataset: 'globex' },
-  { id: 'brand_initech', orgId: 'org_demo', name: 'Initech Labs', dataset: null },
-  { id: 'brand_umbrella', orgId: 'org_other', name: 'Umbrella Health', dataset: 'umbrella' },
-] as const;
-
-export const DEMO_KEY_IDS = { org: 'key_demo_org', brand: 'key_demo_brand', other: 'key_other_org' } as const;
-export const DEMO_USER_IDS = { org: 'user_demo_org_admin', brand: 'user_demo_brand_admin' } as const;
+export { DEMO_BRANDS, DEMO_KEY_IDS, DEMO_ORGS, DEMO_USER_IDS };
 
 export interface DemoSeedInput {
   /** Milliseconds since epoch: created_at of every row and the reference day of the saved queries' windows. */

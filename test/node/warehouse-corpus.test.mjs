@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCorpus } from '../../dev/warehouse/corpus-report.mjs';
 import { TABLES } from '../../dev/warehouse/demo-data.mjs';
 import { loadCatalog } from '../../src/features/catalog-files/load.ts';
-import { DEMO_BRANDS } from '../../src/seed/demo-tenants.ts';
+import { DEMO_BRANDS } from '../../src/seed/demo-ids.ts';
 import { DEMO_CATALOG_DIR, readCatalogDir } from '../../scripts/lib/catalog-dir.mjs';
 import { fillTemplate } from '../../src/catalog/template.ts';
 import { rowsOf, startTestWarehouse } from './warehouse-helpers.mjs';
