@@ -1,5 +1,5 @@
 import type { Env } from '../env';
-import { intVar } from '../env';
+import { configOf } from '../env';
 import { ApiError, describeError } from '../errors';
 import { createLogger, type Logger } from '../lib/log';
 import { credentialFor, type ServiceAccount } from './credentials';
@@ -306,7 +306,7 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
 
   return {
     async dryRun(sql, opts) {
-      const timeoutMs = opts.timeoutMs ?? intVar(env, 'QUERY_TIMEOUT_MS');
+      const timeoutMs = opts.timeoutMs ?? configOf(env).QUERY_TIMEOUT_MS;
       const call = newCall(opts, 'jobs.insert(dryRun)', timeoutMs, { maxBytesBilled: opts.maxBytesBilled });
       const json = await send(
         {
@@ -439,7 +439,7 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
     },
 
     async readPage(opts) {
-      const timeoutMs = opts.timeoutMs ?? intVar(env, 'QUERY_TIMEOUT_MS');
+      const timeoutMs = opts.timeoutMs ?? configOf(env).QUERY_TIMEOUT_MS;
       const call = newCall(opts, 'jobs.getQueryResults(cursor)', timeoutMs, { readsStoredResult: true });
       const page = parseQueryResponse(
         await send(
