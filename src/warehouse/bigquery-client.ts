@@ -8,7 +8,16 @@ import { deadlineExceeded, malformedAnswer, mapUpstreamError, networkFailure, ty
 import { bearerTokenFor } from './jwt';
 import { sanitizeLabels } from './labels';
 import { backoffDelay, DEFAULT_RETRY_POLICY, nextRetryDelay, parseRetryAfter, type RetryPolicy } from './retry';
-import { JobSchema, QueryResponseSchema, TableListSchema, TableResourceSchema, type FieldSchema, type QueryResponse, type TableFieldSchema } from './wire';
+import {
+  DryRunQueryStatisticsSchema,
+  JobSchema,
+  QueryResponseSchema,
+  TableListSchema,
+  TableResourceSchema,
+  type FieldSchema,
+  type QueryResponse,
+  type TableFieldSchema,
+} from './wire';
 
 /**
  * The one BigQuery client: REST v2 over `fetch`, service-account JWTs signed with WebCrypto. It uses nothing
@@ -34,6 +43,8 @@ export interface DryRunResult {
   statementType: string;
   referencedTables: TableRef[];
   referencedRoutines: RoutineRef[];
+  /** Every other `referenced*` entry of `statistics.query`, as BigQuery sent it (the gate refuses non-empty ones). */
+  otherReferences: Record<string, unknown>;
   totalBytesProcessed: number;
 }
 
@@ -375,6 +386,7 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
         statementType: q.statementType,
         referencedTables: q.referencedTables ?? [],
         referencedRoutines: q.referencedRoutines ?? [],
+        otherReferences: otherReferences(json),
         totalBytesProcessed: q.totalBytesProcessed ?? job.data.statistics?.totalBytesProcessed ?? 0,
       };
     },
@@ -562,4 +574,15 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
       return 0;
     }
   }
+}
+
+/** The `referenced*` entries of a dry run's `statistics.query` other than tables and routines, unparsed. */
+function otherReferences(json: unknown): Record<string, unknown> {
+  const parsed = DryRunQueryStatisticsSchema.safeParse(json);
+  if (!parsed.success) return {};
+  return Object.fromEntries(
+    Object.entries(parsed.data.statistics.query).filter(
+      ([key]) => key.startsWith('referenced') && key !== 'referencedTables' && key !== 'referencedRoutines',
+    ),
+  );
 }
