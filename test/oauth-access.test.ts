@@ -2,7 +2,7 @@ import { env } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { lockedUntilAfterFailure, FAILURES_BEFORE_LOCK, FIRST_LOCK_MS, IP_FAILURE_LIMIT, MAX_LOCK_MS } from '../src/web/sign-in';
 import { oauthHelpers } from '../src/oauth/provider';
-import { DEMO_USER_IDS } from '../src/seed/demo-catalog';
+import { DEMO_USER_IDS } from '../src/seed/demo-tenants';
 import {
   addUser,
   authorizeUrl,
