@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { nonNegativeIntVar, type Env } from '../env';
+import { configOf, type Env } from '../env';
 import { ApiError } from '../errors';
 import { unseal, UnsealError } from './credential-seal';
 
@@ -81,10 +81,7 @@ function parseCredentials(raw: string | undefined, rawByBrand: string | undefine
   return { defaultAccount, byBrand };
 }
 
-type CredentialEnv = Pick<
-  Env,
-  'DB' | 'CATALOG_CACHE_TTL_MS' | 'CREDENTIALS_KEY' | 'CREDENTIALS_KEY_PREVIOUS' | 'GCP_SERVICE_ACCOUNT_JSON' | 'GCP_SERVICE_ACCOUNTS_BY_BRAND'
->;
+
 
 const StoredRowSchema = z.object({ key_id: z.string(), iv: z.string(), ciphertext: z.string() });
 
@@ -95,7 +92,7 @@ const StoredRowSchema = z.object({ key_id: z.string(), iv: z.string(), ciphertex
 const stored = new Map<string, { at: number; account: Promise<ServiceAccount | null> }>();
 const MAX_STORED = 1000;
 
-async function readStored(env: CredentialEnv, brandId: string): Promise<ServiceAccount | null> {
+async function readStored(env: Env, brandId: string): Promise<ServiceAccount | null> {
   const row = await env.DB.prepare('SELECT key_id, iv, ciphertext FROM brand_credentials WHERE brand_id = ?').bind(brandId).first();
   if (!row) return null;
   const r = StoredRowSchema.safeParse(row);
@@ -112,9 +109,9 @@ async function readStored(env: CredentialEnv, brandId: string): Promise<ServiceA
   return toServiceAccount(key.data);
 }
 
-function storedCredential(env: CredentialEnv, brandId: string, nowMs: number): Promise<ServiceAccount | null> {
+function storedCredential(env: Env, brandId: string, nowMs: number): Promise<ServiceAccount | null> {
   const cacheKey = `${env.CREDENTIALS_KEY ?? ''}\n${env.CREDENTIALS_KEY_PREVIOUS ?? ''}\n${brandId}`;
-  const ttl = nonNegativeIntVar(env as Env, 'CATALOG_CACHE_TTL_MS');
+  const ttl = configOf(env).CATALOG_CACHE_TTL_MS;
   const hit = stored.get(cacheKey);
   if (hit && nowMs - hit.at < ttl) return hit.account;
   const account = readStored(env, brandId);
@@ -129,7 +126,7 @@ function storedCredential(env: CredentialEnv, brandId: string, nowMs: number): P
  * The account to sign requests for `brandId` with: the brand's stored one, else its entry in the by-brand
  * secret, else the default.
  */
-export async function credentialFor(env: CredentialEnv, brandId: string, nowMs = Date.now()): Promise<ServiceAccount> {
+export async function credentialFor(env: Env, brandId: string, nowMs = Date.now()): Promise<ServiceAccount> {
   const own = await storedCredential(env, brandId, nowMs);
   if (own) return own;
   const raw = env.GCP_SERVICE_ACCOUNT_JSON;
