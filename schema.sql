@@ -1,5 +1,7 @@
--- D1 schema. Idempotent: every statement is CREATE ... IF NOT EXISTS, so it is applied as is on every
--- start (`npm run dev`, tests, `wrangler d1 execute --file schema.sql --remote` on deploy).
+-- D1 schema: the readable snapshot of what migrations/ produces, with each table's storage document. It is not
+-- applied anywhere: databases are built and upgraded by the numbered files in migrations/ (`wrangler d1
+-- migrations apply`; npm run dev, the tests and deploy all do). A change is a new migration plus the same change
+-- here; test/node/schema-snapshot.test.mjs holds the two equal (tables, columns, types, defaults, keys, indexes).
 -- Timestamps are integer milliseconds since the Unix epoch (UTC). JSON columns hold JSON text.
 -- Each table's comment is its storage document: what one row means and who writes it.
 

@@ -1,4 +1,4 @@
-declare module '*.sql?raw' {
+declare module '*.md?raw' {
   const text: string;
   export default text;
 }

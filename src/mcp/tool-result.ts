@@ -2,7 +2,7 @@ import type { CallToolResult, StandardSchemaWithJSON } from '@modelcontextprotoc
 import { z } from 'zod';
 import { reportError } from '../errors';
 import { MAX_ID_LENGTH } from '../schemas/fields';
-import type { OpContext } from '../operations/context';
+import type { OpContext } from '../context';
 
 /** What every tool group receives: the request's operation context (principal, env, request id, log). */
 export interface ToolDeps {
@@ -143,14 +143,6 @@ export function toolSchema<S extends z.ZodType>(schema: S): StandardSchemaWithJS
     return json;
   };
   return { '~standard': { ...std, jsonSchema: { input: (options) => convert('input', options), output: (options) => convert('output', options) } } };
-}
-
-/**
- * A tool's input: a strict object (an argument the schema does not name is refused, as REST refuses unknown
- * properties) advertised compactly.
- */
-export function toolInput<T extends z.ZodRawShape>(shape: T) {
-  return toolSchema(z.strictObject(shape));
 }
 
 /** Claude Code keeps a text result over 50,000 characters in a file unless the tool raises the ceiling (max 500,000). */
