@@ -2,6 +2,7 @@ import { createApp } from './app';
 import type { Env } from './env';
 import { createWorker } from './oauth/worker';
 
+export { RefreshTokenGate } from './oauth/refresh-gate';
 export { UsageLimiter } from './usage/usage-limiter';
 
 const app = createApp();

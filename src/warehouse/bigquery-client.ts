@@ -8,7 +8,16 @@ import { deadlineExceeded, malformedAnswer, mapUpstreamError, networkFailure, ty
 import { bearerTokenFor } from './jwt';
 import { sanitizeLabels } from './labels';
 import { backoffDelay, DEFAULT_RETRY_POLICY, nextRetryDelay, parseRetryAfter, type RetryPolicy } from './retry';
-import { JobSchema, QueryResponseSchema, TableListSchema, TableResourceSchema, type FieldSchema, type QueryResponse, type TableFieldSchema } from './wire';
+import {
+  DryRunQueryStatisticsSchema,
+  JobSchema,
+  QueryResponseSchema,
+  TableListSchema,
+  TableResourceSchema,
+  type FieldSchema,
+  type QueryResponse,
+  type TableFieldSchema,
+} from './wire';
 
 /**
  * The one BigQuery client: REST v2 over `fetch`, service-account JWTs signed with WebCrypto. It uses nothing
@@ -34,11 +43,8 @@ export interface DryRunResult {
   statementType: string;
   referencedTables: TableRef[];
   referencedRoutines: RoutineRef[];
-  /**
-   * Every other non-empty `referenced*` list of the dry run, by its field name (`referencedPropertyGraphs`, ...):
-   * kinds this client does not read, kept visible so the gate can refuse them.
-   */
-  otherReferences: string[];
+  /** Every other `referenced*` entry of `statistics.query`, as BigQuery sent it (the gate refuses non-empty ones). */
+  otherReferences: Record<string, unknown>;
   /** The dry run was answered from the query cache (it asks not to be); its reference lists may then be empty. */
   cacheHit: boolean;
   totalBytesProcessed: number;
@@ -679,14 +685,11 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
       if (!job.success || !q?.statementType) {
         throw malformedAnswer('jobs.insert(dryRun): no statistics.query.statementType', JSON.stringify(json));
       }
-      const otherReferences = Object.entries(q)
-        .filter(([k, v]) => k.startsWith('referenced') && k !== 'referencedTables' && k !== 'referencedRoutines' && !(Array.isArray(v) && v.length === 0))
-        .map(([k]) => k);
       return {
         statementType: q.statementType,
         referencedTables: q.referencedTables ?? [],
         referencedRoutines: q.referencedRoutines ?? [],
-        otherReferences,
+        otherReferences: otherReferences(json),
         cacheHit: q.cacheHit === true,
         totalBytesProcessed: q.totalBytesProcessed ?? job.data.statistics?.totalBytesProcessed ?? 0,
       };
@@ -753,4 +756,15 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
     call.log.warn('tables.list: more pages than read', { dataset: opts.dataset, tables: out.length });
     return out;
   }
+}
+
+/** The `referenced*` entries of a dry run's `statistics.query` other than tables and routines, unparsed. */
+function otherReferences(json: unknown): Record<string, unknown> {
+  const parsed = DryRunQueryStatisticsSchema.safeParse(json);
+  if (!parsed.success) return {};
+  return Object.fromEntries(
+    Object.entries(parsed.data.statistics.query).filter(
+      ([key]) => key.startsWith('referenced') && key !== 'referencedTables' && key !== 'referencedRoutines',
+    ),
+  );
 }
