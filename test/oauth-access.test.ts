@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../src/lib/ids';
 import { lockedUntilAfterFailure, FAILURES_BEFORE_LOCK, FIRST_LOCK_MS, IP_FAILURE_LIMIT, MAX_LOCK_MS } from '../src/web/sign-in';
 import { oauthHelpers } from '../src/oauth/provider';
-import { DEMO_USER_IDS } from '../src/seed/demo-catalog';
+import { DEMO_USER_IDS } from '../src/seed/demo-tenants';
 import {
   addUser,
   authorizeUrl,

@@ -1,5 +1,5 @@
 import type { Env } from '../env';
-import { intVar } from '../env';
+import { configOf } from '../env';
 import { ApiError, describeError } from '../errors';
 import { createLogger, type Logger } from '../lib/log';
 import { credentialFor, type ServiceAccount } from './credentials';
@@ -356,7 +356,7 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
 
   return {
     async dryRun(sql, opts) {
-      const timeoutMs = opts.timeoutMs ?? intVar(env, 'QUERY_TIMEOUT_MS');
+      const timeoutMs = opts.timeoutMs ?? configOf(env).QUERY_TIMEOUT_MS;
       const call = newCall(opts, 'jobs.insert(dryRun)', timeoutMs, { maxBytesBilled: opts.maxBytesBilled });
       const json = await send(
         {
@@ -490,7 +490,7 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
     },
 
     async readPage(opts) {
-      const timeoutMs = opts.timeoutMs ?? intVar(env, 'QUERY_TIMEOUT_MS');
+      const timeoutMs = opts.timeoutMs ?? configOf(env).QUERY_TIMEOUT_MS;
       const call = newCall(opts, 'jobs.getQueryResults(cursor)', timeoutMs, { readsStoredResult: true });
       const page = parseQueryResponse(
         await send(
@@ -516,7 +516,7 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
   };
 
   async function getTable(opts: TableOptions): Promise<TableInfo> {
-    const timeoutMs = opts.timeoutMs ?? intVar(env, 'QUERY_TIMEOUT_MS');
+    const timeoutMs = opts.timeoutMs ?? configOf(env).QUERY_TIMEOUT_MS;
     const call = newCall(opts, 'tables.get', timeoutMs);
     const path = `/datasets/${encodeURIComponent(opts.dataset)}/tables/${encodeURIComponent(opts.table)}`;
     const json = await send({ method: 'GET', path }, call);
@@ -535,7 +535,7 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
   }
 
   async function listTables(opts: DatasetOptions): Promise<TableListEntry[]> {
-    const call = newCall(opts, 'tables.list', opts.timeoutMs ?? intVar(env, 'QUERY_TIMEOUT_MS'));
+    const call = newCall(opts, 'tables.list', opts.timeoutMs ?? configOf(env).QUERY_TIMEOUT_MS);
     const path = `/datasets/${encodeURIComponent(opts.dataset)}/tables`;
     const out: TableListEntry[] = [];
     let pageToken: string | undefined;

@@ -1,4 +1,3 @@
-import { intVar } from '../../env';
 import { ApiError, describeError, type ErrorCode } from '../../errors';
 import { newId, sha256Hex } from '../../lib/ids';
 import { Timings } from '../../lib/timings';
@@ -293,8 +292,8 @@ async function execute(
       requestId: ctx.requestId,
       labels,
       maxBytesBilled: principal.limits.maxBytesBilled,
-      rowCap: opts.rowCap ?? intVar(env, 'ROW_CAP'),
-      timeoutMs: intVar(env, 'QUERY_TIMEOUT_MS'),
+      rowCap: opts.rowCap ?? ctx.config.ROW_CAP,
+      timeoutMs: ctx.config.QUERY_TIMEOUT_MS,
       onLateBilling: (billed) => {
         lateBilling = billed;
       },
@@ -382,7 +381,7 @@ export async function readQueryPage(ctx: OpContext, input: QueryPageRequest, opt
   const startedPrecise = performance.now();
   const pos = await openResultCursor(ctx.env, ctx.principal, input.cursor, ctx.now);
   const ticket = await timings.time('usage', () => takeMeter(ctx.env, ctx.principal, 'pages', ctx.now));
-  const rowCap = opts.rowCap ?? intVar(ctx.env, 'ROW_CAP');
+  const rowCap = opts.rowCap ?? ctx.config.ROW_CAP;
   const page = await timings.time('warehouse', () =>
     createWarehouseClient(ctx.env, { waitUntil: ctx.waitUntil }).readPage({
       brandId: pos.b,
