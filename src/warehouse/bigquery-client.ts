@@ -1,5 +1,5 @@
 import type { Env } from '../env';
-import { intVar } from '../env';
+import { configOf } from '../env';
 import { ApiError, describeError } from '../errors';
 import { createLogger, type Logger } from '../lib/log';
 import { credentialFor, type ServiceAccount } from './credentials';
@@ -655,7 +655,7 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
 
   return {
     async dryRun(sql, opts) {
-      const timeoutMs = opts.timeoutMs ?? intVar(env, 'QUERY_TIMEOUT_MS');
+      const timeoutMs = opts.timeoutMs ?? configOf(env).QUERY_TIMEOUT_MS;
       const call = newCall(opts, 'jobs.insert(dryRun)', timeoutMs, { maxBytesBilled: opts.maxBytesBilled });
       const json = await send(
         {
@@ -698,7 +698,7 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
     query: runQuery,
 
     async readPage(opts) {
-      const timeoutMs = opts.timeoutMs ?? intVar(env, 'QUERY_TIMEOUT_MS');
+      const timeoutMs = opts.timeoutMs ?? configOf(env).QUERY_TIMEOUT_MS;
       const call = newCall(opts, 'jobs.getQueryResults(cursor)', timeoutMs, { readsStoredResult: true });
       const sent = await sendMeasured(
         {
@@ -722,7 +722,7 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
   };
 
   async function getTable(opts: TableOptions): Promise<TableInfo> {
-    const timeoutMs = opts.timeoutMs ?? intVar(env, 'QUERY_TIMEOUT_MS');
+    const timeoutMs = opts.timeoutMs ?? configOf(env).QUERY_TIMEOUT_MS;
     const call = newCall(opts, 'tables.get', timeoutMs);
     const path = `/datasets/${encodeURIComponent(opts.dataset)}/tables/${encodeURIComponent(opts.table)}`;
     const json = await send({ method: 'GET', path }, call);
@@ -741,7 +741,7 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
   }
 
   async function listTables(opts: DatasetOptions): Promise<TableListEntry[]> {
-    const call = newCall(opts, 'tables.list', opts.timeoutMs ?? intVar(env, 'QUERY_TIMEOUT_MS'));
+    const call = newCall(opts, 'tables.list', opts.timeoutMs ?? configOf(env).QUERY_TIMEOUT_MS);
     const path = `/datasets/${encodeURIComponent(opts.dataset)}/tables`;
     const out: TableListEntry[] = [];
     let pageToken: string | undefined;

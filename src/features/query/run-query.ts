@@ -1,4 +1,3 @@
-import { intVar } from '../../env';
 import { ApiError, describeError, type ErrorCode } from '../../errors';
 import { newId, sha256Hex } from '../../lib/ids';
 import { Timings } from '../../lib/timings';
@@ -293,9 +292,9 @@ async function execute(
       requestId: ctx.requestId,
       labels,
       maxBytesBilled: principal.limits.maxBytesBilled,
-      rowCap: opts.rowCap ?? intVar(env, 'ROW_CAP'),
-      maxResultBytes: intVar(env, 'MAX_RESULT_BYTES'),
-      timeoutMs: intVar(env, 'QUERY_TIMEOUT_MS'),
+      rowCap: opts.rowCap ?? ctx.config.ROW_CAP,
+      maxResultBytes: ctx.config.MAX_RESULT_BYTES,
+      timeoutMs: ctx.config.QUERY_TIMEOUT_MS,
       billedIfUnknown: reserveBytes,
       onLateBilling: (billed) => {
         lateBilling = billed;
@@ -392,7 +391,7 @@ export async function readQueryPage(ctx: OpContext, input: QueryPageRequest, opt
   const startedPrecise = performance.now();
   const pos = await openResultCursor(ctx.env, ctx.principal, input.cursor, ctx.now);
   const ticket = await timings.time('usage', () => takeMeter(ctx.env, ctx.principal, 'pages', ctx.now));
-  const rowCap = opts.rowCap ?? intVar(ctx.env, 'ROW_CAP');
+  const rowCap = opts.rowCap ?? ctx.config.ROW_CAP;
   const page = await timings.time('warehouse', () =>
     createWarehouseClient(ctx.env, { waitUntil: ctx.waitUntil }).readPage({
       brandId: pos.b,
@@ -402,7 +401,7 @@ export async function readQueryPage(ctx: OpContext, input: QueryPageRequest, opt
       location: pos.l,
       startIndex: pos.o,
       maxResults: Math.min(rowCap, pos.n - pos.o),
-      maxResultBytes: intVar(ctx.env, 'MAX_RESULT_BYTES'),
+      maxResultBytes: ctx.config.MAX_RESULT_BYTES,
     }),
   );
   const total = Math.max(pos.n, page.totalRows);
