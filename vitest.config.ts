@@ -29,6 +29,10 @@ function workersProject(name: string, isolate: boolean, include: string[], exclu
             CATALOG_CACHE_TTL_MS: '0',
             CURSOR_SECRET: 'test-cursor-secret-0123456789abcdef0123456789abcdef',
             SESSION_SECRET: 'test-session-secret-0123456789abcdef0123456789abcdef',
+            // Filed reports are posted to the loopback receiver; retries come after 1 s, 2 s (not 30 s, 60 s).
+            FEEDBACK_WEBHOOK_URL: `${inject('webhookUrl')}/hook`,
+            FEEDBACK_WEBHOOK_RETRY_SECONDS: '1',
+            FEEDBACK_WEBHOOK_MAX_ATTEMPTS: '4',
           },
         },
       })),

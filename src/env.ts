@@ -4,6 +4,8 @@ export interface Secrets {
   GCP_SERVICE_ACCOUNTS_BY_BRAND?: string;
   CURSOR_SECRET?: string;
   SESSION_SECRET?: string;
+  /** Where filed data-issue reports are posted (docs/admin.md, Notifications); unset: no notifications. */
+  FEEDBACK_WEBHOOK_URL?: string;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { createApp } from './app';
 import type { Env } from './env';
+import { consumeNotifications } from './features/notifications/notifications';
 import { createWorker } from './oauth/worker';
 
 export { UsageLimiter } from './usage/usage-limiter';
@@ -14,5 +15,9 @@ const worker = createWorker({ fetch: async (request, env, ctx) => app.fetch(requ
 export default {
   fetch(request: Request, env: Env, ctx: ExecutionContext) {
     return worker.fetch(request, env, ctx);
+  },
+  // Cloudflare Queues consumer: webhook notifications of filed data-issue reports.
+  queue(batch: MessageBatch<unknown>, env: Env) {
+    return consumeNotifications(batch, env);
   },
 } satisfies ExportedHandler<Env>;

@@ -14,6 +14,7 @@ import type { OpContext } from './context';
 import { issueResultCursor, openResultCursor, type ResultPosition } from './result-cursor';
 import { resolveBrand } from './scope';
 import { verdictCache } from './verdict-cache';
+import { costUsd, usdPerTib } from '../features/query-history/history';
 
 export interface RunQueryOptions {
   /** Rows returned before `truncated` is set (default env ROW_CAP; MCP passes MCP_ROW_CAP). */
@@ -130,15 +131,17 @@ interface LogEntry {
 async function writeLog(ctx: OpContext, e: LogEntry): Promise<void> {
   try {
     await ctx.env.DB.prepare(
-      `INSERT INTO query_log (id, request_id, principal_kind, principal_id, brand_id, query_id, period, sql, dry_run,
-         transport, outcome, bytes_processed, bytes_billed, row_count, duration_ms, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO query_log (id, request_id, principal_kind, principal_id, org_id, user_id, brand_id, query_id, period, sql,
+         dry_run, transport, outcome, bytes_processed, bytes_billed, row_count, duration_ms, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
       .bind(
         newId('ql'),
         ctx.requestId,
         ctx.principal.kind,
         ctx.principal.id,
+        ctx.principal.orgId,
+        ctx.principal.userId ?? null,
         e.brandId,
         e.queryId,
         e.period ? JSON.stringify(e.period) : null,
@@ -156,6 +159,38 @@ async function writeLog(ctx: OpContext, e: LogEntry): Promise<void> {
   } catch (err) {
     ctx.log.error('query_log write failed', { internal: describeError(err), entry: e });
   }
+}
+
+/**
+ * One structured line per run (Workers Logs, `[observability]`): who ran what, where, how it ended and what it
+ * cost; the fields of its query_log row. Never the key's secret or a result row.
+ */
+function logRun(ctx: OpContext, e: LogEntry): void {
+  let cost: number | null = null;
+  try {
+    cost = costUsd(e.bytesBilled ?? 0, usdPerTib(ctx.env));
+  } catch {
+    // A malformed price is reported by the history page; the run's line still goes out.
+  }
+  ctx.log.info('query run', {
+    transport: ctx.transport,
+    callerKind: ctx.principal.kind,
+    callerId: ctx.principal.id,
+    userId: ctx.principal.userId ?? null,
+    orgId: ctx.principal.orgId,
+    brandId: e.brandId,
+    queryId: e.queryId,
+    period: e.period,
+    sql: e.sql,
+    dryRun: e.dryRun,
+    outcome: e.outcome,
+    errorCode: e.outcome === 'OK' ? null : e.outcome,
+    rows: e.rowCount,
+    bytesProcessed: e.bytesProcessed,
+    bytesBilled: e.bytesBilled,
+    durationMs: e.durationMs,
+    estimatedCostUsd: cost,
+  });
 }
 
 /**
@@ -193,6 +228,7 @@ export async function runQuery(
     throw err;
   } finally {
     log.durationMs = Date.now() - started;
+    logRun(ctx, log);
     ctx.waitUntil(writeLog(ctx, log));
   }
   timings.add('total', performance.now() - startedPrecise);
