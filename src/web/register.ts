@@ -1,11 +1,14 @@
 import { Hono } from 'hono';
 import type { AppEnv, AppOpenAPI } from '../app-env';
 import { useHtmlDefaults } from './guards';
+import { notFoundRoutes } from './pages/not-found.page';
 import { assistantsRoutes } from './pages/assistants.page';
 import { authorizeRoutes } from './pages/consent.page';
 import { keyCreatedRoutes } from './pages/key-created.page';
 import { keysRoutes } from './pages/keys.page';
 import { loginRoutes } from './pages/login.page';
+import { historyRoutes } from './pages/history.page';
+import { inboxRoutes } from './pages/inbox.page';
 import { memoriesRoutes } from './pages/memories.page';
 
 /**
@@ -19,7 +22,15 @@ import { memoriesRoutes } from './pages/memories.page';
  * 2. add `{ id: 'memories', href: '/admin/memories', label: 'Memories' }` to ADMIN_NAV in src/web/nav.ts;
  * 3. add `memoriesRoutes` to ADMIN_PAGES below.
  */
-const ADMIN_PAGES: ((admin: Hono<AppEnv>) => void)[] = [loginRoutes, keysRoutes, keyCreatedRoutes, assistantsRoutes, memoriesRoutes];
+const ADMIN_PAGES: ((admin: Hono<AppEnv>) => void)[] = [
+  loginRoutes,
+  keysRoutes,
+  keyCreatedRoutes,
+  assistantsRoutes,
+  memoriesRoutes,
+  inboxRoutes,
+  historyRoutes,
+];
 
 /**
  * The server-rendered pages: /admin (keys and connected assistants) and /authorize (OAuth sign-in and consent).
@@ -30,6 +41,7 @@ export function registerWebRoutes(app: AppOpenAPI): void {
   const admin = new Hono<AppEnv>();
   useHtmlDefaults(admin);
   for (const register of ADMIN_PAGES) register(admin);
+  notFoundRoutes(admin);
   app.route('/admin', admin);
 
   const authorize = new Hono<AppEnv>();
