@@ -1,4 +1,4 @@
-import { cloudflareTest } from '@cloudflare/vitest-pool-workers';
+import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-pool-workers';
 import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
 import { SuiteSequencer } from './test/sequencer.ts';
 
@@ -7,6 +7,9 @@ import { SuiteSequencer } from './test/sequencer.ts';
  * instance fails closed for the rest of the isolate, on purpose): they get a workerd of their own.
  */
 const OWN_ISOLATE = ['test/sql-guard-trap.test.ts'];
+
+/** The D1 migrations, applied by test/worker-setup.ts to each file's empty database (as `wrangler d1 migrations apply`). */
+const migrations = await readD1Migrations('./migrations');
 
 /**
  * A project whose tests run inside workerd with the real D1, KV and Durable Object bindings of wrangler.toml.
@@ -29,6 +32,7 @@ function workersProject(name: string, isolate: boolean, include: string[], exclu
             CATALOG_CACHE_TTL_MS: '0',
             CURSOR_SECRET: 'test-cursor-secret-0123456789abcdef0123456789abcdef',
             SESSION_SECRET: 'test-session-secret-0123456789abcdef0123456789abcdef',
+            TEST_MIGRATIONS: migrations,
             // Filed reports are posted to the loopback receiver; retries come after 1 s, 2 s (not 30 s, 60 s).
             FEEDBACK_WEBHOOK_URL: `${inject('webhookUrl')}/hook`,
             FEEDBACK_WEBHOOK_RETRY_SECONDS: '1',

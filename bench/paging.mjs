@@ -92,7 +92,7 @@ function check(result) {
   return result.structuredContent;
 }
 
-/** The note the server appended before issue 13 (src/mcp/query.tools.ts then). */
+/** The note the server appended before issue 13 (src/features/query/query.tools.ts then). */
 const OLD_NOTE = (n) =>
   `Only the first ${n} rows are returned (assistant result cap). Results are capped for assistants; when \`truncated\` is true, fetch the rest by re-running the SQL with ` +
   `ORDER BY on a unique key plus LIMIT n OFFSET m, or aggregate in SQL instead of pulling raw rows. Next page: add ORDER BY <unique column> LIMIT ${n} OFFSET ${n} to the same SQL.`;

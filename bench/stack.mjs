@@ -1,5 +1,4 @@
 // The local stack the benches measure: a built Worker bundle in Miniflare/workerd, wired to the local warehouse.
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Miniflare } from 'miniflare';
@@ -7,6 +6,7 @@ import { unstable_getMiniflareWorkerOptions, unstable_splitSqlQuery } from 'wran
 import { createServiceAccount } from '../dev/warehouse/service-account.mjs';
 import { startWarehouse } from '../dev/warehouse/server.mjs';
 import { importWorkerModules, ROOT } from '../scripts/lib/import-ts.mjs';
+import { applyMigrations } from '../scripts/lib/migrations.mjs';
 
 /**
  * A built bundle in workerd with the bindings of wrangler.toml, wired to a local warehouse (a fresh one unless
@@ -45,12 +45,14 @@ export async function startStack({ bundleDir, scriptName = 'index.js', name = 'b
   const firstAnswer = performance.now();
 
   const db = await mf.getD1Database('DB');
-  const schema = await readFile(join(ROOT, 'schema.sql'), 'utf8');
+  /** @param {string} sql */
+  const execute = async (sql) => (await db.batch(unstable_splitSqlQuery(sql).map((q) => db.prepare(q)))).map((r) => /** @type {Record<string, unknown>[]} */ (r.results ?? []));
+  await applyMigrations({ execute, close: async () => {} });
   const { buildDemoSeed } = await importWorkerModules({ 'src/seed/demo-catalog.ts': ['buildDemoSeed'] });
   const keys = { org: 'wqk_benchorgkey0000000000000000000000000000000', brand: 'wqk_benchbrandkey00000000000000000000000000000', other: 'wqk_benchotherkey00000000000000000000000000000' };
   const admins = { org: { email: 'org-admin@bench.test', password: 'bench-pass-1' }, brand: { email: 'brand-admin@bench.test', password: 'bench-pass-2' } };
   const seed = await buildDemoSeed({ now: Date.now(), keys, admins });
-  const statements = [...unstable_splitSqlQuery(schema), ...seed, 'UPDATE api_keys SET daily_query_limit = 100000000'];
+  const statements = [...seed, 'UPDATE api_keys SET daily_query_limit = 100000000'];
   await db.batch(statements.map((s) => db.prepare(s)));
 
   return {

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm run dev`: the whole service on this machine, offline. Starts the local BigQuery-compatible warehouse,
-// writes .dev.vars for it, applies schema.sql and the demo seed to the local D1 that `wrangler dev` uses,
+// writes .dev.vars for it, applies the D1 migrations and the demo seed to the local D1 that `wrangler dev` uses,
 // starts `wrangler dev`, and prints the demo credentials. State that must survive restarts (service account,
 // secrets, demo key secrets and admin passwords) lives in .dev/ (git-ignored), so restarts are fast and the
 // printed keys keep working. Ctrl-C / SIGTERM stops everything it started.
@@ -10,7 +10,7 @@ import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { WRANGLER_BIN, wranglerEnv, wranglerExecute } from '../scripts/lib/d1.mjs';
+import { WRANGLER_BIN, wranglerEnv, wranglerExecute, wranglerMigrationsApply } from '../scripts/lib/d1.mjs';
 import { importWorkerModules, ROOT } from '../scripts/lib/import-ts.mjs';
 import { createServiceAccount, serviceAccountFromJson } from './warehouse/service-account.mjs';
 import { startWarehouse } from './warehouse/server.mjs';
@@ -118,6 +118,9 @@ async function main() {
   });
 
   step = performance.now();
+  // wrangler's own `d1 migrations apply` (a child process: see scripts/lib/d1.mjs on wrangler's SIGTERM handler),
+  // started now so its Node and workerd start overlaps loading the seed.
+  const migrated = wranglerMigrationsApply({ persistTo: files.persistTo });
   const worker = await importWorkerModules({
     'src/auth/api-keys.ts': ['generateApiKey'],
     'src/lib/ids.ts': ['randomBase64Url'],
@@ -128,13 +131,12 @@ async function main() {
   // the insert-only seed would keep them, so the printed keys would be refused. `rotate` moves those rows (by id)
   // to the new secrets; on a fresh D1 it finds none.
   const statements = await worker.buildDemoSeed({ now: Date.now(), keys: credentials.keys, admins: credentials.admins, rotate: made });
-  const schema = await readFile(join(ROOT, 'schema.sql'), 'utf8');
   const seed = statements.map((s) => `${s.trim().replace(/;+$/, '')};`).join('\n');
   // One file, one wrangler call: each `wrangler d1 execute` costs a Node and workerd start.
-  await writeFile(files.bootstrapSql, `${schema}\n-- demo seed (src/seed/demo-catalog.ts)\n${seed}\n`, { mode: 0o600 });
-  // Through wrangler in a child process, not in this one: see scripts/lib/d1.mjs on wrangler's SIGTERM handler.
+  await writeFile(files.bootstrapSql, `-- demo seed (src/seed/demo-catalog.ts)\n${seed}\n`, { mode: 0o600 });
+  const applied = (await migrated).match(/✅/g)?.length ?? 0;
   const results = await wranglerExecute({ persistTo: files.persistTo }, ['--file', files.bootstrapSql]);
-  say(`applied schema.sql and ${statements.length} demo seed statements to the local D1 (${ms(step)})`);
+  say(`applied ${applied} new D1 migration(s) and ${statements.length} demo seed statements to the local D1 (${ms(step)})`);
   const rotated = rotatedDemoRows(results);
   if (rotated.length > 0) {
     say(

@@ -664,7 +664,7 @@ function mapConstraintError(err, messages) {
   if (!(err instanceof D1Error)) return err;
   if (err.message.includes('no such table')) {
     return new CommandError(
-      `${err.message}\nthe database has no schema yet: run \`npm run dev\` once, or \`npx wrangler d1 execute DB --local --file schema.sql\` (--remote for the deployed one)`,
+      `${err.message}\nthe database has no schema yet: run \`npm run dev\` once, or \`npx wrangler d1 migrations apply DB --local\` (--remote for the deployed one)`,
     );
   }
   for (const [needle, message] of Object.entries(messages)) {
@@ -769,7 +769,7 @@ export async function runAdmin(argv, env = PROCESS_IO) {
     },
     async memories() {
       memoryModules ??= await importWorkerModules({
-        'src/memories/store.ts': [
+        'src/features/memories/store.ts': [
           'createMemoryStatements',
           'updateMemoryStatements',
           'deleteMemoryStatements',
@@ -779,8 +779,8 @@ export async function runAdmin(argv, env = PROCESS_IO) {
           'MemoryRowSchema',
           'toMemory',
         ],
-        'src/memories/rules.ts': ['MEMORY_LIMITS'],
-        'src/memories/fields.ts': ['MemoryFieldsSchema'],
+        'src/features/memories/rules.ts': ['MEMORY_LIMITS'],
+        'src/features/memories/fields.ts': ['MemoryFieldsSchema'],
         'src/lib/ids.ts': ['newId'],
       });
       return memoryModules;

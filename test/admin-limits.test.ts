@@ -5,7 +5,7 @@ import { env, SELF } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { authenticateApiKey, defaultLimits } from '../src/auth/api-keys';
-import { formatBytes } from '../src/web/units';
+import { formatBytes } from '../src/features/keys/units';
 import { ApiError } from '../src/errors';
 import { DEMO_KEY_IDS } from '../src/seed/demo-catalog';
 import { acquireRun, settleRun } from '../src/usage/usage';

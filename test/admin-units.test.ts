@@ -1,6 +1,6 @@
 // The units of the administration pages (pure): byte limits are shown exactly and read back to the same bytes.
 import { describe, expect, it } from 'vitest';
-import { formatByteLimit, formatBytes, GIB, MIB, parseByteQuantity, TIB } from '../src/web/units';
+import { formatByteLimit, formatBytes, GIB, MIB, parseByteQuantity, TIB } from '../src/features/keys/units';
 
 describe('byte limits round-trip', () => {
   it.each([

@@ -1,6 +1,6 @@
 import { env } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { FeedbackResponseSchema } from '../src/schemas/feedback';
+import { FeedbackResponseSchema } from '../src/features/feedback/feedback.schemas';
 import { DEMO_KEY_IDS } from '../src/seed/demo-catalog';
 import { api, expectError, postJson, seedDemo } from './seed';
 

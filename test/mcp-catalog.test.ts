@@ -1,7 +1,7 @@
 import { env } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
-import { ListBrandsOutput } from '../src/mcp/brands.tools';
-import { FeedbackResponseSchema } from '../src/schemas/feedback';
+import { ListBrandsOutput } from '../src/features/brands/brands.tools';
+import { FeedbackResponseSchema } from '../src/features/feedback/feedback.schemas';
 import { QueryListSchema, ReportDetailSchema, ReportListSchema } from '../src/schemas/catalog';
 import { errorOf, mcpClientsPerKey, okData, texts } from './mcp-client';
 import { api, TEST_KEYS, type TestKey } from './seed';

@@ -1,7 +1,7 @@
 import { env } from 'cloudflare:test';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MemoryListSchema, MemorySchema } from '../src/schemas/memories';
+import { MemoryListSchema, MemorySchema } from '../src/features/memories/memories.schemas';
 import { connectMcp, errorOf, okData } from './mcp-client';
 import { connectAssistant, mcpClient } from './oauth-client';
 import { api, seedDemo, TEST_ADMINS, TEST_KEYS, type TestKey } from './seed';

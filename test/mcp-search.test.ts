@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { FetchOutput, SearchOutput } from '../src/mcp/search.tools';
+import { FetchOutput, SearchOutput } from '../src/features/search/search.tools';
 import { errorOf, mcpClientsPerKey, okData, texts } from './mcp-client';
 import { api, TEST_KEYS, type TestKey } from './seed';
 

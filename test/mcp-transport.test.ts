@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { generateApiKey } from '../src/auth/api-keys';
-import { ListBrandsOutput } from '../src/mcp/brands.tools';
+import { ListBrandsOutput } from '../src/features/brands/brands.tools';
 import { LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS } from '../src/mcp/protocol';
 import { connectMcp, ERAS, MCP_URL, okData } from './mcp-client';
 import { seedDemo, TEST_KEYS } from './seed';

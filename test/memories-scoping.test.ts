@@ -1,6 +1,6 @@
 import { env } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { MemoryListSchema, MemorySchema } from '../src/schemas/memories';
+import { MemoryListSchema, MemorySchema } from '../src/features/memories/memories.schemas';
 import { appliesTo, BRANDS, KEY_BRANDS, KEY_ORG, KEYS, reachingBrands, type Owned } from './demo-model';
 import { api, expectError, postJson, seedDemo, type TestKey } from './seed';
 

@@ -2,9 +2,9 @@ import { env } from 'cloudflare:test';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { loadAdminReach } from '../src/auth/oauth-principal';
-import { adminWriter, deleteManagedMemory, restoreManagedMemory } from '../src/memories/admin';
-import { MEMORY_LIMITS } from '../src/memories/rules';
-import { MemoryListSchema, MemorySchema } from '../src/schemas/memories';
+import { adminWriter, deleteManagedMemory, restoreManagedMemory } from '../src/features/memories/admin';
+import { MEMORY_LIMITS } from '../src/features/memories/rules';
+import { MemoryListSchema, MemorySchema } from '../src/features/memories/memories.schemas';
 import { DEMO_MEMORIES } from '../src/seed/demo-memories';
 import { api, expectError, postJson, seedDemo, type TestKey } from './seed';
 

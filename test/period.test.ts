@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { localEpochDay, parseIsoDate, periodProblem, resolvePeriod } from '../src/stored-queries/period';
+import { localEpochDay, parseIsoDate, periodProblem, resolvePeriod } from '../src/features/query/period';
 
 const at = (iso: string) => Date.parse(iso);
 

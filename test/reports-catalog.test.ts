@@ -1,7 +1,7 @@
 import { env } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { verifyPassword, hashPassword, PASSWORD_ITERATIONS } from '../src/auth/passwords';
-import { assertKnownSlots, fillTemplate, KNOWN_SLOTS, templateSlots } from '../src/stored-queries/template';
+import { assertKnownSlots, fillTemplate, KNOWN_SLOTS, templateSlots } from '../src/catalog/template';
 import { QueryListSchema } from '../src/schemas/catalog';
 import { buildDemoSeed, DEMO_REPORTS, type DemoReport, type DemoSeedInput } from '../src/seed/demo-catalog';
 import { api, seedDemo, TEST_ADMINS, TEST_KEYS } from './seed';

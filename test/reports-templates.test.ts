@@ -1,6 +1,6 @@
 import { env } from 'cloudflare:test';
 import { describe, expect, inject, it } from 'vitest';
-import { fillTemplate } from '../src/stored-queries/template';
+import { fillTemplate } from '../src/catalog/template';
 import { DEMO_BRANDS, DEMO_REPORTS, demoSavedQueries, type DemoReport } from '../src/seed/demo-catalog';
 import { checkDryRun, checkSql } from '../src/sql/guard';
 import { createWarehouseClient } from '../src/warehouse/bigquery-client';

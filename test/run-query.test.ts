@@ -1,7 +1,7 @@
 import { env } from 'cloudflare:test';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { verdictCache } from '../src/operations/verdict-cache';
+import { verdictCache } from '../src/features/query/verdict-cache';
 import { expectError, postJson, seedDemo } from './seed';
 import { RunResultSchema } from './run-query-fixtures';
 

@@ -6,7 +6,7 @@ import { env } from 'cloudflare:test';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ShowReportOutput } from '../src/mcp/report-view.tools';
+import { ShowReportOutput } from '../src/features/reports/report-view.tools';
 import { QueryListSchema, ReportDetailSchema } from '../src/schemas/catalog';
 import { VIEWS } from '../src/mcp/views';
 import { connectMcp, errorOf, okData } from './mcp-client';

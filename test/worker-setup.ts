@@ -1,9 +1,8 @@
 // Runs inside workerd before each test file of the "workers" projects. Files of the main project share one
 // workerd per vitest worker (isolate: false, see vitest.config.ts), so each file starts by wiping what the files
 // before it stored: every Durable Object, which in Miniflare is also where D1 and KV keep their data. Then the
-// schema, as a fresh deployment has it.
-import { env, reset } from 'cloudflare:test';
-import schema from '../schema.sql?raw';
+// migrations (read from migrations/ by vitest.config.ts), as a fresh deployment gets them.
+import { applyD1Migrations, env, reset } from 'cloudflare:test';
 
 /**
  * @cloudflare/vitest-pool-workers 0.15.1 wraps the module runner's transport again for every file a shared
@@ -26,17 +25,6 @@ function keepFirstModuleRunnerWrapper(): void {
   Object.defineProperty(transport, 'invoke', { configurable: true, get: () => first, set: () => undefined });
 }
 
-/** Splits schema.sql into statements (it has no semicolons inside literals or triggers). */
-function statements(sql: string): string[] {
-  return sql
-    .split('\n')
-    .filter((l) => !l.trimStart().startsWith('--'))
-    .join('\n')
-    .split(/;\s*(?:\n|$)/)
-    .map((s) => s.trim())
-    .filter(Boolean);
-}
-
 keepFirstModuleRunnerWrapper();
 await reset();
-await env.DB.batch(statements(schema).map((s) => env.DB.prepare(s)));
+await applyD1Migrations(env.DB, env.TEST_MIGRATIONS);

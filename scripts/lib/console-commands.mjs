@@ -36,7 +36,7 @@ async function load() {
       'csvRow',
       'formatUsd',
     ],
-    'src/memories/store.ts': ['inlineStatement'],
+    'src/features/memories/store.ts': ['inlineStatement'],
     'src/lib/ids.ts': ['newId'],
   });
   return modules;

@@ -143,6 +143,26 @@ export async function wranglerExecute(target, what) {
 }
 
 /**
+ * `wrangler d1 migrations apply DB` on `target`: applies what migrations/ has and the database has not recorded,
+ * and records it (wrangler's `d1_migrations`), answering its confirmation with yes. The way every database is
+ * brought up to date outside this process: the local one `npm run dev` uses, and the deployed one.
+ * @param {D1Target} target
+ * @returns {Promise<string>} what wrangler printed
+ */
+export async function wranglerMigrationsApply(target) {
+  const args = [WRANGLER_BIN, 'd1', 'migrations', 'apply', 'DB'];
+  if (target.remote) args.push('--remote');
+  else {
+    args.push('--local');
+    if (target.persistTo) args.push('--persist-to', target.persistTo);
+  }
+  const env = wranglerEnv({ FORCE_COLOR: '0', NO_COLOR: '1', CI: 'true' });
+  const { code, stdout, stderr } = await runProcess(process.execPath, args, { cwd: target.cwd ?? ROOT, env });
+  if (code !== 0) throw new D1Error(`wrangler d1 migrations apply failed: ${stderr.trim() || stdout.trim() || `exit ${code}`}`);
+  return stdout;
+}
+
+/**
  * D1's message for a failed batch: the cause's when there is one (as wrangler prints it).
  * @param {unknown} e
  */

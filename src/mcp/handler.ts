@@ -12,7 +12,7 @@ import type { Principal } from '../auth/principal';
 import type { Env } from '../env';
 import { ApiError, describeError, errorReportResponse, reportError } from '../errors';
 import { createLogger, type Logger } from '../lib/log';
-import type { OpContext } from '../operations/context';
+import type { OpContext } from '../context';
 import { batchesAllowed } from './protocol';
 import { createMcpServer } from './server';
 

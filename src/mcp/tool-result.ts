@@ -2,7 +2,7 @@ import type { CallToolResult, StandardSchemaWithJSON } from '@modelcontextprotoc
 import { z } from 'zod';
 import { reportError } from '../errors';
 import { MAX_ID_LENGTH } from '../schemas/fields';
-import type { OpContext } from '../operations/context';
+import type { OpContext } from '../context';
 
 /** What every tool group receives: the request's operation context (principal, env, request id, log). */
 export interface ToolDeps {

@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import type { AppEnv } from '../app-env';
-import type { OpContext } from '../operations/context';
+import type { OpContext } from '../context';
 
 /** Builds the transport-neutral operation context from a Hono request context. */
 export function opContext(c: Context<AppEnv>): OpContext {

@@ -1,10 +1,10 @@
 import type { AppOpenAPI } from '../app-env';
-import { registerBrandRoutes } from './brands/brands.index';
-import { registerFeedbackRoutes } from './feedback/feedback.index';
-import { registerSavedQueryRoutes } from './saved-queries/saved-queries.index';
-import { registerRunQueryRoutes } from './run-query/run-query.index';
-import { registerReportRoutes } from './reports/reports.index';
-import { registerMemoryRoutes } from './memories/memories.index';
+import { registerBrandRoutes } from '../features/brands/brands.index';
+import { registerFeedbackRoutes } from '../features/feedback/feedback.index';
+import { registerSavedQueryRoutes } from '../features/saved-queries/saved-queries.index';
+import { registerRunQueryRoutes } from '../features/query/run-query.index';
+import { registerReportRoutes } from '../features/reports/reports.index';
+import { registerMemoryRoutes } from '../features/memories/memories.index';
 
 /** Every REST feature registers here; adding an endpoint touches its three files and this list. */
 export function registerRoutes(app: AppOpenAPI) {

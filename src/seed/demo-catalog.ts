@@ -1,8 +1,8 @@
 import { KEY_PREFIX } from '../auth/api-keys';
 import { hashPassword } from '../auth/passwords';
 import { sha256Hex } from '../lib/ids';
-import { assertKnownSlots, templateSlots } from '../stored-queries/template';
-import { inlineStatement } from '../memories/store';
+import { assertKnownSlots, templateSlots } from '../catalog/template';
+import { inlineStatement } from '../features/memories/store';
 import { demoMemoryStatements } from './demo-memories';
 
 /**

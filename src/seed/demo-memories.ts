@@ -1,5 +1,5 @@
-import type { MemoryOwner } from '../memories/rules';
-import { createMemoryStatements, type Statement } from '../memories/store';
+import type { MemoryOwner } from '../features/memories/rules';
+import { createMemoryStatements, type Statement } from '../features/memories/store';
 
 /**
  * Demo memories: true statements about the demo warehouse (dev/warehouse/demo-data.mjs builds it; docs/demo-data.md

@@ -1,21 +1,21 @@
 import { Hono } from 'hono';
 import type { AppEnv, AppOpenAPI } from '../app-env';
 import { useHtmlDefaults } from './guards';
+import { assistantsRoutes } from '../features/assistants/assistants.page';
 import { notFoundRoutes } from './pages/not-found.page';
-import { assistantsRoutes } from './pages/assistants.page';
 import { authorizeRoutes } from './pages/consent.page';
-import { keyCreatedRoutes } from './pages/key-created.page';
-import { keysRoutes } from './pages/keys.page';
+import { keyCreatedRoutes } from '../features/keys/key-created.page';
+import { keysRoutes } from '../features/keys/keys.page';
 import { loginRoutes } from './pages/login.page';
-import { historyRoutes } from './pages/history.page';
-import { inboxRoutes } from './pages/inbox.page';
-import { memoriesRoutes } from './pages/memories.page';
+import { memoriesRoutes } from '../features/memories/memories.page';
+import { historyRoutes } from '../features/query-history/history.page';
+import { inboxRoutes } from '../features/feedback-inbox/inbox.page';
 
 /**
- * The pages under /admin. Each file in src/web/pages/ is one page: its view and the routes that serve it.
+ * The pages under /admin. Each *.page.tsx (src/web/pages/, src/features/<feature>/) is one page: its view and the routes that serve it.
  *
  * Adding a page (e.g. Memories):
- * 1. write `src/web/pages/memories.page.tsx` exporting `memoriesRoutes(admin)`: its GET guarded by `requireAdmin`,
+ * 1. write `src/features/memories/memories.page.tsx` exporting `memoriesRoutes(admin)`: its GET guarded by `requireAdmin`,
  *    each POST by `requireAdminPost` (session, CSRF, administrator), rendered with `renderPage` in
  *    `<AdminPage current="memories">` (layout.tsx); a destructive action goes through `ConfirmPage`; a POST that
  *    changes something answers 303 to a GET (a one-time value goes through flash.ts);

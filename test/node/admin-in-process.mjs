@@ -1,13 +1,13 @@
 // The admin CLI's whole command layer (`runAdmin`) run in this process on an already open local D1, as
 // `npm run admin -- ...args --persist-to <stateDir>` would run it: what it prints and its exit code. And the
 // throwaway database the admin CLI test files run it on.
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { runAdmin } from '../../scripts/admin.mjs';
 import { openD1 } from '../../scripts/lib/d1.mjs';
-import { ROOT } from '../../scripts/lib/import-ts.mjs';
+import { applyMigrations } from '../../scripts/lib/migrations.mjs';
 
 /**
  * @param {import('../../scripts/lib/d1.mjs').D1Executor} db the open database the command must use
@@ -32,7 +32,7 @@ export async function runAdminOn(db, stateDir, args) {
 }
 
 /**
- * For one test file: a throwaway local D1 (a temp --persist-to directory with schema.sql applied) opened in
+ * For one test file: a throwaway local D1 (a temp --persist-to directory with the migrations applied) opened in
  * beforeAll and closed and deleted in afterAll, and the CLI run in-process on it.
  * @param {string} prefix the temp directory's name prefix
  */
@@ -44,7 +44,7 @@ export function adminTestDatabase(prefix) {
   beforeAll(async () => {
     stateDir = await mkdtemp(join(tmpdir(), prefix));
     db = await openD1({ persistTo: stateDir });
-    await db.execute(await readFile(join(ROOT, 'schema.sql'), 'utf8'));
+    await applyMigrations(db);
   }, 60_000);
   afterAll(async () => {
     await db?.close();

@@ -195,9 +195,9 @@ describe('docs/api.md covers the API', () => {
     expect(undocumented('`GET /v1/data/things/{id}` and `list_things`', routes, toolsIn(src))).toEqual(['getThing', 'tool get_thing']);
   });
 
-  it('names every REST operation of src/routes (method, path, operationId) and every MCP tool of src/mcp', () => {
-    const routes = routesIn(sources(join(ROOT, 'src/routes'), '.routes.ts'));
-    const tools = toolsIn(sources(join(ROOT, 'src/mcp'), '.ts'));
+  it('names every REST operation of src/ (method, path, operationId) and every MCP tool of src/', () => {
+    const routes = routesIn(sources(join(ROOT, 'src'), '.routes.ts'));
+    const tools = toolsIn(sources(join(ROOT, 'src'), '.ts'));
     expect(routes.length).toBeGreaterThanOrEqual(7);
     expect(tools.length).toBeGreaterThanOrEqual(7);
     expect(undocumented(readFileSync(join(ROOT, 'docs/api.md'), 'utf8'), routes, tools)).toEqual([]);

@@ -1,11 +1,12 @@
 // The Worker for the browser tests: wrangler's unstable_startWorker on a free loopback port, over a throwaway
-// local D1 holding schema.sql and the demo seed with the test's own key secrets and admin logins.
+// local D1 holding the migrations and the demo seed with the test's own key secrets and admin logins.
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { unstable_startWorker } from 'wrangler';
-import { d1Execute } from '../../scripts/lib/d1.mjs';
+import { openD1 } from '../../scripts/lib/d1.mjs';
+import { applyMigrations } from '../../scripts/lib/migrations.mjs';
 import { importWorkerModules, ROOT } from '../../scripts/lib/import-ts.mjs';
 
 /**
@@ -27,10 +28,13 @@ export async function startSeededWorker({ prefix, keys, admins }) {
   try {
     const { buildDemoSeed } = await importWorkerModules({ 'src/seed/demo-catalog.ts': ['buildDemoSeed'] });
     const seed = await buildDemoSeed({ now: Date.now(), keys, admins });
-    const schema = await readFile(join(ROOT, 'schema.sql'), 'utf8');
-    const file = join(stateDir, 'bootstrap.sql');
-    await writeFile(file, `${schema}\n${seed.map((/** @type {string} */ s) => `${s.trim().replace(/;+$/, '')};`).join('\n')}\n`);
-    await d1Execute({ persistTo: stateDir }, { file });
+    const db = await openD1({ persistTo: stateDir });
+    try {
+      await applyMigrations(db);
+      await db.execute(seed.map((/** @type {string} */ s) => `${s.trim().replace(/;+$/, '')};`).join('\n'));
+    } finally {
+      await db.close();
+    }
     worker = await unstable_startWorker({
       config: join(ROOT, 'wrangler.toml'),
       envFiles: [],

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCorpus } from '../../dev/warehouse/corpus-report.mjs';
 import { TABLES } from '../../dev/warehouse/demo-data.mjs';
 import { DEMO_BRANDS, DEMO_REPORTS, demoSavedQueries } from '../../src/seed/demo-catalog.ts';
-import { fillTemplate } from '../../src/stored-queries/template.ts';
+import { fillTemplate } from '../../src/catalog/template.ts';
 import { rowsOf, startTestWarehouse } from './warehouse-helpers.mjs';
 
 /** Measured when the corpus was written: 79 of 80 run (the one failure: QUALIFY with GROUP BY ALL, a DuckDB gap). */

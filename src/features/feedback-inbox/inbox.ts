@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Env } from '../../env';
-import type { Statement } from '../../memories/store';
+import type { Statement } from '../memories/store';
 import { Params, visibleSql, type Visibility } from '../query-history/visibility';
 
 /**

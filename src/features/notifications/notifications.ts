@@ -3,7 +3,7 @@ import { intVar, type Env } from '../../env';
 import { describeError } from '../../errors';
 import { newId } from '../../lib/ids';
 import { createLogger, type Logger } from '../../lib/log';
-import type { OpContext } from '../../operations/context';
+import type { OpContext } from '../../context';
 
 /**
  * Notifications of filed data-issue reports, delivered through Cloudflare Queues (docs/admin.md, Notifications).

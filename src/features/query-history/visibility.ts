@@ -1,4 +1,4 @@
-import type { Statement } from '../../memories/store';
+import type { Statement } from '../memories/store';
 
 /**
  * Which rows of the query log and the data-issue inbox an administrator sees: those about a brand they reach, and

@@ -2,7 +2,7 @@ import { AuthorizationError, CimdFetchError, type AuthRequest, type ConsentDescr
 import type { Context, Hono } from 'hono';
 import type { FC } from 'hono/jsx';
 import type { AppEnv } from '../../app-env';
-import type { GrantMetadata } from '../../admin/assistants';
+import type { GrantMetadata } from '../../features/assistants/assistants';
 import { isAdministrator, type ReachableBrand } from '../../auth/oauth-principal';
 import { encodeGrantUserId } from '../../oauth/grant-user';
 import type { ConnectionProps } from '../../oauth/mcp-api';

@@ -1,0 +1,244 @@
+-- The schema as it stood when migrations began: every table IF NOT EXISTS, so a deployment that applied the
+-- old create-only schema.sql by hand records this migration without changing anything, then takes the rest.
+-- Never edit an applied migration: add the next numbered file. schema.sql is the readable snapshot of them all.
+
+-- organizations: a customer. Owns brands; an org-scoped API key reaches every brand in it.
+-- Written by the admin CLI (`org create`) and the demo seed.
+CREATE TABLE IF NOT EXISTS organizations (
+  id          TEXT PRIMARY KEY,            -- e.g. org_demo
+  name        TEXT NOT NULL,
+  created_at  INTEGER NOT NULL
+);
+
+-- brands: one brand of an organization, with its BigQuery dataset in project service-v1.
+-- dataset is NULL until the brand is provisioned; queries against such a brand are refused.
+-- timezone (IANA name) decides what "yesterday" and "last full month" mean for stored-query periods; NULL = UTC.
+CREATE TABLE IF NOT EXISTS brands (
+  id          TEXT PRIMARY KEY,            -- e.g. brand_acme
+  org_id      TEXT NOT NULL REFERENCES organizations(id),
+  name        TEXT,
+  dataset     TEXT UNIQUE,
+  timezone    TEXT,
+  created_at  INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS brands_org ON brands(org_id);
+
+-- api_keys: a bearer secret scoped to exactly one org or exactly one brand. Only the SHA-256 hex digest
+-- of the secret is stored; prefix is the visible head of the secret (shown in lists, never enough to use).
+-- revoked_at set = the key is dead at once (auth reads this row on every request).
+-- The three limit columns override the Worker's defaults when not NULL.
+CREATE TABLE IF NOT EXISTS api_keys (
+  id                  TEXT PRIMARY KEY,    -- key_<random>; public, used to revoke
+  name                TEXT NOT NULL,
+  prefix              TEXT NOT NULL,
+  secret_hash         TEXT NOT NULL UNIQUE,
+  org_id              TEXT REFERENCES organizations(id),
+  brand_id            TEXT REFERENCES brands(id),
+  max_bytes_billed    INTEGER,             -- per-query byte-scan ceiling
+  daily_query_limit   INTEGER,             -- query runs per rolling 24 h
+  daily_bytes_limit   INTEGER,             -- bytes billed per rolling 24 h
+  created_by_user_id  TEXT,
+  created_at          INTEGER NOT NULL,
+  last_used_at        INTEGER,
+  revoked_at          INTEGER,
+  CHECK ((org_id IS NULL) <> (brand_id IS NULL))
+);
+
+-- reports: a dashboard-style report made of ordered queries (report_queries).
+-- type system: global, shown once per brand, run against each brand's own dataset (org_id, brand_id NULL).
+-- type org: shared inside org_id, shown once per brand of that org. type brand: owned by brand_id.
+CREATE TABLE IF NOT EXISTS reports (
+  id                TEXT PRIMARY KEY,
+  type              TEXT NOT NULL CHECK (type IN ('system', 'org', 'brand')),
+  org_id            TEXT REFERENCES organizations(id),
+  brand_id          TEXT REFERENCES brands(id),
+  name              TEXT NOT NULL,
+  description       TEXT,
+  instructions      TEXT,                  -- markdown
+  dashboard_config  TEXT,                  -- JSON or NULL
+  created_at        INTEGER NOT NULL,
+  CHECK ((type = 'system' AND org_id IS NULL AND brand_id IS NULL)
+      OR (type = 'org' AND org_id IS NOT NULL AND brand_id IS NULL)
+      OR (type = 'brand' AND brand_id IS NOT NULL))
+);
+
+-- report_queries: one section of a report. sql_template holds {slot} placeholders ({dataset},
+-- {start_date}, {end_date}) that the server fills with validated literals at run time. The server derives a
+-- section's slots from sql_template alone (src/stored-queries); parameters, the JSON array of those slot
+-- names written when a section is stored, is kept for databases that already have the column and never read.
+CREATE TABLE IF NOT EXISTS report_queries (
+  id               TEXT PRIMARY KEY,       -- the queryId callers send
+  report_id        TEXT NOT NULL REFERENCES reports(id),
+  ordinal          INTEGER NOT NULL,
+  name             TEXT,
+  description      TEXT,
+  sql_template     TEXT NOT NULL,
+  parameters       TEXT NOT NULL,          -- JSON array of slot names
+  narrative_hints  TEXT,
+  chart_spec       TEXT,                   -- JSON or NULL
+  UNIQUE (report_id, ordinal)
+);
+
+-- saved_queries: a brand's standalone, concrete query (no slots), runnable by id as written.
+CREATE TABLE IF NOT EXISTS saved_queries (
+  id           TEXT PRIMARY KEY,
+  brand_id     TEXT NOT NULL REFERENCES brands(id),
+  name         TEXT,
+  description  TEXT,
+  sql          TEXT NOT NULL,
+  tables       TEXT,                       -- JSON array of source tables, or NULL when unknown
+  created_at   INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS saved_queries_brand ON saved_queries(brand_id);
+
+-- query_log: one row per query run, accepted or rejected (the audit trail; feedback attaches from it).
+-- principal_kind/principal_id: 'key' + api_keys.id, or 'oauth' + the OAuth grant's user id.
+-- outcome is 'OK' or the error code returned. sql is the raw SQL (shape A) or the filled template (shape B).
+CREATE TABLE IF NOT EXISTS query_log (
+  id               TEXT PRIMARY KEY,
+  request_id       TEXT NOT NULL,
+  principal_kind   TEXT NOT NULL,
+  principal_id     TEXT NOT NULL,
+  brand_id         TEXT,
+  query_id         TEXT,
+  period           TEXT,                   -- JSON {startDate, endDate} or NULL
+  sql              TEXT,
+  dry_run          INTEGER NOT NULL DEFAULT 0,
+  transport        TEXT NOT NULL DEFAULT 'rest',   -- rest | mcp
+  outcome          TEXT NOT NULL,
+  bytes_processed  INTEGER,
+  bytes_billed     INTEGER,
+  row_count        INTEGER,
+  duration_ms      INTEGER,
+  created_at       INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS query_log_principal ON query_log(principal_kind, principal_id, created_at);
+
+-- feedback: a data-issue report filed by a caller. recent_queries is a JSON snapshot of that principal's last
+-- 20 query_log rows from the 24 h before filing. id is the feedbackRef returned to the caller.
+CREATE TABLE IF NOT EXISTS feedback (
+  id              TEXT PRIMARY KEY,        -- fb_<random>
+  request_id      TEXT NOT NULL,
+  principal_kind  TEXT NOT NULL,
+  principal_id    TEXT NOT NULL,
+  org_id          TEXT,
+  brand_id        TEXT,
+  summary         TEXT NOT NULL,
+  expected        TEXT,
+  observed        TEXT,
+  severity        TEXT CHECK (severity IS NULL OR severity IN ('low', 'medium', 'high')),
+  transcript      TEXT,                    -- JSON array of {role, content} or NULL
+  recent_queries  TEXT NOT NULL,           -- JSON array
+  created_at      INTEGER NOT NULL
+);
+
+-- users: people who sign in to the administration interface and approve OAuth connections.
+-- password_hash is PBKDF2-SHA256 (hex) over the password with the per-user salt and password_iterations.
+-- failed_logins / locked_until throttle password guessing.
+CREATE TABLE IF NOT EXISTS users (
+  id                   TEXT PRIMARY KEY,
+  email                TEXT NOT NULL UNIQUE COLLATE NOCASE,
+  name                 TEXT,
+  password_hash        TEXT NOT NULL,
+  password_salt        TEXT NOT NULL,
+  password_iterations  INTEGER NOT NULL,
+  failed_logins        INTEGER NOT NULL DEFAULT 0,
+  locked_until         INTEGER,
+  created_at           INTEGER NOT NULL
+);
+
+-- login_ip_failures: the per-IP sign-in throttle (docs/admin.md): sign-in attempts counted from one address in one
+-- 15-minute window, across all accounts, so password spraying from one address is slowed. ip_hash is the SHA-256
+-- hex of CF-Connecting-IP, window_start the window's first millisecond. An attempt takes a slot with one atomic
+-- upsert before its password is checked (src/web/sign-in.ts), so concurrent attempts cannot share a slot, and gives
+-- it back when the password was right or the account was locked (nothing checked). Past windows are deleted by
+-- later sign-ins.
+CREATE TABLE IF NOT EXISTS login_ip_failures (
+  ip_hash       TEXT NOT NULL,
+  window_start  INTEGER NOT NULL,
+  failures      INTEGER NOT NULL,
+  PRIMARY KEY (ip_hash, window_start)
+);
+
+-- memberships: a user is administrator of a whole org (org_id set) or of one brand (brand_id set).
+-- Deleting the row removes admin rights at once (OAuth connections re-check it on every request).
+CREATE TABLE IF NOT EXISTS memberships (
+  user_id     TEXT NOT NULL REFERENCES users(id),
+  org_id      TEXT REFERENCES organizations(id),
+  brand_id    TEXT REFERENCES brands(id),
+  role        TEXT NOT NULL DEFAULT 'admin' CHECK (role IN ('admin')),
+  created_at  INTEGER NOT NULL,
+  CHECK ((org_id IS NULL) <> (brand_id IS NULL))
+);
+CREATE UNIQUE INDEX IF NOT EXISTS memberships_unique ON memberships(user_id, COALESCE(org_id, ''), COALESCE(brand_id, ''));
+
+-- api_key_meters: per-key overrides of the light meters (docs/usage-limits.md): dry runs plus requests the SQL
+-- guard refuses (checks), and cursor page reads (pages), each per minute. No row, or NULL: the Worker's
+-- DEFAULT_CHECKS_PER_MINUTE / DEFAULT_PAGE_READS_PER_MINUTE. Read only on those paths, never on a run.
+CREATE TABLE IF NOT EXISTS api_key_meters (
+  key_id                 TEXT PRIMARY KEY REFERENCES api_keys(id),
+  checks_per_minute      INTEGER CHECK (checks_per_minute IS NULL OR checks_per_minute > 0),
+  page_reads_per_minute  INTEGER CHECK (page_reads_per_minute IS NULL OR page_reads_per_minute > 0)
+);
+
+-- memories: context about what a table means and how to analyze it (docs/memories.md). Visibility is the reports'
+-- rule: scope system reaches every brand (org_id, brand_id NULL), org every brand of org_id, brand its brand_id.
+-- table_name is a table of the brand's dataset the note is about, or NULL for general context. content is markdown
+-- (at most 8 KB of UTF-8). Written through src/operations/memories.ts (REST, MCP, admin pages) and the admin CLI;
+-- author_* is who created the row, updated_by_* who last changed it (kind key | user | cli | seed; id is the key or
+-- user id, NULL for cli and seed; name is a display name, never a secret). deleted_at set = deleted: invisible to
+-- every caller, restorable from the admin pages. Every write also appends a memory_revisions row.
+CREATE TABLE IF NOT EXISTS memories (
+  id               TEXT PRIMARY KEY,       -- mem_<random>
+  scope            TEXT NOT NULL CHECK (scope IN ('system', 'org', 'brand')),
+  org_id           TEXT REFERENCES organizations(id),
+  brand_id         TEXT REFERENCES brands(id),
+  table_name       TEXT,
+  title            TEXT NOT NULL,
+  content          TEXT NOT NULL,
+  author_kind      TEXT NOT NULL CHECK (author_kind IN ('key', 'user', 'cli', 'seed')),
+  author_id        TEXT,
+  author_name      TEXT NOT NULL,
+  updated_by_kind  TEXT NOT NULL CHECK (updated_by_kind IN ('key', 'user', 'cli', 'seed')),
+  updated_by_id    TEXT,
+  updated_by_name  TEXT NOT NULL,
+  created_at       INTEGER NOT NULL,
+  updated_at       INTEGER NOT NULL,
+  deleted_at       INTEGER,
+  CHECK ((scope = 'system' AND org_id IS NULL AND brand_id IS NULL)
+      OR (scope = 'org' AND org_id IS NOT NULL AND brand_id IS NULL)
+      OR (scope = 'brand' AND org_id IS NULL AND brand_id IS NOT NULL))
+);
+CREATE INDEX IF NOT EXISTS memories_brand ON memories(brand_id, deleted_at);
+CREATE INDEX IF NOT EXISTS memories_org ON memories(org_id, deleted_at);
+
+-- memory_revisions: the audit trail of memories, one row per write, never updated or deleted. action is create,
+-- update, delete or restore; before_json is the memory as it was (JSON {title, table, content, deletedAt}; NULL for
+-- create), after_json as it became (NULL for delete). actor_* as memories.author_*; transport says where the write came
+-- from (rest, mcp, admin, cli, seed). A deleted memory is restored from its last row.
+CREATE TABLE IF NOT EXISTS memory_revisions (
+  id          TEXT PRIMARY KEY,            -- mrev_<random>
+  memory_id   TEXT NOT NULL REFERENCES memories(id),
+  action      TEXT NOT NULL CHECK (action IN ('create', 'update', 'delete', 'restore')),
+  before_json TEXT,
+  after_json  TEXT,
+  actor_kind  TEXT NOT NULL CHECK (actor_kind IN ('key', 'user', 'cli', 'seed')),
+  actor_id    TEXT,
+  actor_name  TEXT NOT NULL,
+  transport   TEXT NOT NULL,
+  request_id  TEXT,
+  created_at  INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS memory_revisions_memory ON memory_revisions(memory_id, created_at);
+
+-- api_key_permissions: rights an API key has beyond reading. A separate table rather than an api_keys column
+-- because SQLite has no ADD COLUMN IF NOT EXISTS, and schema.sql must stay re-appliable to existing databases.
+-- permission memories:write = the key may create, change and delete memories inside its own scope (an org key:
+-- org memories of its org and brand memories of its brands; a brand key: its brand's). No row = read-only.
+-- Granted at key creation (admin CLI `key create --memories write`, or the admin pages); read on every write.
+CREATE TABLE IF NOT EXISTS api_key_permissions (
+  key_id      TEXT NOT NULL REFERENCES api_keys(id),
+  permission  TEXT NOT NULL CHECK (permission IN ('memories:write')),
+  created_at  INTEGER NOT NULL,
+  PRIMARY KEY (key_id, permission)
+);

@@ -1,0 +1,65 @@
+import { z } from '@hono/zod-openapi';
+import { BrandIdField } from '../../schemas/fields';
+
+/** Size limits of a feedback report. Larger input is refused with 400 VALIDATION, never cut silently. */
+const FEEDBACK_LIMITS = {
+  summaryChars: 2_000,
+  expectedChars: 2_000,
+  observedChars: 2_000,
+  transcriptTurns: 100,
+  /** Sum of the UTF-8 bytes of every turn's content. */
+  transcriptBytes: 200 * 1024,
+} as const;
+
+const TurnSchema = z
+  .strictObject({
+    role: z.enum(['user', 'assistant', 'tool']),
+    content: z.string().openapi({ description: 'Verbatim text of the turn.' }),
+  })
+  .openapi({ description: 'One conversation turn, verbatim.' });
+
+const utf8 = new TextEncoder();
+
+export const FeedbackRequestSchema = z
+  .strictObject({
+    summary: z
+      .string()
+      .min(1, 'summary must not be empty')
+      .max(FEEDBACK_LIMITS.summaryChars, `summary must be at most ${FEEDBACK_LIMITS.summaryChars} characters`)
+      .openapi({ description: 'What looks wrong.', example: 'Revenue for May looks doubled' }),
+    brandId: BrandIdField.optional().openapi({
+        description:
+          'Brand the issue is about. Single-brand keys may omit it. Organization keys omit it only for a general, ' +
+          'organization-wide report (stored without a brand).',
+        example: 'brand_acme',
+      }),
+    expected: z
+      .string()
+      .max(FEEDBACK_LIMITS.expectedChars, `expected must be at most ${FEEDBACK_LIMITS.expectedChars} characters`)
+      .optional()
+      .openapi({ description: 'The value expected.' }),
+    observed: z
+      .string()
+      .max(FEEDBACK_LIMITS.observedChars, `observed must be at most ${FEEDBACK_LIMITS.observedChars} characters`)
+      .optional()
+      .openapi({ description: 'The value that looked off.' }),
+    severity: z.enum(['low', 'medium', 'high']).optional(),
+    transcript: z
+      .array(TurnSchema)
+      .max(FEEDBACK_LIMITS.transcriptTurns, `transcript must have at most ${FEEDBACK_LIMITS.transcriptTurns} turns`)
+      .refine(
+        (turns) => turns.reduce((n, t) => n + utf8.encode(t.content).length, 0) <= FEEDBACK_LIMITS.transcriptBytes,
+        `transcript content must total at most ${FEEDBACK_LIMITS.transcriptBytes} bytes (UTF-8)`,
+      )
+      .optional()
+      .openapi({ description: 'Relevant conversation turns, verbatim and in order.' }),
+  })
+  .openapi('FeedbackRequest');
+export type FeedbackRequest = z.infer<typeof FeedbackRequestSchema>;
+
+export const FeedbackResponseSchema = z
+  .object({
+    feedbackRef: z.string().openapi({ description: 'Reference id to quote in support.', example: 'fb_3f9a0c1d2e4b5a6c7d8e' }),
+  })
+  .openapi('FeedbackResponse');
+export type FeedbackResponse = z.infer<typeof FeedbackResponseSchema>;

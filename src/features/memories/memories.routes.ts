@@ -1,0 +1,108 @@
+import { createRoute } from '@hono/zod-openapi';
+import { MEMORY_LIMITS } from './rules';
+import { errorResponses, JSON_BODY_ERRORS, jsonBody, okJson, CommonHeaders } from '../../schemas/common';
+import {
+  CreateMemoryRequestSchema,
+  DeletedMemorySchema,
+  ListMemoriesQuerySchema,
+  MemoryIdParamsSchema,
+  MemoryListSchema,
+  MemorySchema,
+  UpdateMemoryRequestSchema,
+} from './memories.schemas';
+
+const TAGS = ['Memories'];
+const WRITE_RULES =
+  'Writing needs an API key created with memory write permission (or an administrator\'s OAuth connection) and stays ' +
+  'inside its scope: an organization key writes `org` memories of its organization and `brand` memories of its brands, ' +
+  'a brand key its brand\'s. `system` memories are written only with the admin CLI. Refused writes are 403 ' +
+  '`MEMORY_WRITE_FORBIDDEN`. Every write is recorded (who, when, what it replaced).';
+
+export const list = createRoute({
+  method: 'get',
+  path: '/v1/data/memories',
+  operationId: 'listMemories',
+  tags: TAGS,
+  summary: 'List the memories the key can see',
+  description:
+    'Context about what each table means and how to analyze it. Visibility is the reports\' rule: `system` memories reach ' +
+    'every brand, `org` memories the brands of the organization, `brand` memories that brand. Each memory is listed once, ' +
+    'ordered by scope (system, org, brand), owner, creation time and id. Page with `cursor` until `nextCursor` is null.',
+  security: [{ bearerAuth: [] }],
+  request: { query: ListMemoriesQuerySchema },
+  responses: {
+    ...okJson(MemoryListSchema, 'One page of memories'),
+    ...errorResponses('VALIDATION', 'UNAUTHORIZED', 'FORBIDDEN_BRAND'),
+  },
+});
+
+export const get = createRoute({
+  method: 'get',
+  path: '/v1/data/memories/{memoryId}',
+  operationId: 'getMemory',
+  tags: TAGS,
+  summary: 'Get one memory',
+  security: [{ bearerAuth: [] }],
+  request: { params: MemoryIdParamsSchema },
+  responses: {
+    ...okJson(MemorySchema, 'The memory'),
+    ...errorResponses('VALIDATION', 'UNAUTHORIZED', 'MEMORY_NOT_FOUND'),
+  },
+});
+
+export const create = createRoute({
+  method: 'post',
+  path: '/v1/data/memories',
+  operationId: 'createMemory',
+  tags: TAGS,
+  summary: 'Create a memory',
+  description:
+    `${WRITE_RULES} Limits: title ${MEMORY_LIMITS.titleChars} characters, content ${MEMORY_LIMITS.contentBytes} bytes of UTF-8 ` +
+    `(400 VALIDATION), ${MEMORY_LIMITS.perOwner} memories per brand and per organization (409 MEMORY_LIMIT_EXCEEDED); ` +
+    'nothing is cut. `table` is checked as a table name, not looked up in the warehouse.',
+  security: [{ bearerAuth: [] }],
+  request: { body: jsonBody(CreateMemoryRequestSchema) },
+  responses: {
+    201: { description: 'The memory was created', headers: CommonHeaders, content: { 'application/json': { schema: MemorySchema } } },
+    ...errorResponses('VALIDATION', 'UNAUTHORIZED', 'FORBIDDEN_BRAND', 'MEMORY_WRITE_FORBIDDEN', 'MEMORY_LIMIT_EXCEEDED', ...JSON_BODY_ERRORS),
+  },
+});
+
+export const update = createRoute({
+  method: 'patch',
+  path: '/v1/data/memories/{memoryId}',
+  operationId: 'updateMemory',
+  tags: TAGS,
+  summary: "Change a memory's title, content or table",
+  description: `${WRITE_RULES} A memory visible to the key but outside what it may write (e.g. a \`system\` one) is 403.`,
+  security: [{ bearerAuth: [] }],
+  request: {
+    params: MemoryIdParamsSchema,
+    body: jsonBody(UpdateMemoryRequestSchema),
+  },
+  responses: {
+    ...okJson(MemorySchema, 'The memory as changed'),
+    ...errorResponses('VALIDATION', 'UNAUTHORIZED', 'MEMORY_WRITE_FORBIDDEN', 'MEMORY_NOT_FOUND', ...JSON_BODY_ERRORS),
+  },
+});
+
+export const remove = createRoute({
+  method: 'delete',
+  path: '/v1/data/memories/{memoryId}',
+  operationId: 'deleteMemory',
+  tags: TAGS,
+  summary: 'Delete a memory',
+  description: `${WRITE_RULES} A deleted memory is invisible at once; an administrator can restore it from the admin pages.`,
+  security: [{ bearerAuth: [] }],
+  request: { params: MemoryIdParamsSchema },
+  responses: {
+    ...okJson(DeletedMemorySchema, 'The memory was deleted'),
+    ...errorResponses('VALIDATION', 'UNAUTHORIZED', 'MEMORY_WRITE_FORBIDDEN', 'MEMORY_NOT_FOUND'),
+  },
+});
+
+export type ListRoute = typeof list;
+export type GetRoute = typeof get;
+export type CreateRoute = typeof create;
+export type UpdateRoute = typeof update;
+export type RemoveRoute = typeof remove;

@@ -1,0 +1,139 @@
+import type { CallToolResult, McpServer } from '@modelcontextprotocol/server';
+import { z } from 'zod';
+import { intVar } from '../../env';
+import { ApiError } from '../../errors';
+import { readQueryPage, runQuery, type RunQueryOutcome } from './run-query';
+import {
+  PeriodSchema,
+  QueryPageRequestSchema,
+  RawSqlQuerySchema,
+  ResultCursorField,
+  RunQueryRequestSchema,
+  RunQueryResponseSchema,
+  StoredQuerySchema,
+} from './run-query.schemas';
+import { BrandIdField } from '../../schemas/fields';
+import { renderResultText, resultCaps, rowsThatFit, type ResultCaps } from './result-text';
+import { resultSizeMeta, runTool, toolSchema, toolSuccess, type ToolDeps } from '../../mcp/tool-result';
+import { viewMeta, VIEWS } from '../../mcp/views';
+
+const UsageOutput = z
+  .strictObject({
+    runsLimit: z.number().int(),
+    runsRemaining: z.number().int(),
+    bytesLimit: z.number(),
+    bytesRemaining: z.number(),
+    resetSeconds: z.number().int(),
+    maxBytesBilled: z.number(),
+  })
+  .describe("What is left of this key's rolling 24-hour budget after this call, and its per-query byte ceiling.");
+
+const RunQueryOutput = RunQueryResponseSchema.extend({
+  note: z.string().optional().describe('Present when `truncated` is true: the caps as numbers and how to read the next page (the cursor).'),
+  usage: UsageOutput,
+});
+
+// Strict: an argument the schema does not name is refused, as REST refuses unknown properties.
+const RunQueryInput = z.strictObject({
+  sql: RawSqlQuerySchema.shape.sql
+    .optional()
+    .describe('Raw SQL (flow A). Send exactly one of sql, queryId or cursor.'),
+  queryId: StoredQuerySchema.shape.queryId
+    .optional()
+    .describe('An id from list_report_queries or list_saved_queries (flow B).'),
+  period: PeriodSchema.optional().describe(
+    'Parameterized queryId only: cadence DAILY (yesterday), WEEKLY (7 days to yesterday) or MONTHLY (last full ' +
+      "month, the default), or startDate + endDate (YYYY-MM-DD, inclusive), in the brand's timezone.",
+  ),
+  brandId: BrandIdField.optional().describe('A stored query owned by one brand infers it.'),
+  dryRun: z
+    .boolean()
+    .optional()
+    .describe('Validate and estimate bytes scanned without running or billing.'),
+  cursor: ResultCursorField.optional().describe(
+    'nextCursor of an earlier result, sent alone: the next page of that result (no new run, nothing billed; 6 h, this key only).',
+  ),
+});
+
+type RunQueryToolInput = z.output<typeof RunQueryInput>;
+
+function invalid(message: string, path: string, issue: string): ApiError {
+  return new ApiError('VALIDATION', message, { details: { in: 'arguments', issues: [{ path, message: issue }] } });
+}
+
+/** The tool's flat arguments as one of the operation's requests, each checked by its own schema. */
+function toRequest(input: RunQueryToolInput) {
+  const { sql, queryId, period, brandId, dryRun, cursor } = input;
+  if (cursor !== undefined) {
+    const extra = Object.entries({ sql, queryId, period, brandId, dryRun }).find(([, v]) => v !== undefined);
+    if (extra) throw invalid(`send cursor alone: it already names the result (remove ${extra[0]})`, extra[0], 'not allowed with cursor');
+    return { page: QueryPageRequestSchema.parse({ cursor }) };
+  }
+  if ((sql === undefined) === (queryId === undefined)) {
+    throw invalid(
+      'send exactly one of sql (raw SQL), queryId (a stored query id) or cursor (the next page of a result)',
+      sql === undefined ? '(arguments)' : 'queryId',
+      sql === undefined ? 'send sql, queryId or cursor' : 'send sql or queryId, not both',
+    );
+  }
+  if (sql !== undefined && period !== undefined) {
+    throw invalid('period applies to stored queries only; put the dates into the SQL itself', 'period', 'not allowed with sql');
+  }
+  const request = Object.fromEntries(Object.entries({ sql, queryId, period, brandId, dryRun }).filter(([, v]) => v !== undefined));
+  return { run: RunQueryRequestSchema.parse(request) };
+}
+
+function pagingNote(out: RunQueryOutcome['result'], caps: ResultCaps): string | undefined {
+  if (!out.truncated) return undefined;
+  const limits = `at most ${caps.rows} rows and ${caps.bytes} bytes per run_query result`;
+  if (out.nextCursor === null) return `Only ${out.rowCount} of ${out.totalRows} rows are shown (${limits}).`;
+  return (
+    `Showing ${out.rowCount} of ${out.totalRows} rows (${limits}). Next page: call run_query with only ` +
+    `{"cursor": "${out.nextCursor}"}; it reads the stored result (no new run, nothing billed) in the same order, ` +
+    'whether or not the SQL has ORDER BY.'
+  );
+}
+
+/** structuredContent carries the result once; the text block is its compact rendering (header lines + CSV). */
+function toolResult(outcome: RunQueryOutcome, caps: ResultCaps): CallToolResult {
+  const note = pagingNote(outcome.result, caps);
+  // One parse, rendered once: the rows are not copied into a JSON text that would only be thrown away.
+  return toolSuccess(RunQueryOutput, { ...outcome.result, ...(note ? { note } : {}), usage: outcome.budget }, [], (data) =>
+    renderResultText(data, outcome.firstRow),
+  );
+}
+
+/** Room for what a result carries besides its rows (columns, stats, the paging note). */
+export const RESULT_ENVELOPE_CHARS = 16_384;
+
+export function registerQueryTools(server: McpServer, { ctx }: ToolDeps) {
+  const caps = resultCaps(intVar(ctx.env, 'MCP_ROW_CAP'), intVar(ctx.env, 'MCP_MAX_RESULT_BYTES'));
+  server.registerTool(
+    'run_query',
+    {
+      title: 'Run query',
+      description:
+        "Run one read-only query on one brand's dataset: raw sql (flow A) or a stored queryId (flow B). " +
+        'Read the memories of its tables first (list_memories). ' +
+        `One result holds at most ${caps.rows} rows and ${caps.bytes} bytes; totalRows is the whole result's size, ` +
+        'nextCursor reads the next page. Each run counts against the daily usage limit and a per-query byte ceiling ' +
+        '(what is left comes back in usage).',
+      inputSchema: toolSchema(RunQueryInput),
+      outputSchema: toolSchema(RunQueryOutput),
+      // Read-only, but not idempotent: each run spends the daily usage budget.
+      annotations: { readOnlyHint: true, idempotentHint: false, openWorldHint: false },
+      // The text copy of a capped result is about the row cap's bytes plus columns, stats and the paging note.
+      // Hosts with MCP Apps show the result in the result view; others ignore the link and read the result as before.
+      _meta: { ...resultSizeMeta(intVar(ctx.env, 'MCP_MAX_RESULT_BYTES') + RESULT_ENVELOPE_CHARS), ...viewMeta(VIEWS.result) },
+    },
+    (input) =>
+      runTool(ctx, 'run_query', async () => {
+        const request = toRequest(input);
+        const opts = { rowCap: caps.rows, fitRows: (rows: Record<string, unknown>[]) => rowsThatFit(rows, caps) };
+        if (request.page) {
+          return toolResult(await readQueryPage(ctx, request.page, opts), caps);
+        }
+        return toolResult(await runQuery(ctx, request.run, opts), caps);
+      }),
+  );
+}

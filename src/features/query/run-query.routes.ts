@@ -1,0 +1,99 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import type { ErrorCode } from '../../errors';
+import { ErrorSchema, errorResponses, JSON_BODY_ERRORS, jsonBody } from '../../schemas/common';
+import { QueryPageRequestSchema, RunQueryRequestSchema, RunQueryResponseSchema } from './run-query.schemas';
+import { RateLimitHeaders, UsageLimitExceededHeaders } from '../../usage/rate-limit-headers';
+
+const ServerTiming = z.string().openapi({
+  description: 'Where the time went inside the Worker, in ms (resolve, guard, dryrun, usage, warehouse, total; W3C Server-Timing). Workers clocks advance only at I/O, so phases without I/O read 0.',
+  example: 'resolve;dur=0.0, guard;dur=1.0, usage;dur=1.0, warehouse;dur=41.0, total;dur=43.0',
+});
+
+/** The 200 of a run or a page: a RunQueryResponse with the RateLimit-* headers (and Server-Timing). */
+function resultResponse(description: string) {
+  return {
+    description,
+    headers: RateLimitHeaders.extend({ 'Server-Timing': ServerTiming }),
+    content: { 'application/json': { schema: RunQueryResponseSchema } },
+  };
+}
+
+/** The 429 of a run or a page (the rolling run budget, or the checks / pages meter). */
+function limitResponse(description: string) {
+  return { description, headers: UsageLimitExceededHeaders, content: { 'application/json': { schema: ErrorSchema } } };
+}
+
+/**
+ * The two query operations: a JSON POST answering a RunQueryResponse (200) or the 429 of its meter, that reaches the
+ * warehouse (and the usage store) and so can fail with their errors. `errors` are the operation's own codes.
+ */
+function queryRoute<P extends string, B extends z.ZodType>(r: {
+  path: P;
+  operationId: string;
+  summary: string;
+  description: string;
+  body: B;
+  ok: string;
+  limited: string;
+  errors: ErrorCode[];
+}) {
+  return createRoute({
+    method: 'post',
+    path: r.path,
+    operationId: r.operationId,
+    tags: ['Queries'],
+    summary: r.summary,
+    description: r.description,
+    security: [{ bearerAuth: [] }],
+    request: { body: jsonBody(r.body) },
+    responses: {
+      200: resultResponse(r.ok),
+      ...errorResponses(
+        'VALIDATION',
+        ...r.errors,
+        'UNAUTHORIZED',
+        ...JSON_BODY_ERRORS,
+        'WAREHOUSE_ERROR',
+        'WAREHOUSE_UNAVAILABLE',
+        'USAGE_UNAVAILABLE',
+        'WAREHOUSE_TIMEOUT',
+      ),
+      429: limitResponse(r.limited),
+    },
+  });
+}
+
+export const run = queryRoute({
+  path: '/v1/data/query',
+  operationId: 'runQuery',
+  summary: 'Run a read-only query against a brand',
+  description:
+    'Runs one read-only statement (raw `sql`) or a stored query (`queryId`, with an optional `period`) against a ' +
+    "brand's dataset. Results above the row cap are cut: `truncated` is true, `totalRows` is the whole result's size, and " +
+    '`nextCursor` reads the next page with POST /v1/data/query/page (no new run, nothing billed); LIMIT / OFFSET in the SQL also works. ' +
+    'Rejections carry `details.stage`: `guard` (our rules) or `warehouse` (BigQuery).',
+  body: RunQueryRequestSchema,
+  ok: 'Query results (or, for a dry run, the byte estimate).',
+  errors: ['INVALID_SQL', 'QUERY_TOO_EXPENSIVE', 'QUERY_FAILED', 'FORBIDDEN_BRAND', 'FORBIDDEN_TABLE', 'QUERY_NOT_FOUND', 'BRAND_NOT_PROVISIONED'],
+  limited:
+    'Daily usage limit reached, or (dry runs and refused queries) the checks rate (`USAGE_LIMIT_EXCEEDED`, `details.limit` = `runs`, `bytes` or `checks`): `Retry-After` says when the next one is let in.',
+});
+
+export type RunRoute = typeof run;
+
+export const page = queryRoute({
+  path: '/v1/data/query/page',
+  operationId: 'readQueryPage',
+  summary: 'Read the next page of a query result',
+  description:
+    "Returns the page of a capped result that `nextCursor` points at, read from the warehouse's stored copy of that run's result " +
+    'with the same brand account: no new run, nothing billed, the daily run budget untouched. Page reads have their own rate ' +
+    '(`DEFAULT_PAGE_READS_PER_MINUTE`, 120 a minute per key; 429 with `Retry-After` past it). A cursor works only for the key that ' +
+    'ran the query and for 6 hours; otherwise 400 `VALIDATION` naming `cursor`.',
+  body: QueryPageRequestSchema,
+  ok: "The page: `rows` from the cursor's position, `totalRows`, and the next `nextCursor` (null on the last page).",
+  errors: [],
+  limited: 'Page-read rate reached (`USAGE_LIMIT_EXCEEDED`, `details.limit` = `pages`): `Retry-After` says when the next read is let in.',
+});
+
+export type PageRoute = typeof page;

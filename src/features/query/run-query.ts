@@ -1,0 +1,414 @@
+import { intVar } from '../../env';
+import { ApiError, describeError, type ErrorCode } from '../../errors';
+import { newId, sha256Hex } from '../../lib/ids';
+import { Timings } from '../../lib/timings';
+import { resolvePeriod, type ResolvedPeriod } from './period';
+import { fillTemplate } from '../../catalog/template';
+import { catalogSnapshot } from '../../catalog/snapshot';
+import { resolveStoredQuery, type BrandTarget } from './stored-query';
+import type { QueryPageRequest, ResolvedWindow, RunQueryRequest, RunQueryResponse } from './run-query.schemas';
+import { checkDryRun, checkSql, guardError } from '../../sql/guard';
+import { acquireRun, settleRun, takeMeter, type BudgetLeft, type UsageTicket } from '../../usage/usage';
+import { createWarehouseClient } from '../../warehouse/bigquery-client';
+import type { OpContext } from '../../context';
+import { issueResultCursor, openResultCursor, type ResultPosition } from './result-cursor';
+import { resolveBrand } from '../../auth/scope';
+import { verdictCache } from './verdict-cache';
+import { costUsd, usdPerTib } from '../query-history/history';
+
+export interface RunQueryOptions {
+  /** Rows returned before `truncated` is set (default env ROW_CAP; MCP passes MCP_ROW_CAP). */
+  rowCap?: number;
+  /**
+   * How many of `rows` fit the transport's size budget (MCP measures its own rendering); all when omitted.
+   * The rest are not lost: the cursor starts at the first row left out.
+   */
+  fitRows?: (rows: Record<string, unknown>[]) => number;
+}
+
+/** What a run or a page answers: the body, the RateLimit-* headers, and the budget left (MCP puts it in the body). */
+export interface RunQueryOutcome {
+  result: RunQueryResponse;
+  headers: Record<string, string>;
+  budget: BudgetLeft;
+  /** 0-based index of `rows[0]` within the whole result (0 for a run; the cursor's position for a page). */
+  firstRow: number;
+}
+
+interface Target {
+  brand: BrandTarget & { dataset: string };
+  sql: string;
+  queryId: string | null;
+  period: ResolvedPeriod | null;
+  window: ResolvedWindow | null;
+}
+
+async function resolveTarget(ctx: OpContext, input: RunQueryRequest): Promise<Target> {
+  const { env, principal } = ctx;
+  if ('sql' in input) {
+    const brandId = resolveBrand(principal, input.brandId, { required: true });
+    const brand = (await catalogSnapshot(env, ctx.now)).brands.get(brandId);
+    if (!brand) throw new ApiError('FORBIDDEN_BRAND', `this key cannot access brand ${JSON.stringify(brandId)}`);
+    return { brand: provisioned(brand), sql: input.sql, queryId: null, period: null, window: null };
+  }
+  const stored = await resolveStoredQuery(env, ctx.now, principal, input.queryId, input.brandId);
+  const brand = provisioned(stored.brand);
+  const usesDates = stored.parameters.some((p) => p === 'start_date' || p === 'end_date');
+  if (!usesDates && input.period !== undefined) {
+    throw new ApiError('VALIDATION', `query ${stored.id} is not parameterized by dates; omit period (it runs as written)`, {
+      details: { parameter: 'period' },
+    });
+  }
+  const period = usesDates ? resolvePeriod(input.period, ctx.now, brand.timezone) : null;
+  const sql = fillTemplate(stored.sqlTemplate, {
+    dataset: brand.dataset,
+    start_date: period?.startDate,
+    end_date: period?.endDate,
+  });
+  const window: ResolvedWindow | null = period
+    ? { ...period, ...(input.period?.cadence ? { cadence: input.period.cadence } : {}), timezone: brand.timezone ?? 'UTC' }
+    : null;
+  return { brand, sql, queryId: stored.id, period, window };
+}
+
+function provisioned(b: BrandTarget): BrandTarget & { dataset: string } {
+  if (b.dataset === null) {
+    throw new ApiError('BRAND_NOT_PROVISIONED', `brand ${b.id} has no provisioned dataset yet; nothing can be queried`);
+  }
+  return { ...b, dataset: b.dataset };
+}
+
+/**
+ * Cuts `rows` (starting at row `offset` of a `totalRows` result) to what the transport fits and signs the cursor
+ * of the first row left out. At least one row is kept so a walk always advances.
+ */
+async function pageOut(
+  ctx: OpContext,
+  rows: Record<string, unknown>[],
+  at: Omit<ResultPosition, 'o' | 'x'> & { x?: number; offset: number },
+  opts: RunQueryOptions,
+): Promise<{ rows: Record<string, unknown>[]; nextCursor: string | null }> {
+  const fit = opts.fitRows ? Math.max(1, Math.min(rows.length, opts.fitRows(rows))) : rows.length;
+  const kept = fit < rows.length ? rows.slice(0, fit) : rows;
+  const next = at.offset + kept.length;
+  if (next >= at.n || kept.length === 0) return { rows: kept, nextCursor: null };
+  const { offset: _offset, ...pos } = at;
+  return { rows: kept, nextCursor: await issueResultCursor(ctx.env, ctx.principal, { ...pos, o: next }, ctx.now) };
+}
+
+/**
+ * A refusal that ran no query (the guard, the dry-run verdict, the byte ceiling) still takes a token from the
+ * key's `checks` meter, so a loop of rejected queries is slowed like a loop of dry runs. A meter that cannot be
+ * reached must not hide the refusal itself: nothing runs either way.
+ */
+async function meteredRefusal(ctx: OpContext, refusal: ApiError): Promise<ApiError> {
+  try {
+    await takeMeter(ctx.env, ctx.principal, 'checks', ctx.now);
+  } catch (err) {
+    if (err instanceof ApiError && err.code === 'USAGE_LIMIT_EXCEEDED') return err;
+    ctx.log.warn('checks meter unavailable; returning the refusal', { internal: describeError(err) });
+  }
+  return refusal;
+}
+
+interface LogEntry {
+  brandId: string | null;
+  queryId: string | null;
+  period: ResolvedPeriod | null;
+  sql: string | null;
+  dryRun: boolean;
+  outcome: 'OK' | ErrorCode;
+  bytesProcessed: number | null;
+  bytesBilled: number | null;
+  rowCount: number | null;
+  durationMs: number;
+}
+
+/**
+ * Writes the audit row. It runs after the response (waitUntil): a D1 write is a round trip to the primary, and
+ * the caller should not wait for it. A failed write is logged with the full entry, so nothing is lost silently.
+ */
+async function writeLog(ctx: OpContext, e: LogEntry): Promise<void> {
+  try {
+    await ctx.env.DB.prepare(
+      `INSERT INTO query_log (id, request_id, principal_kind, principal_id, org_id, user_id, brand_id, query_id, period, sql,
+         dry_run, transport, outcome, bytes_processed, bytes_billed, row_count, duration_ms, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+      .bind(
+        newId('ql'),
+        ctx.requestId,
+        ctx.principal.kind,
+        ctx.principal.id,
+        ctx.principal.orgId,
+        ctx.principal.userId ?? null,
+        e.brandId,
+        e.queryId,
+        e.period ? JSON.stringify(e.period) : null,
+        e.sql,
+        e.dryRun ? 1 : 0,
+        ctx.transport,
+        e.outcome,
+        e.bytesProcessed,
+        e.bytesBilled,
+        e.rowCount,
+        e.durationMs,
+        ctx.now,
+      )
+      .run();
+  } catch (err) {
+    ctx.log.error('query_log write failed', { internal: describeError(err), entry: e });
+  }
+}
+
+/**
+ * One structured line per run (Workers Logs, `[observability]`): who ran what, where, how it ended and what it
+ * cost; the fields of its query_log row. Never the key's secret or a result row.
+ */
+function logRun(ctx: OpContext, e: LogEntry): void {
+  let cost: number | null = null;
+  try {
+    cost = costUsd(e.bytesBilled ?? 0, usdPerTib(ctx.env));
+  } catch {
+    // A malformed price is reported by the history page; the run's line still goes out.
+  }
+  ctx.log.info('query run', {
+    transport: ctx.transport,
+    callerKind: ctx.principal.kind,
+    callerId: ctx.principal.id,
+    userId: ctx.principal.userId ?? null,
+    orgId: ctx.principal.orgId,
+    brandId: e.brandId,
+    queryId: e.queryId,
+    period: e.period,
+    sql: e.sql,
+    dryRun: e.dryRun,
+    outcome: e.outcome,
+    errorCode: e.outcome === 'OK' ? null : e.outcome,
+    rows: e.rowCount,
+    bytesProcessed: e.bytesProcessed,
+    bytesBilled: e.bytesBilled,
+    durationMs: e.durationMs,
+    estimatedCostUsd: cost,
+  });
+}
+
+/**
+ * runQuery: one read-only query against one brand's dataset, raw SQL or a stored query by id.
+ * Order: resolve brand and SQL -> guard (parse) -> dry run verdict (cached) -> byte ceiling -> usage budget ->
+ * execute -> settle bytes -> audit log. Every outcome, accepted or rejected, is written to query_log.
+ */
+export async function runQuery(
+  ctx: OpContext,
+  input: RunQueryRequest,
+  opts: RunQueryOptions = {},
+): Promise<RunQueryOutcome> {
+  const started = Date.now();
+  const startedPrecise = performance.now();
+  const dryRun = input.dryRun === true;
+  const log: LogEntry = {
+    brandId: input.brandId ?? null,
+    queryId: 'queryId' in input ? input.queryId : null,
+    period: null,
+    sql: 'sql' in input ? input.sql : null,
+    dryRun,
+    outcome: 'OK',
+    bytesProcessed: null,
+    bytesBilled: null,
+    rowCount: null,
+    durationMs: 0,
+  };
+  const timings = new Timings();
+  let out: Awaited<ReturnType<typeof execute>>;
+  try {
+    out = await execute(ctx, input, opts, log, timings);
+  } catch (err) {
+    log.outcome = err instanceof ApiError ? err.code : 'INTERNAL';
+    if (!(err instanceof ApiError)) ctx.log.error('runQuery failed', { internal: describeError(err) });
+    throw err;
+  } finally {
+    log.durationMs = Date.now() - started;
+    logRun(ctx, log);
+    ctx.waitUntil(writeLog(ctx, log));
+  }
+  timings.add('total', performance.now() - startedPrecise);
+  out.headers['Server-Timing'] = timings.header();
+  return out;
+}
+
+async function execute(
+  ctx: OpContext,
+  input: RunQueryRequest,
+  opts: RunQueryOptions,
+  log: LogEntry,
+  timings: Timings,
+): Promise<RunQueryOutcome> {
+  const { env, principal } = ctx;
+  const dryRun = log.dryRun;
+  const target = await timings.time('resolve', () => resolveTarget(ctx, input));
+  log.brandId = target.brand.id;
+  log.sql = target.sql;
+  log.period = target.period;
+  const scope = { project: env.BIGQUERY_PROJECT, dataset: target.brand.dataset };
+
+  // Gate 2a + 2b: limits, prescan and the parser's table allowlist.
+  const verdict = await timings.time('guard', () => checkSql(target.sql, scope));
+  if (!verdict.ok) throw await meteredRefusal(ctx, guardError(verdict));
+
+  const client = createWarehouseClient(env, { waitUntil: ctx.waitUntil });
+  const labels = {
+    principal: `${principal.kind}_${principal.id}`,
+    brand: target.brand.id,
+    operation: 'run_query',
+    stored_query: target.queryId ?? 'none',
+    transport: ctx.transport,
+  };
+
+  // Gate 2c: BigQuery's dry run, unless this exact SQL passed for this dataset a few minutes ago.
+  const cacheKey = `${target.brand.dataset}:${await timings.time('guard', () => sha256Hex(target.sql))}`;
+  let estimate = verdictCache.get(cacheKey, ctx.now);
+  // A dry run is a warehouse call that bills nothing: it takes a token from the key's checks meter instead.
+  const checkTicket = dryRun ? await timings.time('usage', () => takeMeter(env, principal, 'checks', ctx.now)) : null;
+  if (estimate === undefined || dryRun) {
+    const dry = await timings.time('dryrun', () =>
+      client.dryRun(target.sql, { brandId: target.brand.id, dataset: target.brand.dataset, requestId: ctx.requestId, labels }),
+    );
+    const dv = checkDryRun(dry, scope);
+    if (!dv.ok) throw dryRun ? guardError(dv, 'dry-run') : await meteredRefusal(ctx, guardError(dv, 'dry-run'));
+    estimate = dry.totalBytesProcessed;
+    verdictCache.set(cacheKey, estimate, ctx.now);
+  }
+  log.bytesProcessed = estimate;
+  if (estimate > principal.limits.maxBytesBilled) {
+    const tooExpensive = new ApiError(
+      'QUERY_TOO_EXPENSIVE',
+      `the query would scan about ${estimate} bytes; this key's ceiling is ${principal.limits.maxBytesBilled} bytes per query`,
+      { details: { stage: 'guard', estimatedBytes: estimate, maxBytesBilled: principal.limits.maxBytesBilled } },
+    );
+    throw checkTicket ? tooExpensive : await meteredRefusal(ctx, tooExpensive);
+  }
+
+  if (dryRun) {
+    // Still refused when the run budget is spent, so a client learns it before planning more work.
+    const ticket = await timings.time('usage', () => acquireRun(env, principal, ctx.now, { consume: false }));
+    log.bytesBilled = 0;
+    log.rowCount = 0;
+    return {
+      result: {
+        brandId: target.brand.id,
+        rows: [],
+        rowCount: 0,
+        truncated: false,
+        totalRows: 0,
+        nextCursor: null,
+        stats: { dryRun: true, totalBytesBilled: 0, totalBytesProcessed: estimate },
+        ...(target.window ? { window: target.window } : {}),
+      },
+      headers: ticket.headers,
+      budget: ticket.budget,
+      firstRow: 0,
+    };
+  }
+
+  const ticket: UsageTicket = await timings.time('usage', () => acquireRun(env, principal, ctx.now, { consume: true }));
+  let bytesBilled = 0;
+  // Set when the query ends past its deadline: what the abandoned job billed, learned in the background.
+  let lateBilling: Promise<number> | null = null;
+  try {
+    const res = await timings.time('warehouse', () => client.query(target.sql, {
+      brandId: target.brand.id,
+      dataset: target.brand.dataset,
+      requestId: ctx.requestId,
+      labels,
+      maxBytesBilled: principal.limits.maxBytesBilled,
+      rowCap: opts.rowCap ?? intVar(env, 'ROW_CAP'),
+      timeoutMs: intVar(env, 'QUERY_TIMEOUT_MS'),
+      onLateBilling: (billed) => {
+        lateBilling = billed;
+      },
+    }));
+    bytesBilled = res.totalBytesBilled;
+    const paged = res.jobId && res.location !== null && res.totalRows > 0
+      ? await pageOut(ctx, res.rows, {
+          b: target.brand.id,
+          j: res.jobId,
+          l: res.location,
+          n: res.totalRows,
+          offset: 0,
+          ...(target.queryId ? { q: target.queryId } : {}),
+          ...(target.window ? { w: target.window } : {}),
+        }, opts)
+      : { rows: res.rows, nextCursor: null };
+    const { rows } = paged;
+    log.bytesProcessed = res.totalBytesProcessed;
+    log.bytesBilled = res.totalBytesBilled;
+    log.rowCount = rows.length;
+    return {
+      result: {
+        brandId: target.brand.id,
+        rows,
+        rowCount: rows.length,
+        truncated: rows.length < res.totalRows,
+        totalRows: res.totalRows,
+        nextCursor: paged.nextCursor,
+        schema: res.schema,
+        stats: { dryRun: false, totalBytesBilled: res.totalBytesBilled, totalBytesProcessed: res.totalBytesProcessed },
+        ...(target.window ? { window: target.window } : {}),
+      },
+      headers: ticket.headers,
+      budget: { ...ticket.budget, bytesRemaining: Math.max(0, ticket.budget.bytesRemaining - res.totalBytesBilled) },
+      firstRow: 0,
+    };
+  } finally {
+    // The run is already counted; settling adds the bytes billed. It must not delay or fail the answer. A run that
+    // timed out settles once the abandoned job's bytes are known.
+    const billed: Promise<number> = lateBilling ?? Promise.resolve(bytesBilled);
+    ctx.waitUntil(
+      billed
+        .then((bytes) => settleRun(env, principal, ticket, { bytesBilled: bytes }))
+        .catch((err: unknown) => ctx.log.error('usage settle failed', { internal: describeError(err), ticket: ticket.id, bytesBilled })),
+    );
+  }
+}
+
+/**
+ * The next page of a capped result, read from the job's stored result with the brand's own service account:
+ * no new job, nothing billed, no run counted. Page reads take a token from the key's `pages` meter instead.
+ */
+export async function readQueryPage(ctx: OpContext, input: QueryPageRequest, opts: RunQueryOptions = {}): Promise<RunQueryOutcome> {
+  const timings = new Timings();
+  const startedPrecise = performance.now();
+  const pos = await openResultCursor(ctx.env, ctx.principal, input.cursor, ctx.now);
+  const ticket = await timings.time('usage', () => takeMeter(ctx.env, ctx.principal, 'pages', ctx.now));
+  const rowCap = opts.rowCap ?? intVar(ctx.env, 'ROW_CAP');
+  const page = await timings.time('warehouse', () =>
+    createWarehouseClient(ctx.env, { waitUntil: ctx.waitUntil }).readPage({
+      brandId: pos.b,
+      requestId: ctx.requestId,
+      labels: {},
+      jobId: pos.j,
+      location: pos.l,
+      startIndex: pos.o,
+      maxResults: Math.min(rowCap, pos.n - pos.o),
+    }),
+  );
+  const total = Math.max(pos.n, page.totalRows);
+  const { rows, nextCursor } = await pageOut(ctx, page.rows, { ...pos, n: total, offset: pos.o }, opts);
+  timings.add('total', performance.now() - startedPrecise);
+  return {
+    result: {
+      brandId: pos.b,
+      rows,
+      rowCount: rows.length,
+      truncated: nextCursor !== null,
+      totalRows: total,
+      nextCursor,
+      schema: page.schema,
+      stats: { dryRun: false, totalBytesBilled: 0, totalBytesProcessed: 0 },
+      ...(pos.w ? { window: pos.w } : {}),
+    },
+    headers: { ...ticket.headers, 'Server-Timing': timings.header() },
+    budget: ticket.budget,
+    firstRow: pos.o,
+  };
+}

@@ -1,0 +1,16 @@
+import { TtlCache } from '../../lib/ttl-cache';
+
+/**
+ * Per-isolate cache of passed dry-run verdicts, keyed by (dataset, SQL hash), holding the byte estimate.
+ * A repeated query then costs one warehouse round trip, not two. Only passes are cached; the parser gate runs
+ * on every request, and BigQuery still enforces the byte ceiling through maximumBytesBilled on every run.
+ */
+export const VERDICT_TTL_MS = 5 * 60_000;
+
+const cache = new TtlCache<number>(2_000);
+
+export const verdictCache = {
+  get: (key: string, now: number): number | undefined => cache.get(key, now, VERDICT_TTL_MS),
+  set: (key: string, estimate: number, now: number): void => cache.set(key, estimate, now),
+  clear: (): void => cache.clear(),
+};

@@ -1,6 +1,0 @@
-import type { AppRouteHandler } from '../../app-env';
-import { submitFeedback } from '../../operations/feedback';
-import { opContext } from '../context';
-import type { SubmitRoute } from './feedback.routes';
-
-export const submit: AppRouteHandler<SubmitRoute> = async (c) => c.json(await submitFeedback(opContext(c), c.req.valid('json')), 200);

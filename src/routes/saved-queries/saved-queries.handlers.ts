@@ -1,6 +1,0 @@
-import type { AppRouteHandler } from '../../app-env';
-import { listSavedQueries } from '../../operations/saved-queries';
-import { opContext } from '../context';
-import type { ListRoute } from './saved-queries.routes';
-
-export const list: AppRouteHandler<ListRoute> = async (c) => c.json(await listSavedQueries(opContext(c), c.req.valid('query')), 200);

@@ -1,4 +1,0 @@
-declare module '*.sql?raw' {
-  const text: string;
-  export default text;
-}
