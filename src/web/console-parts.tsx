@@ -100,3 +100,27 @@ export const Pager: FC<{ href: string | null; label: string }> = ({ href, label 
       <a href={href}>{label} →</a>
     </p>
   ) : null;
+
+/** Who filed or ran something: the key (by name) or the assistant connection, and its user; each a filter link. */
+export const CallerCell: FC<{
+  base: string;
+  caller: { kind: 'key' | 'connection'; id: string; name: string | null };
+  user: { id: string; email: string | null } | null;
+}> = ({ base, caller, user }) => (
+  <>
+    {caller.kind === 'key' ? (
+      <>
+        key <a href={`${base}?key=${encodeURIComponent(caller.id)}`}>{caller.name ?? caller.id}</a>
+      </>
+    ) : (
+      <>
+        assistant <a href={`${base}?connection=${encodeURIComponent(caller.id)}`}>{caller.id.slice(0, 12)}…</a>
+      </>
+    )}
+    {user ? (
+      <div class="muted">
+        of <a href={`${base}?user=${encodeURIComponent(user.id)}`}>{user.email ?? user.id}</a>
+      </div>
+    ) : null}
+  </>
+);

@@ -24,7 +24,7 @@ import { requireAdmin, requireAdminPost, type Admin } from '../../web/guards';
 import { AdminPage, Time } from '../../web/layout';
 import { renderPage } from '../../web/render';
 import { count, formatBytes } from '../keys/units';
-import { ConsoleCss, FilterForm, filterQuery, Pager, type FilterField } from '../../web/console-parts';
+import { CallerCell, ConsoleCss, FilterForm, filterQuery, Pager, type FilterField } from '../../web/console-parts';
 
 const PATH = '/admin/inbox';
 
@@ -35,24 +35,7 @@ const NOTICES: Record<string, string> = {
 
 const STATUS_LABEL: Record<FeedbackStatus, string> = { open: 'Open', acknowledged: 'Acknowledged', resolved: 'Resolved', dismissed: 'Dismissed' };
 
-export const Filer: FC<{ f: Pick<FeedbackItem, 'filer' | 'user'> }> = ({ f }) => (
-  <>
-    {f.filer.kind === 'key' ? (
-      <>
-        key <a href={`${PATH}?key=${encodeURIComponent(f.filer.id)}`}>{f.filer.name ?? f.filer.id}</a>
-      </>
-    ) : (
-      <>
-        assistant <a href={`${PATH}?connection=${encodeURIComponent(f.filer.id)}`}>{f.filer.id.slice(0, 12)}…</a>
-      </>
-    )}
-    {f.user ? (
-      <div class="muted">
-        of <a href={`${PATH}?user=${encodeURIComponent(f.user.id)}`}>{f.user.email ?? f.user.id}</a>
-      </div>
-    ) : null}
-  </>
-);
+const Filer: FC<{ f: Pick<FeedbackItem, 'filer' | 'user'> }> = ({ f }) => <CallerCell base={PATH} caller={f.filer} user={f.user} />;
 
 const Severity: FC<{ s: FeedbackItem['severity'] }> = ({ s }) => (s === null ? <span class="muted">none</span> : <span class={`sev sev-${s}`}>{s}</span>);
 

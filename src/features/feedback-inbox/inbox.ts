@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Env } from '../../env';
 import type { Statement } from '../memories/store';
-import { Params, visibleSql, type Visibility } from '../query-history/visibility';
+import { Params, parseFilter, PeriodFilterFields, periodFilterSql, visibleSql, type Visibility } from '../query-history/visibility';
 
 /**
  * The data-issue inbox: reports filed with `POST /v1/data/feedback` or the `report_data_issue` MCP tool, as the data
@@ -28,8 +28,6 @@ export const NOTE_MAX_CHARS = 2_000;
 /** Reports per page of the list. */
 export const INBOX_PAGE_SIZE = 50;
 
-const DAY = 24 * 60 * 60 * 1000;
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
 const IdText = z.string().trim().max(200);
 
 export const InboxFilterSchema = z.object({
@@ -42,16 +40,12 @@ export const InboxFilterSchema = z.object({
   connection: IdText.optional(),
   /** The user of the connection that filed it. */
   user: IdText.optional(),
-  from: z.string().regex(DATE, 'from must be a date YYYY-MM-DD').optional(),
-  to: z.string().regex(DATE, 'to must be a date YYYY-MM-DD').optional(),
-  before: z.string().regex(/^\d+:[A-Za-z0-9_-]+$/, 'before must be a cursor from the page').optional(),
+  ...PeriodFilterFields,
 });
 export type InboxFilter = z.infer<typeof InboxFilterSchema>;
 
-/** Drops empty values (a form submits every field) before parsing. */
-export function parseInboxFilter(raw: Record<string, string | undefined>): ReturnType<typeof InboxFilterSchema.safeParse> {
-  const present = Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined && v.trim() !== ''));
-  return InboxFilterSchema.safeParse(present);
+export function parseInboxFilter(raw: Record<string, string | undefined>) {
+  return parseFilter(InboxFilterSchema, raw);
 }
 
 const COLUMNS = `f.id, f.request_id, f.principal_kind, f.principal_id, f.user_id, f.org_id, f.brand_id, f.summary, f.expected,
@@ -71,12 +65,7 @@ export function listFeedbackStatement(v: Visibility, f: InboxFilter, limit: numb
   if (f.key) where.push(`f.principal_kind = 'key' AND f.principal_id = ${params.p(f.key)}`);
   if (f.connection) where.push(`f.principal_kind = 'oauth' AND f.principal_id = ${params.p(f.connection)}`);
   if (f.user) where.push(`f.user_id = ${params.p(f.user)}`);
-  if (f.from) where.push(`f.created_at >= ${params.p(Date.parse(`${f.from}T00:00:00Z`))}`);
-  if (f.to) where.push(`f.created_at < ${params.p(Date.parse(`${f.to}T00:00:00Z`) + DAY)}`);
-  if (f.before) {
-    const [at, id] = f.before.split(':') as [string, string];
-    where.push(`(f.created_at < ${params.p(Number(at))} OR (f.created_at = ${params.p(Number(at))} AND f.id < ${params.p(id)}))`);
-  }
+  where.push(...periodFilterSql('f', f, params));
   return {
     sql: `SELECT ${COLUMNS} ${JOINS}
  WHERE ${where.join('\n   AND ')}

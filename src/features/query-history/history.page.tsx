@@ -23,30 +23,13 @@ import { requireAdmin, type Admin } from '../../web/guards';
 import { AdminPage, MessagePage, Time } from '../../web/layout';
 import { renderPage } from '../../web/render';
 import { count, formatBytes } from '../keys/units';
-import { ConsoleCss, FilterForm, filterQuery, Pager, type FilterField } from '../../web/console-parts';
+import { CallerCell, ConsoleCss, FilterForm, filterQuery, Pager, type FilterField } from '../../web/console-parts';
 
 const PATH = '/admin/history';
 /** Rows read per statement while building a CSV export. */
 const CSV_BATCH = 1000;
 
-const Caller: FC<{ r: Pick<Run, 'caller' | 'user'> }> = ({ r }) => (
-  <>
-    {r.caller.kind === 'key' ? (
-      <>
-        key <a href={`${PATH}?key=${encodeURIComponent(r.caller.id)}`}>{r.caller.name ?? r.caller.id}</a>
-      </>
-    ) : (
-      <>
-        assistant <a href={`${PATH}?connection=${encodeURIComponent(r.caller.id)}`}>{r.caller.id.slice(0, 12)}…</a>
-      </>
-    )}
-    {r.user ? (
-      <div class="muted">
-        of <a href={`${PATH}?user=${encodeURIComponent(r.user.id)}`}>{r.user.email ?? r.user.id}</a>
-      </div>
-    ) : null}
-  </>
-);
+const Caller: FC<{ r: Pick<Run, 'caller' | 'user'> }> = ({ r }) => <CallerCell base={PATH} caller={r.caller} user={r.user} />;
 
 const RunRow: FC<{ r: Run }> = ({ r }) => (
   <tr id={`run-${r.id}`}>

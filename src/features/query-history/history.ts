@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Env } from '../../env';
 import type { Statement } from '../memories/store';
-import { Params, visibleSql, type Visibility } from './visibility';
+import { Params, parseFilter, PeriodFilterFields, periodFilterSql, visibleSql, type Visibility } from './visibility';
 
 /**
  * The query history: what ran (query_log), who ran it, what it cost. Pure statement builders and row parsing,
@@ -17,7 +17,6 @@ export const HISTORY_PAGE_SIZE = 50;
 /** Rows one CSV export may hold; a larger export is refused with a message asking for a narrower filter. */
 export const CSV_MAX_ROWS = 50_000;
 
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
 const IdText = z.string().trim().max(200);
 
 /** Filters of the history (page query string, CLI flags). Empty strings mean "any". */
@@ -34,21 +33,13 @@ export const HistoryFilterSchema = z.object({
   /** A stored query id. */
   query: IdText.optional(),
   requestId: IdText.optional(),
-  /** First and last day (UTC, inclusive). */
-  from: z.string().regex(DATE, 'from must be a date YYYY-MM-DD').optional(),
-  to: z.string().regex(DATE, 'to must be a date YYYY-MM-DD').optional(),
-  /** Keyset cursor: runs strictly older than `createdAt:id`. */
-  before: z.string().regex(/^\d+:[A-Za-z0-9_-]+$/, 'before must be a cursor from the page').optional(),
+  ...PeriodFilterFields,
 });
 export type HistoryFilter = z.infer<typeof HistoryFilterSchema>;
 
-/** Drops empty values (a form submits every field) before parsing. */
-export function parseHistoryFilter(raw: Record<string, string | undefined>): ReturnType<typeof HistoryFilterSchema.safeParse> {
-  const present = Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined && v.trim() !== ''));
-  return HistoryFilterSchema.safeParse(present);
+export function parseHistoryFilter(raw: Record<string, string | undefined>) {
+  return parseFilter(HistoryFilterSchema, raw);
 }
-
-const dayStart = (d: string) => Date.parse(`${d}T00:00:00Z`);
 
 function filterSql(v: Visibility, f: HistoryFilter, params: Params): string {
   const where = [visibleSql('q', v, params)];
@@ -61,12 +52,7 @@ function filterSql(v: Visibility, f: HistoryFilter, params: Params): string {
   else if (f.outcome) where.push(`q.outcome = ${params.p(f.outcome)}`);
   if (f.query) where.push(`q.query_id = ${params.p(f.query)}`);
   if (f.requestId) where.push(`q.request_id = ${params.p(f.requestId)}`);
-  if (f.from) where.push(`q.created_at >= ${params.p(dayStart(f.from))}`);
-  if (f.to) where.push(`q.created_at < ${params.p(dayStart(f.to) + DAY)}`);
-  if (f.before) {
-    const [at, id] = f.before.split(':') as [string, string];
-    where.push(`(q.created_at < ${params.p(Number(at))} OR (q.created_at = ${params.p(Number(at))} AND q.id < ${params.p(id)}))`);
-  }
+  where.push(...periodFilterSql('q', f, params));
   return where.join('\n   AND ');
 }
 
