@@ -82,6 +82,18 @@ describe('MCP tools/list', () => {
   });
 });
 
+describe('tools/list snapshot', () => {
+  // What models read, committed: a change to a tool's name, description, annotations or schemas (or to the server
+  // instructions) shows in review as a diff of this file. After a deliberate change: npx vitest run -u <this file>.
+  it('matches test/snapshots/tools-list.json', async () => {
+    const client = await connectMcp(key);
+    const { tools } = await client.listTools();
+    const instructions = client.getInstructions() ?? '';
+    await client.close();
+    await expect(`${JSON.stringify({ instructions, tools }, null, 2)}\n`).toMatchFileSnapshot('./snapshots/tools-list.json');
+  });
+});
+
 describe("Claude's result limit", () => {
   it('run_query declares anthropic/maxResultSizeChars above its byte cap; tools that stay small declare nothing', async () => {
     const client = await connectMcp(key);

@@ -1,14 +1,15 @@
 import { McpServer } from '@modelcontextprotocol/server';
-import { registerBrandTools } from '../features/brands/brands.tools';
-import { registerFeedbackTools } from '../features/feedback/feedback.tools';
-import { registerMemoryTools } from '../features/memories/memories.tools';
-import { registerQueryTools } from '../features/query/query.tools';
-import { registerReportTools } from '../features/reports/reports.tools';
-import { registerReportViewTools } from '../features/reports/report-view.tools';
-import { registerSavedQueryTools } from '../features/saved-queries/saved-queries.tools';
-import { registerSearchTools } from '../features/search/search.tools';
+import { listBrandsTool } from '../features/brands/brands.tools';
+import { reportDataIssueTool } from '../features/feedback/feedback.tools';
+import { listMemoriesTool, saveMemoryTool } from '../features/memories/memories.tools';
+import { runQueryTool } from '../features/query/query.tools';
+import { getReportTool, listReportQueriesTool, listReportsTool } from '../features/reports/reports.tools';
+import { showReportTool } from '../features/reports/report-view.tools';
+import { listSavedQueriesTool } from '../features/saved-queries/saved-queries.tools';
+import { fetchTool, searchTool } from '../features/search/search.tools';
 import { BRAND_ID_RULE, FLOWS, PAGING, READ_MEMORIES, STATEMENT_RULE, TABLE_DISCOVERY, TABLE_NAMING } from './guidance';
 import { SUPPORTED_PROTOCOL_VERSIONS } from './protocol';
+import { registerTools, type Tool } from './define-tool';
 import type { ToolDeps } from './tool-result';
 import { registerViews } from './views';
 
@@ -23,6 +24,22 @@ export const SERVER_INSTRUCTIONS = [
   BRAND_ID_RULE,
   'Errors: isError results with { error: { code, message, requestId } }; quote requestId.',
 ].join('\n');
+
+/** Every tool, in the order tools/list shows them. A new tool is one defineTool in its feature folder and one entry here. */
+export const TOOLS: readonly Tool[] = [
+  listBrandsTool,
+  listReportsTool,
+  getReportTool,
+  listReportQueriesTool,
+  listSavedQueriesTool,
+  runQueryTool,
+  reportDataIssueTool,
+  searchTool,
+  fetchTool,
+  listMemoriesTool,
+  saveMemoryTool,
+  showReportTool,
+];
 
 /** Per client (private): a deploy may change the tools, so an hour at most. */
 const TOOLS_CACHE_HINT = { ttlMs: 3_600_000, cacheScope: 'private' } as const;
@@ -46,14 +63,7 @@ export function createMcpServer(deps: ToolDeps): McpServer {
       maxToolInputElements: 10_000,
     },
   );
-  registerBrandTools(server, deps);
-  registerReportTools(server, deps);
-  registerSavedQueryTools(server, deps);
-  registerQueryTools(server, deps);
-  registerFeedbackTools(server, deps);
-  registerSearchTools(server, deps);
-  registerMemoryTools(server, deps);
-  registerReportViewTools(server, deps);
+  registerTools(server, deps, TOOLS);
   registerViews(server, deps);
   return server;
 }

@@ -145,14 +145,6 @@ export function toolSchema<S extends z.ZodType>(schema: S): StandardSchemaWithJS
   return { '~standard': { ...std, jsonSchema: { input: (options) => convert('input', options), output: (options) => convert('output', options) } } };
 }
 
-/**
- * A tool's input: a strict object (an argument the schema does not name is refused, as REST refuses unknown
- * properties) advertised compactly.
- */
-export function toolInput<T extends z.ZodRawShape>(shape: T) {
-  return toolSchema(z.strictObject(shape));
-}
-
 /** Claude Code keeps a text result over 50,000 characters in a file unless the tool raises the ceiling (max 500,000). */
 const CLAUDE_RESULT_CHARS = { default: 50_000, max: 500_000 } as const;
 

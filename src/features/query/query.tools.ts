@@ -1,4 +1,3 @@
-import type { CallToolResult, McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { intVar } from '../../env';
 import { ApiError } from '../../errors';
@@ -14,7 +13,8 @@ import {
 } from './run-query.schemas';
 import { BrandIdField } from '../../schemas/fields';
 import { renderResultText, resultCaps, rowsThatFit, type ResultCaps } from './result-text';
-import { resultSizeMeta, runTool, toolSchema, toolSuccess, type ToolDeps } from '../../mcp/tool-result';
+import { resultSizeMeta, type ToolDeps } from '../../mcp/tool-result';
+import { ANNOTATIONS, defineTool, toolReply } from '../../mcp/define-tool';
 import { viewMeta, VIEWS } from '../../mcp/views';
 
 const UsageOutput = z
@@ -95,45 +95,46 @@ function pagingNote(out: RunQueryOutcome['result'], caps: ResultCaps): string | 
 }
 
 /** structuredContent carries the result once; the text block is its compact rendering (header lines + CSV). */
-function toolResult(outcome: RunQueryOutcome, caps: ResultCaps): CallToolResult {
+function toolResult(outcome: RunQueryOutcome, caps: ResultCaps) {
   const note = pagingNote(outcome.result, caps);
   // One parse, rendered once: the rows are not copied into a JSON text that would only be thrown away.
-  return toolSuccess(RunQueryOutput, { ...outcome.result, ...(note ? { note } : {}), usage: outcome.budget }, [], (data) =>
-    renderResultText(data, outcome.firstRow),
-  );
+  return toolReply(RunQueryOutput, { ...outcome.result, ...(note ? { note } : {}), usage: outcome.budget }, {
+    render: (data) => renderResultText(data, outcome.firstRow),
+  });
 }
 
 /** Room for what a result carries besides its rows (columns, stats, the paging note). */
 export const RESULT_ENVELOPE_CHARS = 16_384;
 
-export function registerQueryTools(server: McpServer, { ctx }: ToolDeps) {
-  const caps = resultCaps(intVar(ctx.env, 'MCP_ROW_CAP'), intVar(ctx.env, 'MCP_MAX_RESULT_BYTES'));
-  server.registerTool(
-    'run_query',
-    {
-      title: 'Run query',
-      description:
-        "Run one read-only query on one brand's dataset: raw sql (flow A) or a stored queryId (flow B). " +
-        'Read the memories of its tables first (list_memories). ' +
-        `One result holds at most ${caps.rows} rows and ${caps.bytes} bytes; totalRows is the whole result's size, ` +
-        'nextCursor reads the next page. Each run counts against the daily usage limit and a per-query byte ceiling ' +
-        '(what is left comes back in usage).',
-      inputSchema: toolSchema(RunQueryInput),
-      outputSchema: toolSchema(RunQueryOutput),
-      // Read-only, but not idempotent: each run spends the daily usage budget.
-      annotations: { readOnlyHint: true, idempotentHint: false, openWorldHint: false },
-      // The text copy of a capped result is about the row cap's bytes plus columns, stats and the paging note.
-      // Hosts with MCP Apps show the result in the result view; others ignore the link and read the result as before.
-      _meta: { ...resultSizeMeta(intVar(ctx.env, 'MCP_MAX_RESULT_BYTES') + RESULT_ENVELOPE_CHARS), ...viewMeta(VIEWS.result) },
-    },
-    (input) =>
-      runTool(ctx, 'run_query', async () => {
-        const request = toRequest(input);
-        const opts = { rowCap: caps.rows, fitRows: (rows: Record<string, unknown>[]) => rowsThatFit(rows, caps) };
-        if (request.page) {
-          return toolResult(await readQueryPage(ctx, request.page, opts), caps);
-        }
-        return toolResult(await runQuery(ctx, request.run, opts), caps);
-      }),
-  );
-}
+const capsOf = ({ ctx }: ToolDeps) => resultCaps(intVar(ctx.env, 'MCP_ROW_CAP'), intVar(ctx.env, 'MCP_MAX_RESULT_BYTES'));
+
+export const runQueryTool = defineTool({
+  name: 'run_query',
+  title: 'Run query',
+  description: (deps) => {
+    const caps = capsOf(deps);
+    return (
+      "Run one read-only query on one brand's dataset: raw sql (flow A) or a stored queryId (flow B). " +
+      'Read the memories of its tables first (list_memories). ' +
+      `One result holds at most ${caps.rows} rows and ${caps.bytes} bytes; totalRows is the whole result's size, ` +
+      'nextCursor reads the next page. Each run counts against the daily usage limit and a per-query byte ceiling ' +
+      '(what is left comes back in usage).'
+    );
+  },
+  input: RunQueryInput.shape,
+  output: RunQueryOutput,
+  // Read-only, but not idempotent: each run spends the daily usage budget.
+  annotations: ANNOTATIONS.meteredRead,
+  // The text copy of a capped result is about the row cap's bytes plus columns, stats and the paging note.
+  // Hosts with MCP Apps show the result in the result view; others ignore the link and read the result as before.
+  meta: ({ ctx }) => ({ ...resultSizeMeta(intVar(ctx.env, 'MCP_MAX_RESULT_BYTES') + RESULT_ENVELOPE_CHARS), ...viewMeta(VIEWS.result) }),
+  run: async (input, deps) => {
+    const caps = capsOf(deps);
+    const request = toRequest(input);
+    const opts = { rowCap: caps.rows, fitRows: (rows: Record<string, unknown>[]) => rowsThatFit(rows, caps) };
+    if (request.page) {
+      return toolResult(await readQueryPage(deps.ctx, request.page, opts), caps);
+    }
+    return toolResult(await runQuery(deps.ctx, request.run, opts), caps);
+  },
+});

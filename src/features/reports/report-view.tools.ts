@@ -1,4 +1,3 @@
-import type { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { intVar } from '../../env';
 import { errorBody, toApiError } from '../../errors';
@@ -9,7 +8,8 @@ import { BrandIdField, ReportIdField } from '../../schemas/fields';
 import { PeriodSchema, ResolvedWindowSchema, RunQueryResponseSchema } from '../query/run-query.schemas';
 import { RESULT_ENVELOPE_CHARS } from '../query/query.tools';
 import { resultCaps, rowsThatFit } from '../query/result-text';
-import { resultSizeMeta, runTool, toolInput, toolSchema, toolSuccess, type ToolDeps } from '../../mcp/tool-result';
+import { resultSizeMeta } from '../../mcp/tool-result';
+import { ANNOTATIONS, defineTool } from '../../mcp/define-tool';
 import { viewMeta, VIEWS } from '../../mcp/views';
 
 /** A section as show_report returns it: what list_report_queries says about it, then its rows, or why it has none. */
@@ -33,59 +33,52 @@ export const ShowReportOutput = z.object({
 export type ShowReportOutput = z.infer<typeof ShowReportOutput>;
 type ShownSection = z.infer<typeof ShownSection>;
 
-const ShowReportInput = toolInput({
-  reportId: ReportIdField.describe('From list_reports.'),
-  brandId: BrandIdField.optional().describe('As list_reports gave it.'),
-  period: PeriodSchema.optional().describe("As run_query's period; omitted: the last full month."),
-});
-
 /**
  * show_report: a whole report for one period in one call, for the report view (hosts without MCP Apps get the
  * same data as JSON). Each section is one run_query of its stored query, so it is checked, metered, audited and
  * capped exactly as run_query would; a section that fails carries its error and the others still show.
  */
-export function registerReportViewTools(server: McpServer, { ctx }: ToolDeps) {
-  const caps = resultCaps(intVar(ctx.env, 'MCP_ROW_CAP'), intVar(ctx.env, 'MCP_MAX_RESULT_BYTES'));
-  server.registerTool(
-    'show_report',
-    {
-      title: 'Show report',
-      description:
-        'Run every section of a report for one period and show it as a dashboard (MCP Apps hosts draw it; others ' +
-        'get the data). One usage run per section; for one section, or to page one, use run_query.',
-      inputSchema: ShowReportInput,
-      outputSchema: toolSchema(ShowReportOutput),
-      // Read-only, but not idempotent: each section spends a run of the daily budget.
-      annotations: { readOnlyHint: true, idempotentHint: false, openWorldHint: false },
-      // The sections share MCP_MAX_RESULT_BYTES, so the JSON text is about that size, like a capped run_query.
-      _meta: { ...resultSizeMeta(intVar(ctx.env, 'MCP_MAX_RESULT_BYTES') + RESULT_ENVELOPE_CHARS), ...viewMeta(VIEWS.report) },
-    },
-    ({ reportId, brandId, period }) =>
-      runTool(ctx, 'show_report', async () => {
-        const report = await getReport(ctx, { reportId, brandId });
-        const { queries } = await listReportQueries(ctx, { reportId, brandId: report.brandId });
-        // The sections share one result's byte budget, so the whole dashboard stays within MCP_MAX_RESULT_BYTES.
-        const share = resultCaps(caps.rows, Math.floor(caps.bytes / Math.max(1, queries.length)));
-        const opts = { rowCap: caps.rows, fitRows: (rows: Record<string, unknown>[]) => rowsThatFit(rows, share) };
-        const runs = await Promise.all(
-          queries.map(async (q) => {
-            const about = { id: q.id, name: q.name, description: q.description, chartSpec: q.chartSpec, narrativeHints: q.narrativeHints };
-            try {
-              const request = { queryId: q.id, brandId: report.brandId, ...(q.parameterized && period ? { period } : {}) };
-              const { result } = await runQuery(ctx, request, opts);
-              const { rows, rowCount, truncated, schema, totalRows, nextCursor } = result;
-              const section: ShownSection = { ...about, rows, rowCount, truncated, schema, totalRows, nextCursor };
-              return { section, window: result.window };
-            } catch (err) {
-              const apiErr = toApiError(err);
-              ctx.log[apiErr.status >= 500 ? 'error' : 'info']('show_report section failed', { section: q.id, code: apiErr.code });
-              const section: ShownSection = { ...about, error: errorBody(apiErr, ctx.requestId).error };
-              return { section, window: undefined };
-            }
-          }),
-        );
-        const window = runs.find((r) => r.window !== undefined)?.window;
-        return toolSuccess(ShowReportOutput, { brandId: report.brandId, report, ...(window ? { window } : {}), sections: runs.map((r) => r.section) });
+export const showReportTool = defineTool({
+  name: 'show_report',
+  title: 'Show report',
+  description:
+    'Run every section of a report for one period and show it as a dashboard (MCP Apps hosts draw it; others ' +
+    'get the data). One usage run per section; for one section, or to page one, use run_query.',
+  input: {
+    reportId: ReportIdField.describe('From list_reports.'),
+    brandId: BrandIdField.optional().describe('As list_reports gave it.'),
+    period: PeriodSchema.optional().describe("As run_query's period; omitted: the last full month."),
+  },
+  output: ShowReportOutput,
+  // Read-only, but not idempotent: each section spends a run of the daily budget.
+  annotations: ANNOTATIONS.meteredRead,
+  // The sections share MCP_MAX_RESULT_BYTES, so the JSON text is about that size, like a capped run_query.
+  meta: ({ ctx }) => ({ ...resultSizeMeta(intVar(ctx.env, 'MCP_MAX_RESULT_BYTES') + RESULT_ENVELOPE_CHARS), ...viewMeta(VIEWS.report) }),
+  run: async ({ reportId, brandId, period }, { ctx }) => {
+    const caps = resultCaps(intVar(ctx.env, 'MCP_ROW_CAP'), intVar(ctx.env, 'MCP_MAX_RESULT_BYTES'));
+    const report = await getReport(ctx, { reportId, brandId });
+    const { queries } = await listReportQueries(ctx, { reportId, brandId: report.brandId });
+    // The sections share one result's byte budget, so the whole dashboard stays within MCP_MAX_RESULT_BYTES.
+    const share = resultCaps(caps.rows, Math.floor(caps.bytes / Math.max(1, queries.length)));
+    const opts = { rowCap: caps.rows, fitRows: (rows: Record<string, unknown>[]) => rowsThatFit(rows, share) };
+    const runs = await Promise.all(
+      queries.map(async (q) => {
+        const about = { id: q.id, name: q.name, description: q.description, chartSpec: q.chartSpec, narrativeHints: q.narrativeHints };
+        try {
+          const request = { queryId: q.id, brandId: report.brandId, ...(q.parameterized && period ? { period } : {}) };
+          const { result } = await runQuery(ctx, request, opts);
+          const { rows, rowCount, truncated, schema, totalRows, nextCursor } = result;
+          const section: ShownSection = { ...about, rows, rowCount, truncated, schema, totalRows, nextCursor };
+          return { section, window: result.window };
+        } catch (err) {
+          const apiErr = toApiError(err);
+          ctx.log[apiErr.status >= 500 ? 'error' : 'info']('show_report section failed', { section: q.id, code: apiErr.code });
+          const section: ShownSection = { ...about, error: errorBody(apiErr, ctx.requestId).error };
+          return { section, window: undefined };
+        }
       }),
-  );
-}
+    );
+    const window = runs.find((r) => r.window !== undefined)?.window;
+    return { brandId: report.brandId, report, ...(window ? { window } : {}), sections: runs.map((r) => r.section) };
+  },
+});

@@ -1,7 +1,7 @@
-import type { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { fetchItem, knowledgeItems, searchItems } from './search';
-import { resultSizeMeta, runTool, toolInput, toolSchema, toolSuccess, type ToolDeps } from '../../mcp/tool-result';
+import { resultSizeMeta } from '../../mcp/tool-result';
+import { ANNOTATIONS, defineTool } from '../../mcp/define-tool';
 
 /** Results one search returns at most. */
 const SEARCH_LIMIT = 20;
@@ -18,45 +18,32 @@ export const FetchOutput = z.object({
   metadata: z.record(z.string(), z.string()).optional(),
 });
 
-const READ_ONLY = { readOnlyHint: true, idempotentHint: true, openWorldHint: false } as const;
+export const searchTool = defineTool({
+  name: 'search',
+  title: 'Search',
+  description:
+    'Find brands, reports and their sections, saved queries and tables by words; fetch an id for the details. ' +
+    'Table lists come from the warehouse (a cold read counts one run per brand).',
+  input: { query: z.string().min(1).max(500) },
+  output: SearchOutput,
+  annotations: ANNOTATIONS.read,
+  run: async ({ query }, { ctx, origin }) => {
+    const found = searchItems(await knowledgeItems(ctx, origin), query, SEARCH_LIMIT);
+    return { results: found.map(({ id, title, url }) => ({ id, title, url })) };
+  },
+});
 
-const SearchInput = toolInput({ query: z.string().min(1).max(500) });
-const FetchInput = toolInput({ id: z.string().min(1).max(600) });
-
-export function registerSearchTools(server: McpServer, { ctx, origin }: ToolDeps) {
-  server.registerTool(
-    'search',
-    {
-      title: 'Search',
-      description:
-        'Find brands, reports and their sections, saved queries and tables by words; fetch an id for the details. ' +
-        'Table lists come from the warehouse (a cold read counts one run per brand).',
-      inputSchema: SearchInput,
-      outputSchema: toolSchema(SearchOutput),
-      annotations: READ_ONLY,
-    },
-    ({ query }) =>
-      runTool(ctx, 'search', async () => {
-        const found = searchItems(await knowledgeItems(ctx, origin), query, SEARCH_LIMIT);
-        return toolSuccess(SearchOutput, { results: found.map(({ id, title, url }) => ({ id, title, url })) });
-      }),
-  );
-
-  server.registerTool(
-    'fetch',
-    {
-      title: 'Fetch',
-      description: "One search result in full: a report's instructions and sections' SQL, a query's SQL, a table's columns (one run).",
-      inputSchema: FetchInput,
-      outputSchema: toolSchema(FetchOutput),
-      annotations: READ_ONLY,
-      _meta: resultSizeMeta(FETCH_TEXT_CHARS + 2_000),
-    },
-    ({ id }) =>
-      runTool(ctx, 'fetch', async () => {
-        const item = await fetchItem(ctx, origin, id);
-        const text = item.text.length > FETCH_TEXT_CHARS ? `${item.text.slice(0, FETCH_TEXT_CHARS)}\n[cut at ${FETCH_TEXT_CHARS} characters]` : item.text;
-        return toolSuccess(FetchOutput, { ...item, text });
-      }),
-  );
-}
+export const fetchTool = defineTool({
+  name: 'fetch',
+  title: 'Fetch',
+  description: "One search result in full: a report's instructions and sections' SQL, a query's SQL, a table's columns (one run).",
+  input: { id: z.string().min(1).max(600) },
+  output: FetchOutput,
+  annotations: ANNOTATIONS.read,
+  meta: () => resultSizeMeta(FETCH_TEXT_CHARS + 2_000),
+  run: async ({ id }, { ctx, origin }) => {
+    const item = await fetchItem(ctx, origin, id);
+    const text = item.text.length > FETCH_TEXT_CHARS ? `${item.text.slice(0, FETCH_TEXT_CHARS)}\n[cut at ${FETCH_TEXT_CHARS} characters]` : item.text;
+    return { ...item, text };
+  },
+});

@@ -1,0 +1,113 @@
+import type { CallToolResult, McpServer } from '@modelcontextprotocol/server';
+import { z } from 'zod';
+import { runTool, toolSchema, toolSuccess, type ToolDeps } from './tool-result';
+
+/**
+ * The annotations a tool may carry: one of these, never a hand-written object, so that two tools that behave
+ * alike advertise alike. None reaches outside this service (`openWorldHint: false`).
+ */
+export const ANNOTATIONS = {
+  /** Reads; the same call gives the same answer (listings, lookups, search). */
+  read: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  /** Reads, but each call spends the daily usage budget (run_query, show_report). */
+  meteredRead: { readOnlyHint: true, idempotentHint: false, openWorldHint: false },
+  /** Adds a record on each call (a feedback report, a memory) and never destroys anything. */
+  append: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+} as const;
+
+type Annotations = (typeof ANNOTATIONS)[keyof typeof ANNOTATIONS];
+
+const BRAND = Symbol('tool reply');
+
+/** What a run returns when the text block is not the JSON of the data: its own rendering, or notes beside it. */
+export interface ToolReply<O extends z.ZodType<Record<string, unknown>>> {
+  [BRAND]: true;
+  data: z.input<O>;
+  render?: (structured: z.output<O>) => string;
+  notes?: string[];
+}
+
+export function toolReply<O extends z.ZodType<Record<string, unknown>>>(
+  _output: O,
+  data: z.input<O>,
+  options: { render?: (structured: z.output<O>) => string; notes?: string[] } = {},
+): ToolReply<O> {
+  return { [BRAND]: true, data, ...options };
+}
+
+function isReply(value: unknown): value is ToolReply<z.ZodType<Record<string, unknown>>> {
+  return typeof value === 'object' && value !== null && BRAND in value;
+}
+
+export interface ToolSpec<I extends z.ZodRawShape, O extends z.ZodType<Record<string, unknown>>> {
+  name: string;
+  title: string;
+  /** What the model reads; a function when it quotes this deployment's settings (caps, limits). */
+  description: string | ((deps: ToolDeps) => string);
+  /** The arguments: a strict object (an argument the schema does not name is refused, as REST refuses it). */
+  input: I;
+  /** The result: parsed on every success (undeclared fields dropped) and advertised as the output schema. */
+  output: O;
+  annotations: Annotations;
+  /**
+   * What the tool writes, for a tool that writes at all (the D1 rows it adds). A tool without it is a read tool
+   * and must carry a `readOnlyHint: true` annotation; a tool with it must not.
+   */
+  writes?: string;
+  /** `_meta` of the tool in tools/list (result size hints, a view link). */
+  meta?: (deps: ToolDeps) => Record<string, unknown> | undefined;
+  run: (input: z.output<z.ZodObject<I, z.core.$strict>>, deps: ToolDeps) => Promise<z.input<O> | ToolReply<O>>;
+}
+
+/** A tool ready to be registered on a request's server (see registerTools). */
+export interface Tool {
+  readonly name: string;
+  readonly annotations: Annotations;
+  register(server: McpServer, deps: ToolDeps): void;
+}
+
+const ALLOWED = new Set<unknown>(Object.values(ANNOTATIONS));
+
+/**
+ * One MCP tool: its name and output schema are written once here, its argument and result schemas are converted
+ * once per isolate, and every call goes through `runTool` (any throw becomes an `isError` result with the
+ * request id) and `toolSuccess` (the result parsed through `output`). Throws when the annotations are not one
+ * of ANNOTATIONS or contradict `writes`, so such a tool never reaches tools/list.
+ */
+export function defineTool<I extends z.ZodRawShape, O extends z.ZodType<Record<string, unknown>>>(spec: ToolSpec<I, O>): Tool {
+  const { name, title, description, output, annotations, writes, meta, run } = spec;
+  if (!ALLOWED.has(annotations)) throw new Error(`tool ${name}: annotations must be one of ANNOTATIONS (read, meteredRead, append)`);
+  if (writes === undefined && !annotations.readOnlyHint) {
+    throw new Error(`tool ${name}: a read tool (no writes declared) must be readOnlyHint; declare what it writes or use ANNOTATIONS.read`);
+  }
+  if (writes !== undefined && annotations.readOnlyHint) throw new Error(`tool ${name}: it writes ${writes}, so it cannot be readOnlyHint`);
+  const input = z.strictObject(spec.input);
+  const inputSchema = toolSchema(input);
+  const outputSchema = toolSchema(output);
+  const succeed = (result: z.input<O> | ToolReply<O>): CallToolResult =>
+    isReply(result) ? toolSuccess(output, result.data, result.notes, result.render) : toolSuccess(output, result);
+  return {
+    name,
+    annotations,
+    register(server, deps) {
+      const _meta = meta?.(deps);
+      server.registerTool(
+        name,
+        {
+          title,
+          description: typeof description === 'string' ? description : description(deps),
+          inputSchema,
+          outputSchema,
+          annotations,
+          ...(_meta ? { _meta } : {}),
+        },
+        (args: z.output<typeof input>) => runTool(deps.ctx, name, async () => succeed(await run(args, deps))),
+      );
+    },
+  };
+}
+
+/** Registers `tools` in order on one request's server, each bound to that request's context. */
+export function registerTools(server: McpServer, deps: ToolDeps, tools: readonly Tool[]): void {
+  for (const tool of tools) tool.register(server, deps);
+}
