@@ -37,6 +37,8 @@ function workersProject(name: string, isolate: boolean, include: string[], exclu
             FEEDBACK_WEBHOOK_URL: `${inject('webhookUrl')}/hook`,
             FEEDBACK_WEBHOOK_RETRY_SECONDS: '1',
             FEEDBACK_WEBHOOK_MAX_ATTEMPTS: '4',
+            // Tests read query_log right after a request; test/query-log-queue.test.ts runs the queued delivery.
+            QUERY_LOG_DELIVERY: 'direct',
           },
         },
       })),

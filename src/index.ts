@@ -1,6 +1,6 @@
 import { createApp } from './app';
 import type { Env } from './env';
-import { consumeNotifications } from './features/notifications/notifications';
+import { handleQueueBatch } from './queue';
 import { createWorker } from './oauth/worker';
 
 export { UsageLimiter } from './usage/usage-limiter';
@@ -16,8 +16,8 @@ export default {
   fetch(request: Request, env: Env, ctx: ExecutionContext) {
     return worker.fetch(request, env, ctx);
   },
-  // Cloudflare Queues consumer: webhook notifications of filed data-issue reports.
+  // Cloudflare Queues consumer: query_log rows in batches, webhook notifications of filed data-issue reports.
   queue(batch: MessageBatch<unknown>, env: Env) {
-    return consumeNotifications(batch, env);
+    return handleQueueBatch(batch, env);
   },
 } satisfies ExportedHandler<Env>;

@@ -77,6 +77,13 @@ describe.skipIf(!BROWSER)('the data team console in chromium', () => {
     );
     const ran = await client.callTool({ name: 'run_query', arguments: { brandId: 'brand_globex', sql: SQL } });
     expect(ran.isError ?? false).toBe(false);
+    // The run's query_log row arrives through the queue (QUERY_LOG_DELIVERY = "queue", the default) within about a
+    // second; the report attaches what the log holds when it is filed, so wait for it as a data team member would.
+    const context = await w.browser.newContext({ viewport: DESKTOP });
+    const page = await context.newPage();
+    await signIn(page, ADMINS.org);
+    await until('the run in the history', async () => (await page.request.get(`${w.baseUrl}/admin/history?brand=brand_globex`)).text(), (html) => html.includes('globex.fact__orders'));
+    await context.close();
     const filed = await client.callTool({
       name: 'report_data_issue',
       arguments: {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { intVar, type Env } from '../../env';
 import { describeError } from '../../errors';
 import { newId } from '../../lib/ids';
-import { createLogger, type Logger } from '../../lib/log';
+import type { Logger } from '../../lib/log';
 import type { OpContext } from '../../context';
 
 /**
@@ -173,11 +173,10 @@ async function deliver(env: Env, message: Message<unknown>, log: Logger): Promis
   message.retry({ delaySeconds });
 }
 
-/** The Worker's queue handler: each message on its own, so one slow or failing webhook never holds up another. */
-export async function consumeNotifications(batch: MessageBatch<unknown>, env: Env): Promise<void> {
-  const log = createLogger(`queue:${batch.queue}`);
+/** The consumer: each message on its own, so one slow or failing webhook never holds up another. */
+export async function consumeNotifications(messages: readonly Message<unknown>[], env: Env, log: Logger): Promise<void> {
   await Promise.all(
-    batch.messages.map(async (m) => {
+    messages.map(async (m) => {
       try {
         await deliver(env, m, log);
       } catch (err) {
