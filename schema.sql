@@ -29,7 +29,10 @@ CREATE INDEX IF NOT EXISTS brands_org ON brands(org_id);
 -- api_keys: a bearer secret scoped to exactly one org or exactly one brand. Only the SHA-256 hex digest
 -- of the secret is stored; prefix is the visible head of the secret (shown in lists, never enough to use).
 -- revoked_at set = the key is dead at once (auth reads this row on every request).
--- The three limit columns override the Worker's defaults when not NULL.
+-- The per-key settings (src/features/keys/settings.ts) override the Worker's DEFAULT_* variables when not NULL:
+-- three run limits, and the per-minute rates of the light meters (docs/usage-limits.md). memories_write = 1: the
+-- key may create, change and delete memories inside its own scope (an org key: org memories of its org and brand
+-- memories of its brands; a brand key: its brand's); 0 = read-only. Written by the admin pages and CLI.
 CREATE TABLE IF NOT EXISTS api_keys (
   id                  TEXT PRIMARY KEY,    -- key_<random>; public, used to revoke
   name                TEXT NOT NULL,
@@ -44,6 +47,10 @@ CREATE TABLE IF NOT EXISTS api_keys (
   created_at          INTEGER NOT NULL,
   last_used_at        INTEGER,
   revoked_at          INTEGER,
+  -- added by migration 0002 (columns a migration adds come last)
+  checks_per_minute   INTEGER CHECK (checks_per_minute IS NULL OR checks_per_minute > 0),  -- dry runs + refusals
+  page_reads_per_minute INTEGER CHECK (page_reads_per_minute IS NULL OR page_reads_per_minute > 0),  -- cursor pages
+  memories_write      INTEGER NOT NULL DEFAULT 0 CHECK (memories_write IN (0, 1)),
   CHECK ((org_id IS NULL) <> (brand_id IS NULL))
 );
 
@@ -223,15 +230,6 @@ CREATE TABLE IF NOT EXISTS memberships (
 );
 CREATE UNIQUE INDEX IF NOT EXISTS memberships_unique ON memberships(user_id, COALESCE(org_id, ''), COALESCE(brand_id, ''));
 
--- api_key_meters: per-key overrides of the light meters (docs/usage-limits.md): dry runs plus requests the SQL
--- guard refuses (checks), and cursor page reads (pages), each per minute. No row, or NULL: the Worker's
--- DEFAULT_CHECKS_PER_MINUTE / DEFAULT_PAGE_READS_PER_MINUTE. Read only on those paths, never on a run.
-CREATE TABLE IF NOT EXISTS api_key_meters (
-  key_id                 TEXT PRIMARY KEY REFERENCES api_keys(id),
-  checks_per_minute      INTEGER CHECK (checks_per_minute IS NULL OR checks_per_minute > 0),
-  page_reads_per_minute  INTEGER CHECK (page_reads_per_minute IS NULL OR page_reads_per_minute > 0)
-);
-
 -- memories: context about what a table means and how to analyze it (docs/memories.md). Visibility is the reports'
 -- rule: scope system reaches every brand (org_id, brand_id NULL), org every brand of org_id, brand its brand_id.
 -- table_name is a table of the brand's dataset the note is about, or NULL for general context. content is markdown
@@ -281,15 +279,3 @@ CREATE TABLE IF NOT EXISTS memory_revisions (
   created_at  INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS memory_revisions_memory ON memory_revisions(memory_id, created_at);
-
--- api_key_permissions: rights an API key has beyond reading. A separate table rather than an api_keys column
--- because SQLite has no ADD COLUMN IF NOT EXISTS, and schema.sql must stay re-appliable to existing databases.
--- permission memories:write = the key may create, change and delete memories inside its own scope (an org key:
--- org memories of its org and brand memories of its brands; a brand key: its brand's). No row = read-only.
--- Granted at key creation (admin CLI `key create --memories write`, or the admin pages); read on every write.
-CREATE TABLE IF NOT EXISTS api_key_permissions (
-  key_id      TEXT NOT NULL REFERENCES api_keys(id),
-  permission  TEXT NOT NULL CHECK (permission IN ('memories:write')),
-  created_at  INTEGER NOT NULL,
-  PRIMARY KEY (key_id, permission)
-);

@@ -10,8 +10,7 @@ import { api, expectError, postJson, seedDemo, type TestKey } from './seed';
 
 /** Grants or withdraws `memories:write` the way the admin CLI and pages store it. */
 async function setWrite(keyId: string, on: boolean) {
-  if (on) await env.DB.prepare(`INSERT OR IGNORE INTO api_key_permissions (key_id, permission, created_at) VALUES (?, 'memories:write', 0)`).bind(keyId).run();
-  else await env.DB.prepare('DELETE FROM api_key_permissions WHERE key_id = ?').bind(keyId).run();
+  await env.DB.prepare('UPDATE api_keys SET memories_write = ? WHERE id = ?').bind(on ? 1 : 0, keyId).run();
 }
 
 function send(method: string, path: string, key: TestKey, body: unknown) {

@@ -4,16 +4,19 @@
 //   POST /bigquery/v2/projects/{p}/jobs/{jobId}/cancel  jobs.cancel
 //   POST /bigquery/v2/projects/{p}/queries              jobs.query
 //   GET  /bigquery/v2/projects/{p}/queries/{jobId}      jobs.getQueryResults
+//   GET  /bigquery/v2/projects/{p}/datasets/{d}/tables      tables.list (references, type, labels; paged)
+//   GET  /bigquery/v2/projects/{p}/datasets/{d}/tables/{t}  tables.get (the Table resource: schema, numRows, labels)
 // Bearer auth is a self-signed service-account JWT, as BigQuery accepts it. Answers use BigQuery's shapes
 // and error reasons. Control endpoints (no auth, loopback only): /__faults, /__requests, /__health.
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import { verifyBearer } from './auth.mjs';
-import { PROJECT, assertIsoDate, ensureDemoDatabase, utcToday } from './demo-data.mjs';
+import { PROJECT, TABLES, assertIsoDate, ensureDemoDatabase, utcToday } from './demo-data.mjs';
 import { openEngine } from './engine.mjs';
 import { encodeValue } from './encode.mjs';
 import { BqError, errorBody, errorResult, invalidQuery } from './errors.mjs';
 import { FAULT_KINDS, FaultRegistry, FaultSpecError, parseFaultSpec } from './faults.mjs';
+import { TABLE_DOCS } from './table-docs.mjs';
 
 const MIB = 1024 * 1024;
 /** BigQuery bills at least 10 MB for each table a query reads (on-demand pricing). */
@@ -113,8 +116,10 @@ async function handle(ctx, req, res) {
   const path = url.pathname;
   if (path.startsWith('/__')) return control(ctx, req, res, url);
   const m = /^\/bigquery\/v2\/projects\/([^/]+)\/(jobs|queries)(?:\/([^/]+))?(\/cancel)?$/.exec(path);
+  const t = /^\/bigquery\/v2\/projects\/([^/]+)\/datasets\/([^/]+)\/tables(?:\/([^/]+))?$/.exec(path);
   const method = req.method ?? 'GET';
   let op = null;
+  if (t && method === 'GET') op = t[3] ? 'tablesGet' : 'tablesList';
   if (m) {
     const [, , kind, id, cancel] = m;
     if (kind === 'jobs' && !id && method === 'POST') op = 'insert';
@@ -136,9 +141,10 @@ async function handle(ctx, req, res) {
     }
   }
   if (!op) return sendError(res, new BqError(404, 'notFound', `Not found: ${method} ${path}`));
-  const route = /** @type {RegExpExecArray} `op` is only set when the path matched */ (m);
+  const route = /** @type {RegExpExecArray} `op` is only set when the path matched */ (m ?? t);
   const project = decodeURIComponent(route[1] ?? '');
-  const jobId = route[3] ? decodeURIComponent(route[3]) : null;
+  const jobId = m && route[3] ? decodeURIComponent(route[3]) : null;
+  const tableRef = t ? { datasetId: decodeURIComponent(t[2] ?? ''), tableId: t[3] ? decodeURIComponent(t[3]) : null } : null;
 
   const auth = verifyBearer(req.headers.authorization, ctx.accounts, Math.floor(ctx.now() / 1000));
   const entry = ctx.journal.record({ method, path, op, query: Object.fromEntries(url.searchParams), body, auth });
@@ -161,7 +167,7 @@ async function handle(ctx, req, res) {
   }
   const incomplete = ctx.faults.take(facts, ['jobIncomplete']) !== null;
   const slow = ctx.faults.take(facts, ['slowJob']);
-  const call = { ctx, project, jobId, body: body ?? {}, params: url.searchParams, account: auth.account, incomplete, slowMs: slow?.ms ?? 0 };
+  const call = { ctx, project, jobId, tableRef, body: body ?? {}, params: url.searchParams, account: auth.account, incomplete, slowMs: slow?.ms ?? 0 };
   try {
     if (project !== PROJECT && (op === 'insert' || op === 'query')) {
       throw new BqError(403, 'accessDenied', `Access Denied: Project ${project}: User does not have bigquery.jobs.create permission in project ${project}.`);
@@ -272,7 +278,116 @@ function sendError(res, err) {
 // ---------------------------------------------------------------------------------------------------------
 // BigQuery operations
 
+/** Legacy REST type names, as tables.get spells a column's type (https://cloud.google.com/bigquery/docs/reference/rest/v2/tables#TableFieldSchema). */
+const REST_TYPE = { INT64: 'INTEGER', FLOAT64: 'FLOAT', BOOL: 'BOOLEAN', STRUCT: 'RECORD' };
+
+/** First and last day of each table's `coverage` column, read once per engine (the data file is read-only). */
+const coverageCache = new WeakMap();
+
+async function coverageOf(ctx, datasetName, tableName) {
+  const cov = TABLE_DOCS[tableName]?.coverage;
+  if (!cov) return null;
+  let perEngine = coverageCache.get(ctx.engine);
+  if (!perEngine) coverageCache.set(ctx.engine, (perEngine = new Map()));
+  const key = `${datasetName}.${cov.table}.${cov.column}`;
+  let found = perEngine.get(key);
+  if (!found) {
+    const sql = `SELECT strftime(min(CAST("${cov.column}" AS DATE)), '%Y-%m-%d'), strftime(max(CAST("${cov.column}" AS DATE)), '%Y-%m-%d') FROM "${PROJECT}"."${datasetName}"."${cov.table}"`;
+    found = ctx.engine.exclusive(async () => (await ctx.engine.conn.runAndReadAll(sql)).getRowsJS()[0] ?? [null, null]);
+    perEngine.set(key, found);
+  }
+  const [first, last] = await found;
+  return first && last ? { first: String(first), last: String(last) } : null;
+}
+
+/** The dataset of a tables.* call, if the caller's account may read it (403 otherwise, 404 when it does not exist). */
+function readableDataset(call, denied, what) {
+  const { ctx, project, account } = call;
+  const { datasetId } = call.tableRef;
+  const ds = project === PROJECT ? ctx.engine.catalog.get(datasetId.toLowerCase()) : undefined;
+  if (!ds) throw new BqError(404, 'notFound', `Not found: Dataset ${project}:${datasetId}`);
+  if (account.datasets && !account.datasets.some((d) => d.toLowerCase() === ds.name.toLowerCase())) {
+    throw new BqError(403, 'accessDenied', `Access Denied: ${what}: ${denied}`);
+  }
+  return ds;
+}
+
+/** What tables.list and tables.get both say of a table: reference, type, labels (layer and coverage), creation time. */
+async function tableSummary(ctx, datasetName, tableName) {
+  const coverage = await coverageOf(ctx, datasetName, tableName);
+  return {
+    kind: 'bigquery#table',
+    id: `${PROJECT}:${datasetName}.${tableName}`,
+    tableReference: { projectId: PROJECT, datasetId: datasetName, tableId: tableName },
+    type: 'TABLE',
+    labels: { layer: TABLES[tableName].layer, ...(coverage ? { data_first_day: coverage.first, data_last_day: coverage.last } : {}) },
+    creationTime: String(Date.parse(`${ctx.engine.today}T00:00:00Z`)),
+  };
+}
+
 const OPERATIONS = {
+  /**
+   * tables.get: the Table resource (https://cloud.google.com/bigquery/docs/reference/rest/v2/tables/get), with
+   * the fields BigQuery fills for a native table: schema (with column descriptions), numRows and numBytes
+   * (int64 as decimal strings), description, labels, type, creation and modification times. Needs
+   * bigquery.tables.get on the dataset: an account limited to other datasets gets 403, an unknown table 404.
+   */
+  async tablesGet(call) {
+    const { ctx, project } = call;
+    const { datasetId, tableId } = /** @type {{ datasetId: string, tableId: string }} */ (call.tableRef);
+    const display = `${project}:${datasetId}.${tableId}`;
+    const ds = readableDataset(call, `Permission bigquery.tables.get denied on table ${display} (or it may not exist).`, `Table ${display}`);
+    const table = ds.tables.get(tableId.toLowerCase());
+    const meta = TABLES[table?.name ?? ''];
+    if (!table || !meta) throw new BqError(404, 'notFound', `Not found: Table ${display}`);
+    const docs = TABLE_DOCS[table.name];
+    const numBytes = [...table.columns.values()].reduce((sum, c) => sum + c.bytes, 0);
+    return {
+      ...(await tableSummary(ctx, ds.name, table.name)),
+      etag: createHash('sha256').update(`${ds.name}.${table.name}.${ctx.engine.today}`).digest('base64').slice(0, 22),
+      selfLink: `https://bigquery.googleapis.com/bigquery/v2/projects/${PROJECT}/datasets/${ds.name}/tables/${table.name}`,
+      description: meta.description,
+      schema: {
+        fields: meta.columns.map(([name, type]) => ({
+          name,
+          type: REST_TYPE[type] ?? type,
+          mode: 'NULLABLE',
+          ...(docs?.columns[name] ? { description: docs.columns[name] } : {}),
+        })),
+      },
+      numBytes: String(numBytes),
+      numLongTermBytes: '0',
+      numRows: String(table.rows),
+      lastModifiedTime: String(Date.parse(`${ctx.engine.today}T00:00:00Z`)),
+      location: ctx.location,
+    };
+  },
+
+  /**
+   * tables.list (https://cloud.google.com/bigquery/docs/reference/rest/v2/tables/list): each table's reference,
+   * type, labels and creation time (no schema, description or row count: tables.get has those), in pages of
+   * `maxResults` with `nextPageToken`.
+   */
+  async tablesList(call) {
+    const { ctx, project, params } = call;
+    const { datasetId } = /** @type {{ datasetId: string }} */ (call.tableRef);
+    const ds = readableDataset(call, `Permission bigquery.tables.list denied on dataset ${project}:${datasetId} (or it may not exist).`, `Dataset ${project}:${datasetId}`);
+    const names = [...ds.tables.values()].map((t) => t.name).filter((n) => TABLES[n] !== undefined).sort();
+    const maxResults = optionalCount(params.get('maxResults') ?? undefined, 'maxResults') ?? 1000;
+    const token = params.get('pageToken');
+    const start = token === null ? 0 : Number(Buffer.from(token, 'base64url').toString('utf8'));
+    if (!Number.isInteger(start) || start < 0 || start > names.length) throw new BqError(400, 'invalid', `Invalid page token: ${token}`);
+    const page = names.slice(start, start + Math.max(1, maxResults));
+    const next = start + page.length;
+    return {
+      kind: 'bigquery#tableList',
+      etag: createHash('sha256').update(`${ds.name}.${ctx.engine.today}`).digest('base64').slice(0, 22),
+      tables: await Promise.all(page.map((name) => tableSummary(ctx, ds.name, name))),
+      totalItems: names.length,
+      ...(next < names.length ? { nextPageToken: Buffer.from(String(next), 'utf8').toString('base64url') } : {}),
+    };
+  },
+
   /** jobs.query */
   async query(call) {
     const { ctx, body } = call;

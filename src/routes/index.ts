@@ -5,6 +5,7 @@ import { registerSavedQueryRoutes } from '../features/saved-queries/saved-querie
 import { registerRunQueryRoutes } from '../features/query/run-query.index';
 import { registerReportRoutes } from '../features/reports/reports.index';
 import { registerMemoryRoutes } from '../features/memories/memories.index';
+import { registerTableRoutes } from '../features/tables/tables.routes';
 
 /** Every REST feature registers here; adding an endpoint touches its three files and this list. */
 export function registerRoutes(app: AppOpenAPI) {
@@ -14,4 +15,5 @@ export function registerRoutes(app: AppOpenAPI) {
   registerRunQueryRoutes(app);
   registerFeedbackRoutes(app);
   registerMemoryRoutes(app);
+  registerTableRoutes(app);
 }

@@ -6,6 +6,7 @@ import { ApiError } from '../errors';
 import type { MeterKind } from './meter';
 import type { AcquireOutcome, UsageLimiter, UsagePeek } from './usage-limiter';
 import { secondsUntil, WINDOW_MS, type Budget, type RateLimitState, type Refusal, type WindowUsage } from './window';
+import { KEY_SETTINGS } from '../features/keys/settings';
 
 /** A counted run (`id` set) or a budget check only (`id` null), with the RateLimit-* headers for the response. */
 export interface UsageTicket {
@@ -92,20 +93,21 @@ export function defaultMeterRate(env: Env, kind: MeterKind): number {
   return intVar(env, kind === 'checks' ? 'DEFAULT_CHECKS_PER_MINUTE' : 'DEFAULT_PAGE_READS_PER_MINUTE');
 }
 
-const MeterOverrideRow = z.object({ checks: z.number().int().positive().nullable(), pages: z.number().int().positive().nullable() });
+/** The key setting that overrides each meter's rate. */
+const METER_SETTING = { checks: KEY_SETTINGS.checksPerMinute.column, pages: KEY_SETTINGS.pageReadsPerMinute.column } as const;
+
+const MeterOverrideRow = z.object({ rate: z.number().int().positive().nullable() });
 
 /**
- * The principal's rate for `kind`: the key's own (`api_key_meters`) or the default. One D1 read, made only on the
- * paths that meter (dry runs, refusals, page reads), never on a run. OAuth connections use the default.
+ * The principal's rate for `kind`: the key's own (its `api_keys` setting) or the default. One D1 read, made only on
+ * the paths that meter (dry runs, refusals, page reads), never on a run. OAuth connections use the default.
  */
 export async function meterRate(env: Env, principal: Principal, kind: MeterKind): Promise<number> {
   if (principal.kind !== 'key') return defaultMeterRate(env, kind);
   const row = MeterOverrideRow.safeParse(
-    await env.DB.prepare('SELECT checks_per_minute AS checks, page_reads_per_minute AS pages FROM api_key_meters WHERE key_id = ?')
-      .bind(principal.id)
-      .first(),
+    await env.DB.prepare(`SELECT ${METER_SETTING[kind]} AS rate FROM api_keys WHERE id = ?`).bind(principal.id).first(),
   );
-  return (row.success ? row.data[kind] : null) ?? defaultMeterRate(env, kind);
+  return (row.success ? row.data.rate : null) ?? defaultMeterRate(env, kind);
 }
 
 /**

@@ -8,14 +8,14 @@ import { deadlineExceeded, malformedAnswer, mapUpstreamError, networkFailure, ty
 import { bearerTokenFor } from './jwt';
 import { sanitizeLabels } from './labels';
 import { backoffDelay, DEFAULT_RETRY_POLICY, nextRetryDelay, parseRetryAfter, type RetryPolicy } from './retry';
-import { JobSchema, QueryResponseSchema, type FieldSchema, type QueryResponse } from './wire';
+import { JobSchema, QueryResponseSchema, TableListSchema, TableResourceSchema, type FieldSchema, type QueryResponse, type TableFieldSchema } from './wire';
 
 /**
  * The one BigQuery client: REST v2 over `fetch`, service-account JWTs signed with WebCrypto. It uses nothing
  * Worker-specific, so Node (the benchmark) can run it unchanged. See docs/warehouse-client.md.
  */
 
-export type { FieldSchema } from './wire';
+export type { FieldSchema, TableFieldSchema } from './wire';
 
 export interface TableRef {
   projectId: string;
@@ -58,6 +58,41 @@ export interface PageResult {
   schema: FieldSchema[];
   totalRows: number;
 }
+
+/** A table's metadata as `tables.get` gives it (the fields this service reads of BigQuery's Table resource). */
+export interface TableInfo {
+  /** Columns with their types and descriptions (nested `fields` for RECORD). */
+  schema: TableFieldSchema[];
+  description: string | null;
+  /** Rows in the table (BigQuery's `numRows`; absent for views and external tables). */
+  numRows: number | null;
+  numBytes: number | null;
+  labels: Record<string, string>;
+  /** TABLE, VIEW, MATERIALIZED_VIEW, EXTERNAL, SNAPSHOT. */
+  type: string | null;
+  /** Last change to the table's data or metadata, ms since the epoch. */
+  lastModifiedTime: number | null;
+}
+
+export interface DatasetOptions extends CallOptions {
+  dataset: string;
+  /** Deadline including retries (every page of a list). Default: QUERY_TIMEOUT_MS. */
+  timeoutMs?: number;
+}
+
+export interface TableOptions extends DatasetOptions {
+  table: string;
+}
+
+/** One table of a dataset as `tables.list` gives it (no schema, description or row count: `getTable` has those). */
+export interface TableListEntry {
+  table: string;
+  type: string | null;
+  labels: Record<string, string>;
+}
+
+/** Pages of `tables.list` read at most (1,000 tables each). */
+const MAX_TABLE_LIST_PAGES = 10;
 
 export interface PageOptions extends CallOptions {
   jobId: string;
@@ -110,6 +145,10 @@ export interface WarehouseClient {
   query(sql: string, opts: QueryOptions): Promise<QueryResult>;
   /** Reads one page of a finished job's stored result: no new job, nothing billed. */
   readPage(opts: PageOptions): Promise<PageResult>;
+  /** A table's metadata (`tables.get`): no job, nothing billed. */
+  getTable(opts: TableOptions): Promise<TableInfo>;
+  /** The tables of a dataset (`tables.list`, every page up to 10,000 tables): no job, nothing billed. */
+  listTables(opts: DatasetOptions): Promise<TableListEntry[]>;
 }
 
 /** Seams for tests and the benchmark; every default is the real thing. */
@@ -459,7 +498,46 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
       if (rows.length > opts.maxResults) rows.length = opts.maxResults;
       return { rows, schema, totalRows: page.totalRows ?? opts.startIndex + rows.length };
     },
+
+    getTable,
+    listTables,
   };
+
+  async function getTable(opts: TableOptions): Promise<TableInfo> {
+    const timeoutMs = opts.timeoutMs ?? intVar(env, 'QUERY_TIMEOUT_MS');
+    const call = newCall(opts, 'tables.get', timeoutMs);
+    const path = `/datasets/${encodeURIComponent(opts.dataset)}/tables/${encodeURIComponent(opts.table)}`;
+    const json = await send({ method: 'GET', path }, call);
+    const parsed = TableResourceSchema.safeParse(json);
+    if (!parsed.success) throw malformedAnswer(`tables.get: ${parsed.error.issues.map((i) => i.path.join('.')).join(', ')}`, JSON.stringify(json));
+    const t = parsed.data;
+    return {
+      schema: t.schema?.fields ?? [],
+      description: t.description ?? null,
+      numRows: t.numRows ?? null,
+      numBytes: t.numBytes ?? null,
+      labels: t.labels ?? {},
+      type: t.type ?? null,
+      lastModifiedTime: t.lastModifiedTime ?? null,
+    };
+  }
+
+  async function listTables(opts: DatasetOptions): Promise<TableListEntry[]> {
+    const call = newCall(opts, 'tables.list', opts.timeoutMs ?? intVar(env, 'QUERY_TIMEOUT_MS'));
+    const path = `/datasets/${encodeURIComponent(opts.dataset)}/tables`;
+    const out: TableListEntry[] = [];
+    let pageToken: string | undefined;
+    for (let page = 0; page < MAX_TABLE_LIST_PAGES; page++) {
+      const json = await send({ method: 'GET', path, query: { maxResults: 1000, pageToken } }, call);
+      const parsed = TableListSchema.safeParse(json);
+      if (!parsed.success) throw malformedAnswer(`tables.list: ${parsed.error.issues.map((i) => i.path.join('.')).join(', ')}`, JSON.stringify(json));
+      for (const t of parsed.data.tables) out.push({ table: t.tableReference.tableId, type: t.type ?? null, labels: t.labels ?? {} });
+      pageToken = parsed.data.nextPageToken;
+      if (pageToken === undefined) return out;
+    }
+    call.log.warn('tables.list: more pages than read', { dataset: opts.dataset, tables: out.length });
+    return out;
+  }
 
   /**
    * After a deadline: cancel the job (best effort) and learn what it billed, so the usage budget still counts it.

@@ -94,3 +94,48 @@ export const GoogleErrorSchema = z.object({
       .optional(),
   }),
 });
+
+/** A column as `tables.get` describes it: a result field plus its description. */
+export interface TableFieldSchema extends FieldSchema {
+  description?: string;
+  fields?: TableFieldSchema[];
+}
+
+const TableFieldSchemaSchema: z.ZodType<TableFieldSchema> = z.lazy(() =>
+  z.object({
+    name: z.string(),
+    type: z.string().min(1),
+    mode: z.string().optional(),
+    description: z.string().optional(),
+    fields: z.array(TableFieldSchemaSchema).optional(),
+  }),
+);
+
+/**
+ * The slice of BigQuery's Table resource (tables.get) the service reads:
+ * https://cloud.google.com/bigquery/docs/reference/rest/v2/tables#Table. `numRows`, `numBytes` and the times are
+ * int64 sent as decimal strings; views and external tables have no `numRows`.
+ */
+export const TableResourceSchema = z.object({
+  description: z.string().optional(),
+  labels: z.record(z.string(), z.string()).optional(),
+  schema: z.object({ fields: z.array(TableFieldSchemaSchema).default([]) }).optional(),
+  numRows: Int64Count.optional(),
+  numBytes: Int64Count.optional(),
+  type: z.string().optional(),
+  lastModifiedTime: Int64Count.optional(),
+});
+
+/** tables.list (https://cloud.google.com/bigquery/docs/reference/rest/v2/tables/list): one page of a dataset's tables. */
+export const TableListSchema = z.object({
+  tables: z
+    .array(
+      z.object({
+        tableReference: z.object({ tableId: z.string().min(1) }),
+        type: z.string().optional(),
+        labels: z.record(z.string(), z.string()).optional(),
+      }),
+    )
+    .default([]),
+  nextPageToken: z.string().optional(),
+});

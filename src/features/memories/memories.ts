@@ -72,6 +72,31 @@ export async function listMemories(
   return { memories: page.map(toMemory), nextCursor, hasMore: nextCursor !== null };
 }
 
+/** Memories reaching one brand about one table, or general (no table): what a reader of that table should know. */
+const FOR_TABLE_SQL = `SELECT ${MEMORY_COLUMNS} FROM memories m
+  WHERE m.deleted_at IS NULL
+    AND (m.scope = 'system' OR (m.scope = 'org' AND m.org_id IS ?1) OR (m.scope = 'brand' AND m.brand_id = ?2))
+    AND (m.table_name = ?3 OR m.table_name IS NULL)
+  ORDER BY ${RANK}, m.table_name IS NULL, m.created_at, m.id
+  LIMIT ?4`;
+
+/**
+ * The memories that apply to `table` of `brandId` (already resolved for the principal): system, the brand's
+ * organization's and the brand's own, about that table or general, each once; table-specific ones first within a
+ * scope. At most `limit`; `more` says some were left out.
+ */
+export async function memoriesForTable(
+  ctx: OpContext,
+  brandId: string,
+  table: string,
+  limit: number,
+): Promise<{ memories: Memory[]; more: boolean }> {
+  const orgId = (await catalogSnapshot(ctx.env, ctx.now)).brands.get(brandId)?.orgId ?? null;
+  const { results } = await ctx.env.DB.prepare(FOR_TABLE_SQL).bind(orgId, brandId, table, limit + 1).all();
+  const rows = z.array(MemoryRowSchema).parse(results);
+  return { memories: rows.slice(0, limit).map(toMemory), more: rows.length > limit };
+}
+
 /** Whether a memory reaches any brand of the principal. */
 async function visibleToPrincipal(ctx: OpContext, owner: MemoryOwner): Promise<boolean> {
   const snapshot = await catalogSnapshot(ctx.env, ctx.now);

@@ -3,11 +3,21 @@
  *
  * Rules (documented in docs/run-query.md):
  * - "today" is the calendar date at `now` in the brand's IANA time zone, or UTC when the brand has none.
- * - DAILY = yesterday; WEEKLY = the 7 days ending yesterday; MONTHLY = the last full calendar month.
+ * - DAILY = yesterday; WEEKLY = the rolling 7 days to yesterday (not a calendar week); MONTHLY = the last full
+ *   calendar month. Extensions: LAST_FULL_WEEK = the last full ISO week, Monday to Sunday, before the current one;
+ *   LAST_FULL_QUARTER = the last full calendar quarter (Jan-Mar, Apr-Jun, Jul-Sep, Oct-Dec) before the current one.
  * - startDate + endDate: both real calendar dates, start <= end, at most MAX_PERIOD_DAYS days inclusive.
  * - no period: MONTHLY.
  */
-type Cadence = 'DAILY' | 'WEEKLY' | 'MONTHLY';
+/** The spec's three cadences, then the extensions (optional values callers may send). */
+export const CADENCES = ['DAILY', 'WEEKLY', 'MONTHLY', 'LAST_FULL_WEEK', 'LAST_FULL_QUARTER'] as const;
+export type Cadence = (typeof CADENCES)[number];
+
+/** One description of every cadence, shared by the REST document and the MCP tools so they cannot drift. */
+export const CADENCE_DESCRIPTION =
+  'DAILY = yesterday; WEEKLY = the rolling 7 days to yesterday (not a calendar week); MONTHLY = the last full ' +
+  'calendar month; LAST_FULL_WEEK (extension) = the last full week, Monday to Sunday (ISO); LAST_FULL_QUARTER ' +
+  '(extension) = the last full calendar quarter.';
 
 interface PeriodInput {
   cadence?: Cadence;
@@ -75,13 +85,28 @@ export function resolvePeriod(p: PeriodInput | undefined, now: number, timeZone:
       return { startDate: formatIsoDate(yesterday), endDate: formatIsoDate(yesterday) };
     case 'WEEKLY':
       return { startDate: formatIsoDate(yesterday - 6), endDate: formatIsoDate(yesterday) };
-    case 'MONTHLY': {
-      const t = new Date(today * DAY_MS);
-      const firstOfThisMonth = Date.UTC(t.getUTCFullYear(), t.getUTCMonth(), 1) / DAY_MS;
-      const lastOfPrev = firstOfThisMonth - 1;
-      const p2 = new Date(lastOfPrev * DAY_MS);
-      const firstOfPrev = Date.UTC(p2.getUTCFullYear(), p2.getUTCMonth(), 1) / DAY_MS;
-      return { startDate: formatIsoDate(firstOfPrev), endDate: formatIsoDate(lastOfPrev) };
+    case 'MONTHLY':
+      return lastFullMonths(today, 1);
+    case 'LAST_FULL_WEEK': {
+      // getUTCDay: 0 Sunday .. 6 Saturday; ISO weeks start on Monday.
+      const sinceMonday = (new Date(today * DAY_MS).getUTCDay() + 6) % 7;
+      const thisMonday = today - sinceMonday;
+      return { startDate: formatIsoDate(thisMonday - 7), endDate: formatIsoDate(thisMonday - 1) };
     }
+    case 'LAST_FULL_QUARTER':
+      return lastFullMonths(today, 3);
   }
+}
+
+/**
+ * The last full block of `months` calendar months before the one `today` falls in, blocks aligned on January
+ * (1: the last full month; 3: the last full quarter).
+ */
+function lastFullMonths(today: number, months: 1 | 3): ResolvedPeriod {
+  const t = new Date(today * DAY_MS);
+  const blockStartMonth = t.getUTCMonth() - (t.getUTCMonth() % months);
+  const firstOfThisBlock = Date.UTC(t.getUTCFullYear(), blockStartMonth, 1) / DAY_MS;
+  // Date.UTC normalises a negative month into the previous year.
+  const firstOfPrevBlock = Date.UTC(t.getUTCFullYear(), blockStartMonth - months, 1) / DAY_MS;
+  return { startDate: formatIsoDate(firstOfPrevBlock), endDate: formatIsoDate(firstOfThisBlock - 1) };
 }

@@ -12,6 +12,7 @@ import {
   StoredQuerySchema,
 } from './run-query.schemas';
 import { BrandIdField } from '../../schemas/fields';
+import { CADENCE_DESCRIPTION } from './period';
 import { renderResultText, resultCaps, rowsThatFit, type ResultCaps } from './result-text';
 import { resultSizeMeta, type ToolDeps } from '../../mcp/tool-result';
 import { ANNOTATIONS, defineTool, toolReply } from '../../mcp/define-tool';
@@ -42,8 +43,8 @@ const RunQueryInput = z.strictObject({
     .optional()
     .describe('An id from list_report_queries or list_saved_queries (flow B).'),
   period: PeriodSchema.optional().describe(
-    'Parameterized queryId only: cadence DAILY (yesterday), WEEKLY (7 days to yesterday) or MONTHLY (last full ' +
-      "month, the default), or startDate + endDate (YYYY-MM-DD, inclusive), in the brand's timezone.",
+    `Parameterized queryId only: a cadence (${CADENCE_DESCRIPTION} Default MONTHLY), or startDate + endDate ` +
+      "(YYYY-MM-DD, inclusive), in the brand's timezone; the result echoes the window used.",
   ),
   brandId: BrandIdField.optional().describe('A stored query owned by one brand infers it.'),
   dryRun: z

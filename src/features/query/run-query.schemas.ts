@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { MAX_PERIOD_DAYS, periodProblem } from './period';
+import { CADENCE_DESCRIPTION, CADENCES, MAX_PERIOD_DAYS, periodProblem } from './period';
 import { MAX_SQL_LENGTH } from '../../sql/guard';
 import { BrandIdField as BrandId, QueryIdField } from '../../schemas/fields';
 
@@ -13,9 +13,7 @@ const DryRunField = z
   .openapi({ description: 'Validate and estimate bytes scanned (`stats.totalBytesProcessed`) without executing or billing.' });
 
 // `.meta()` (not `.openapi()`): both the OpenAPI generator and z.toJSONSchema (PERIOD_SHAPES below) read it.
-const CadenceField = z
-  .enum(['DAILY', 'WEEKLY', 'MONTHLY'])
-  .meta({ description: 'Rolling window: DAILY = yesterday, WEEKLY = the 7 days ending yesterday, MONTHLY = last full month.' });
+const CadenceField = z.enum(CADENCES).meta({ description: `Named window: ${CADENCE_DESCRIPTION}` });
 const StartDateField = z.string().meta({ format: 'date', description: 'ISO date YYYY-MM-DD; send with endDate.', example: '2026-10-01' });
 const EndDateField = z.string().meta({ format: 'date', description: 'ISO date YYYY-MM-DD; send with startDate.', example: '2026-10-31' });
 
@@ -119,7 +117,7 @@ export const ResolvedWindowSchema = z
   .strictObject({
     startDate: z.string().openapi({ description: 'First day of the window (inclusive), YYYY-MM-DD.', example: '2026-10-01' }),
     endDate: z.string().openapi({ description: 'Last day of the window (inclusive), YYYY-MM-DD.', example: '2026-10-31' }),
-    cadence: z.enum(['DAILY', 'WEEKLY', 'MONTHLY']).optional().openapi({ description: 'The cadence sent, when one was.' }),
+    cadence: z.enum(CADENCES).optional().openapi({ description: 'The cadence sent, when one was.' }),
     timezone: z.string().openapi({ description: "IANA time zone the window was computed in (the brand's, or UTC).", example: 'UTC' }),
   })
   .openapi('ResolvedWindow', { description: 'The date window a parameterized stored query ran with.' });

@@ -1,0 +1,142 @@
+import { catalogSnapshot } from '../../catalog/snapshot';
+import { ApiError } from '../../errors';
+import { TtlCache } from '../../lib/ttl-cache';
+import type { OpContext } from '../../context';
+import { memoriesForTable } from '../memories/memories';
+import { resolveBrand } from '../../auth/scope';
+import { createWarehouseClient, type TableFieldSchema, type TableInfo } from '../../warehouse/bigquery-client';
+import type { TableDescription, TableList, TableSummary } from './tables.schemas';
+
+/**
+ * describeTable and listTables: what a table is, from BigQuery's table metadata (`tables.get`, `tables.list`)
+ * rather than a query, so knowing a table spends no run, bills nothing and writes no query_log row. The memories
+ * that apply come from D1. Metadata is reused for TABLE_METADATA_TTL_MS per isolate (row counts and coverage move
+ * daily; a few minutes late is fine for discovery).
+ */
+
+/** How long a table's metadata is reused before BigQuery is asked again. */
+export const TABLE_METADATA_TTL_MS = 5 * 60_000;
+/** Memories one description carries at most (the rest: `memoriesTruncated`, and list_memories). */
+export const TABLE_MEMORIES_MAX = 50;
+/** Tables of one dataset described in a listing at most (one tables.get each). */
+export const TABLE_LIST_MAX = 200;
+
+/** The contract's project name, whatever project the deployment's warehouse is in. */
+const CONTRACT_PROJECT = 'service-v1';
+
+const tableInfos = new TtlCache<Promise<TableInfo>>(512);
+const tableLists = new TtlCache<Promise<TableList['tables']>>(128);
+
+/** Labels carry the loader's facts: `layer`, and `data_first_day` / `data_last_day` (YYYY-MM-DD). */
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+
+function coverageOf(labels: Record<string, string>): { firstDay: string; lastDay: string } | null {
+  const first = labels.data_first_day;
+  const last = labels.data_last_day;
+  return first !== undefined && last !== undefined && DAY.test(first) && DAY.test(last) ? { firstDay: first, lastDay: last } : null;
+}
+
+function columnsOf(fields: TableFieldSchema[]): TableDescription['columns'] {
+  return fields.map((f) => ({
+    name: f.name,
+    type: f.type,
+    ...(f.mode && f.mode !== 'NULLABLE' ? { mode: f.mode } : {}),
+    description: f.description ?? null,
+    ...(f.fields ? { fields: columnsOf(f.fields) } : {}),
+  }));
+}
+
+/** The brand's dataset, or the refusal (403 for a brand out of reach, 409 for one without a dataset). */
+async function brandDataset(ctx: OpContext, brandId: string | undefined): Promise<{ brandId: string; dataset: string }> {
+  const id = resolveBrand(ctx.principal, brandId, { required: true });
+  const brand = (await catalogSnapshot(ctx.env, ctx.now)).brands.get(id);
+  if (!brand) throw new ApiError('FORBIDDEN_BRAND', `this key cannot access brand ${JSON.stringify(id)}`);
+  if (brand.dataset === null) throw new ApiError('BRAND_NOT_PROVISIONED', `brand ${id} has no provisioned dataset yet; it has no tables`);
+  return { brandId: id, dataset: brand.dataset };
+}
+
+function cached<V>(cache: TtlCache<Promise<V>>, key: string, now: number, load: () => Promise<V>): Promise<V> {
+  const hit = cache.get(key, now, TABLE_METADATA_TTL_MS);
+  if (hit) return hit;
+  const p = load();
+  // A failure is not kept: the next call asks again.
+  p.catch(() => cache.delete(key));
+  cache.set(key, p, now);
+  return p;
+}
+
+function tableInfo(ctx: OpContext, brandId: string, dataset: string, table: string): Promise<TableInfo> {
+  return cached(tableInfos, `${dataset}.${table}`, ctx.now, async () => {
+    const client = createWarehouseClient(ctx.env, { waitUntil: ctx.waitUntil });
+    try {
+      return await client.getTable({ brandId, dataset, table, requestId: ctx.requestId, labels: {} });
+    } catch (err) {
+      // tables.get answers 404 for a table the dataset does not have; say so in the table's words.
+      if (err instanceof ApiError && (err.code === 'QUERY_FAILED' || err.code === 'FORBIDDEN_TABLE') && isNotFound(err)) {
+        throw new ApiError('NOT_FOUND', `table ${table} does not exist in brand ${brandId}'s dataset; describe_table without a table lists them`, {
+          details: { table },
+        });
+      }
+      throw err;
+    }
+  });
+}
+
+function isNotFound(err: ApiError): boolean {
+  const d = err.details;
+  return typeof d === 'object' && d !== null && 'reason' in d && d.reason === 'notFound';
+}
+
+/** What a listing and a description both say of a table. */
+function summary(brandId: string, dataset: string, table: string, info: TableInfo): TableSummary {
+  return {
+    brandId,
+    table,
+    sqlName: `\`${CONTRACT_PROJECT}.${dataset}.${table}\``,
+    description: info.description,
+    layer: info.labels.layer ?? null,
+    rowCount: info.numRows,
+    coverage: coverageOf(info.labels),
+  };
+}
+
+/** describeTable: one table's columns, description, layer, row count, coverage and the memories that apply. */
+export async function describeTable(ctx: OpContext, input: { brandId?: string; table: string }): Promise<TableDescription> {
+  const { brandId, dataset } = await brandDataset(ctx, input.brandId);
+  const [info, { memories, more }] = await Promise.all([
+    tableInfo(ctx, brandId, dataset, input.table),
+    memoriesForTable(ctx, brandId, input.table, TABLE_MEMORIES_MAX),
+  ]);
+  return {
+    ...summary(brandId, dataset, input.table, info),
+    type: info.type,
+    columns: columnsOf(info.schema),
+    memories,
+    memoriesTruncated: more,
+  };
+}
+
+/** listTables: every table of the brand's dataset with its description, layer, row count and coverage. */
+export async function listTables(ctx: OpContext, input: { brandId?: string }): Promise<TableList> {
+  const { brandId, dataset } = await brandDataset(ctx, input.brandId);
+  const tables = await cached(tableLists, dataset, ctx.now, async () => {
+    const client = createWarehouseClient(ctx.env, { waitUntil: ctx.waitUntil });
+    const listed = await client.listTables({ brandId, dataset, requestId: ctx.requestId, labels: {} });
+    if (listed.length > TABLE_LIST_MAX) {
+      throw new ApiError('WAREHOUSE_ERROR', `brand ${brandId}'s dataset has ${listed.length} tables; at most ${TABLE_LIST_MAX} can be listed with descriptions`, {
+        reason: 'too_many_tables',
+      });
+    }
+    const infos = await Promise.all(listed.map((t) => tableInfo(ctx, brandId, dataset, t.table)));
+    return listed.map((t, i) => summary(brandId, dataset, t.table, infos[i]!));
+  });
+  return { brandId, dataset, tables };
+}
+
+/** First and last day with data over the brand's tables (their coverage labels), or null when none has them. */
+export async function datasetCoverage(ctx: OpContext, brandId: string): Promise<{ firstDay: string; lastDay: string } | null> {
+  const { tables } = await listTables(ctx, { brandId });
+  const covered = tables.flatMap((t) => (t.coverage ? [t.coverage] : []));
+  if (covered.length === 0) return null;
+  return { firstDay: covered.map((c) => c.firstDay).sort()[0]!, lastDay: covered.map((c) => c.lastDay).sort().at(-1)! };
+}

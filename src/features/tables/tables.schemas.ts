@@ -1,0 +1,65 @@
+import { z } from '@hono/zod-openapi';
+import { TableNameSchema } from '../memories/fields';
+import { MemorySchema } from '../memories/memories.schemas';
+
+/** Wire schemas of describeTable (docs/tables.md), an extension: GET /v1/data/brands/{brandId}/tables[/{table}]. */
+
+export const TableParamsSchema = z.object({
+  brandId: z.string().min(1).max(128).openapi({ param: { name: 'brandId', in: 'path' }, example: 'brand_acme' }),
+  table: TableNameSchema.openapi({ param: { name: 'table', in: 'path' }, example: 'fact__orders' }),
+});
+
+export const BrandParamsSchema = z.object({
+  brandId: TableParamsSchema.shape.brandId,
+});
+
+export const CoverageSchema = z
+  .object({
+    firstDay: z.string().openapi({ description: 'First day with data, YYYY-MM-DD.', example: '2025-10-21' }),
+    lastDay: z.string().openapi({ description: 'Last day with data, YYYY-MM-DD.', example: '2026-11-24' }),
+  })
+  .openapi('Coverage', {
+    description:
+      "The days a table holds data for, from its `data_first_day` / `data_last_day` labels (set by the pipeline that loads it); null when the table has no such labels.",
+  });
+
+export const ColumnSchema: z.ZodType<{ name: string; type: string; mode?: string; description: string | null; fields?: unknown[] }> = z
+  .object({
+    name: z.string(),
+    type: z.string().openapi({ description: 'BigQuery REST type name (STRING, INTEGER, FLOAT, NUMERIC, DATE, TIMESTAMP, RECORD, ...).' }),
+    mode: z.string().optional().openapi({ description: 'NULLABLE (when absent), REQUIRED or REPEATED.' }),
+    description: z.string().nullable(),
+    fields: z.array(z.any()).optional().openapi({ description: 'Sub-columns of a RECORD, in the same shape.' }),
+  })
+  .openapi('Column');
+
+const TableFacts = {
+  brandId: z.string().openapi({ example: 'brand_acme' }),
+  table: z.string().openapi({ description: 'Table name inside the dataset.', example: 'fact__orders' }),
+  sqlName: z.string().openapi({ description: 'The name to write in SQL, with backticks.', example: '`service-v1.acme.fact__orders`' }),
+  description: z.string().nullable(),
+  layer: z.string().nullable().openapi({ description: "The table's `layer` label: raw, mart or meta; null when unlabelled.", example: 'mart' }),
+  rowCount: z.number().int().nullable().openapi({ description: "BigQuery's numRows; null for views and external tables." }),
+  coverage: CoverageSchema.nullable(),
+};
+
+export const TableSummarySchema = z.object(TableFacts).openapi('TableSummary');
+export type TableSummary = z.infer<typeof TableSummarySchema>;
+
+export const TableDescriptionSchema = z
+  .object({
+    ...TableFacts,
+    type: z.string().nullable().openapi({ description: 'TABLE, VIEW, MATERIALIZED_VIEW, EXTERNAL or SNAPSHOT.', example: 'TABLE' }),
+    columns: z.array(ColumnSchema),
+    memories: z.array(MemorySchema).openapi({
+      description: 'Memories that apply: about this table or general, system and organization ones included, each once.',
+    }),
+    memoriesTruncated: z.boolean().openapi({ description: 'True when more memories apply than the listed ones; list them with GET /v1/data/memories.' }),
+  })
+  .openapi('TableDescription', { description: "A table's metadata, read with BigQuery's tables.get (no query runs), and its memories." });
+export type TableDescription = z.infer<typeof TableDescriptionSchema>;
+
+export const TableListSchema = z
+  .object({ brandId: z.string(), dataset: z.string(), tables: z.array(TableSummarySchema) })
+  .openapi('TableList', { description: "A brand's tables, read with BigQuery's tables.list and tables.get (no query runs)." });
+export type TableList = z.infer<typeof TableListSchema>;

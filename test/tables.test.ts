@@ -1,0 +1,98 @@
+import { env } from 'cloudflare:test';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { TableDescriptionSchema, TableListSchema } from '../src/features/tables/tables.schemas';
+import { api, expectError, postJson, seedDemo } from './seed';
+
+beforeAll(async () => {
+  await seedDemo();
+});
+
+/** The warehouse calls whose URL path contains `needle` (the local warehouse's request journal). */
+async function journal(op: string): Promise<{ op: string; path: string }[]> {
+  const res = await fetch(`${env.BIGQUERY_API_BASE}/__requests?${new URLSearchParams({ op, limit: '500' })}`);
+  return z.object({ requests: z.array(z.object({ op: z.string(), path: z.string() })) }).parse(await res.json()).requests;
+}
+
+async function logCount(): Promise<number> {
+  const row = await env.DB.prepare('SELECT count(*) AS n FROM query_log').first<{ n: number }>();
+  return row?.n ?? 0;
+}
+
+/** Runs left in the brand key's rolling budget, as a dry run reports it (a dry run counts no run). */
+async function runsLeft(): Promise<number> {
+  const res = await postJson('/v1/data/query', 'brand', { sql: 'SELECT 1 AS one', dryRun: true });
+  expect(res.status).toBe(200);
+  return Number(res.headers.get('RateLimit-Remaining'));
+}
+
+describe('GET /v1/data/brands/{brandId}/tables/{table} (describeTable)', () => {
+  it("describes a table from tables.get: columns with types and descriptions, layer, row count, coverage, the memories that apply", async () => {
+    const res = await api('/v1/data/brands/brand_acme/tables/fact__orders', 'brand');
+    expect(res.status).toBe(200);
+    const t = TableDescriptionSchema.parse(res.body);
+    expect(t).toMatchObject({
+      brandId: 'brand_acme',
+      table: 'fact__orders',
+      sqlName: '`service-v1.acme.fact__orders`',
+      layer: 'mart',
+      type: 'TABLE',
+      description: expect.stringContaining('One row per order'),
+    });
+    // The warehouse's own count: acme has 500,000 orders (docs/demo-data.md).
+    expect(t.rowCount).toBe(500_000);
+    expect(t.columns.map((c) => [c.name, c.type])).toContainEqual(['revenue', 'FLOAT']);
+    expect(t.columns.find((c) => c.name === 'revenue')?.description).toMatch(/excluding tax/);
+    expect(t.coverage?.firstDay).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+    expect(t.coverage!.firstDay < t.coverage!.lastDay).toBe(true);
+    // Memories: the system one on fact__orders, the org's general one, acme's own; not umbrella's; each once; REST
+    // keeps author and timestamps.
+    const ids = t.memories.map((m) => m.memoryId);
+    expect(ids).toEqual(expect.arrayContaining(['mem_demo_orders_revenue', 'mem_demo_monthly_date_column', 'mem_demo_acme_orders_size']));
+    expect(ids).not.toContain('mem_demo_umbrella_orders_currency');
+    expect(ids).not.toContain('mem_demo_daily_revenue_source');
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(t.memories[0]).toHaveProperty('author');
+  });
+
+  it('spends no run, writes no query_log row and starts no warehouse job', async () => {
+    const before = await runsLeft();
+    const logs = await logCount();
+    const jobsBefore = (await journal('query')).length + (await journal('insert')).length;
+    const res = await api('/v1/data/brands/brand_acme/tables/agg__daily_revenue', 'brand');
+    expect(res.status).toBe(200);
+    expect(await logCount()).toBe(logs);
+    expect((await journal('query')).length + (await journal('insert')).length).toBe(jobsBefore);
+    expect((await journal('tablesGet')).some((r) => r.path.endsWith('/datasets/acme/tables/agg__daily_revenue'))).toBe(true);
+    expect(await runsLeft()).toBe(before);
+  });
+
+  it('an unknown table is 404 NOT_FOUND, in words that say how to list the tables', async () => {
+    const err = expectError(await api('/v1/data/brands/brand_acme/tables/fact__nope', 'brand'), 404, 'NOT_FOUND');
+    expect(err.message).toMatch(/fact__nope does not exist/);
+  });
+
+  it.each([
+    ['another tenant\'s brand', '/v1/data/brands/brand_umbrella/tables/fact__orders', 403, 'FORBIDDEN_BRAND'],
+    ['a brand without a dataset', '/v1/data/brands/brand_initech/tables/fact__orders', 409, 'BRAND_NOT_PROVISIONED'],
+    ['a qualified name', '/v1/data/brands/brand_acme/tables/acme.fact__orders', 400, 'VALIDATION'],
+  ] as const)('refuses %s', async (_name, path, status, code) => {
+    expectError(await api(path, 'org'), status, code);
+  });
+});
+
+describe('GET /v1/data/brands/{brandId}/tables (listTables)', () => {
+  it("lists the brand's tables with description, layer, row count and coverage, no run spent", async () => {
+    const logs = await logCount();
+    const res = await api('/v1/data/brands/brand_globex/tables', 'org');
+    expect(res.status).toBe(200);
+    const list = TableListSchema.parse(res.body);
+    expect(list.dataset).toBe('globex');
+    const names = list.tables.map((t) => t.table);
+    expect(names).toEqual(expect.arrayContaining(['fact__orders', 'dim__customers', 'report__monthly_kpis', 'raw__web_events']));
+    expect(list.tables.find((t) => t.table === 'fact__orders')).toMatchObject({ layer: 'mart', rowCount: 20_000, sqlName: '`service-v1.globex.fact__orders`' });
+    expect(list.tables.find((t) => t.table === 'raw__web_events')?.layer).toBe('raw');
+    expect(list.tables.every((t) => typeof t.description === 'string' && t.description.length > 0)).toBe(true);
+    expect(await logCount()).toBe(logs);
+  });
+});
