@@ -1,10 +1,12 @@
 import type { Principal } from './auth/principal';
-import type { Env } from './env';
+import type { Config, Env } from './env';
 import type { Logger } from './lib/log';
 
 /** What every operation receives, whichever transport (REST or MCP) called it. */
 export interface OpContext {
   env: Env;
+  /** The deployment's variables, parsed once per isolate (configOf). */
+  config: Config;
   principal: Principal;
   requestId: string;
   log: Logger;

@@ -3,6 +3,7 @@ import type { Env } from './env';
 import { handleQueueBatch } from './queue';
 import { createWorker } from './oauth/worker';
 
+export { RefreshTokenGate } from './oauth/refresh-gate';
 export { UsageLimiter } from './usage/usage-limiter';
 
 const app = createApp();

@@ -115,7 +115,7 @@ describe('create, read, update, delete, with the audit trail', () => {
     expect(MemorySchema.parse(updated.body)).toMatchObject({ table: null, title: 'store days', content: 'Closed on 25 and 26 December.' });
 
     const deleted = await api(`/v1/data/memories/${m.memoryId}`, 'org', { method: 'DELETE' });
-    expect(deleted.body).toEqual({ memoryId: m.memoryId, deleted: true });
+    expect(deleted.body).toEqual({ memoryId: m.memoryId, deleted: true, version: 3 });
     expectError(await api(`/v1/data/memories/${m.memoryId}`, 'org'), 404, 'MEMORY_NOT_FOUND');
     expectError(await api(`/v1/data/memories/${m.memoryId}`, 'org', { method: 'DELETE' }), 404, 'MEMORY_NOT_FOUND');
     const listed = MemoryListSchema.parse((await api('/v1/data/memories?brandId=brand_globex', 'org')).body);
@@ -230,8 +230,8 @@ describe('OpenAPI document', () => {
     ['get', '/v1/data/memories', 'listMemories', { 200: [], 400: ['VALIDATION'], 403: ['FORBIDDEN_BRAND'] }],
     ['post', '/v1/data/memories', 'createMemory', { 201: [], 403: ['FORBIDDEN_BRAND', 'MEMORY_WRITE_FORBIDDEN'], 409: ['MEMORY_LIMIT_EXCEEDED'] }],
     ['get', '/v1/data/memories/{memoryId}', 'getMemory', { 200: [], 404: ['MEMORY_NOT_FOUND'] }],
-    ['patch', '/v1/data/memories/{memoryId}', 'updateMemory', { 200: [], 403: ['MEMORY_WRITE_FORBIDDEN'], 404: ['MEMORY_NOT_FOUND'] }],
-    ['delete', '/v1/data/memories/{memoryId}', 'deleteMemory', { 200: [], 403: ['MEMORY_WRITE_FORBIDDEN'], 404: ['MEMORY_NOT_FOUND'] }],
+    ['patch', '/v1/data/memories/{memoryId}', 'updateMemory', { 200: [], 403: ['MEMORY_WRITE_FORBIDDEN'], 404: ['MEMORY_NOT_FOUND'], 412: ['PRECONDITION_FAILED'] }],
+    ['delete', '/v1/data/memories/{memoryId}', 'deleteMemory', { 200: [], 403: ['MEMORY_WRITE_FORBIDDEN'], 404: ['MEMORY_NOT_FOUND'], 412: ['PRECONDITION_FAILED'] }],
   ] as const)('%s %s is %s under the Memories tag, with its status codes', async (method, path, operationId, statuses) => {
     const doc = Doc.parse((await api('/v1/data/openapi.json', null)).body);
     const op = doc.paths[path]?.[method];

@@ -55,7 +55,7 @@ describe('demo catalog SQL on the local warehouse', () => {
     const client = createWarehouseClient(env);
     const opts = { brandId: `demo_${c.dataset}`, requestId: `req_template_${c.id}`, labels: { test: 'catalog' } };
     const dry = await client.dryRun(c.sql, opts);
-    expect(checkDryRun(dry, scope)).toEqual({ ok: true });
+    expect(checkDryRun(dry, scope, guard.tables)).toEqual({ ok: true });
 
     const result = await client.query(c.sql, { ...opts, maxBytesBilled: 10 * 1024 ** 3, rowCap: 1000, timeoutMs: 20_000 });
     expect(result.rows.length, c.sql).toBeGreaterThan(0);

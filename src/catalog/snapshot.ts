@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { nonNegativeIntVar, type Env } from '../env';
+import { configOf, type Env } from '../env';
 import { TtlCache } from '../lib/ttl-cache';
 
 /**
@@ -62,7 +62,7 @@ const cache = new TtlCache<CatalogSnapshot>(1);
 
 /** The catalog snapshot at `now`: this isolate's copy while fresh, else one batched D1 read. */
 export async function catalogSnapshot(env: Env, now: number): Promise<CatalogSnapshot> {
-  const ttlMs = nonNegativeIntVar(env, 'CATALOG_CACHE_TTL_MS');
+  const ttlMs = configOf(env).CATALOG_CACHE_TTL_MS;
   if (ttlMs > 0) {
     const hit = cache.get('catalog', now, ttlMs);
     if (hit) return hit;

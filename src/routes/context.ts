@@ -1,11 +1,13 @@
 import type { Context } from 'hono';
 import type { AppEnv } from '../app-env';
 import type { OpContext } from '../context';
+import { configOf } from '../env';
 
 /** Builds the transport-neutral operation context from a Hono request context. */
 export function opContext(c: Context<AppEnv>): OpContext {
   return {
     env: c.env,
+    config: configOf(c.env),
     principal: c.get('principal'),
     requestId: c.get('requestId'),
     log: c.get('log'),

@@ -1,7 +1,7 @@
 import type { Principal, PrincipalLimits } from '../auth/principal';
 import { usageKey } from '../auth/principal';
 import { z } from 'zod';
-import { intVar, type Env } from '../env';
+import { configOf, type Env } from '../env';
 import { ApiError } from '../errors';
 import type { MeterKind } from './meter';
 import type { AcquireOutcome, UsageLimiter, UsagePeek } from './usage-limiter';
@@ -12,8 +12,10 @@ import { KEY_SETTINGS } from '../features/keys/settings';
 export interface UsageTicket {
   id: string | null;
   headers: Record<string, string>;
-  /** What is left of the rolling budget after this call (bytes: before this run's own bytes are added). */
+  /** What is left of the rolling budget after this call (bytes: with this run's reservation taken). */
   budget: BudgetLeft;
+  /** Bytes reserved for this run at admission (0 for checks and meters); `settleRun` replaces them with the bytes billed. */
+  reservedBytes: number;
 }
 
 /** The principal's rolling 24 h budget as a result reports it (MCP puts it in the body, REST in headers). */
@@ -50,9 +52,10 @@ const UNAVAILABLE_MESSAGE = 'the usage limiter is unavailable, so the query was 
 
 /**
  * Checks the principal's rolling 24 h budget at `now`. With `consume: true` (a real run, called after the SQL guard
- * and the dry run passed, right before execution) the run is counted and `id` is the ticket to settle; with
- * `consume: false` (dry runs) nothing is counted and `id` is null. Either way a run is refused when the runs or the
- * bytes billed in the window reached the principal's limit.
+ * and the dry run passed, right before execution) the run is counted, `opts.reserveBytes` (the most it can bill,
+ * default 0) is added to the window's bytes at once, and `id` is the ticket to settle; with `consume: false` (dry
+ * runs) nothing is counted and `id` is null. Either way a run is refused when the runs or the bytes (billed and
+ * reserved) in the window reached the principal's limit.
  *
  * `opts.timeoutMs` (default USAGE_TIMEOUT_MS) bounds the wait for the object.
  *
@@ -64,17 +67,24 @@ export async function acquireRun(
   env: Env,
   principal: Principal,
   now: number,
-  opts: { consume: boolean; timeoutMs?: number },
+  opts: { consume: boolean; reserveBytes?: number; timeoutMs?: number },
 ): Promise<UsageTicket> {
+  const reserveBytes = opts.consume ? Math.max(0, Math.ceil(opts.reserveBytes ?? 0)) : 0;
+  if (!Number.isSafeInteger(reserveBytes)) throw new RangeError(`reserveBytes must be a finite number, got ${opts.reserveBytes}`);
   const outcome: AcquireOutcome = await callLimiter(
     env,
     usageKey(principal),
-    (stub) => stub.acquire(budgetOf(principal.limits), now, opts.consume),
+    (stub) => stub.acquire(budgetOf(principal.limits), now, opts.consume, reserveBytes),
     opts.timeoutMs,
   );
   const headers = rateLimitHeaders(outcome.rate);
   if (outcome.refusal) throw limitExceeded(outcome.refusal, now, headers);
-  return { id: outcome.ticketId, headers, budget: budgetLeft(principal.limits, outcome.rate, outcome.used) };
+  return {
+    id: outcome.ticketId,
+    headers,
+    budget: budgetLeft(principal.limits, outcome.rate, outcome.used),
+    reservedBytes: outcome.ticketId === null ? 0 : reserveBytes,
+  };
 }
 
 function budgetLeft(limits: PrincipalLimits, rate: RateLimitState, used: WindowUsage): BudgetLeft {
@@ -90,7 +100,7 @@ function budgetLeft(limits: PrincipalLimits, rate: RateLimitState, used: WindowU
 
 /** Per-minute rate of each light meter when the key sets none (documented in docs/usage-limits.md). */
 export function defaultMeterRate(env: Env, kind: MeterKind): number {
-  return intVar(env, kind === 'checks' ? 'DEFAULT_CHECKS_PER_MINUTE' : 'DEFAULT_PAGE_READS_PER_MINUTE');
+  return configOf(env)[kind === 'checks' ? 'DEFAULT_CHECKS_PER_MINUTE' : 'DEFAULT_PAGE_READS_PER_MINUTE'];
 }
 
 /** The key setting that overrides each meter's rate. */
@@ -121,7 +131,7 @@ export async function takeMeter(env: Env, principal: Principal, kind: MeterKind,
   const perMinute = await meterRate(env, principal, kind);
   const out = await callLimiter(env, usageKey(principal), (stub) => stub.meter(kind, perMinute, budgetOf(principal.limits), now));
   const headers = rateLimitHeaders(out.rate);
-  if (out.allowed) return { id: null, headers, budget: budgetLeft(principal.limits, out.rate, out.used) };
+  if (out.allowed) return { id: null, headers, budget: budgetLeft(principal.limits, out.rate, out.used), reservedBytes: 0 };
   const what = kind === 'checks' ? 'dry runs and refused queries' : 'result page reads';
   throw new ApiError(
     'USAGE_LIMIT_EXCEEDED',
@@ -134,9 +144,10 @@ export async function takeMeter(env: Env, principal: Principal, kind: MeterKind,
 }
 
 /**
- * Adds the bytes billed by a counted run (call it whether the run succeeded or failed in the warehouse; a failed
- * run stays counted once and usually bills 0 bytes). A ticket settles once; repeating it is a no-op, as is
- * settling a dry-run ticket (`id` null). Retries once, which is safe because settling is idempotent.
+ * Replaces a counted run's reservation with the bytes it billed (call it whether the run succeeded or failed in
+ * the warehouse; a failed run stays counted once and usually bills 0 bytes). A ticket settles once; repeating it is
+ * a no-op, as is settling a dry-run ticket (`id` null). Retries once, which is safe because settling is idempotent.
+ * Until it settles, the run's reservation stays counted.
  *
  * @throws ApiError USAGE_UNAVAILABLE when the object stays unreachable. The query has already run and billed by
  *   then, so callers should run this in `waitUntil` and log a failure rather than fail the response.

@@ -1,5 +1,5 @@
 import type { Env } from '../env';
-import { intVar } from '../env';
+import { configOf } from '../env';
 import { ApiError, describeError } from '../errors';
 import { createLogger, type Logger } from '../lib/log';
 import { credentialFor, type ServiceAccount } from './credentials';
@@ -8,7 +8,16 @@ import { deadlineExceeded, malformedAnswer, mapUpstreamError, networkFailure, ty
 import { bearerTokenFor } from './jwt';
 import { sanitizeLabels } from './labels';
 import { backoffDelay, DEFAULT_RETRY_POLICY, nextRetryDelay, parseRetryAfter, type RetryPolicy } from './retry';
-import { JobSchema, QueryResponseSchema, TableListSchema, TableResourceSchema, type FieldSchema, type QueryResponse, type TableFieldSchema } from './wire';
+import {
+  DryRunQueryStatisticsSchema,
+  JobSchema,
+  QueryResponseSchema,
+  TableListSchema,
+  TableResourceSchema,
+  type FieldSchema,
+  type QueryResponse,
+  type TableFieldSchema,
+} from './wire';
 
 /**
  * The one BigQuery client: REST v2 over `fetch`, service-account JWTs signed with WebCrypto. It uses nothing
@@ -34,6 +43,8 @@ export interface DryRunResult {
   statementType: string;
   referencedTables: TableRef[];
   referencedRoutines: RoutineRef[];
+  /** Every other `referenced*` entry of `statistics.query`, as BigQuery sent it (the gate refuses non-empty ones). */
+  otherReferences: Record<string, unknown>;
   totalBytesProcessed: number;
 }
 
@@ -345,7 +356,7 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
 
   return {
     async dryRun(sql, opts) {
-      const timeoutMs = opts.timeoutMs ?? intVar(env, 'QUERY_TIMEOUT_MS');
+      const timeoutMs = opts.timeoutMs ?? configOf(env).QUERY_TIMEOUT_MS;
       const call = newCall(opts, 'jobs.insert(dryRun)', timeoutMs, { maxBytesBilled: opts.maxBytesBilled });
       const json = await send(
         {
@@ -375,6 +386,7 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
         statementType: q.statementType,
         referencedTables: q.referencedTables ?? [],
         referencedRoutines: q.referencedRoutines ?? [],
+        otherReferences: otherReferences(json),
         totalBytesProcessed: q.totalBytesProcessed ?? job.data.statistics?.totalBytesProcessed ?? 0,
       };
     },
@@ -478,7 +490,7 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
     },
 
     async readPage(opts) {
-      const timeoutMs = opts.timeoutMs ?? intVar(env, 'QUERY_TIMEOUT_MS');
+      const timeoutMs = opts.timeoutMs ?? configOf(env).QUERY_TIMEOUT_MS;
       const call = newCall(opts, 'jobs.getQueryResults(cursor)', timeoutMs, { readsStoredResult: true });
       const page = parseQueryResponse(
         await send(
@@ -504,7 +516,7 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
   };
 
   async function getTable(opts: TableOptions): Promise<TableInfo> {
-    const timeoutMs = opts.timeoutMs ?? intVar(env, 'QUERY_TIMEOUT_MS');
+    const timeoutMs = opts.timeoutMs ?? configOf(env).QUERY_TIMEOUT_MS;
     const call = newCall(opts, 'tables.get', timeoutMs);
     const path = `/datasets/${encodeURIComponent(opts.dataset)}/tables/${encodeURIComponent(opts.table)}`;
     const json = await send({ method: 'GET', path }, call);
@@ -523,7 +535,7 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
   }
 
   async function listTables(opts: DatasetOptions): Promise<TableListEntry[]> {
-    const call = newCall(opts, 'tables.list', opts.timeoutMs ?? intVar(env, 'QUERY_TIMEOUT_MS'));
+    const call = newCall(opts, 'tables.list', opts.timeoutMs ?? configOf(env).QUERY_TIMEOUT_MS);
     const path = `/datasets/${encodeURIComponent(opts.dataset)}/tables`;
     const out: TableListEntry[] = [];
     let pageToken: string | undefined;
@@ -562,4 +574,15 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
       return 0;
     }
   }
+}
+
+/** The `referenced*` entries of a dry run's `statistics.query` other than tables and routines, unparsed. */
+function otherReferences(json: unknown): Record<string, unknown> {
+  const parsed = DryRunQueryStatisticsSchema.safeParse(json);
+  if (!parsed.success) return {};
+  return Object.fromEntries(
+    Object.entries(parsed.data.statistics.query).filter(
+      ([key]) => key.startsWith('referenced') && key !== 'referencedTables' && key !== 'referencedRoutines',
+    ),
+  );
 }

@@ -76,6 +76,14 @@ export const JobSchema = z.object({
 });
 export type Job = z.infer<typeof JobSchema>;
 
+/**
+ * A dry run's `statistics.query` as a plain record, every key kept: the dry-run gate must see each `referenced*`
+ * list BigQuery sends (models, property graphs, ...), including kinds this code was written before.
+ */
+export const DryRunQueryStatisticsSchema = z.object({
+  statistics: z.object({ query: z.record(z.string(), z.unknown()) }),
+});
+
 /** Google's error envelope: `{ error: { code, message, status, errors: [{ reason, message, location }] } }`. */
 export const GoogleErrorSchema = z.object({
   error: z.object({

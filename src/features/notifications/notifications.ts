@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { intVar, type Env } from '../../env';
+import { configOf, type Env } from '../../env';
 import { describeError } from '../../errors';
 import { newId } from '../../lib/ids';
 import type { Logger } from '../../lib/log';
@@ -52,7 +52,7 @@ export function notifyFeedbackFiled(ctx: OpContext, feedbackRef: string): void {
 
 /** The delay before retry number `attempts` (1 = after the first failure): base, 2x, 4x ..., at most an hour. */
 export function retryDelaySeconds(env: Env, attempts: number): number {
-  const base = intVar(env, 'FEEDBACK_WEBHOOK_RETRY_SECONDS');
+  const base = configOf(env).FEEDBACK_WEBHOOK_RETRY_SECONDS;
   return Math.min(MAX_DELAY_SECONDS, base * 2 ** Math.max(0, attempts - 1));
 }
 
@@ -135,7 +135,7 @@ async function deliver(env: Env, message: Message<unknown>, log: Logger): Promis
     return;
   }
   const { feedbackRef, origin } = parsed.data;
-  const maxAttempts = intVar(env, 'FEEDBACK_WEBHOOK_MAX_ATTEMPTS');
+  const maxAttempts = configOf(env).FEEDBACK_WEBHOOK_MAX_ATTEMPTS;
   const attempt = message.attempts;
   const row = await env.DB.prepare(
     `SELECT f.id, f.brand_id, b.name AS brand_name, f.org_id, f.severity, f.summary, f.created_at
@@ -153,7 +153,7 @@ async function deliver(env: Env, message: Message<unknown>, log: Logger): Promis
   const report = ReportRowSchema.parse(row);
   const url = `${origin}/admin/inbox/${encodeURIComponent(report.id)}`;
   const result = webhookConfigured(env)
-    ? await callWebhook(env, webhookBody(env.FEEDBACK_WEBHOOK_FORMAT, report, url))
+    ? await callWebhook(env, webhookBody(configOf(env).FEEDBACK_WEBHOOK_FORMAT, report, url))
     : { ok: false, httpStatus: null, error: 'FEEDBACK_WEBHOOK_URL is not set', durationMs: 0 };
   if (result.ok) {
     await recordAttempt(env, feedbackRef, attempt, 'delivered', result, log);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Env } from '../../env';
+import { configOf, type Env } from '../../env';
 import type { Statement } from '../memories/store';
 import { Params, parseFilter, PeriodFilterFields, periodFilterSql, visibleSql, type Visibility } from './visibility';
 
@@ -177,17 +177,9 @@ export function formatUsd(usd: number): string {
   return `$${usd.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
 }
 
-/**
- * ON_DEMAND_USD_PER_TIB: the on-demand price per TiB billed used for estimates (wrangler.toml; default BigQuery's
- * list price). A missing or malformed value is a deployment error.
- */
+/** ON_DEMAND_USD_PER_TIB: the on-demand price per TiB billed used for estimates (wrangler.toml; BigQuery's list price). */
 export function usdPerTib(env: Env): number {
-  const raw = env.ON_DEMAND_USD_PER_TIB;
-  const n = typeof raw === 'string' && /^\d+(\.\d+)?$/.test(raw.trim()) ? Number(raw) : NaN;
-  if (!Number.isFinite(n) || n < 0) {
-    throw new Error(`configuration variable ON_DEMAND_USD_PER_TIB must be a decimal number >= 0, got ${JSON.stringify(raw)}`);
-  }
-  return n;
+  return configOf(env).ON_DEMAND_USD_PER_TIB;
 }
 
 /** The totals windows, in days. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Env } from '../../env';
+import { configOf, type Env } from '../../env';
 import { describeError } from '../../errors';
 import type { Logger } from '../../lib/log';
 
@@ -85,7 +85,7 @@ async function writeNow(env: Env, row: QueryLogRow, log: Logger): Promise<void> 
 
 /** Delivers one run's row the configured way (see the module comment). Never throws. */
 export async function deliverQueryLog(env: Env, row: QueryLogRow, log: Logger): Promise<void> {
-  if (env.QUERY_LOG_DELIVERY !== 'queue') return writeNow(env, row, log);
+  if (configOf(env).QUERY_LOG_DELIVERY !== 'queue') return writeNow(env, row, log);
   try {
     await env.QUERY_LOG.send(row, { contentType: 'json' });
   } catch (err) {

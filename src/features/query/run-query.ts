@@ -1,4 +1,3 @@
-import { intVar } from '../../env';
 import { ApiError, describeError, type ErrorCode } from '../../errors';
 import { newId, sha256Hex } from '../../lib/ids';
 import { Timings } from '../../lib/timings';
@@ -8,13 +7,14 @@ import { catalogSnapshot } from '../../catalog/snapshot';
 import { resolveStoredQuery, type BrandTarget } from './stored-query';
 import type { QueryPageRequest, ResolvedWindow, RunQueryRequest, RunQueryResponse } from './run-query.schemas';
 import { checkDryRun, checkSql, guardError } from '../../sql/guard';
+import { runReservation } from '../../usage/reservation';
 import { acquireRun, settleRun, takeMeter, type BudgetLeft, type UsageTicket } from '../../usage/usage';
 import { createWarehouseClient } from '../../warehouse/bigquery-client';
 import type { OpContext } from '../../context';
 import { issueResultCursor, openResultCursor, type ResultPosition } from './result-cursor';
 import { resolveBrand } from '../../auth/scope';
 import { verdictCache } from './verdict-cache';
-import { costUsd, usdPerTib } from '../query-history/history';
+import { costUsd } from '../query-history/history';
 import { deliverQueryLog } from './query-log';
 
 export interface RunQueryOptions {
@@ -162,12 +162,7 @@ function writeLog(ctx: OpContext, e: LogEntry): Promise<void> {
  * cost; the fields of its query_log row. Never the key's secret or a result row.
  */
 function logRun(ctx: OpContext, e: LogEntry): void {
-  let cost: number | null = null;
-  try {
-    cost = costUsd(e.bytesBilled ?? 0, usdPerTib(ctx.env));
-  } catch {
-    // A malformed price is reported by the history page; the run's line still goes out.
-  }
+  const cost = costUsd(e.bytesBilled ?? 0, ctx.config.ON_DEMAND_USD_PER_TIB);
   ctx.log.info('query run', {
     transport: ctx.transport,
     callerKind: ctx.principal.kind,
@@ -262,18 +257,21 @@ async function execute(
 
   // Gate 2c: BigQuery's dry run, unless this exact SQL passed for this dataset a few minutes ago.
   const cacheKey = `${target.brand.dataset}:${await timings.time('guard', () => sha256Hex(target.sql))}`;
-  let estimate = verdictCache.get(cacheKey, ctx.now);
-  // A dry run is a warehouse call that bills nothing: it takes a token from the key's checks meter instead.
-  const checkTicket = dryRun ? await timings.time('usage', () => takeMeter(env, principal, 'checks', ctx.now)) : null;
-  if (estimate === undefined || dryRun) {
+  let cached = dryRun ? undefined : verdictCache.get(cacheKey, ctx.now);
+  // Every warehouse dry run the cache does not answer takes a token from the key's checks meter before it is
+  // sent, whether it then passes, is refused, fails or times out: a dry run bills nothing but is a warehouse call.
+  let checkTicket: UsageTicket | null = null;
+  if (cached === undefined) {
+    checkTicket = await timings.time('usage', () => takeMeter(env, principal, 'checks', ctx.now));
     const dry = await timings.time('dryrun', () =>
       client.dryRun(target.sql, { brandId: target.brand.id, dataset: target.brand.dataset, requestId: ctx.requestId, labels }),
     );
-    const dv = checkDryRun(dry, scope);
-    if (!dv.ok) throw dryRun ? guardError(dv, 'dry-run') : await meteredRefusal(ctx, guardError(dv, 'dry-run'));
-    estimate = dry.totalBytesProcessed;
-    verdictCache.set(cacheKey, estimate, ctx.now);
+    const dv = checkDryRun(dry, scope, verdict.tables);
+    if (!dv.ok) throw guardError(dv, 'dry-run');
+    cached = { estimate: dry.totalBytesProcessed, tables: Math.max(dry.referencedTables.length, verdict.tables.length) };
+    verdictCache.set(cacheKey, cached, ctx.now);
   }
+  const estimate = cached.estimate;
   log.bytesProcessed = estimate;
   if (estimate > principal.limits.maxBytesBilled) {
     const tooExpensive = new ApiError(
@@ -306,7 +304,11 @@ async function execute(
     };
   }
 
-  const ticket: UsageTicket = await timings.time('usage', () => acquireRun(env, principal, ctx.now, { consume: true }));
+  // The run reserves the most it can bill before it starts, so runs admitted together see each other's bytes.
+  const reserveBytes = runReservation(estimate, cached.tables, principal.limits.maxBytesBilled);
+  const ticket: UsageTicket = await timings.time('usage', () =>
+    acquireRun(env, principal, ctx.now, { consume: true, reserveBytes }),
+  );
   let bytesBilled = 0;
   // Set when the query ends past its deadline: what the abandoned job billed, learned in the background.
   let lateBilling: Promise<number> | null = null;
@@ -317,8 +319,8 @@ async function execute(
       requestId: ctx.requestId,
       labels,
       maxBytesBilled: principal.limits.maxBytesBilled,
-      rowCap: opts.rowCap ?? intVar(env, 'ROW_CAP'),
-      timeoutMs: intVar(env, 'QUERY_TIMEOUT_MS'),
+      rowCap: opts.rowCap ?? ctx.config.ROW_CAP,
+      timeoutMs: ctx.config.QUERY_TIMEOUT_MS,
       onLateBilling: (billed) => {
         lateBilling = billed;
       },
@@ -352,9 +354,18 @@ async function execute(
         ...(target.window ? { window: target.window } : {}),
       },
       headers: ticket.headers,
-      budget: { ...ticket.budget, bytesRemaining: Math.max(0, ticket.budget.bytesRemaining - res.totalBytesBilled) },
+      budget: {
+        ...ticket.budget,
+        bytesRemaining: Math.min(
+          ticket.budget.bytesLimit,
+          Math.max(0, ticket.budget.bytesRemaining + ticket.reservedBytes - res.totalBytesBilled),
+        ),
+      },
       firstRow: 0,
     };
+  } catch (err) {
+    // The run was counted: a failure after admission says so with the budget's headers, as a success would.
+    throw chargedFailure(err, ticket);
   } finally {
     // The run is already counted; settling adds the bytes billed. It must not delay or fail the answer. A run that
     // timed out settles once the abandoned job's bytes are known.
@@ -368,6 +379,27 @@ async function execute(
 }
 
 /**
+ * A run that was admitted (counted, its bytes reserved) and then failed in the warehouse: the error carries the
+ * `RateLimit-*` headers of the run it spent, and a 503 or 504, where trying again later can help, a `Retry-After`
+ * (the warehouse's own when it gave one, else WAREHOUSE_RETRY_AFTER_SECONDS), so a client neither guesses its
+ * budget nor retries at once.
+ */
+function chargedFailure(err: unknown, ticket: UsageTicket): unknown {
+  if (!(err instanceof ApiError)) return err;
+  const headers: Record<string, string> = { ...ticket.headers, ...err.headers };
+  if ((err.status === 503 || err.status === 504) && headers['Retry-After'] === undefined) {
+    headers['Retry-After'] = String(WAREHOUSE_RETRY_AFTER_SECONDS);
+  }
+  return new ApiError(err.code, err.message, { details: err.details, internal: err.internal, reason: err.reason, headers });
+}
+
+/**
+ * Seconds a client is told to wait after a run the warehouse could not serve (busy, unreachable, timed out):
+ * long enough for a transient overload to clear, short against an interactive session.
+ */
+export const WAREHOUSE_RETRY_AFTER_SECONDS = 5;
+
+/**
  * The next page of a capped result, read from the job's stored result with the brand's own service account:
  * no new job, nothing billed, no run counted. Page reads take a token from the key's `pages` meter instead.
  */
@@ -376,7 +408,7 @@ export async function readQueryPage(ctx: OpContext, input: QueryPageRequest, opt
   const startedPrecise = performance.now();
   const pos = await openResultCursor(ctx.env, ctx.principal, input.cursor, ctx.now);
   const ticket = await timings.time('usage', () => takeMeter(ctx.env, ctx.principal, 'pages', ctx.now));
-  const rowCap = opts.rowCap ?? intVar(ctx.env, 'ROW_CAP');
+  const rowCap = opts.rowCap ?? ctx.config.ROW_CAP;
   const page = await timings.time('warehouse', () =>
     createWarehouseClient(ctx.env, { waitUntil: ctx.waitUntil }).readPage({
       brandId: pos.b,
