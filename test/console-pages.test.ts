@@ -5,7 +5,7 @@
 import { env, SELF } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadTotals, TOTAL_WINDOWS } from '../src/features/query-history/history';
-import { DEMO_KEY_IDS, DEMO_USER_IDS } from '../src/seed/demo-catalog';
+import { DEMO_KEY_IDS, DEMO_USER_IDS } from '../src/seed/demo-tenants';
 import { page, signedIn } from './admin-client';
 import { addUser, connectAssistant, inputValue, location, mcpClient, type TestBrowser } from './oauth-client';
 import { postJson, seedDemo, TEST_ADMINS } from './seed';
