@@ -144,7 +144,7 @@ CREATE TABLE IF NOT EXISTS feedback (
 
 -- users: people who sign in to the administration interface and approve OAuth connections.
 -- password_hash is PBKDF2-SHA256 (hex) over the password with the per-user salt and password_iterations.
--- failed_logins / locked_until throttle password guessing.
+-- failed_logins / locked_until: unused since migration 0006 (the lockout is per account and source, login_account_failures).
 CREATE TABLE IF NOT EXISTS users (
   id                   TEXT PRIMARY KEY,
   email                TEXT NOT NULL UNIQUE COLLATE NOCASE,
@@ -169,6 +169,23 @@ CREATE TABLE IF NOT EXISTS login_ip_failures (
   failures      INTEGER NOT NULL,
   PRIMARY KEY (ip_hash, window_start)
 );
+
+-- login_account_failures: the per-account sign-in lockout, kept per source (docs/admin.md, src/web/sign-in.ts).
+-- One row per user and source (source_hash: SHA-256 hex of an IPv4 address, or of an IPv6 /64 prefix) with the
+-- consecutive failed passwords from that source and, from the 5th, the time until which that source may not sign in
+-- to that account (15 minutes, doubling with each further failure, at most a day). A lock elsewhere never stops
+-- another source. An attempt counts itself with one atomic upsert before its password is checked; a right password
+-- deletes the row. Rows idle for a day are deleted by later sign-ins. (users.failed_logins and users.locked_until
+-- held an account-wide lock before migration 0006 and are no longer used.)
+CREATE TABLE IF NOT EXISTS login_account_failures (
+  user_id       TEXT NOT NULL,
+  source_hash   TEXT NOT NULL,
+  failures      INTEGER NOT NULL,
+  locked_until  INTEGER,
+  updated_at    INTEGER NOT NULL,
+  PRIMARY KEY (user_id, source_hash)
+);
+CREATE INDEX IF NOT EXISTS login_account_failures_updated ON login_account_failures(updated_at);
 
 -- memberships: a user is administrator of a whole org (org_id set) or of one brand (brand_id set).
 -- Deleting the row removes admin rights at once (OAuth connections re-check it on every request).

@@ -174,6 +174,8 @@ const COMMANDS = {
       );
       const row = rows[0];
       if (!row) throw new CommandError(`no user ${user}`);
+      // Every source's sign-in lock on the account goes with the old password.
+      await io.exec(sql`DELETE FROM login_account_failures WHERE user_id = ${row.id}`);
       return showingPassword(chosen, `password of ${row.id} <${row.email}> replaced`, { id: row.id, email: row.email });
     },
   },

@@ -38,6 +38,7 @@ const WholeNumber = z.unknown().transform((raw, ctx) => {
  */
 const ConfigSchema = z.object({
   ROW_CAP: PositiveInt,
+  MAX_RESULT_BYTES: PositiveInt,
   MCP_ROW_CAP: PositiveInt,
   MCP_MAX_RESULT_BYTES: PositiveInt,
   DEFAULT_MAX_BYTES_BILLED: PositiveInt,

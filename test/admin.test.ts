@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { sha256Hex } from '../src/lib/ids';
 import { oauthHelpers } from '../src/oauth/provider';
-import { DEMO_USER_IDS } from '../src/seed/demo-catalog';
+import { DEMO_USER_IDS } from '../src/seed/demo-tenants';
 import { createKey, page, shownSecret, signedIn } from './admin-client';
 import { addUser, connectAssistant, inputValue, location, ORIGIN, rawToolsList, TestBrowser } from './oauth-client';
 import { seedDemo, TEST_ADMINS, TEST_KEYS } from './seed';

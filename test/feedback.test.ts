@@ -1,7 +1,7 @@
 import { env } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { FeedbackResponseSchema } from '../src/features/feedback/feedback.schemas';
-import { DEMO_KEY_IDS } from '../src/seed/demo-catalog';
+import { DEMO_KEY_IDS } from '../src/seed/demo-tenants';
 import { api, expectError, postJson, seedDemo } from './seed';
 
 const HOUR = 60 * 60 * 1000;

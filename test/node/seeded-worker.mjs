@@ -5,6 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { unstable_startWorker } from 'wrangler';
+import { DEMO_CATALOG_DIR, readCatalogDir } from '../../scripts/lib/catalog-dir.mjs';
 import { openD1 } from '../../scripts/lib/d1.mjs';
 import { applyMigrations } from '../../scripts/lib/migrations.mjs';
 import { importWorkerModules, ROOT } from '../../scripts/lib/import-ts.mjs';
@@ -26,8 +27,8 @@ export async function startSeededWorker({ prefix, keys, admins }) {
     await rm(stateDir, { recursive: true, force: true });
   };
   try {
-    const { buildDemoSeed } = await importWorkerModules({ 'src/seed/demo-catalog.ts': ['buildDemoSeed'] });
-    const seed = await buildDemoSeed({ now: Date.now(), keys, admins });
+    const { buildDemoSeed } = await importWorkerModules({ 'src/seed/demo-tenants.ts': ['buildDemoSeed'] });
+    const seed = await buildDemoSeed({ now: Date.now(), keys, admins, catalog: await readCatalogDir(DEMO_CATALOG_DIR) });
     const db = await openD1({ persistTo: stateDir });
     try {
       await applyMigrations(db);
