@@ -47,6 +47,7 @@ const Decimal = z.unknown().transform((raw, ctx) => {
  */
 const ConfigSchema = z.object({
   ROW_CAP: PositiveInt,
+  MAX_RESULT_BYTES: PositiveInt,
   MCP_ROW_CAP: PositiveInt,
   MCP_MAX_RESULT_BYTES: PositiveInt,
   DEFAULT_MAX_BYTES_BILLED: PositiveInt,

@@ -3,13 +3,13 @@ import { newId, sha256Hex } from '../../lib/ids';
 import { Timings } from '../../lib/timings';
 import { resolvePeriod, type ResolvedPeriod } from './period';
 import { fillTemplate } from '../../catalog/template';
-import { catalogSnapshot } from '../../catalog/snapshot';
+import { catalogSnapshot, hasDataset } from '../../catalog/snapshot';
 import { resolveStoredQuery, type BrandTarget } from './stored-query';
 import type { QueryPageRequest, ResolvedWindow, RunQueryRequest, RunQueryResponse } from './run-query.schemas';
 import { checkDryRun, checkSql, guardError } from '../../sql/guard';
 import { runReservation } from '../../usage/reservation';
 import { acquireRun, settleRun, takeMeter, type BudgetLeft, type UsageTicket } from '../../usage/usage';
-import { createWarehouseClient } from '../../warehouse/bigquery-client';
+import { createWarehouseClient, type QueryOptions } from '../../warehouse/bigquery-client';
 import type { OpContext } from '../../context';
 import { issueResultCursor, openResultCursor, type ResultPosition } from './result-cursor';
 import { resolveBrand } from '../../auth/scope';
@@ -73,10 +73,10 @@ async function resolveTarget(ctx: OpContext, input: RunQueryRequest): Promise<Ta
 }
 
 function provisioned(b: BrandTarget): BrandTarget & { dataset: string } {
-  if (b.dataset === null) {
+  if (!hasDataset(b)) {
     throw new ApiError('BRAND_NOT_PROVISIONED', `brand ${b.id} has no provisioned dataset yet; nothing can be queried`);
   }
-  return { ...b, dataset: b.dataset };
+  return b;
 }
 
 /**
@@ -313,19 +313,29 @@ async function execute(
   // Set when the query ends past its deadline: what the abandoned job billed, learned in the background.
   let lateBilling: Promise<number> | null = null;
   try {
-    const res = await timings.time('warehouse', () => client.query(target.sql, {
+    const queryOpts: QueryOptions = {
       brandId: target.brand.id,
       dataset: target.brand.dataset,
       requestId: ctx.requestId,
       labels,
       maxBytesBilled: principal.limits.maxBytesBilled,
       rowCap: opts.rowCap ?? ctx.config.ROW_CAP,
+      maxResultBytes: ctx.config.MAX_RESULT_BYTES,
       timeoutMs: ctx.config.QUERY_TIMEOUT_MS,
+      billedIfUnknown: reserveBytes,
       onLateBilling: (billed) => {
         lateBilling = billed;
       },
-    }));
+    };
+    let res = await timings.time('warehouse', () => client.query(target.sql, queryOpts));
     bytesBilled = res.totalBytesBilled;
+    if (!res.jobId && opts.fitRows && opts.fitRows(res.rows) < res.rows.length) {
+      // A job-less (fast path) result that this transport must cut needs a job for the cursor: run it again as
+      // one. The first run put the result in BigQuery's query cache, so the second normally bills nothing.
+      const again = await timings.time('warehouse', () => client.query(target.sql, { ...queryOpts, requireJob: true }));
+      res = { ...again, totalBytesBilled: res.totalBytesBilled + again.totalBytesBilled };
+      bytesBilled = res.totalBytesBilled;
+    }
     const paged = res.jobId && res.location !== null && res.totalRows > 0
       ? await pageOut(ctx, res.rows, {
           b: target.brand.id,
@@ -418,6 +428,7 @@ export async function readQueryPage(ctx: OpContext, input: QueryPageRequest, opt
       location: pos.l,
       startIndex: pos.o,
       maxResults: Math.min(rowCap, pos.n - pos.o),
+      maxResultBytes: ctx.config.MAX_RESULT_BYTES,
     }),
   );
   const total = Math.max(pos.n, page.totalRows);
