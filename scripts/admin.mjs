@@ -35,6 +35,7 @@ const GLOBAL_OPTIONS = {
   local: { type: 'boolean', default: false },
   'persist-to': { type: 'string' },
   env: { type: 'string' },
+  config: { type: 'string' },
   json: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
 };
@@ -44,6 +45,7 @@ const GLOBAL_HELP = `Global options:
   --remote             the deployed D1 database named in wrangler.toml (uses wrangler's Cloudflare login
                        or CLOUDFLARE_API_TOKEN)
   --env NAME           with --remote: the database of wrangler.toml's [env.NAME] (e.g. staging)
+  --config FILE        with --remote: another wrangler configuration file (as wrangler's --config)
   --persist-to DIR     local state directory, as wrangler's --persist-to (default .wrangler/state;
                        the environment variable ADMIN_PERSIST_TO sets it too)
   --json               machine-readable output
@@ -762,11 +764,12 @@ export async function runAdmin(argv, env = PROCESS_IO) {
     return USAGE_ERROR;
   }
   const envName = typeof o.env === 'string' ? o.env : undefined;
-  if (envName !== undefined && !remote) {
-    env.err('--env names a deployed environment: use it with --remote');
+  const config = typeof o.config === 'string' ? o.config : undefined;
+  if ((envName !== undefined || config !== undefined) && !remote) {
+    env.err('--env and --config name a deployed environment: use them with --remote');
     return USAGE_ERROR;
   }
-  const target = { remote, env: envName, persistTo: remote ? undefined : (persistTo ?? process.env.ADMIN_PERSIST_TO ?? undefined) };
+  const target = { remote, env: envName, config, persistTo: remote ? undefined : (persistTo ?? process.env.ADMIN_PERSIST_TO ?? undefined) };
   /** @type {import('./lib/d1.mjs').D1Executor | undefined} */
   let db;
   const io = {

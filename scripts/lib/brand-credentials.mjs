@@ -5,17 +5,18 @@
 // --key-file, or from the file `npm run setup` wrote when it generated the secret (credentialsKeyFile).
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { sql } from './d1.mjs';
 import { importWorkerModules, ROOT } from './import-ts.mjs';
 
 /**
  * Where `npm run setup` keeps the key-encryption secret it generated for a Cloudflare environment (the Worker's
- * copy is a secret and cannot be read back). Git ignores .deploy/.
+ * copy is a secret and cannot be read back): .deploy/<env>/ beside the wrangler configuration. Git ignores it.
  * @param {string | undefined} envName wrangler's --env, undefined for the top-level environment
+ * @param {string} [configDir] the directory of the wrangler configuration (default the repository)
  */
-export function credentialsKeyFile(envName) {
-  return join(ROOT, '.deploy', envName ?? 'production', 'credentials-key');
+export function credentialsKeyFile(envName, configDir = ROOT) {
+  return join(configDir, '.deploy', envName ?? 'production', 'credentials-key');
 }
 
 /** @type {Promise<Record<string, any>> | undefined} */
@@ -46,7 +47,7 @@ export function brandCredentialsCommands({ UsageError, CommandError, requireId, 
   async function keys(o, io, { required }) {
     const previous = process.env.CREDENTIALS_KEY_PREVIOUS || undefined;
     if (process.env.CREDENTIALS_KEY) return { current: process.env.CREDENTIALS_KEY, previous, source: 'CREDENTIALS_KEY' };
-    const file = o['key-file'] ?? (io.target.remote ? credentialsKeyFile(io.target.env) : undefined);
+    const file = o['key-file'] ?? (io.target.remote ? credentialsKeyFile(io.target.env, io.target.config ? dirname(resolve(io.target.config)) : undefined) : undefined);
     if (file && (o['key-file'] !== undefined || existsSync(file))) {
       const text = (await readFile(file, 'utf8')).trim();
       return { current: text, previous, source: file };

@@ -46,9 +46,10 @@ export function sql(strings, ...values) {
 }
 
 /**
- * @typedef {{ remote?: boolean; env?: string; persistTo?: string; cwd?: string }} D1Target
+ * @typedef {{ remote?: boolean; env?: string; config?: string; persistTo?: string; cwd?: string }} D1Target
  *   remote: the deployed database (wrangler auth applies); otherwise the local one wrangler dev uses.
  *   env: with remote, wrangler's --env (the database of wrangler.toml's [env.NAME]).
+ *   config: with remote, wrangler's --config (another configuration file).
  *   persistTo: local state directory (wrangler's --persist-to; default .wrangler/state beside wrangler.toml).
  *   cwd: the directory holding wrangler.toml (default the repository root).
  */
@@ -131,6 +132,7 @@ export async function wranglerExecute(target, what) {
   if (target.remote) {
     args.push('--remote', '--yes');
     if (target.env) args.push('--env', target.env);
+    if (target.config) args.push('--config', target.config);
   } else {
     args.push('--local');
     if (target.persistTo) args.push('--persist-to', target.persistTo);

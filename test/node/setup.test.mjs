@@ -1,0 +1,191 @@
+// `npm run setup` against a stand-in wrangler on PATH (test/node/stand-in-wrangler: records every command line,
+// answers as wrangler does, no network): the commands of docs/deploy.md in the order a person runs them (dry run,
+// first deploy, rerun, staging), a failure halfway that a rerun finishes, no login, and the predeploy check.
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, symlink, writeFile, copyFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createServiceAccount } from '../../dev/warehouse/service-account.mjs';
+import { ROOT } from '../../scripts/lib/import-ts.mjs';
+
+const run = promisify(execFile);
+const STAND_IN_BIN = join(ROOT, 'test', 'node', 'stand-in-wrangler', 'bin');
+const LOGIN = {
+  email: 'ops@example.com',
+  authType: 'OAuth Token',
+  tokenPermissions: ['account:read', 'user:read', 'workers:write', 'workers_kv:write', 'workers_scripts:write', 'd1:write'],
+  accounts: [{ id: 'acc1', name: 'Example' }],
+};
+/** @type {string[]} */
+const dirs = [];
+afterAll(async () => {
+  for (const d of dirs) await rm(d, { recursive: true, force: true });
+});
+
+/** A throwaway checkout's view: a copy of wrangler.toml, the migrations, a key file, an empty account. */
+async function workspace(login = /** @type {object | null} */ (LOGIN)) {
+  const dir = await mkdtemp(join(tmpdir(), 'setup-test-'));
+  dirs.push(dir);
+  await copyFile(join(ROOT, 'wrangler.toml'), join(dir, 'wrangler.toml'));
+  await symlink(join(ROOT, 'migrations'), join(dir, 'migrations'));
+  await writeFile(join(dir, 'service-account.json'), createServiceAccount().json);
+  const stateFile = join(dir, 'account.json');
+  await writeFile(stateFile, JSON.stringify({ login, d1: [], kv: [], workers: {}, calls: [] }));
+  return {
+    dir,
+    state: async () => /** @type {any} */ (JSON.parse(await readFile(stateFile, 'utf8'))),
+    toml: () => readFile(join(dir, 'wrangler.toml'), 'utf8'),
+    /**
+     * `npm run setup -- ...args` in the workspace, on its wrangler.toml, with the stand-in first on PATH.
+     * @param {string[]} args @param {Record<string, string>} [env]
+     */
+    async setup(args, env = {}) {
+      const r = await run(process.execPath, [join(ROOT, 'scripts', 'setup.mjs'), ...args, '--config', join(dir, 'wrangler.toml')], {
+        cwd: dir,
+        env: { ...process.env, PATH: `${STAND_IN_BIN}${delimiter}${process.env.PATH}`, STAND_IN_WRANGLER_STATE: stateFile, WRANGLER_BIN: '', ...env },
+        maxBuffer: 1 << 24,
+      }).then(
+        (ok) => ({ code: 0, out: ok.stdout + ok.stderr }),
+        (e) => ({ code: /** @type {number} */ (e.code), out: `${e.stdout}${e.stderr}` }),
+      );
+      return r;
+    },
+  };
+}
+
+/** The `npm run setup` command lines of docs/deploy.md's shell blocks, in order, split as a shell would. */
+async function docCommands() {
+  const doc = await readFile(join(ROOT, 'docs', 'deploy.md'), 'utf8');
+  const blocks = [...doc.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1] ?? '');
+  return blocks
+    .flatMap((b) => b.split('\n'))
+    .map((l) => l.replace(/\s+#.*$/, '').trim())
+    .filter((l) => l.startsWith('npm run setup'))
+    .map((l) => [...l.matchAll(/"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2] ?? '').slice(3).filter((a, i) => !(i === 0 && a === '--')));
+}
+
+/** Command lines that change something in the account (not whoami or a list). */
+const changes = (/** @type {any} */ s) =>
+  s.calls.map((/** @type {any} */ c) => c.argv.filter((/** @type {string} */ a) => !a.startsWith('/')).join(' ')).filter((/** @type {string} */ l) => !/^(whoami|d1 list|kv namespace list|secret list)/.test(l) && !/d1 execute DB .*--command SELECT/i.test(l));
+
+describe('npm run setup, as docs/deploy.md runs it', () => {
+  it('dry run, first deploy, a rerun that changes nothing, then staging with its own bindings', async () => {
+    const commands = await docCommands();
+    expect(commands.length).toBeGreaterThanOrEqual(4);
+    const [dry, first, rerun, staging] = /** @type {string[][]} */ (commands);
+    expect(dry).toContain('--dry-run');
+    expect(staging).toEqual(expect.arrayContaining(['--env', 'staging']));
+    const w = await workspace();
+
+    const d = await w.setup(dry ?? []);
+    expect(d.code, d.out).toBe(0);
+    expect(d.out).toMatch(/\[d1\] would run `wrangler d1 create warehouse-query-api`/);
+    expect(d.out).toMatch(/\[done\] dry run: nothing was changed/);
+    expect(changes(await w.state())).toEqual([]);
+    expect(await w.toml()).toBe(await readFile(join(ROOT, 'wrangler.toml'), 'utf8'));
+
+    const f = await w.setup(first ?? []);
+    expect(f.code, f.out).toBe(0);
+    let s = await w.state();
+    expect(s.d1.map((/** @type {any} */ x) => x.name)).toEqual(['warehouse-query-api']);
+    expect(s.kv.map((/** @type {any} */ x) => x.title)).toEqual(['warehouse-query-api-OAUTH_KV']);
+    expect(await w.toml()).toContain(`database_id = "${s.d1[0].uuid}"`);
+    expect(await w.toml()).toContain(`id = "${s.kv[0].id}"`);
+    const worker = s.workers['warehouse-query-api'];
+    expect(Object.keys(worker.secrets).sort()).toEqual(['CREDENTIALS_KEY', 'CURSOR_SECRET', 'GCP_SERVICE_ACCOUNT_JSON', 'SESSION_SECRET']);
+    expect(worker.secrets.CREDENTIALS_KEY).toBe((await readFile(join(w.dir, '.deploy', 'production', 'credentials-key'), 'utf8')).trim());
+    expect(worker.deployments).toBe(1);
+    // No secret was put before the Worker existed: they went up with the deploy.
+    expect(changes(s).filter((/** @type {string} */ l) => l.startsWith('secret put'))).toEqual([]);
+    expect(f.out).toMatch(/\[migrations\] applied 0001_initial\.sql/);
+    expect(f.out).toMatch(/\[admin\] created administrator you@example\.com of org_example; password \(shown once\): \S{12,}/);
+    expect(f.out).toContain('sign in at https://warehouse-query-api.stand-in.workers.dev/admin/login');
+
+    const before = changes(s).length;
+    const r = await w.setup(rerun ?? []);
+    expect(r.code, r.out).toBe(0);
+    s = await w.state();
+    // Only the deploy itself (an upgrade), without secrets; nothing created, no migration, no administrator.
+    expect(changes(s).slice(before).filter((/** @type {string} */ l) => !l.startsWith('queues create'))).toEqual([
+      expect.stringMatching(/^d1 migrations apply DB --remote/),
+      expect.stringMatching(/^deploy --config$/),
+    ]);
+    expect(r.out).toMatch(/queue warehouse-query-api-notifications exists: nothing to do/);
+    expect(r.out).toMatch(/nothing to apply/);
+    expect(r.out).toMatch(/CURSOR_SECRET is set: kept/);
+    expect(r.out).toMatch(/\[admin\] the database has 1 administrator login/);
+    expect(s.workers['warehouse-query-api'].deployments).toBe(2);
+
+    const st = await w.setup(staging ?? []);
+    expect(st.code, st.out).toBe(0);
+    s = await w.state();
+    expect(s.d1.map((/** @type {any} */ x) => x.name)).toEqual(['warehouse-query-api', 'warehouse-query-api-staging']);
+    expect(s.kv.map((/** @type {any} */ x) => x.title)).toContain('warehouse-query-api-staging-OAUTH_KV');
+    expect(Object.keys(s.workers).sort()).toEqual(['warehouse-query-api', 'warehouse-query-api-staging']);
+    expect(s.queues).toEqual(expect.arrayContaining(['warehouse-query-api-staging-notifications']));
+    expect(s.workers['warehouse-query-api-staging'].secrets.CREDENTIALS_KEY).not.toBe(s.workers['warehouse-query-api'].secrets.CREDENTIALS_KEY);
+    expect(changes(s).filter((/** @type {string} */ l) => l.startsWith('deploy')).at(-1)).toMatch(/^deploy --env staging --config --secrets-file$/);
+    expect(st.out).toContain('https://warehouse-query-api-staging.stand-in.workers.dev/admin/login');
+  }, 600_000);
+
+  it('a failure halfway (the deploy) stops with the step named; a rerun finishes without redoing the rest', async () => {
+    const w = await workspace();
+    const args = ['--service-account', 'service-account.json'];
+    const failed = await w.setup(args, { STAND_IN_WRANGLER_FAIL: 'deploy' });
+    expect(failed.code).toBe(1);
+    expect(failed.out).toMatch(/\[deploy\] `wrangler deploy .*` failed/);
+    expect(failed.out).toContain('setup stopped');
+    let s = await w.state();
+    expect(s.workers).toEqual({});
+    const key = (await readFile(join(w.dir, '.deploy', 'production', 'credentials-key'), 'utf8')).trim();
+
+    const resumed = await w.setup(args, { STAND_IN_WRANGLER_FAIL: 'deploy' });
+    expect(resumed.code, resumed.out).toBe(0);
+    s = await w.state();
+    expect(changes(s).filter((/** @type {string} */ l) => l.startsWith('d1 create') || l.startsWith('kv namespace create'))).toHaveLength(2);
+    expect(resumed.out).toMatch(/\[d1\] database warehouse-query-api exists .* nothing to do/);
+    expect(s.workers['warehouse-query-api'].secrets.CREDENTIALS_KEY).toBe(key);
+    expect(resumed.out).toMatch(/no administrator yet: rerun with --admin-email/);
+  }, 600_000);
+
+  it('without a login it stops at the first step and changes nothing', async () => {
+    const w = await workspace(null);
+    const r = await w.setup([]);
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/\[login\] not logged in to Cloudflare: run `npx wrangler login`/);
+    expect((await w.state()).calls.map((/** @type {any} */ c) => c.argv[0])).toEqual(['whoami']);
+  }, 60_000);
+
+  it('an OAuth login without d1:write is refused, naming the permission', async () => {
+    const w = await workspace({ ...LOGIN, tokenPermissions: LOGIN.tokenPermissions.filter((p) => p !== 'd1:write') });
+    const r = await w.setup([]);
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/lacks the permissions d1:write/);
+  }, 60_000);
+});
+
+describe('npm run deploy refuses placeholder ids before any upload', () => {
+  it('names the line to fix, per environment', async () => {
+    const w = await workspace();
+    const check = (/** @type {string[]} */ extra) =>
+      run(process.execPath, [join(ROOT, 'scripts', 'deploy.mjs'), '--check-only', '--config', join(w.dir, 'wrangler.toml'), ...extra], {
+        cwd: w.dir,
+        env: { ...process.env, WRANGLER_BIN: join(w.dir, 'no-wrangler-here') },
+      }).then(
+        () => ({ code: 0, out: '' }),
+        (e) => ({ code: e.code, out: `${e.stdout}${e.stderr}` }),
+      );
+    const toml = await w.toml();
+    const line = toml.split('\n').findIndex((l) => l.startsWith('database_id = "00000000')) + 1;
+    const top = await check([]);
+    expect(top.code).toBe(1);
+    expect(top.out).toContain(`wrangler.toml:${line}: database_id of DB is the placeholder`);
+    const staging = await check(['--env', 'staging']);
+    expect(staging.out).toMatch(/database_id of DB of \[env\.staging\] is the placeholder/);
+    // A staging section that drops a binding the top level has is named too.
+    await writeFile(join(w.dir, 'wrangler.toml'), toml.replace(/\[\[env\.staging\.ratelimits\]\]\nname = "TOKEN_LIMITER"[^[]*/, ''));
+    expect((await check(['--env', 'staging'])).out).toMatch(/\[env\.staging\] lacks the \[\[ratelimits\]\] binding TOKEN_LIMITER/);
+  }, 60_000);
+});
