@@ -3,7 +3,7 @@ import { newId, sha256Hex } from '../../lib/ids';
 import { Timings } from '../../lib/timings';
 import { resolvePeriod, type ResolvedPeriod } from './period';
 import { fillTemplate } from '../../catalog/template';
-import { catalogSnapshot } from '../../catalog/snapshot';
+import { catalogSnapshot, hasDataset } from '../../catalog/snapshot';
 import { resolveStoredQuery, type BrandTarget } from './stored-query';
 import type { QueryPageRequest, ResolvedWindow, RunQueryRequest, RunQueryResponse } from './run-query.schemas';
 import { checkDryRun, checkSql, guardError } from '../../sql/guard';
@@ -71,10 +71,10 @@ async function resolveTarget(ctx: OpContext, input: RunQueryRequest): Promise<Ta
 }
 
 function provisioned(b: BrandTarget): BrandTarget & { dataset: string } {
-  if (b.dataset === null) {
+  if (!hasDataset(b)) {
     throw new ApiError('BRAND_NOT_PROVISIONED', `brand ${b.id} has no provisioned dataset yet; nothing can be queried`);
   }
-  return { ...b, dataset: b.dataset };
+  return b;
 }
 
 /**
