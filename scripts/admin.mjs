@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { readFile } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import { D1Error, openD1, sql, sqlLiteral } from './lib/d1.mjs';
+import { consoleCommands } from './lib/console-commands.mjs';
 import { importWorkerModules } from './lib/import-ts.mjs';
 
 /** The Worker's key settings and key SQL (src/features/keys/): one definition for the pages and this CLI. */
@@ -461,6 +462,8 @@ ${LIMIT_HELP}
       return { text: `restored memory ${id}: ${memory.title}`, json: memory };
     },
   },
+  // The data-issue inbox and the query history (scripts/lib/console-commands.mjs).
+  ...consoleCommands({ UsageError, CommandError, iso, table, sql, sqlLiteral }),
 };
 
 // ---------------------------------------------------------------------------------------------------------

@@ -14,6 +14,8 @@ import type { OpContext } from '../../context';
 import { issueResultCursor, openResultCursor, type ResultPosition } from './result-cursor';
 import { resolveBrand } from '../../auth/scope';
 import { verdictCache } from './verdict-cache';
+import { costUsd } from '../query-history/history';
+import { deliverQueryLog } from './query-log';
 
 export interface RunQueryOptions {
   /** Rows returned before `truncated` is set (default env ROW_CAP; MCP passes MCP_ROW_CAP). */
@@ -124,38 +126,62 @@ interface LogEntry {
 }
 
 /**
- * Writes the audit row. It runs after the response (waitUntil): a D1 write is a round trip to the primary, and
- * the caller should not wait for it. A failed write is logged with the full entry, so nothing is lost silently.
+ * Writes the audit row after the response (waitUntil): the caller never waits for it. How it reaches D1 (a batched
+ * queue, or one INSERT) is query-log.ts's business; a failure there is logged with the full row, never silent.
  */
-async function writeLog(ctx: OpContext, e: LogEntry): Promise<void> {
-  try {
-    await ctx.env.DB.prepare(
-      `INSERT INTO query_log (id, request_id, principal_kind, principal_id, brand_id, query_id, period, sql, dry_run,
-         transport, outcome, bytes_processed, bytes_billed, row_count, duration_ms, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    )
-      .bind(
-        newId('ql'),
-        ctx.requestId,
-        ctx.principal.kind,
-        ctx.principal.id,
-        e.brandId,
-        e.queryId,
-        e.period ? JSON.stringify(e.period) : null,
-        e.sql,
-        e.dryRun ? 1 : 0,
-        ctx.transport,
-        e.outcome,
-        e.bytesProcessed,
-        e.bytesBilled,
-        e.rowCount,
-        e.durationMs,
-        ctx.now,
-      )
-      .run();
-  } catch (err) {
-    ctx.log.error('query_log write failed', { internal: describeError(err), entry: e });
-  }
+function writeLog(ctx: OpContext, e: LogEntry): Promise<void> {
+  return deliverQueryLog(
+    ctx.env,
+    {
+      kind: 'query-log',
+      id: newId('ql'),
+      requestId: ctx.requestId,
+      principalKind: ctx.principal.kind,
+      principalId: ctx.principal.id,
+      orgId: ctx.principal.orgId,
+      userId: ctx.principal.userId ?? null,
+      brandId: e.brandId,
+      queryId: e.queryId,
+      period: e.period ? JSON.stringify(e.period) : null,
+      sql: e.sql,
+      dryRun: e.dryRun ? 1 : 0,
+      transport: ctx.transport,
+      outcome: e.outcome,
+      bytesProcessed: e.bytesProcessed,
+      bytesBilled: e.bytesBilled,
+      rowCount: e.rowCount,
+      durationMs: e.durationMs,
+      createdAt: ctx.now,
+    },
+    ctx.log,
+  );
+}
+
+/**
+ * One structured line per run (Workers Logs, `[observability]`): who ran what, where, how it ended and what it
+ * cost; the fields of its query_log row. Never the key's secret or a result row.
+ */
+function logRun(ctx: OpContext, e: LogEntry): void {
+  const cost = costUsd(e.bytesBilled ?? 0, ctx.config.ON_DEMAND_USD_PER_TIB);
+  ctx.log.info('query run', {
+    transport: ctx.transport,
+    callerKind: ctx.principal.kind,
+    callerId: ctx.principal.id,
+    userId: ctx.principal.userId ?? null,
+    orgId: ctx.principal.orgId,
+    brandId: e.brandId,
+    queryId: e.queryId,
+    period: e.period,
+    sql: e.sql,
+    dryRun: e.dryRun,
+    outcome: e.outcome,
+    errorCode: e.outcome === 'OK' ? null : e.outcome,
+    rows: e.rowCount,
+    bytesProcessed: e.bytesProcessed,
+    bytesBilled: e.bytesBilled,
+    durationMs: e.durationMs,
+    estimatedCostUsd: cost,
+  });
 }
 
 /**
@@ -193,6 +219,7 @@ export async function runQuery(
     throw err;
   } finally {
     log.durationMs = Date.now() - started;
+    logRun(ctx, log);
     ctx.waitUntil(writeLog(ctx, log));
   }
   timings.add('total', performance.now() - startedPrecise);
