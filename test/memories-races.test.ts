@@ -31,7 +31,7 @@ async function revisionRequestIds(memoryId: string, action: string): Promise<str
 
 beforeAll(async () => {
   await seedDemo();
-  await env.DB.prepare(`INSERT OR IGNORE INTO api_key_permissions (key_id, permission, created_at) VALUES ('key_demo_org', 'memories:write', 0)`).run();
+  await env.DB.prepare("UPDATE api_keys SET memories_write = 1 WHERE id = 'key_demo_org'").run();
 });
 
 describe('a write is acknowledged from itself', () => {

@@ -5,7 +5,7 @@ import { loadAdminReach } from '../src/auth/oauth-principal';
 import { adminWriter, deleteManagedMemory, restoreManagedMemory } from '../src/features/memories/admin';
 import { MEMORY_LIMITS } from '../src/features/memories/rules';
 import { MemoryListSchema, MemorySchema } from '../src/features/memories/memories.schemas';
-import { DEMO_MEMORIES } from '../src/seed/demo-memories';
+import { DEMO_MEMORIES } from './demo-catalog';
 import { api, expectError, postJson, seedDemo, type TestKey } from './seed';
 
 /** Grants or withdraws `memories:write` the way the admin CLI and pages store it. */

@@ -2,6 +2,7 @@ import { env } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { Principal } from '../src/auth/principal';
+import { configOf } from '../src/env';
 import { ApiError } from '../src/errors';
 import { createLogger } from '../src/lib/log';
 import type { OpContext } from '../src/context';
@@ -198,6 +199,7 @@ describe('dry runs and refused queries are metered', () => {
     const T = Date.UTC(2026, 5, 1, 12);
     const ctx = (now: number): OpContext => ({
       env,
+      config: configOf(env),
       principal,
       requestId: 'req_meter',
       log: createLogger('req_meter'),

@@ -1,7 +1,7 @@
 import type { Principal, PrincipalLimits } from '../auth/principal';
 import { usageKey } from '../auth/principal';
 import { z } from 'zod';
-import { intVar, type Env } from '../env';
+import { configOf, type Env } from '../env';
 import { ApiError } from '../errors';
 import type { MeterKind } from './meter';
 import type { AcquireOutcome, UsageLimiter, UsagePeek } from './usage-limiter';
@@ -100,7 +100,7 @@ function budgetLeft(limits: PrincipalLimits, rate: RateLimitState, used: WindowU
 
 /** Per-minute rate of each light meter when the key sets none (documented in docs/usage-limits.md). */
 export function defaultMeterRate(env: Env, kind: MeterKind): number {
-  return intVar(env, kind === 'checks' ? 'DEFAULT_CHECKS_PER_MINUTE' : 'DEFAULT_PAGE_READS_PER_MINUTE');
+  return configOf(env)[kind === 'checks' ? 'DEFAULT_CHECKS_PER_MINUTE' : 'DEFAULT_PAGE_READS_PER_MINUTE'];
 }
 
 /** The key setting that overrides each meter's rate. */

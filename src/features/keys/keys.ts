@@ -1,7 +1,7 @@
 import { generateApiKey, invalidateAuthCache } from '../../auth/api-keys';
 import type { AdminReach } from '../../auth/oauth-principal';
 import type { PrincipalLimits } from '../../auth/principal';
-import { intVar, type Env } from '../../env';
+import { configOf, type Env } from '../../env';
 import { ApiError } from '../../errors';
 import { KEY_SETTING_NAMES, KEY_SETTINGS, type KeySettingName, type KeySettings } from './settings';
 import { insertKeyStatement, KEY_COLUMNS, KEY_FROM, keyOfRow, updateKeySettingsStatement, type KeyReach, type Statement, type StoredKey } from './store';
@@ -93,7 +93,8 @@ export interface NewKey {
 export type KeySettingDefaults = Record<KeySettingName, number>;
 
 export function keySettingDefaults(env: Env): KeySettingDefaults {
-  return Object.fromEntries(KEY_SETTING_NAMES.map((n) => [n, intVar(env, KEY_SETTINGS[n].default)])) as KeySettingDefaults;
+  const config = configOf(env);
+  return Object.fromEntries(KEY_SETTING_NAMES.map((n) => [n, config[KEY_SETTINGS[n].default]])) as KeySettingDefaults;
 }
 
 /** The limits that apply to a key: its own, else the Worker's defaults (as `authenticateApiKey` resolves them). */
