@@ -5,6 +5,7 @@ import { Miniflare } from 'miniflare';
 import { unstable_getMiniflareWorkerOptions, unstable_splitSqlQuery } from 'wrangler';
 import { createServiceAccount } from '../dev/warehouse/service-account.mjs';
 import { startWarehouse } from '../dev/warehouse/server.mjs';
+import { DEMO_CATALOG_DIR, readCatalogDir } from '../scripts/lib/catalog-dir.mjs';
 import { importWorkerModules, ROOT } from '../scripts/lib/import-ts.mjs';
 import { applyMigrations } from '../scripts/lib/migrations.mjs';
 
@@ -48,10 +49,10 @@ export async function startStack({ bundleDir, scriptName = 'index.js', name = 'b
   /** @param {string} sql */
   const execute = async (sql) => (await db.batch(unstable_splitSqlQuery(sql).map((q) => db.prepare(q)))).map((r) => /** @type {Record<string, unknown>[]} */ (r.results ?? []));
   await applyMigrations({ execute, close: async () => {} });
-  const { buildDemoSeed } = await importWorkerModules({ 'src/seed/demo-catalog.ts': ['buildDemoSeed'] });
+  const { buildDemoSeed } = await importWorkerModules({ 'src/seed/demo-tenants.ts': ['buildDemoSeed'] });
   const keys = { org: 'wqk_benchorgkey0000000000000000000000000000000', brand: 'wqk_benchbrandkey00000000000000000000000000000', other: 'wqk_benchotherkey00000000000000000000000000000' };
   const admins = { org: { email: 'org-admin@bench.test', password: 'bench-pass-1' }, brand: { email: 'brand-admin@bench.test', password: 'bench-pass-2' } };
-  const seed = await buildDemoSeed({ now: Date.now(), keys, admins });
+  const seed = await buildDemoSeed({ now: Date.now(), keys, admins, catalog: await readCatalogDir(DEMO_CATALOG_DIR) });
   const statements = [...seed, 'UPDATE api_keys SET daily_query_limit = 100000000'];
   await db.batch(statements.map((s) => db.prepare(s)));
 

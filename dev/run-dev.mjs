@@ -10,6 +10,7 @@ import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { DEMO_CATALOG_DIR, readCatalogDir } from '../scripts/lib/catalog-dir.mjs';
 import { WRANGLER_BIN, wranglerEnv, wranglerExecute, wranglerMigrationsApply } from '../scripts/lib/d1.mjs';
 import { importWorkerModules, ROOT } from '../scripts/lib/import-ts.mjs';
 import { createServiceAccount, serviceAccountFromJson } from './warehouse/service-account.mjs';
@@ -124,16 +125,22 @@ async function main() {
   const worker = await importWorkerModules({
     'src/auth/api-keys.ts': ['generateApiKey'],
     'src/lib/ids.ts': ['randomBase64Url'],
-    'src/seed/demo-catalog.ts': ['buildDemoSeed'],
+    'src/seed/demo-tenants.ts': ['buildDemoSeed'],
   });
   const { credentials, made } = await loadOrCreateCredentials(files, worker, baseUrl);
   // New credentials over a D1 that outlived its credentials file: the demo rows there hold the lost secrets, and
   // the insert-only seed would keep them, so the printed keys would be refused. `rotate` moves those rows (by id)
   // to the new secrets; on a fresh D1 it finds none.
-  const statements = await worker.buildDemoSeed({ now: Date.now(), keys: credentials.keys, admins: credentials.admins, rotate: made });
+  const statements = await worker.buildDemoSeed({
+    now: Date.now(),
+    keys: credentials.keys,
+    admins: credentials.admins,
+    rotate: made,
+    catalog: await readCatalogDir(DEMO_CATALOG_DIR),
+  });
   const seed = statements.map((s) => `${s.trim().replace(/;+$/, '')};`).join('\n');
   // One file, one wrangler call: each `wrangler d1 execute` costs a Node and workerd start.
-  await writeFile(files.bootstrapSql, `-- demo seed (src/seed/demo-catalog.ts)\n${seed}\n`, { mode: 0o600 });
+  await writeFile(files.bootstrapSql, `-- demo seed (src/seed/demo-tenants.ts, catalog/demo/)\n${seed}\n`, { mode: 0o600 });
   const applied = (await migrated).match(/✅/g)?.length ?? 0;
   const results = await wranglerExecute({ persistTo: files.persistTo }, ['--file', files.bootstrapSql]);
   say(`applied ${applied} new D1 migration(s) and ${statements.length} demo seed statements to the local D1 (${ms(step)})`);

@@ -10,7 +10,19 @@ import { fileURLToPath } from 'node:url';
 import { readFile } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import { D1Error, openD1, sql, sqlLiteral } from './lib/d1.mjs';
+import { consoleCommands } from './lib/console-commands.mjs';
 import { importWorkerModules } from './lib/import-ts.mjs';
+
+/** The Worker's key settings and key SQL (src/features/keys/): one definition for the pages and this CLI. */
+const keys = await importWorkerModules({
+  'src/features/keys/settings.ts': ['KEY_SETTINGS', 'KEY_SETTING_NAMES'],
+  'src/features/keys/store.ts': ['insertKeyStatement', 'updateKeySettingsStatement', 'KEY_COLUMNS', 'KEY_FROM', 'keyOfRow'],
+  'src/features/memories/store.ts': ['inlineStatement'],
+});
+/** @type {string[]} */
+const SETTING_NAMES = keys.KEY_SETTING_NAMES;
+/** A store statement as literal SQL for wrangler d1 execute. */
+const inline = (/** @type {{ sql: string, params: (string | number | null)[] }} */ s) => keys.inlineStatement(s, sqlLiteral);
 
 const USAGE_ERROR = 2;
 
@@ -38,11 +50,6 @@ const ID_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 const DATASET_RE = /^[A-Za-z_][A-Za-z0-9_]{0,1023}$/;
 const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const MIN_PASSWORD_LENGTH = 12;
-const LIMIT_FLAGS = {
-  'daily-queries': 'daily_query_limit',
-  'daily-bytes': 'daily_bytes_limit',
-  'max-bytes-billed': 'max_bytes_billed',
-};
 const MEMBERSHIP_OPTIONS = { user: { type: 'string' }, org: { type: 'string' }, brand: { type: 'string' } };
 /** What `membership add` and `membership remove` name (see requireMembership). */
 const MEMBERSHIP_ARGS = '--user USER_ID|EMAIL (--org ORG_ID | --brand BRAND_ID)';
@@ -54,11 +61,10 @@ const MEMORY_FIELD_OPTIONS = {
   table: { type: 'string' },
   author: { type: 'string' },
 };
-const LIMIT_OPTIONS = {
-  'daily-queries': { type: 'string' },
-  'daily-bytes': { type: 'string' },
-  'max-bytes-billed': { type: 'string' },
-};
+/** One `--<flag> N|default` option per key setting. */
+const LIMIT_OPTIONS = Object.fromEntries(SETTING_NAMES.map((n) => [keys.KEY_SETTINGS[n].flag, { type: 'string' }]));
+const LIMIT_USAGE = SETTING_NAMES.map((n) => `[--${keys.KEY_SETTINGS[n].flag} N]`).join(' ');
+const LIMIT_HELP = SETTING_NAMES.map((n) => `  --${keys.KEY_SETTINGS[n].flag} N`.padEnd(28) + keys.KEY_SETTINGS[n].help).join('\n');
 
 /**
  * Every command: its options, help text and implementation. `run(opts, positionals, io)` returns
@@ -169,6 +175,8 @@ const COMMANDS = {
       );
       const row = rows[0];
       if (!row) throw new CommandError(`no user ${user}`);
+      // Every source's sign-in lock on the account goes with the old password.
+      await io.exec(sql`DELETE FROM login_account_failures WHERE user_id = ${row.id}`);
       return showingPassword(chosen, `password of ${row.id} <${row.email}> replaced`, { id: row.id, email: row.email });
     },
   },
@@ -239,11 +247,11 @@ const COMMANDS = {
     },
   },
   'key create': {
-    usage:
-      'key create (--org ORG_ID | --brand BRAND_ID) --name NAME [--memories read|write] [--daily-queries N] [--daily-bytes N] [--max-bytes-billed N]',
+    usage: `key create (--org ORG_ID | --brand BRAND_ID) --name NAME [--memories read|write] ${LIMIT_USAGE}`,
     summary: 'create an API key and print its secret (shown once; only a hash is stored)',
     details: `  An --org key reaches every brand of the organization; a --brand key only that brand.
   --memories write  the key may also create, change and delete memories inside its scope (default: read)
+${LIMIT_HELP}
   Limits default to the Worker's DEFAULT_* variables; see \`key limits\`.`,
     options: { org: { type: 'string' }, brand: { type: 'string' }, name: { type: 'string' }, memories: { type: 'string' }, ...LIMIT_OPTIONS },
     async run(o, _p, io) {
@@ -251,14 +259,24 @@ const COMMANDS = {
       const name = requireText(o, 'name');
       const memories = o.memories ?? 'read';
       if (memories !== 'read' && memories !== 'write') throw new UsageError(`--memories must be read or write, got ${memories}`);
-      const limits = parseLimits(o);
+      const settings = parseLimits(o);
       const { generateApiKey } = await io.worker();
       const key = await generateApiKey();
       await io.exec(
-        sql`INSERT INTO api_keys (id, name, prefix, secret_hash, org_id, brand_id, max_bytes_billed, daily_query_limit, daily_bytes_limit, created_at)
-            VALUES (${key.id}, ${name}, ${key.prefix}, ${key.secretHash}, ${scope.orgId}, ${scope.brandId},
-                    ${limits.max_bytes_billed ?? null}, ${limits.daily_query_limit ?? null}, ${limits.daily_bytes_limit ?? null}, ${io.now})` +
-          (memories === 'write' ? sql`;\nINSERT INTO api_key_permissions (key_id, permission, created_at) VALUES (${key.id}, 'memories:write', ${io.now})` : ''),
+        inline(
+          keys.insertKeyStatement({
+            id: key.id,
+            name,
+            prefix: key.prefix,
+            secretHash: key.secretHash,
+            orgId: scope.orgId,
+            brandId: scope.brandId,
+            settings,
+            memoriesWrite: memories === 'write',
+            createdByUserId: null,
+            now: io.now,
+          }),
+        ),
         { 'FOREIGN KEY': scope.missing },
       );
       return {
@@ -276,27 +294,28 @@ const COMMANDS = {
       const org = o.org ?? null;
       const brand = o.brand ?? null;
       const rows = await io.exec(
-        sql`SELECT k.id, k.name, k.prefix, k.org_id, k.brand_id, k.max_bytes_billed, k.daily_query_limit, k.daily_bytes_limit,
-                   k.created_at, k.last_used_at, k.revoked_at,
-                   EXISTS (SELECT 1 FROM api_key_permissions p WHERE p.key_id = k.id AND p.permission = 'memories:write') AS memories_write
-              FROM api_keys k
+        `SELECT ${keys.KEY_COLUMNS} FROM ${keys.KEY_FROM}` +
+          sql`
              WHERE (${org} IS NULL OR k.org_id = ${org} OR k.brand_id IN (SELECT id FROM brands WHERE org_id = ${org}))
                AND (${brand} IS NULL OR k.brand_id = ${brand})
              ORDER BY k.created_at, k.id`,
       );
-      const keys = rows.map((r) => ({
-        id: r.id,
-        name: r.name,
-        prefix: r.prefix,
-        orgId: r.org_id,
-        brandId: r.brand_id,
-        limits: { maxBytesBilled: r.max_bytes_billed, dailyQueries: r.daily_query_limit, dailyBytes: r.daily_bytes_limit },
-        memories: r.memories_write ? 'write' : 'read',
-        createdAt: iso(r.created_at),
-        lastUsedAt: iso(r.last_used_at),
-        revokedAt: iso(r.revoked_at),
-      }));
-      const display = keys.map((k) => ({
+      const list = rows.map((r) => {
+        const k = keys.keyOfRow(r);
+        return {
+          id: k.id,
+          name: k.name,
+          prefix: k.prefix,
+          orgId: k.orgId,
+          brandId: k.brandId,
+          limits: k.settings,
+          memories: k.memoriesWrite ? 'write' : 'read',
+          createdAt: iso(k.createdAt),
+          lastUsedAt: iso(k.lastUsedAt),
+          revokedAt: iso(k.revokedAt),
+        };
+      });
+      const display = list.map((k) => ({
         id: k.id,
         name: k.name,
         prefix: `${k.prefix}…`,
@@ -307,7 +326,7 @@ const COMMANDS = {
         limits: describeLimits(k.limits),
         memories: k.memories,
       }));
-      return { text: table(display, ['id', 'name', 'prefix', 'scope', 'status', 'created', 'last_used', 'limits', 'memories']), json: { keys } };
+      return { text: table(display, ['id', 'name', 'prefix', 'scope', 'status', 'created', 'last_used', 'limits', 'memories']), json: { keys: list } };
     },
   },
   'key revoke': {
@@ -328,27 +347,18 @@ const COMMANDS = {
     },
   },
   'key limits': {
-    usage: 'key limits KEY_ID [--daily-queries N] [--daily-bytes N] [--max-bytes-billed N]',
-    summary: "show or change a key's own limits",
-    details: `  --daily-queries N     query runs per rolling 24 hours
-  --daily-bytes N       bytes billed per rolling 24 hours
-  --max-bytes-billed N  byte-scan ceiling of one query (BigQuery maximumBytesBilled)
+    usage: `key limits KEY_ID ${LIMIT_USAGE}`,
+    summary: "show or change a live key's own limits",
+    details: `${LIMIT_HELP}
   N is a positive integer, or "default" to fall back to the Worker's DEFAULT_* variable.
   Without options, prints the key's current limits.`,
     options: { ...LIMIT_OPTIONS },
     positional: 'KEY_ID',
     async run(o, p, io) {
       const id = requirePositional(p, 'the key id (see `key list`)');
-      const limits = parseLimits(o);
-      const sets = Object.entries(limits).map(([col, v]) => `${col} = ${sql`${v}`}`);
-      const rows = await io.exec(
-        sets.length > 0
-          ? `UPDATE api_keys SET ${sets.join(', ')} WHERE id = ${sql`${id}`} RETURNING max_bytes_billed, daily_query_limit, daily_bytes_limit`
-          : sql`SELECT max_bytes_billed, daily_query_limit, daily_bytes_limit FROM api_keys WHERE id = ${id}`,
-      );
-      const row = rows[0];
-      if (!row) throw new CommandError(`no key ${id}`);
-      const out = { maxBytesBilled: row.max_bytes_billed, dailyQueries: row.daily_query_limit, dailyBytes: row.daily_bytes_limit };
+      const [row] = await io.exec(inline(keys.updateKeySettingsStatement(id, parseLimits(o), 'all')));
+      if (!row) throw new CommandError(`no live key ${id}`);
+      const out = Object.fromEntries(SETTING_NAMES.map((n) => [n, row[keys.KEY_SETTINGS[n].column]]));
       return { text: `key ${id} limits: ${describeLimits(out)}`, json: { id, limits: out } };
     },
   },
@@ -452,6 +462,8 @@ const COMMANDS = {
       return { text: `restored memory ${id}: ${memory.title}`, json: memory };
     },
   },
+  // The data-issue inbox and the query history (scripts/lib/console-commands.mjs).
+  ...consoleCommands({ UsageError, CommandError, iso, table, sql, sqlLiteral }),
 };
 
 // ---------------------------------------------------------------------------------------------------------
@@ -567,25 +579,28 @@ async function requireUser(io, user) {
 }
 
 /** Limit flags present in `o`, as column -> value (null = back to the default). */
+/** The settings given as options, by setting name (null for "default"); absent ones are left out. */
 function parseLimits(o) {
+  /** @type {Record<string, number | null>} */
   const out = {};
-  for (const [flag, col] of Object.entries(LIMIT_FLAGS)) {
+  for (const n of SETTING_NAMES) {
+    const flag = keys.KEY_SETTINGS[n].flag;
     const v = o[flag];
     if (v === undefined) continue;
     if (v === 'default') {
-      out[col] = null;
+      out[n] = null;
       continue;
     }
-    const n = /^[0-9]+$/.test(v) ? Number(v) : NaN;
-    if (!Number.isSafeInteger(n) || n <= 0) throw new UsageError(`--${flag} must be a positive integer or "default", got ${v}`);
-    out[col] = n;
+    const num = /^[0-9]+$/.test(v) ? Number(v) : NaN;
+    if (!Number.isSafeInteger(num) || num <= 0) throw new UsageError(`--${flag} must be a positive integer or "default", got ${v}`);
+    out[n] = num;
   }
   return out;
 }
 
 function describeLimits(l) {
   const f = (v) => (v === null || v === undefined ? 'default' : String(v));
-  return `daily-queries=${f(l.dailyQueries)} daily-bytes=${f(l.dailyBytes)} max-bytes-billed=${f(l.maxBytesBilled)}`;
+  return SETTING_NAMES.map((n) => `${keys.KEY_SETTINGS[n].flag}=${f(l[n])}`).join(' ');
 }
 
 function isTimeZone(tz) {

@@ -1,9 +1,13 @@
+import { z } from 'zod';
+
 /** Secrets (`wrangler secret put`, or .dev.vars locally); unset ones fail closed where they are needed. */
 export interface Secrets {
   GCP_SERVICE_ACCOUNT_JSON?: string;
   GCP_SERVICE_ACCOUNTS_BY_BRAND?: string;
   CURSOR_SECRET?: string;
   SESSION_SECRET?: string;
+  /** Where filed data-issue reports are posted (docs/admin.md, Notifications); unset: no notifications. */
+  FEEDBACK_WEBHOOK_URL?: string;
 }
 
 /**
@@ -13,25 +17,85 @@ export interface Secrets {
  */
 export interface Env extends WranglerEnv, Secrets {}
 
-/** Reads a positive integer variable; a missing or malformed value is a deployment error, not a default. */
-export function intVar(env: Env, name: keyof Env): number {
-  const raw = env[name];
+/** A positive integer variable; a missing or malformed value is a deployment error, not a default. */
+const PositiveInt = z.unknown().transform((raw, ctx) => {
   const n = typeof raw === 'string' ? Number(raw) : NaN;
-  if (!Number.isSafeInteger(n) || n <= 0) {
-    throw new Error(`configuration variable ${String(name)} must be a positive integer, got ${JSON.stringify(raw)}`);
-  }
-  return n;
-}
+  if (Number.isSafeInteger(n) && n > 0) return n;
+  ctx.addIssue({ code: 'custom', message: `must be a positive integer, got ${JSON.stringify(raw)}` });
+  return z.NEVER;
+});
 
-/** Reads a whole number >= 0 (cache TTLs, where 0 means "off"); unset means 0. Malformed is a deployment error. */
-export function nonNegativeIntVar(env: Env, name: 'AUTH_CACHE_TTL_MS' | 'CATALOG_CACHE_TTL_MS'): number {
-  const raw = env[name];
+/** A whole number >= 0 (cache TTLs, where 0 means "off"); unset means 0. Malformed is a deployment error. */
+const WholeNumber = z.unknown().transform((raw, ctx) => {
   if (raw === undefined || raw === '') return 0;
   const n = Number(raw);
-  if (!Number.isSafeInteger(n) || n < 0) {
-    throw new Error(`configuration variable ${name} must be a whole number >= 0, got ${JSON.stringify(raw)}`);
+  if (Number.isSafeInteger(n) && n >= 0) return n;
+  ctx.addIssue({ code: 'custom', message: `must be a whole number >= 0, got ${JSON.stringify(raw)}` });
+  return z.NEVER;
+});
+
+/** A decimal number >= 0 written as digits with an optional fraction (a price: "6.25"). */
+const Decimal = z.unknown().transform((raw, ctx) => {
+  if (typeof raw === 'string' && /^\d+(\.\d+)?$/.test(raw.trim())) return Number(raw);
+  ctx.addIssue({ code: 'custom', message: `must be a decimal number >= 0, got ${JSON.stringify(raw)}` });
+  return z.NEVER;
+});
+
+/**
+ * The numeric (and enumerated) `[vars]` of wrangler.toml (where each is described, with its default), parsed once per isolate by
+ * configOf. A new variable is one line here and one in wrangler.toml; code reads it as `ctx.config.NAME`.
+ */
+const ConfigSchema = z.object({
+  ROW_CAP: PositiveInt,
+  MAX_RESULT_BYTES: PositiveInt,
+  MCP_ROW_CAP: PositiveInt,
+  MCP_MAX_RESULT_BYTES: PositiveInt,
+  DEFAULT_MAX_BYTES_BILLED: PositiveInt,
+  DEFAULT_DAILY_QUERY_LIMIT: PositiveInt,
+  DEFAULT_DAILY_BYTES_LIMIT: PositiveInt,
+  QUERY_TIMEOUT_MS: PositiveInt,
+  DEFAULT_CHECKS_PER_MINUTE: PositiveInt,
+  DEFAULT_PAGE_READS_PER_MINUTE: PositiveInt,
+  AUTH_CACHE_TTL_MS: WholeNumber,
+  CATALOG_CACHE_TTL_MS: WholeNumber,
+  ON_DEMAND_USD_PER_TIB: Decimal,
+  FEEDBACK_WEBHOOK_RETRY_SECONDS: PositiveInt,
+  FEEDBACK_WEBHOOK_MAX_ATTEMPTS: PositiveInt,
+  FEEDBACK_WEBHOOK_FORMAT: z.enum(['json', 'slack']),
+  QUERY_LOG_DELIVERY: z.enum(['queue', 'direct']),
+});
+
+export type Config = z.output<typeof ConfigSchema>;
+
+const CONFIG_KEYS = Object.keys(ConfigSchema.shape) as (keyof Config)[];
+
+/**
+ * Parsed configurations, by env object and by the variables' raw values: workerd hands an isolate one env, but the
+ * Worker front passes each request a copy of it (src/oauth/worker.ts), which the values still recognise.
+ */
+const byEnv = new WeakMap<Env, Config>();
+const byValues = new Map<string, Config>();
+
+/**
+ * The configuration of `env`, parsed once per isolate and then shared. A malformed variable throws on every
+ * request (a 500 `INTERNAL` whose log line names the variable) until the deployment is fixed; it is never defaulted.
+ */
+export function configOf(env: Env): Config {
+  const hit = byEnv.get(env);
+  if (hit) return hit;
+  const values = JSON.stringify(CONFIG_KEYS.map((k) => env[k] ?? null));
+  let config = byValues.get(values);
+  if (!config) {
+    const result = ConfigSchema.safeParse(env);
+    if (!result.success) {
+      const issue = result.error.issues[0];
+      throw new Error(`configuration variable ${issue?.path.join('.')} ${issue?.message}`);
+    }
+    config = result.data;
+    byValues.set(values, config);
   }
-  return n;
+  byEnv.set(env, config);
+  return config;
 }
 
 /** Reads a required secret; missing secrets fail closed with a clear log line. */

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { authenticateApiKey, defaultLimits } from '../src/auth/api-keys';
 import { formatBytes } from '../src/features/keys/units';
 import { ApiError } from '../src/errors';
-import { DEMO_KEY_IDS } from '../src/seed/demo-catalog';
+import { DEMO_KEY_IDS } from '../src/seed/demo-tenants';
 import { acquireRun, settleRun } from '../src/usage/usage';
 import { createKey as createKeyThroughForm, page, signedIn as signedInAt } from './admin-client';
 import { inputValue, location, ORIGIN, TestBrowser } from './oauth-client';

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { sha256Hex } from '../src/lib/ids';
 import { oauthHelpers } from '../src/oauth/provider';
-import { DEMO_USER_IDS } from '../src/seed/demo-catalog';
+import { DEMO_USER_IDS } from '../src/seed/demo-tenants';
 import { createKey, page, shownSecret, signedIn } from './admin-client';
 import { addUser, connectAssistant, inputValue, location, ORIGIN, rawToolsList, TestBrowser } from './oauth-client';
 import { seedDemo, TEST_ADMINS, TEST_KEYS } from './seed';
@@ -244,7 +244,7 @@ describe('connected assistants', () => {
     const html = await page(await signedIn({ email: 'lonely@demo.test', password: 'lonely-password-1' }), '/admin/assistants');
     expect(html).toContain('No assistants are connected yet');
     expect(html).toContain(`<code class="address" id="mcp-url">${ORIGIN}/v1/data/mcp</code>`);
-    expect(html).toMatch(/<a href="\/admin\/assistants" aria-current="page">Connected assistants<\/a>/);
+    expect(html).toMatch(/<a href="\/admin\/assistants" aria-current="page"><span class="nav-long">Connected assistants<\/span>/);
   });
 
   it('lists connections with client, user and dates, and revoking one (after confirming) cuts it off at once', async () => {

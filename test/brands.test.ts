@@ -1,6 +1,6 @@
 import { env } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_KEY_IDS } from '../src/seed/demo-catalog';
+import { DEMO_KEY_IDS } from '../src/seed/demo-tenants';
 import { api, expectError, seedDemo, TEST_KEYS } from './seed';
 
 beforeAll(async () => {

@@ -3,9 +3,10 @@
 import { env, SELF } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../src/lib/ids';
-import { buildDemoSeed, DEMO_KEY_IDS, DEMO_USER_IDS, type DemoSeedInput } from '../src/seed/demo-catalog';
+import { buildDemoSeed, DEMO_KEY_IDS, DEMO_USER_IDS, type DemoSeedInput } from '../src/seed/demo-tenants';
 import { inputValue, TestBrowser } from './oauth-client';
 import { seedDemo, TEST_ADMINS, TEST_KEYS } from './seed';
+import { DEMO_CATALOG_FILES } from './demo-catalog';
 
 const NEW: Pick<DemoSeedInput, 'keys' | 'admins'> = {
   keys: {
@@ -63,7 +64,7 @@ beforeAll(async () => {
 describe('demo seed with rotate', () => {
   it('without rotate, new secrets change nothing: the seed only adds what is missing', async () => {
     const before = await apiKeyRows();
-    expect(await applySeed({ now: Date.now(), ...NEW })).toEqual([]);
+    expect(await applySeed({ now: Date.now(), ...NEW, catalog: DEMO_CATALOG_FILES })).toEqual([]);
     expect(await apiKeyRows()).toEqual(before);
     expect(await brandsStatus(NEW.keys.org)).toBe(401);
     expect(await brandsStatus(TEST_KEYS.org)).toBe(200);
@@ -71,7 +72,7 @@ describe('demo seed with rotate', () => {
 
   it('moves the demo keys and admins to the new secrets by id, and touches nothing else', async () => {
     const before = await apiKeyRows();
-    const reported = await applySeed({ now: Date.now(), ...NEW, rotate: true });
+    const reported = await applySeed({ now: Date.now(), ...NEW, rotate: true, catalog: DEMO_CATALOG_FILES });
     expect(reported).toEqual([
       { rotated: DEMO_KEY_IDS.org, revoked_at: null },
       { rotated: DEMO_KEY_IDS.brand, revoked_at: null },

@@ -1,7 +1,7 @@
 import { env } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { FeedbackResponseSchema } from '../src/features/feedback/feedback.schemas';
-import { DEMO_KEY_IDS } from '../src/seed/demo-catalog';
+import { DEMO_KEY_IDS } from '../src/seed/demo-tenants';
 import { api, expectError, postJson, seedDemo } from './seed';
 
 const HOUR = 60 * 60 * 1000;
@@ -115,6 +115,7 @@ describe('POST /v1/data/feedback', () => {
     expect(recent).toHaveLength(20);
     expect(recent.map((q: { requestId: string }) => q.requestId)).toEqual(Array.from({ length: 20 }, (_, i) => `req_org_${i}`));
     expect(recent[0]).toEqual({
+      id: 'ql_org_00',
       requestId: 'req_org_0',
       brandId: 'brand_acme',
       queryId: 'rq_overview_kpis',

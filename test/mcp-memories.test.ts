@@ -10,7 +10,7 @@ const clients = {} as Record<TestKey, Client>;
 
 beforeAll(async () => {
   await seedDemo();
-  await env.DB.prepare(`INSERT OR IGNORE INTO api_key_permissions (key_id, permission, created_at) VALUES ('key_demo_org', 'memories:write', 0)`).run();
+  await env.DB.prepare(`UPDATE api_keys SET memories_write = 1 WHERE id = 'key_demo_org'`).run();
   for (const k of ['org', 'brand', 'other'] as const) clients[k] = await connectMcp(TEST_KEYS[k]);
 });
 
@@ -32,10 +32,10 @@ describe('list_memories', () => {
     const rest = MemoryListSchema.parse((await api(`/v1/data/memories${query}`, key)).body);
     expect(data).toEqual({
       ...rest,
-      memories: rest.memories.map(({ author: _a, updatedBy: _u, createdAt: _c, updatedAt: _t, ...m }) => m),
+      memories: rest.memories.map(({ author: _a, updatedBy: _u, createdAt: _c, updatedAt: _t, version: _v, ...m }) => m),
     });
     expect(data.memories.length).toBeGreaterThan(0);
-    expect(JSON.stringify(data)).not.toMatch(/"author"|"createdAt"|"updatedAt"|"updatedBy"/);
+    expect(JSON.stringify(data)).not.toMatch(/"author"|"createdAt"|"updatedAt"|"updatedBy"|"version"/);
     // Each memory once, the system and organization ones included.
     expect(new Set(data.memories.map((m) => m.memoryId)).size).toBe(data.memories.length);
   });

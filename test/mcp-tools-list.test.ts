@@ -9,7 +9,7 @@ const key = TEST_KEYS.org;
 
 beforeAll(async () => {
   await seedDemo();
-  await env.DB.prepare(`INSERT OR IGNORE INTO api_key_permissions (key_id, permission, created_at) VALUES ('key_demo_org', 'memories:write', 0)`).run();
+  await env.DB.prepare(`UPDATE api_keys SET memories_write = 1 WHERE id = 'key_demo_org'`).run();
 });
 
 const JsonSchemaObject = z.looseObject({

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { DEMO_MEMORIES } from '../src/seed/demo-memories';
+import { DEMO_MEMORIES } from './demo-catalog';
 import { postJson, seedDemo, type TestKey } from './seed';
 
 /**

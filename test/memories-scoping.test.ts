@@ -41,7 +41,7 @@ beforeAll(async () => {
     for (const key of KEYS) await insert(writeId(key, o), o, 'matrix-write');
   }
   for (const id of Object.values(KEY_IDS)) {
-    await env.DB.prepare(`INSERT OR IGNORE INTO api_key_permissions (key_id, permission, created_at) VALUES (?, 'memories:write', 0)`).bind(id).run();
+    await env.DB.prepare('UPDATE api_keys SET memories_write = 1 WHERE id = ?').bind(id).run();
   }
 });
 

@@ -5,13 +5,12 @@ import { loadAdminReach } from '../src/auth/oauth-principal';
 import { adminWriter, deleteManagedMemory, restoreManagedMemory } from '../src/features/memories/admin';
 import { MEMORY_LIMITS } from '../src/features/memories/rules';
 import { MemoryListSchema, MemorySchema } from '../src/features/memories/memories.schemas';
-import { DEMO_MEMORIES } from '../src/seed/demo-memories';
+import { DEMO_MEMORIES } from './demo-catalog';
 import { api, expectError, postJson, seedDemo, type TestKey } from './seed';
 
 /** Grants or withdraws `memories:write` the way the admin CLI and pages store it. */
 async function setWrite(keyId: string, on: boolean) {
-  if (on) await env.DB.prepare(`INSERT OR IGNORE INTO api_key_permissions (key_id, permission, created_at) VALUES (?, 'memories:write', 0)`).bind(keyId).run();
-  else await env.DB.prepare('DELETE FROM api_key_permissions WHERE key_id = ?').bind(keyId).run();
+  await env.DB.prepare('UPDATE api_keys SET memories_write = ? WHERE id = ?').bind(on ? 1 : 0, keyId).run();
 }
 
 function send(method: string, path: string, key: TestKey, body: unknown) {
@@ -116,7 +115,7 @@ describe('create, read, update, delete, with the audit trail', () => {
     expect(MemorySchema.parse(updated.body)).toMatchObject({ table: null, title: 'store days', content: 'Closed on 25 and 26 December.' });
 
     const deleted = await api(`/v1/data/memories/${m.memoryId}`, 'org', { method: 'DELETE' });
-    expect(deleted.body).toEqual({ memoryId: m.memoryId, deleted: true });
+    expect(deleted.body).toEqual({ memoryId: m.memoryId, deleted: true, version: 3 });
     expectError(await api(`/v1/data/memories/${m.memoryId}`, 'org'), 404, 'MEMORY_NOT_FOUND');
     expectError(await api(`/v1/data/memories/${m.memoryId}`, 'org', { method: 'DELETE' }), 404, 'MEMORY_NOT_FOUND');
     const listed = MemoryListSchema.parse((await api('/v1/data/memories?brandId=brand_globex', 'org')).body);
@@ -231,8 +230,8 @@ describe('OpenAPI document', () => {
     ['get', '/v1/data/memories', 'listMemories', { 200: [], 400: ['VALIDATION'], 403: ['FORBIDDEN_BRAND'] }],
     ['post', '/v1/data/memories', 'createMemory', { 201: [], 403: ['FORBIDDEN_BRAND', 'MEMORY_WRITE_FORBIDDEN'], 409: ['MEMORY_LIMIT_EXCEEDED'] }],
     ['get', '/v1/data/memories/{memoryId}', 'getMemory', { 200: [], 404: ['MEMORY_NOT_FOUND'] }],
-    ['patch', '/v1/data/memories/{memoryId}', 'updateMemory', { 200: [], 403: ['MEMORY_WRITE_FORBIDDEN'], 404: ['MEMORY_NOT_FOUND'] }],
-    ['delete', '/v1/data/memories/{memoryId}', 'deleteMemory', { 200: [], 403: ['MEMORY_WRITE_FORBIDDEN'], 404: ['MEMORY_NOT_FOUND'] }],
+    ['patch', '/v1/data/memories/{memoryId}', 'updateMemory', { 200: [], 403: ['MEMORY_WRITE_FORBIDDEN'], 404: ['MEMORY_NOT_FOUND'], 412: ['PRECONDITION_FAILED'] }],
+    ['delete', '/v1/data/memories/{memoryId}', 'deleteMemory', { 200: [], 403: ['MEMORY_WRITE_FORBIDDEN'], 404: ['MEMORY_NOT_FOUND'], 412: ['PRECONDITION_FAILED'] }],
   ] as const)('%s %s is %s under the Memories tag, with its status codes', async (method, path, operationId, statuses) => {
     const doc = Doc.parse((await api('/v1/data/openapi.json', null)).body);
     const op = doc.paths[path]?.[method];

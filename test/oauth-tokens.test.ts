@@ -1,6 +1,6 @@
 import { env, SELF } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_USER_IDS } from '../src/seed/demo-catalog';
+import { DEMO_USER_IDS } from '../src/seed/demo-tenants';
 import { oauthHelpers } from '../src/oauth/provider';
 import {
   approveInBrowser,
@@ -132,4 +132,21 @@ describe('refresh-token reuse revokes the grant', () => {
     expect((await rawToolsList(r3.access_token)).status).toBe(401);
     expect((await refreshRequest(r3.refresh_token, clientId)).status).toBe(400);
   });
+
+  it('ten concurrent refreshes with one token: exactly one token pair, nine invalid_grant, and the grant is revoked', async () => {
+    const { tokens, clientId } = await connectAssistant(TEST_ADMINS.org, new TestBrowser('198.51.100.64'));
+    const before = (await oauthHelpers(env, ORIGIN).listUserGrants(DEMO_USER_IDS.org)).items.length;
+    const responses = await Promise.all(Array.from({ length: 10 }, () => refreshRequest(tokens.refresh_token, clientId)));
+    const pairs = responses.filter((r) => r.status === 200);
+    expect(pairs).toHaveLength(1);
+    for (const r of responses.filter((res) => res.status !== 200)) {
+      expect(r.status).toBe(400);
+      expect(OAuthErrorSchema.parse(await r.json()).error).toBe('invalid_grant');
+    }
+    // Reuse revokes the grant, including the one pair issued: its write could not bring the grant back.
+    const pair = TokenResponseSchema.parse(await pairs[0]?.json());
+    expect((await rawToolsList(pair.access_token)).status).toBe(401);
+    expect((await refreshRequest(pair.refresh_token, clientId)).status).toBe(400);
+    expect((await oauthHelpers(env, ORIGIN).listUserGrants(DEMO_USER_IDS.org)).items).toHaveLength(before - 1);
+  }, 60_000);
 });

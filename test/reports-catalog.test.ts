@@ -3,12 +3,21 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { verifyPassword, hashPassword, PASSWORD_ITERATIONS } from '../src/auth/passwords';
 import { assertKnownSlots, fillTemplate, KNOWN_SLOTS, templateSlots } from '../src/catalog/template';
 import { QueryListSchema } from '../src/schemas/catalog';
-import { buildDemoSeed, DEMO_REPORTS, type DemoReport, type DemoSeedInput } from '../src/seed/demo-catalog';
+import { buildDemoSeed, type DemoSeedInput } from '../src/seed/demo-tenants';
+import { DEMO_CATALOG_FILES } from './demo-catalog';
 import { api, seedDemo, TEST_ADMINS, TEST_KEYS } from './seed';
 
 /** The demo catalog of docs/demo-data.md as seeded: templates, saved queries, tenants, keys and admins. */
 
-const INPUT: DemoSeedInput = { now: Date.UTC(2026, 10, 21), keys: { ...TEST_KEYS }, admins: { org: { ...TEST_ADMINS.org }, brand: { ...TEST_ADMINS.brand } } };
+const INPUT: DemoSeedInput = {
+  now: Date.UTC(2026, 10, 21),
+  keys: { ...TEST_KEYS },
+  admins: { org: { ...TEST_ADMINS.org }, brand: { ...TEST_ADMINS.brand } },
+  catalog: DEMO_CATALOG_FILES,
+};
+
+/** The demo folder with one more file. */
+const withFile = (path: string, value: unknown): DemoSeedInput => ({ ...INPUT, catalog: [...DEMO_CATALOG_FILES, { path, text: JSON.stringify(value, null, 2) }] });
 
 async function counts() {
   const tables = ['organizations', 'brands', 'api_keys', 'users', 'memberships', 'reports', 'report_queries', 'saved_queries'];
@@ -50,16 +59,13 @@ describe('template slots', () => {
 
 describe('demo seed', () => {
   it('refuses a catalog template with an unknown slot at seed time', async () => {
-    const bad: DemoReport = {
+    const bad = {
       id: 'rpt_bad',
-      type: 'system',
+      owner: 'system',
       name: 'Bad',
-      description: null,
-      instructions: null,
-      dashboardConfig: null,
       sections: [{ id: 'rq_bad', name: 'Bad', description: 'x', sql: 'SELECT * FROM `service-v1.{dataset}.t` WHERE x = {region}' }],
     };
-    await expect(buildDemoSeed(INPUT, [...DEMO_REPORTS, bad])).rejects.toThrow(/\{region\}/);
+    await expect(buildDemoSeed(withFile('reports/rpt_bad.json', bad))).rejects.toThrow(/reports\/rpt_bad\.json:\d+: report rpt_bad section rq_bad: .*\{region\}/);
   });
 
   it('refuses key secrets the Worker would never accept', async () => {
@@ -68,20 +74,18 @@ describe('demo seed', () => {
   });
 
   it('quotes every value as a literal (names with quotes survive the round trip)', async () => {
-    const quoted: DemoReport = {
+    const quoted = {
       id: 'rpt_quote_test',
-      type: 'brand',
-      brandId: 'brand_acme',
+      owner: 'brand:brand_acme',
       name: "O'Brien's report; DROP TABLE reports; --",
-      description: null,
-      instructions: null,
-      dashboardConfig: { note: "it's" },
+      description: "it's",
+      dashboardConfig: { layout: 'stack', tiles: [] },
       sections: [],
     };
-    const stmts = await buildDemoSeed(INPUT, [quoted]);
+    const stmts = await buildDemoSeed(withFile('reports/rpt_quote_test.json', quoted));
     await env.DB.batch(stmts.map((s) => env.DB.prepare(s)));
-    const row = await env.DB.prepare('SELECT name, dashboard_config FROM reports WHERE id = ?').bind('rpt_quote_test').first();
-    expect(row).toEqual({ name: quoted.name, dashboard_config: '{"note":"it\'s"}' });
+    const row = await env.DB.prepare('SELECT name, description, dashboard_config FROM reports WHERE id = ?').bind('rpt_quote_test').first();
+    expect(row).toEqual({ name: quoted.name, description: "it's", dashboard_config: '{"layout":"stack","tiles":[]}' });
     expect((await counts()).reports).toBeGreaterThan(1);
     await env.DB.prepare('DELETE FROM reports WHERE id = ?').bind('rpt_quote_test').run();
   });
@@ -101,9 +105,6 @@ describe('demo seed', () => {
     await seedDemo(INPUT.now);
     await seedDemo(Date.UTC(2026, 11, 3));
     expect(await counts()).toEqual(before);
-    // The dated saved query keeps the month it was written for (its name and its SQL agree).
-    const kept = await env.DB.prepare('SELECT name FROM saved_queries WHERE id = ?').bind('sq_acme_channels_last_month').first();
-    expect(kept).toEqual({ name: 'Revenue by channel, October 2026' });
     // created_at stays that of the first application.
     const org = await env.DB.prepare('SELECT created_at FROM organizations WHERE id = ?').bind('org_demo').first();
     expect(org).toEqual({ created_at: INPUT.now });

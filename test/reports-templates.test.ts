@@ -1,7 +1,9 @@
 import { env } from 'cloudflare:test';
 import { describe, expect, inject, it } from 'vitest';
 import { fillTemplate } from '../src/catalog/template';
-import { DEMO_BRANDS, DEMO_REPORTS, demoSavedQueries, type DemoReport } from '../src/seed/demo-catalog';
+import { reportDatasets } from '../src/features/catalog-files/check';
+import { DEMO_BRANDS } from '../src/seed/demo-tenants';
+import { DEMO_CATALOG } from './demo-catalog';
 import { checkDryRun, checkSql } from '../src/sql/guard';
 import { createWarehouseClient } from '../src/warehouse/bigquery-client';
 
@@ -22,17 +24,13 @@ function lastFullMonth(iso: string) {
   return { start_date: start.toISOString().slice(0, 10), end_date: end.toISOString().slice(0, 10) };
 }
 
-function datasetsFor(r: DemoReport): string[] {
-  return DEMO_BRANDS.filter((b) => b.dataset !== null)
-    .filter((b) => r.type === 'system' || (r.type === 'org' && b.orgId === r.orgId) || (r.type === 'brand' && b.id === r.brandId))
-    .map((b) => b.dataset ?? '');
-}
-
 const cases = [
-  ...DEMO_REPORTS.flatMap((r) =>
-    r.sections.flatMap((s) => datasetsFor(r).map((dataset) => ({ id: s.id, dataset, sql: fillTemplate(s.sql, { dataset, ...lastFullMonth(today) }) }))),
+  ...DEMO_CATALOG.reports.flatMap((r) =>
+    r.sections.flatMap((s) =>
+      reportDatasets(r, DEMO_BRANDS).map(({ dataset }) => ({ id: s.id, dataset, sql: fillTemplate(s.sql, { dataset, ...lastFullMonth(today) }) })),
+    ),
   ),
-  ...demoSavedQueries(Date.parse(`${today}T12:00:00Z`)).map((q) => ({
+  ...DEMO_CATALOG.savedQueries.map((q) => ({
     id: q.id,
     dataset: DEMO_BRANDS.find((b) => b.id === q.brandId)?.dataset ?? '',
     sql: q.sql,
@@ -55,7 +53,7 @@ describe('demo catalog SQL on the local warehouse', () => {
     const client = createWarehouseClient(env);
     const opts = { brandId: `demo_${c.dataset}`, requestId: `req_template_${c.id}`, labels: { test: 'catalog' } };
     const dry = await client.dryRun(c.sql, opts);
-    expect(checkDryRun(dry, scope)).toEqual({ ok: true });
+    expect(checkDryRun(dry, scope, guard.tables)).toEqual({ ok: true });
 
     const result = await client.query(c.sql, { ...opts, maxBytesBilled: 10 * 1024 ** 3, rowCap: 1000, timeoutMs: 20_000 });
     expect(result.rows.length, c.sql).toBeGreaterThan(0);

@@ -2,6 +2,7 @@ import { env } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { Principal } from '../src/auth/principal';
+import { configOf } from '../src/env';
 import { ApiError } from '../src/errors';
 import { createLogger } from '../src/lib/log';
 import type { OpContext } from '../src/context';
@@ -198,6 +199,7 @@ describe('dry runs and refused queries are metered', () => {
     const T = Date.UTC(2026, 5, 1, 12);
     const ctx = (now: number): OpContext => ({
       env,
+      config: configOf(env),
       principal,
       requestId: 'req_meter',
       log: createLogger('req_meter'),
@@ -224,11 +226,11 @@ describe('dry runs and refused queries are metered', () => {
     await Promise.all(background);
   });
 
-  it('a key\'s own rates (api_key_meters) override the defaults', async () => {
+  it('a key\'s own rates (its api_keys settings) override the defaults', async () => {
     const key = await generateApiKey();
     await env.DB.batch([
       env.DB.prepare('INSERT INTO api_keys (id, name, prefix, secret_hash, brand_id, created_at) VALUES (?, ?, ?, ?, ?, 0)').bind(key.id, 'metered', key.prefix, key.secretHash, 'brand_acme'),
-      env.DB.prepare('INSERT INTO api_key_meters (key_id, checks_per_minute) VALUES (?, 2)').bind(key.id),
+      env.DB.prepare('UPDATE api_keys SET checks_per_minute = 2 WHERE id = ?').bind(key.id),
     ]);
     const principal = acmePrincipal(key.id);
     expect(await meterRate(env, principal, 'checks')).toBe(2);

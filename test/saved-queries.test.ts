@@ -22,11 +22,12 @@ describe('GET /v1/data/queries', () => {
     // Exact object: no ordinal / narrativeHints / chartSpec on saved queries.
     expect(channels).toEqual({
       id: 'sq_acme_channels_last_month',
-      name: 'Revenue by channel, October 2026',
-      description: 'Orders and revenue per channel from 2026-10-01 to 2026-10-31.',
+      name: 'Revenue by channel, last full month',
+      description: 'Orders and revenue per channel over the last full calendar month (UTC) before the day it runs.',
       sql:
         'SELECT channel, COUNT(*) AS orders, ROUND(SUM(revenue), 2) AS revenue\nFROM `service-v1.acme.fact__orders`\n' +
-        "WHERE order_date BETWEEN DATE '2026-10-01' AND DATE '2026-10-31'\nGROUP BY channel\nORDER BY revenue DESC",
+        'WHERE order_date BETWEEN DATE_TRUNC(DATE_SUB(CURRENT_DATE(), INTERVAL 1 MONTH), MONTH)\n' +
+        '  AND LAST_DAY(DATE_SUB(CURRENT_DATE(), INTERVAL 1 MONTH))\nGROUP BY channel\nORDER BY revenue DESC',
       tables: ['service-v1.acme.fact__orders'],
       parameterized: false,
       parameters: [],

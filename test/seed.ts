@@ -1,7 +1,8 @@
 import { env, SELF } from 'cloudflare:test';
 import { expect } from 'vitest';
 import { z } from 'zod';
-import { buildDemoSeed, type DemoSeedInput } from '../src/seed/demo-catalog';
+import { buildDemoSeed, type DemoSeedInput } from '../src/seed/demo-tenants';
+import { DEMO_CATALOG_FILES } from './demo-catalog';
 
 /** Fixed test secrets: shaped like real keys (prefix + 43 base64url characters) so auth treats them as such. */
 export const TEST_KEYS = {
@@ -23,6 +24,7 @@ export async function seedDemo(now: number = Date.now()): Promise<Pick<DemoSeedI
     now,
     keys: { ...TEST_KEYS },
     admins: { org: { ...TEST_ADMINS.org }, brand: { ...TEST_ADMINS.brand } },
+    catalog: DEMO_CATALOG_FILES,
   };
   const statements = await buildDemoSeed(input);
   await env.DB.batch(statements.map((s) => env.DB.prepare(s)));

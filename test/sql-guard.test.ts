@@ -305,29 +305,55 @@ describe('the tree walk fails closed on shapes it does not know', () => {
 describe('checkDryRun (gate 2c)', () => {
   const table = (datasetId: string, tableId = 'fact__orders', projectId = 'service-v1') => ({ projectId, datasetId, tableId });
   const routine = (datasetId: string, projectId = 'service-v1') => ({ projectId, datasetId, routineId: 'f' });
-  const dry = (over: Partial<DryRunFacts>): DryRunFacts => ({ statementType: 'SELECT', referencedTables: [table('acme')], referencedRoutines: [], ...over });
+  const dry = (over: Partial<DryRunFacts>): DryRunFacts => ({
+    statementType: 'SELECT',
+    referencedTables: [table('acme')],
+    referencedRoutines: [],
+    otherReferences: {},
+    ...over,
+  });
+  const ORDERS = ['service-v1.acme.fact__orders'];
+  const EVENTS = ['service-v1.acme.events_*'];
+  const shards = (n: number, datasetId = 'acme', prefix = 'events_') =>
+    Array.from({ length: n }, (_, i) => table(datasetId, `${prefix}${String(20260101 + i)}`));
 
   it.each([
-    ['a SELECT over the dataset', dry({})],
-    ['no tables at all', dry({ referencedTables: [] })],
-    ['a routine of the dataset', dry({ referencedRoutines: [routine('acme')] })],
-    ['49 tables', dry({ referencedTables: Array.from({ length: MAX_REFERENCED_TABLES - 1 }, (_, i) => table('acme', `t${i}`)) })],
-  ])('accepts %s', (_name, facts) => {
-    expect(checkDryRun(facts, ACME)).toEqual({ ok: true });
+    ['a SELECT over the dataset', dry({}), ORDERS],
+    ['no tables where the parser found none', dry({ referencedTables: [] }), []],
+    ['no tables for INFORMATION_SCHEMA.COLUMNS alone', dry({ referencedTables: [] }), ['service-v1.acme.INFORMATION_SCHEMA.COLUMNS']],
+    ['a routine of the dataset', dry({ referencedRoutines: [routine('acme')] }), ORDERS],
+    ['49 tables', dry({ referencedTables: Array.from({ length: MAX_REFERENCED_TABLES - 1 }, (_, i) => table('acme', `t${i}`)) }), ORDERS],
+    ['empty lists of other reference kinds', dry({ otherReferences: { referencedModels: [], referencedPropertyGraphs: [] } }), ORDERS],
+    ['a wildcard over 50 shards of the dataset', dry({ referencedTables: shards(MAX_REFERENCED_TABLES) }), EVENTS],
+    ['a wildcard over 400 shards of the dataset', dry({ referencedTables: shards(400) }), EVENTS],
+    ['two wildcards of the dataset', dry({ referencedTables: [...shards(30), ...shards(30, 'acme', 'pages_')] }), [...EVENTS, 'service-v1.acme.pages_*']],
+  ])('accepts %s', (_name, facts, parsed) => {
+    expect(checkDryRun(facts, ACME, parsed)).toEqual({ ok: true });
   });
 
   it.each([
-    ['a non-SELECT statement', dry({ statementType: 'INSERT' }), 'INVALID_SQL'],
-    ['a script', dry({ statementType: 'SCRIPT' }), 'INVALID_SQL'],
-    ['an empty statement type', dry({ statementType: '' }), 'INVALID_SQL'],
-    ['a table of another dataset', dry({ referencedTables: [table('acme'), table('globex')] }), 'FORBIDDEN_TABLE'],
-    ['a table of another project', dry({ referencedTables: [table('acme', 't', 'other-project')] }), 'FORBIDDEN_TABLE'],
-    ['a dataset differing in case', dry({ referencedTables: [table('ACME')] }), 'FORBIDDEN_TABLE'],
-    ['a routine of another dataset', dry({ referencedRoutines: [routine('globex')] }), 'FORBIDDEN_TABLE'],
-    ['a routine of another project', dry({ referencedRoutines: [routine('acme', 'bqutil')] }), 'FORBIDDEN_TABLE'],
-    ['50 tables (BigQuery may omit some)', dry({ referencedTables: Array.from({ length: MAX_REFERENCED_TABLES }, (_, i) => table('acme', `t${i}`)) }), 'QUERY_FAILED'],
-  ])('refuses %s', (_name, facts, code) => {
-    expect(checkDryRun(facts, ACME)).toMatchObject({ ok: false, code });
+    ['a non-SELECT statement', dry({ statementType: 'INSERT' }), ORDERS, 'INVALID_SQL'],
+    ['a script', dry({ statementType: 'SCRIPT' }), ORDERS, 'INVALID_SQL'],
+    ['an empty statement type', dry({ statementType: '' }), ORDERS, 'INVALID_SQL'],
+    ['a table of another dataset', dry({ referencedTables: [table('acme'), table('globex')] }), ORDERS, 'FORBIDDEN_TABLE'],
+    ['a table of another project', dry({ referencedTables: [table('acme', 't', 'other-project')] }), ORDERS, 'FORBIDDEN_TABLE'],
+    ['a dataset differing in case', dry({ referencedTables: [table('ACME')] }), ORDERS, 'FORBIDDEN_TABLE'],
+    ['a routine of another dataset', dry({ referencedRoutines: [routine('globex')] }), ORDERS, 'FORBIDDEN_TABLE'],
+    ['a routine of another project', dry({ referencedRoutines: [routine('acme', 'bqutil')] }), ORDERS, 'FORBIDDEN_TABLE'],
+    ['50 tables (BigQuery may omit some)', dry({ referencedTables: Array.from({ length: MAX_REFERENCED_TABLES }, (_, i) => table('acme', `t${i}`)) }), ORDERS, 'QUERY_FAILED'],
+    // A cache hit or a list BigQuery left out: the parser saw a table, the dry run vouches for none.
+    ['no tables where the parser found one', dry({ referencedTables: [] }), ORDERS, 'QUERY_FAILED'],
+    ['no tables for a wildcard', dry({ referencedTables: [] }), EVENTS, 'QUERY_FAILED'],
+    ['a model', dry({ otherReferences: { referencedModels: [{ projectId: 'service-v1', datasetId: 'acme', modelId: 'm' }] } }), ORDERS, 'FORBIDDEN_TABLE'],
+    ['a property graph', dry({ otherReferences: { referencedPropertyGraphs: [{ projectId: 'p', datasetId: 'd', propertyGraphId: 'g' }] } }), ORDERS, 'FORBIDDEN_TABLE'],
+    ['an unknown reference kind that is not a list', dry({ otherReferences: { referencedSomething: { projectId: 'p' } } }), ORDERS, 'FORBIDDEN_TABLE'],
+    ['a wildcard plus a named table over 50 tables', dry({ referencedTables: [...shards(60), table('acme')] }), [...EVENTS, ...ORDERS], 'QUERY_FAILED'],
+    ['a wildcard whose 50+ tables include one it does not match', dry({ referencedTables: [...shards(60), table('acme', 'secrets')] }), EVENTS, 'QUERY_FAILED'],
+    ['a wildcard whose 50+ tables include another dataset', dry({ referencedTables: [...shards(60), ...shards(1, 'globex')] }), EVENTS, 'FORBIDDEN_TABLE'],
+    ['a wildcard of another dataset over 50 shards', dry({ referencedTables: shards(60, 'globex') }), ['service-v1.globex.events_*'], 'FORBIDDEN_TABLE'],
+    ['50+ shards where the parser saw only INFORMATION_SCHEMA', dry({ referencedTables: shards(60) }), ['service-v1.acme.INFORMATION_SCHEMA.COLUMNS'], 'QUERY_FAILED'],
+  ])('refuses %s', (_name, facts, parsed, code) => {
+    expect(checkDryRun(facts, ACME, parsed)).toMatchObject({ ok: false, code });
   });
 });
 
@@ -343,7 +369,11 @@ describe('guardError', () => {
   });
 
   it('a forbidden table is a 403 and a dry-run verdict says so', () => {
-    const verdict = checkDryRun({ statementType: 'SELECT', referencedTables: [{ projectId: 'service-v1', datasetId: 'globex', tableId: 't' }], referencedRoutines: [] }, ACME);
+    const verdict = checkDryRun(
+      { statementType: 'SELECT', referencedTables: [{ projectId: 'service-v1', datasetId: 'globex', tableId: 't' }], referencedRoutines: [], otherReferences: {} },
+      ACME,
+      ['service-v1.acme.t'],
+    );
     expect(verdict.ok).toBe(false);
     if (verdict.ok) return;
     const err = guardError(verdict, 'dry-run');

@@ -79,6 +79,46 @@ describe('UsageLimiter (the Durable Object)', () => {
     });
   });
 
+  it('reserves bytes at admission and settles the difference, up or down', async () => {
+    const stub = freshStub();
+    const a = await stub.acquire(budget, T0, true, 400_000);
+    expect(a.used).toEqual({ runs: 1, bytes: 400_000 });
+    const b = await stub.acquire(budget, T0 + 1, true, 400_000);
+    expect(b.used).toEqual({ runs: 2, bytes: 800_000 });
+    // Reservations count like bytes billed: the third run sees 800,000 of 1,000,000 and gets in; the fourth does not.
+    expect((await stub.acquire(budget, T0 + 2, true, 400_000)).refusal).toBeNull();
+    expect((await stub.acquire(budget, T0 + 3, true, 400_000)).refusal).toMatchObject({ limit: 'bytes', used: 1_200_000 });
+    expect(await stub.settle(a.ticketId ?? '', 10_000)).toBe(true); // billed less than reserved
+    expect(await stub.settle(b.ticketId ?? '', 450_000)).toBe(true); // billed more
+    expect(await stub.settle(b.ticketId ?? '', 0)).toBe(false); // once
+    expect((await stub.peek(budget, T0 + MIN)).used).toEqual({ runs: 3, bytes: 10_000 + 450_000 + 400_000 });
+    await runInDurableObject(stub, (_obj: UsageLimiter, state) => {
+      expect(state.storage.sql.exec<{ reserved: number }>('SELECT reserved FROM tickets').toArray()).toEqual([{ reserved: 400_000 }]);
+    });
+  });
+
+  it('an object whose tickets table predates reservations gains the column; its open tickets reserved nothing', async () => {
+    const stub = freshStub();
+    await runInDurableObject(stub, (_obj: UsageLimiter, state) => {
+      state.storage.sql.exec('DROP TABLE tickets');
+      state.storage.sql.exec('CREATE TABLE tickets (id TEXT PRIMARY KEY, bucket INTEGER NOT NULL)');
+      state.storage.sql.exec("INSERT INTO buckets (start, runs, bytes) VALUES (?, 1, 0)", bucketStart(T0));
+      state.storage.sql.exec("INSERT INTO tickets (id, bucket) VALUES ('old', ?)", bucketStart(T0));
+      const reopened = new UsageLimiter(state, env);
+      expect(reopened.settle('old', 5_000)).toBe(true);
+      expect(reopened.peek(budget, T0 + MIN).used).toEqual({ runs: 1, bytes: 5_000 });
+    });
+  });
+
+  it('refuses a reservation that is not a non-negative integer', async () => {
+    const stub = freshStub();
+    await runInDurableObject(stub, (obj: UsageLimiter) => {
+      expect(() => obj.acquire(budget, T0, true, -1)).toThrow(RangeError);
+      expect(() => obj.acquire(budget, T0, true, 1.5)).toThrow(RangeError);
+      expect(obj.peek(budget, T0).used).toEqual({ runs: 0, bytes: 0 });
+    });
+  });
+
   it('bytes count in the bucket of the run, even when settled minutes later', async () => {
     const stub = freshStub();
     const { ticketId } = await stub.acquire(budget, T0, true);

@@ -29,7 +29,7 @@ export function wranglerEnv(extra = {}) {
  * only escape SQLite string literals have), numbers safe integers, NULL; anything else is refused.
  */
 export const { sqlLiteral } = /** @type {{ sqlLiteral: (value: string | number | null) => string }} */ (
-  await importWorkerModules({ 'src/seed/demo-catalog.ts': ['sqlLiteral'] })
+  await importWorkerModules({ 'src/lib/sql-literal.ts': ['sqlLiteral'] })
 );
 
 /**

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ApiError } from '../errors';
-import { intVar, nonNegativeIntVar, type Env } from '../env';
+import { configOf, type Env } from '../env';
 import { newId, randomBase64Url, sha256Hex } from '../lib/ids';
 import { TtlCache } from '../lib/ttl-cache';
 import type { Principal } from './principal';
@@ -52,10 +52,11 @@ interface KeyRow {
 
 /** Defaults for limits a key or user does not set itself. */
 export function defaultLimits(env: Env) {
+  const config = configOf(env);
   return {
-    maxBytesBilled: intVar(env, 'DEFAULT_MAX_BYTES_BILLED'),
-    dailyQueries: intVar(env, 'DEFAULT_DAILY_QUERY_LIMIT'),
-    dailyBytes: intVar(env, 'DEFAULT_DAILY_BYTES_LIMIT'),
+    maxBytesBilled: config.DEFAULT_MAX_BYTES_BILLED,
+    dailyQueries: config.DEFAULT_DAILY_QUERY_LIMIT,
+    dailyBytes: config.DEFAULT_DAILY_BYTES_LIMIT,
   };
 }
 
@@ -88,7 +89,7 @@ export async function authenticateApiKey(
     throw new ApiError('UNAUTHORIZED', UNAUTHORIZED_MESSAGE);
   }
   const hash = await sha256Hex(secret);
-  const ttl = nonNegativeIntVar(env, 'AUTH_CACHE_TTL_MS');
+  const ttl = configOf(env).AUTH_CACHE_TTL_MS;
   if (ttl > 0) {
     const cached = principalCache.get(hash, now, ttl);
     if (cached) return cached;

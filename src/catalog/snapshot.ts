@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { nonNegativeIntVar, type Env } from '../env';
+import { configOf, type Env } from '../env';
 import { TtlCache } from '../lib/ttl-cache';
 
 /**
@@ -28,6 +28,14 @@ const ReportRowSchema = z.object({
   queryCount: z.number().int(),
 });
 type CatalogReport = z.infer<typeof ReportRowSchema>;
+
+/**
+ * Whether a brand has a dataset, i.e. can be queried: the one statement of this rule (the brands list's
+ * `queryable`, reports' `runnable`, run_query and describe_table's 409 BRAND_NOT_PROVISIONED, search's tables).
+ */
+export function hasDataset<B extends { dataset: string | null }>(brand: B): brand is B & { dataset: string } {
+  return brand.dataset !== null;
+}
 
 /**
  * Whether a report applies to a brand: `system` reports to every brand, `org` reports to the brands of their
@@ -62,7 +70,7 @@ const cache = new TtlCache<CatalogSnapshot>(1);
 
 /** The catalog snapshot at `now`: this isolate's copy while fresh, else one batched D1 read. */
 export async function catalogSnapshot(env: Env, now: number): Promise<CatalogSnapshot> {
-  const ttlMs = nonNegativeIntVar(env, 'CATALOG_CACHE_TTL_MS');
+  const ttlMs = configOf(env).CATALOG_CACHE_TTL_MS;
   if (ttlMs > 0) {
     const hit = cache.get('catalog', now, ttlMs);
     if (hit) return hit;

@@ -17,12 +17,13 @@ export const CORS_ALLOW_HEADERS = [
   'Mcp-Method',
   'Mcp-Name',
   'Last-Event-ID',
+  'If-Match',
 ] as const;
 
-/** Response headers a browser client may read: the request id, the OAuth challenge, MCP's session, backoff. */
-export const CORS_EXPOSE_HEADERS = ['x-request-id', 'WWW-Authenticate', 'Mcp-Session-Id', 'Retry-After'] as const;
+/** Response headers a browser client may read: the request id, the OAuth challenge, MCP's session, backoff, versions. */
+export const CORS_EXPOSE_HEADERS = ['x-request-id', 'WWW-Authenticate', 'Mcp-Session-Id', 'Retry-After', 'ETag'] as const;
 
-const CORS_ALLOW_METHODS = 'GET, POST, DELETE, OPTIONS';
+const CORS_ALLOW_METHODS = 'GET, POST, PATCH, DELETE, OPTIONS';
 /** How long a browser may cache a preflight answer (seconds). */
 const PREFLIGHT_MAX_AGE_SECONDS = '600';
 

@@ -9,7 +9,7 @@ import {
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { MAX_BODY_BYTES, MCP_PATH } from '../constants';
 import type { Principal } from '../auth/principal';
-import type { Env } from '../env';
+import { configOf, type Env } from '../env';
 import { ApiError, describeError, errorReportResponse, reportError } from '../errors';
 import { createLogger, type Logger } from '../lib/log';
 import type { OpContext } from '../context';
@@ -71,11 +71,13 @@ export async function handleMcpRequest(
 
   const opContext: OpContext = {
     env,
+    config: configOf(env),
     principal,
     requestId,
     log,
     now: Date.now(),
     transport: 'mcp',
+    origin: new URL(request.url).origin,
     waitUntil: (p) => ctx.waitUntil(p),
   };
   const deps = { ctx: opContext, origin: new URL(request.url).origin };

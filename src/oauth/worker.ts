@@ -8,7 +8,8 @@ import { clientIdHostProblem } from './client-id-host';
 import { forgetGrantUse } from './grant-activity';
 import { mcpApiHandler } from './mcp-api';
 import { AUTHORIZE_PATH, canonicalOrigin, oauthHelpers, providerFor, TOKEN_PATH, type OAuthHandlers } from './provider';
-import { isRetired, refreshTokenRef, retire, type RefreshTokenRef } from './refresh-reuse';
+import { claimRefreshToken, settleRefreshToken } from './refresh-gate';
+import { refreshTokenHash, refreshTokenRef, type RefreshTokenRef } from './refresh-reuse';
 import { bindRequestScope } from './request-scope';
 
 const UNAUTHORIZED_MESSAGE =
@@ -73,11 +74,27 @@ async function tokenForm(request: Request): Promise<URLSearchParams | null> {
   return new URLSearchParams(await request.clone().text());
 }
 
-type TokenCheck = { kind: 'pass'; refresh: RefreshTokenRef | null } | { kind: 'refused'; res: Response };
+/** A refresh token this request claimed (its grant's gate let it through first). */
+interface ClaimedRefresh {
+  ref: RefreshTokenRef;
+  hash: string;
+}
+
+type TokenCheck = { kind: 'pass'; refresh: ClaimedRefresh | null } | { kind: 'refused'; res: Response };
+
+/** Revokes the grant of a reused refresh token (and forgets its last use); a failure is logged, not thrown. */
+async function revokeReusedGrant(request: Request, env: Env, log: Logger, ref: RefreshTokenRef): Promise<void> {
+  try {
+    await Promise.all([oauthHelpers(env, request.url).revokeGrant(ref.grantId, ref.userId), forgetGrantUse(env, ref.grantId)]);
+  } catch (err) {
+    log.error('grant revocation after refresh-token reuse failed', { grantId: ref.grantId, internal: describeError(err) });
+  }
+}
 
 /**
  * Checks made before the library sees a token request: a metadata-document `client_id` on a non-public host is
- * refused before anything is fetched, and a refresh token that was already rotated out revokes its grant.
+ * refused before anything is fetched, and a refresh token is claimed at its grant's gate: one presented before revokes
+ * the grant.
  */
 async function checkTokenRequest(request: Request, env: Env, log: Logger): Promise<TokenCheck> {
   const form = await tokenForm(request);
@@ -87,20 +104,18 @@ async function checkTokenRequest(request: Request, env: Env, log: Logger): Promi
     log.warn('client metadata document host refused', { reason: hostProblem });
     return { kind: 'refused', res: tokenError(401, 'invalid_client', hostProblem) };
   }
-  const refresh = form.get('grant_type') === 'refresh_token' ? refreshTokenRef(form.get('refresh_token')) : null;
-  if (refresh && (await isRetired(env, refresh))) {
-    log.warn('refresh token reused; revoking its grant', { grantId: refresh.grantId });
-    try {
-      await Promise.all([oauthHelpers(env, request.url).revokeGrant(refresh.grantId, refresh.userId), forgetGrantUse(env, refresh.grantId)]);
-    } catch (err) {
-      log.error('grant revocation after refresh-token reuse failed', { grantId: refresh.grantId, internal: describeError(err) });
-    }
+  const ref = form.get('grant_type') === 'refresh_token' ? refreshTokenRef(form.get('refresh_token')) : null;
+  if (ref === null) return { kind: 'pass', refresh: null };
+  const hash = await refreshTokenHash(ref);
+  if (!(await claimRefreshToken(env, ref.grantId, hash, Date.now())).first) {
+    log.warn('refresh token reused; revoking its grant', { grantId: ref.grantId });
+    await revokeReusedGrant(request, env, log, ref);
     return {
       kind: 'refused',
       res: tokenError(400, 'invalid_grant', 'this refresh token was already used once; the connection has been revoked, approve the assistant again'),
     };
   }
-  return { kind: 'pass', refresh };
+  return { kind: 'pass', refresh: { ref, hash } };
 }
 
 /** 403 for a browser origin the API does not serve. */
@@ -163,7 +178,7 @@ export function createWorker(defaultHandler: OAuthHandlers['defaultHandler']) {
             return mcpErrorResponse(new ApiError('VALIDATION', `this app cannot be verified: ${hostProblem}`), requestId, log);
           }
         }
-        let refresh: RefreshTokenRef | null = null;
+        let refresh: ClaimedRefresh | null = null;
         if (url.pathname === TOKEN_PATH) {
           const check = await checkTokenRequest(routed, requestEnv, log);
           if (check.kind === 'refused') {
@@ -175,8 +190,11 @@ export function createWorker(defaultHandler: OAuthHandlers['defaultHandler']) {
           refresh = check.refresh;
         }
         res = await providerFor(origin, handlers).fetch(routed, requestEnv, ctx);
-        // Only a refresh the library accepted rotates the token out; from now on presenting it is reuse.
-        if (refresh && res.status === 200) await retire(requestEnv, refresh);
+        if (refresh) {
+          // Reuse seen while this exchange ran: its write may have brought the revoked grant back, so revoke again.
+          const { reused } = await settleRefreshToken(requestEnv, refresh.ref.grantId, refresh.hash, res.status === 200);
+          if (reused) await revokeReusedGrant(routed, requestEnv, log, refresh.ref);
+        }
       } catch (err) {
         return mcpErrorResponse(err, requestId, log);
       }

@@ -1,5 +1,5 @@
 /**
- * The read-only SQL guard: gates 2a, 2b and the verdict of 2c of the security model (docs/design.md). Pure: no I/O,
+ * The read-only SQL guard: gates 2a, 2b and the verdict of 2c of the security model (docs/architecture.md). Pure: no I/O,
  * no clock; the parser is WebAssembly loaded from the bundle. See docs/sql-guard.md for the rules.
  *
  *   checkSql(sql, scope)      2a size/shape prescan, 2b parse + whole-tree table resolution
@@ -68,23 +68,47 @@ export interface DryRunFacts {
   statementType: string;
   referencedTables: readonly { projectId: string; datasetId: string; tableId: string }[];
   referencedRoutines: readonly { projectId: string; datasetId: string; routineId: string }[];
+  /**
+   * Every other `referenced*` entry of the dry run's `statistics.query` (models, property graphs, whatever
+   * BigQuery adds next), as it came: the gate does not know what they read, so any non-empty one is refused.
+   */
+  otherReferences: Readonly<Record<string, unknown>>;
 }
 
 /** BigQuery may leave entries out of referencedTables beyond this many, so the list cannot be trusted. */
 export const MAX_REFERENCED_TABLES = 50;
 
 /**
- * Gate 2c, on the statistics of BigQuery's own dry run: the statement type must be SELECT, every referenced
- * table and routine must be in `scope.project` / `scope.dataset`, and there must be fewer than 50 tables.
+ * Gate 2c, on the statistics of BigQuery's own dry run, cross-checked with `parsedTables` (what `checkSql`
+ * found). It fails closed wherever the dry run cannot vouch for what the query reads:
+ *
+ * - the statement type must be SELECT;
+ * - no reference of a kind the gate does not know (anything but tables and routines);
+ * - when the parser found a table, the dry run must list at least one: a missing list (BigQuery leaves it out of
+ *   cache hits, and of whatever it does not report) is not an empty query;
+ * - every listed table and routine is in `scope.project` / `scope.dataset`;
+ * - 50 or more tables (a list BigQuery may cut short) pass only for wildcard tables of the dataset: when every
+ *   table the parser found is a wildcard (`events_*`) and every listed table matches one. A wildcard reads only
+ *   native tables of its own dataset (BigQuery refuses one that matches a view or an external table:
+ *   https://cloud.google.com/bigquery/docs/querying-wildcard-tables#limitations), so the tables left off the list
+ *   are more shards of the same dataset. Any other query must stay under 50.
  */
-export function checkDryRun(dry: DryRunFacts, scope: GuardScope): { ok: true } | GuardFailure {
+export function checkDryRun(dry: DryRunFacts, scope: GuardScope, parsedTables: readonly string[]): { ok: true } | GuardFailure {
   if (dry.statementType !== 'SELECT') {
     return failure('INVALID_SQL', `only SELECT statements are allowed (BigQuery classified this one as ${dry.statementType || 'unknown'})`);
   }
-  if (dry.referencedTables.length >= MAX_REFERENCED_TABLES) {
+  for (const [kind, refs] of Object.entries(dry.otherReferences)) {
+    if (Array.isArray(refs) && refs.length === 0) continue;
+    return failure(
+      'FORBIDDEN_TABLE',
+      `BigQuery's dry run reports ${kind}, a kind of reference the checker does not know; the query is refused`,
+    );
+  }
+  const parsedData = parsedTables.filter((t) => !isInformationSchema(t));
+  if (dry.referencedTables.length === 0 && parsedData.length > 0) {
     return failure(
       'QUERY_FAILED',
-      `the query references ${dry.referencedTables.length} tables; the limit is ${MAX_REFERENCED_TABLES - 1}`,
+      "BigQuery's dry run listed no tables although the query reads some, so what it reads cannot be checked; the query is refused",
     );
   }
   for (const t of dry.referencedTables) {
@@ -97,7 +121,33 @@ export function checkDryRun(dry: DryRunFacts, scope: GuardScope): { ok: true } |
       return failure('FORBIDDEN_TABLE', `routine \`${r.projectId}.${r.datasetId}.${r.routineId}\` is outside the brand's dataset ${scope.dataset}`);
     }
   }
+  if (dry.referencedTables.length >= MAX_REFERENCED_TABLES && !onlyWildcardShards(dry, parsedTables, scope)) {
+    return failure(
+      'QUERY_FAILED',
+      `the query references ${dry.referencedTables.length} tables; the limit is ${MAX_REFERENCED_TABLES - 1} ` +
+        '(wildcard tables such as `events_*` may match more, when the query reads nothing else)',
+    );
+  }
   return { ok: true };
+}
+
+/** INFORMATION_SCHEMA views are not listed by every dry run, so the cross-check leaves them out. */
+function isInformationSchema(table: string): boolean {
+  return /\.INFORMATION_SCHEMA\./i.test(table);
+}
+
+/** Every parsed table is a wildcard of the scope's dataset and every listed table is one of its shards. */
+function onlyWildcardShards(dry: DryRunFacts, parsedTables: readonly string[], scope: GuardScope): boolean {
+  const qualifier = `${scope.project}.${scope.dataset}.`;
+  const prefixes: string[] = [];
+  for (const t of parsedTables) {
+    if (!t.startsWith(qualifier) || !t.endsWith('*')) return false;
+    const prefix = t.slice(qualifier.length, -1);
+    if (prefix.includes('*')) return false;
+    prefixes.push(prefix);
+  }
+  if (prefixes.length === 0) return false;
+  return dry.referencedTables.every((t) => prefixes.some((p) => t.tableId.startsWith(p)));
 }
 
 /**

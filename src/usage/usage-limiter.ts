@@ -25,7 +25,7 @@ export interface AcquireOutcome {
   refusal: Refusal | null;
   ticketId: string | null;
   rate: RateLimitState;
-  /** Runs and bytes in the window after this call (this run counted; its bytes are added when it settles). */
+  /** Runs and bytes in the window after this call (this run counted with its reservation; settled later). */
   used: WindowUsage;
 }
 
@@ -42,9 +42,11 @@ export interface UsagePeek {
  *
  * - `buckets(start, runs, bytes)`: runs acquired and bytes billed per one-minute bucket `[start, start + 60 s)`,
  *   `start` in ms since epoch. Rows leave once every run in them is 24 h old, so there are at most 1441.
- * - `tickets(id, bucket)`: runs acquired and not yet settled, with the bucket their bytes are added to. A settle
- *   deletes its ticket, which is what makes a second settle of the same run a no-op. Tickets of runs that never
- *   settle (the Worker died mid-run) leave with their bucket, so the table is bounded by the runs in the window.
+ * - `tickets(id, bucket, reserved)`: runs acquired and not yet settled, with the bucket their bytes are added to
+ *   and the bytes reserved for them at admission (already in the bucket's `bytes`). A settle replaces the
+ *   reservation with the bytes billed and deletes its ticket, which is what makes a second settle of the same run
+ *   a no-op. Tickets of runs that never settle (the Worker died mid-run) keep their reservation counted and leave
+ *   with their bucket, so the table is bounded by the runs in the window.
  *
  * An alarm set 24 h + 1 min after the newest bucket empties both tables once the principal has been idle for a
  * whole window, so an idle principal costs no storage.
@@ -64,9 +66,15 @@ export class UsageLimiter extends DurableObject<Env> {
       bytes INTEGER NOT NULL
     )`);
     this.sql.exec(`CREATE TABLE IF NOT EXISTS tickets (
-      id     TEXT PRIMARY KEY,
-      bucket INTEGER NOT NULL
+      id       TEXT PRIMARY KEY,
+      bucket   INTEGER NOT NULL,
+      reserved INTEGER NOT NULL DEFAULT 0
     )`);
+    // Objects created before reservations have the two-column table; their open tickets reserved nothing.
+    const ticketColumns = this.sql.exec<{ name: string }>('PRAGMA table_info(tickets)').toArray();
+    if (!ticketColumns.some((c) => c.name === 'reserved')) {
+      this.sql.exec('ALTER TABLE tickets ADD COLUMN reserved INTEGER NOT NULL DEFAULT 0');
+    }
     this.sql.exec(`CREATE TABLE IF NOT EXISTS meters (
       kind    TEXT PRIMARY KEY,
       tokens  REAL NOT NULL,
@@ -79,13 +87,17 @@ export class UsageLimiter extends DurableObject<Env> {
   }
 
   /**
-   * Checks the budget at `now` and, when `consume` is true and the run is allowed, counts it and returns a ticket
-   * id for `settle`. Synchronous from start to end (no await), so concurrent calls cannot interleave and the count
-   * is exact; the SQLite writes and the alarm are committed together before the answer leaves the object.
+   * Checks the budget at `now` and, when `consume` is true and the run is allowed, counts it, adds
+   * `reserveBytes` (the most the run can bill) to the window's bytes at once, and returns a ticket id for `settle`.
+   * Reserving at admission is what bounds a burst: concurrent runs see each other's possible bytes, so the runs
+   * let in can exceed the byte budget by at most the last one's reservation. Synchronous from start to end (no
+   * await), so concurrent calls cannot interleave and the count is exact; the SQLite writes and the alarm are
+   * committed together before the answer leaves the object.
    */
-  acquire(budget: Budget, now: number, consume: boolean): AcquireOutcome {
+  acquire(budget: Budget, now: number, consume: boolean, reserveBytes = 0): AcquireOutcome {
     assertBudget(budget);
     assertTime(now);
+    assertBytes(reserveBytes, 'reserveBytes');
     this.prune(now);
     const buckets = [...this.buckets.values()];
     // One pass over the window per call: the sums are reused by the refusal check and the RateLimit state.
@@ -97,15 +109,18 @@ export class UsageLimiter extends DurableObject<Env> {
     const start = bucketStart(now);
     const bucket = this.buckets.get(start) ?? { start, runs: 0, bytes: 0 };
     bucket.runs += 1;
+    bucket.bytes += reserveBytes;
     this.buckets.set(start, bucket);
     this.sql.exec(
-      'INSERT INTO buckets (start, runs, bytes) VALUES (?, 1, 0) ON CONFLICT (start) DO UPDATE SET runs = runs + 1',
+      'INSERT INTO buckets (start, runs, bytes) VALUES (?, 1, ?) ' +
+        'ON CONFLICT (start) DO UPDATE SET runs = runs + 1, bytes = bytes + excluded.bytes',
       start,
+      reserveBytes,
     );
     const ticketId = randomHex(16);
-    this.sql.exec('INSERT INTO tickets (id, bucket) VALUES (?, ?)', ticketId, start);
+    this.sql.exec('INSERT INTO tickets (id, bucket, reserved) VALUES (?, ?, ?)', ticketId, start, reserveBytes);
     const after = [...this.buckets.values()];
-    const usedAfter = { runs: used.runs + 1, bytes: used.bytes };
+    const usedAfter = { runs: used.runs + 1, bytes: used.bytes + reserveBytes };
     const rate = rateLimitState(after, budget, now, usedAfter);
 
     if (start > this.newestStart) {
@@ -119,21 +134,21 @@ export class UsageLimiter extends DurableObject<Env> {
   }
 
   /**
-   * Adds the bytes billed by the run of `ticketId` to the bucket it was acquired in. Returns false, changing
-   * nothing, when the ticket is unknown, already settled, or its bucket has left the window.
+   * Replaces the reservation of the run of `ticketId` with the bytes it billed, in the bucket it was acquired in
+   * (the difference may be negative: most runs bill less than they could). Returns false, changing nothing, when
+   * the ticket is unknown, already settled, or its bucket has left the window.
    */
   settle(ticketId: string, bytesBilled: number): boolean {
-    if (!Number.isSafeInteger(bytesBilled) || bytesBilled < 0) {
-      throw new RangeError(`bytesBilled must be a non-negative integer, got ${bytesBilled}`);
-    }
-    const row = this.sql.exec<{ bucket: number }>('SELECT bucket FROM tickets WHERE id = ?', ticketId).toArray()[0];
+    assertBytes(bytesBilled, 'bytesBilled');
+    const row = this.sql.exec<{ bucket: number; reserved: number }>('SELECT bucket, reserved FROM tickets WHERE id = ?', ticketId).toArray()[0];
     if (!row) return false;
     this.sql.exec('DELETE FROM tickets WHERE id = ?', ticketId);
     const bucket = this.buckets.get(row.bucket);
     if (!bucket) return false;
-    if (bytesBilled > 0) {
-      bucket.bytes += bytesBilled;
-      this.sql.exec('UPDATE buckets SET bytes = bytes + ? WHERE start = ?', bytesBilled, row.bucket);
+    const delta = bytesBilled - row.reserved;
+    if (delta !== 0) {
+      bucket.bytes += delta;
+      this.sql.exec('UPDATE buckets SET bytes = bytes + ? WHERE start = ?', delta, row.bucket);
     }
     return true;
   }
@@ -151,7 +166,8 @@ export class UsageLimiter extends DurableObject<Env> {
     const prev: MeterState | undefined = row ? { tokens: row.tokens, updated: row.updated } : undefined;
     const out = takeToken(prev, perMinute, now);
     this.sql.exec(
-      'INSERT INTO meters (kind, tokens, updated) VALUES (?, ?, ?) ON CONFLICT (kind) DO UPDATE SET tokens = excluded.tokens, updated = excluded.updated',
+      'INSERT INTO meters (kind, tokens, updated) VALUES (?, ?, ?) ' +
+        'ON CONFLICT (kind) DO UPDATE SET tokens = excluded.tokens, updated = excluded.updated',
       kind,
       out.state.tokens,
       out.state.updated,
@@ -195,6 +211,10 @@ function assertBudget(budget: Budget): void {
   if (!Number.isSafeInteger(budget.runs) || !Number.isSafeInteger(budget.bytes)) {
     throw new RangeError(`usage budget must be integers, got runs=${budget.runs} bytes=${budget.bytes}`);
   }
+}
+
+function assertBytes(bytes: number, name: string): void {
+  if (!Number.isSafeInteger(bytes) || bytes < 0) throw new RangeError(`${name} must be a non-negative integer, got ${bytes}`);
 }
 
 function assertTime(now: number): void {

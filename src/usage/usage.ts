@@ -1,18 +1,21 @@
 import type { Principal, PrincipalLimits } from '../auth/principal';
 import { usageKey } from '../auth/principal';
 import { z } from 'zod';
-import { intVar, type Env } from '../env';
+import { configOf, type Env } from '../env';
 import { ApiError } from '../errors';
 import type { MeterKind } from './meter';
 import type { AcquireOutcome, UsageLimiter, UsagePeek } from './usage-limiter';
 import { secondsUntil, WINDOW_MS, type Budget, type RateLimitState, type Refusal, type WindowUsage } from './window';
+import { KEY_SETTINGS } from '../features/keys/settings';
 
 /** A counted run (`id` set) or a budget check only (`id` null), with the RateLimit-* headers for the response. */
 export interface UsageTicket {
   id: string | null;
   headers: Record<string, string>;
-  /** What is left of the rolling budget after this call (bytes: before this run's own bytes are added). */
+  /** What is left of the rolling budget after this call (bytes: with this run's reservation taken). */
   budget: BudgetLeft;
+  /** Bytes reserved for this run at admission (0 for checks and meters); `settleRun` replaces them with the bytes billed. */
+  reservedBytes: number;
 }
 
 /** The principal's rolling 24 h budget as a result reports it (MCP puts it in the body, REST in headers). */
@@ -49,9 +52,10 @@ const UNAVAILABLE_MESSAGE = 'the usage limiter is unavailable, so the query was 
 
 /**
  * Checks the principal's rolling 24 h budget at `now`. With `consume: true` (a real run, called after the SQL guard
- * and the dry run passed, right before execution) the run is counted and `id` is the ticket to settle; with
- * `consume: false` (dry runs) nothing is counted and `id` is null. Either way a run is refused when the runs or the
- * bytes billed in the window reached the principal's limit.
+ * and the dry run passed, right before execution) the run is counted, `opts.reserveBytes` (the most it can bill,
+ * default 0) is added to the window's bytes at once, and `id` is the ticket to settle; with `consume: false` (dry
+ * runs) nothing is counted and `id` is null. Either way a run is refused when the runs or the bytes (billed and
+ * reserved) in the window reached the principal's limit.
  *
  * `opts.timeoutMs` (default USAGE_TIMEOUT_MS) bounds the wait for the object.
  *
@@ -63,17 +67,24 @@ export async function acquireRun(
   env: Env,
   principal: Principal,
   now: number,
-  opts: { consume: boolean; timeoutMs?: number },
+  opts: { consume: boolean; reserveBytes?: number; timeoutMs?: number },
 ): Promise<UsageTicket> {
+  const reserveBytes = opts.consume ? Math.max(0, Math.ceil(opts.reserveBytes ?? 0)) : 0;
+  if (!Number.isSafeInteger(reserveBytes)) throw new RangeError(`reserveBytes must be a finite number, got ${opts.reserveBytes}`);
   const outcome: AcquireOutcome = await callLimiter(
     env,
     usageKey(principal),
-    (stub) => stub.acquire(budgetOf(principal.limits), now, opts.consume),
+    (stub) => stub.acquire(budgetOf(principal.limits), now, opts.consume, reserveBytes),
     opts.timeoutMs,
   );
   const headers = rateLimitHeaders(outcome.rate);
   if (outcome.refusal) throw limitExceeded(outcome.refusal, now, headers);
-  return { id: outcome.ticketId, headers, budget: budgetLeft(principal.limits, outcome.rate, outcome.used) };
+  return {
+    id: outcome.ticketId,
+    headers,
+    budget: budgetLeft(principal.limits, outcome.rate, outcome.used),
+    reservedBytes: outcome.ticketId === null ? 0 : reserveBytes,
+  };
 }
 
 function budgetLeft(limits: PrincipalLimits, rate: RateLimitState, used: WindowUsage): BudgetLeft {
@@ -89,23 +100,24 @@ function budgetLeft(limits: PrincipalLimits, rate: RateLimitState, used: WindowU
 
 /** Per-minute rate of each light meter when the key sets none (documented in docs/usage-limits.md). */
 export function defaultMeterRate(env: Env, kind: MeterKind): number {
-  return intVar(env, kind === 'checks' ? 'DEFAULT_CHECKS_PER_MINUTE' : 'DEFAULT_PAGE_READS_PER_MINUTE');
+  return configOf(env)[kind === 'checks' ? 'DEFAULT_CHECKS_PER_MINUTE' : 'DEFAULT_PAGE_READS_PER_MINUTE'];
 }
 
-const MeterOverrideRow = z.object({ checks: z.number().int().positive().nullable(), pages: z.number().int().positive().nullable() });
+/** The key setting that overrides each meter's rate. */
+const METER_SETTING = { checks: KEY_SETTINGS.checksPerMinute.column, pages: KEY_SETTINGS.pageReadsPerMinute.column } as const;
+
+const MeterOverrideRow = z.object({ rate: z.number().int().positive().nullable() });
 
 /**
- * The principal's rate for `kind`: the key's own (`api_key_meters`) or the default. One D1 read, made only on the
- * paths that meter (dry runs, refusals, page reads), never on a run. OAuth connections use the default.
+ * The principal's rate for `kind`: the key's own (its `api_keys` setting) or the default. One D1 read, made only on
+ * the paths that meter (dry runs, refusals, page reads), never on a run. OAuth connections use the default.
  */
 export async function meterRate(env: Env, principal: Principal, kind: MeterKind): Promise<number> {
   if (principal.kind !== 'key') return defaultMeterRate(env, kind);
   const row = MeterOverrideRow.safeParse(
-    await env.DB.prepare('SELECT checks_per_minute AS checks, page_reads_per_minute AS pages FROM api_key_meters WHERE key_id = ?')
-      .bind(principal.id)
-      .first(),
+    await env.DB.prepare(`SELECT ${METER_SETTING[kind]} AS rate FROM api_keys WHERE id = ?`).bind(principal.id).first(),
   );
-  return (row.success ? row.data[kind] : null) ?? defaultMeterRate(env, kind);
+  return (row.success ? row.data.rate : null) ?? defaultMeterRate(env, kind);
 }
 
 /**
@@ -119,7 +131,7 @@ export async function takeMeter(env: Env, principal: Principal, kind: MeterKind,
   const perMinute = await meterRate(env, principal, kind);
   const out = await callLimiter(env, usageKey(principal), (stub) => stub.meter(kind, perMinute, budgetOf(principal.limits), now));
   const headers = rateLimitHeaders(out.rate);
-  if (out.allowed) return { id: null, headers, budget: budgetLeft(principal.limits, out.rate, out.used) };
+  if (out.allowed) return { id: null, headers, budget: budgetLeft(principal.limits, out.rate, out.used), reservedBytes: 0 };
   const what = kind === 'checks' ? 'dry runs and refused queries' : 'result page reads';
   throw new ApiError(
     'USAGE_LIMIT_EXCEEDED',
@@ -132,9 +144,10 @@ export async function takeMeter(env: Env, principal: Principal, kind: MeterKind,
 }
 
 /**
- * Adds the bytes billed by a counted run (call it whether the run succeeded or failed in the warehouse; a failed
- * run stays counted once and usually bills 0 bytes). A ticket settles once; repeating it is a no-op, as is
- * settling a dry-run ticket (`id` null). Retries once, which is safe because settling is idempotent.
+ * Replaces a counted run's reservation with the bytes it billed (call it whether the run succeeded or failed in
+ * the warehouse; a failed run stays counted once and usually bills 0 bytes). A ticket settles once; repeating it is
+ * a no-op, as is settling a dry-run ticket (`id` null). Retries once, which is safe because settling is idempotent.
+ * Until it settles, the run's reservation stays counted.
  *
  * @throws ApiError USAGE_UNAVAILABLE when the object stays unreachable. The query has already run and billed by
  *   then, so callers should run this in `waitUntil` and log a failure rather than fail the response.
@@ -190,7 +203,8 @@ function limitExceeded(refusal: Refusal, now: number, headers: Record<string, st
   const what = refusal.limit === 'runs' ? 'query runs' : 'bytes billed';
   return new ApiError(
     'USAGE_LIMIT_EXCEEDED',
-    `daily usage limit reached: ${refusal.used} ${what} in the last 24 hours (limit ${refusal.limitValue}); the next run is allowed at ${resetAt}`,
+    `daily usage limit reached: ${refusal.used} ${what} in the last 24 hours (limit ${refusal.limitValue}); ` +
+      `the next run is allowed at ${resetAt}`,
     {
       details: { limit: refusal.limit, limitValue: refusal.limitValue, used: refusal.used, resetAt },
       headers: { ...headers, 'Retry-After': String(retryAfter) },

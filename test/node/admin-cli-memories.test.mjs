@@ -22,7 +22,7 @@ describe('key create --memories', () => {
     const writer = await adminJson('key', 'create', '--brand', 'brand_m', '--name', 'writer', '--memories', 'write');
     const reader = await adminJson('key', 'create', '--brand', 'brand_m', '--name', 'reader');
     expect([writer.memories, reader.memories]).toEqual(['write', 'read']);
-    expect(await rows('SELECT key_id, permission FROM api_key_permissions ORDER BY key_id')).toEqual([{ key_id: writer.id, permission: 'memories:write' }]);
+    expect(await rows('SELECT id FROM api_keys WHERE memories_write = 1 ORDER BY id')).toEqual([{ id: writer.id }]);
     const bad = await admin('key', 'create', '--brand', 'brand_m', '--name', 'x', '--memories', 'admin');
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--memories must be read or write, got admin');

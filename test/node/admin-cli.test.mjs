@@ -131,9 +131,12 @@ describe('users and memberships', () => {
   });
 
   it('set-password replaces the hash (new salt) and clears a lockout', async () => {
-    await rows("UPDATE users SET failed_logins = 9, locked_until = 99999999999999 WHERE email = 'gen@example.test'");
+    await rows(
+      "INSERT INTO login_account_failures (user_id, source_hash, failures, locked_until, updated_at) SELECT id, 'src', 9, 99999999999999, 0 FROM users WHERE email = 'gen@example.test'",
+    );
     const out = await adminJson('user', 'set-password', '--user', 'gen@example.test', '--password', 'a brand new passphrase');
     expect(out).toMatchObject({ email: 'gen@example.test' });
+    expect(await rows("SELECT 1 FROM login_account_failures WHERE user_id = (SELECT id FROM users WHERE email = 'gen@example.test')")).toEqual([]);
     const [u] = await rows("SELECT password_hash, password_salt, password_iterations, failed_logins, locked_until FROM users WHERE email = 'gen@example.test'");
     expect(u).toMatchObject({ failed_logins: 0, locked_until: null, password_iterations: 100_000 });
     expect(await verifyPassword('a brand new passphrase', { hash: u.password_hash, salt: u.password_salt, iterations: u.password_iterations })).toBe(true);
@@ -207,7 +210,7 @@ describe('API keys', () => {
     const all = await adminJson('key', 'list', '--org', 'org_cli');
     expect(all.keys.map((k) => k.name)).toEqual(['org key', 'brand key', 'human']);
     expect(JSON.stringify(all)).not.toContain(orgKey.secret);
-    expect(all.keys[1]).toMatchObject({ id: brandKey.id, brandId: 'brand_cli', limits: { dailyQueries: 7, dailyBytes: null, maxBytesBilled: null }, revokedAt: null });
+    expect(all.keys[1]).toMatchObject({ id: brandKey.id, brandId: 'brand_cli', limits: { dailyQueries: 7, dailyBytes: null, maxBytesBilled: null, checksPerMinute: null, pageReadsPerMinute: null }, revokedAt: null });
     const narrow = await adminJson('key', 'list', '--brand', 'brand_cli');
     expect(narrow.keys.map((k) => k.name)).toEqual(['brand key', 'human']);
     const table = await admin('key', 'list');
@@ -216,15 +219,15 @@ describe('API keys', () => {
   });
 
   it('sets and clears per-key limits', async () => {
-    const set = await adminJson('key', 'limits', orgKey.id, '--daily-queries', '50', '--max-bytes-billed', '1048576');
-    expect(set.limits).toEqual({ dailyQueries: 50, dailyBytes: null, maxBytesBilled: 1048576 });
-    const cleared = await adminJson('key', 'limits', orgKey.id, '--daily-queries', 'default');
-    expect(cleared.limits).toEqual({ dailyQueries: null, dailyBytes: null, maxBytesBilled: 1048576 });
+    const set = await adminJson('key', 'limits', orgKey.id, '--daily-queries', '50', '--max-bytes-billed', '1048576', '--checks-per-minute', '7');
+    expect(set.limits).toEqual({ dailyQueries: 50, dailyBytes: null, maxBytesBilled: 1048576, checksPerMinute: 7, pageReadsPerMinute: null });
+    const cleared = await adminJson('key', 'limits', orgKey.id, '--daily-queries', 'default', '--checks-per-minute', 'default');
+    expect(cleared.limits).toEqual({ dailyQueries: null, dailyBytes: null, maxBytesBilled: 1048576, checksPerMinute: null, pageReadsPerMinute: null });
     const shown = await admin('key', 'limits', orgKey.id);
     expect(shown.stdout).toContain('daily-queries=default daily-bytes=default max-bytes-billed=1048576');
     const missing = await admin('key', 'limits', 'key_missing', '--daily-queries', '5');
     expect(missing.code).toBe(1);
-    expect(missing.stderr).toContain('no key key_missing');
+    expect(missing.stderr).toContain('no live key key_missing');
   });
 
   describe('against the Worker (wrangler dev on the same local state)', () => {

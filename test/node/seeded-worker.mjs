@@ -5,16 +5,18 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { unstable_startWorker } from 'wrangler';
+import { DEMO_CATALOG_DIR, readCatalogDir } from '../../scripts/lib/catalog-dir.mjs';
 import { openD1 } from '../../scripts/lib/d1.mjs';
 import { applyMigrations } from '../../scripts/lib/migrations.mjs';
 import { importWorkerModules, ROOT } from '../../scripts/lib/import-ts.mjs';
 
 /**
  * Seeds a fresh state dir and starts the Worker on it; `stop` disposes of the Worker and deletes the state.
- * @param {{ prefix: string, keys: Record<string, string>, admins: Record<string, { email: string, password: string }> }} opts
+ * `vars` are extra plain-text bindings (e.g. a webhook URL, the local warehouse's address).
+ * @param {{ prefix: string, keys: Record<string, string>, admins: Record<string, { email: string, password: string }>, vars?: Record<string, string> }} opts
  * @returns {Promise<{ baseUrl: string, stop: () => Promise<void> }>}
  */
-export async function startSeededWorker({ prefix, keys, admins }) {
+export async function startSeededWorker({ prefix, keys, admins, vars = {} }) {
   // wrangler in-process: no telemetry, no fetch of the Request.cf placeholder (offline machine).
   process.env.WRANGLER_SEND_METRICS = 'false';
   process.env.CLOUDFLARE_CF_FETCH_ENABLED = 'false';
@@ -26,8 +28,8 @@ export async function startSeededWorker({ prefix, keys, admins }) {
     await rm(stateDir, { recursive: true, force: true });
   };
   try {
-    const { buildDemoSeed } = await importWorkerModules({ 'src/seed/demo-catalog.ts': ['buildDemoSeed'] });
-    const seed = await buildDemoSeed({ now: Date.now(), keys, admins });
+    const { buildDemoSeed } = await importWorkerModules({ 'src/seed/demo-tenants.ts': ['buildDemoSeed'] });
+    const seed = await buildDemoSeed({ now: Date.now(), keys, admins, catalog: await readCatalogDir(DEMO_CATALOG_DIR) });
     const db = await openD1({ persistTo: stateDir });
     try {
       await applyMigrations(db);
@@ -41,6 +43,7 @@ export async function startSeededWorker({ prefix, keys, admins }) {
       bindings: {
         SESSION_SECRET: { type: 'plain_text', value: randomBytes(32).toString('hex') },
         CURSOR_SECRET: { type: 'plain_text', value: randomBytes(32).toString('hex') },
+        ...Object.fromEntries(Object.entries(vars).map(([name, value]) => [name, { type: 'plain_text', value }])),
       },
       dev: { server: { hostname: '127.0.0.1', port: 0 }, inspector: false, persist: stateDir, watch: false, logLevel: 'error' },
     });

@@ -3,7 +3,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCorpus } from '../../dev/warehouse/corpus-report.mjs';
 import { TABLES } from '../../dev/warehouse/demo-data.mjs';
-import { DEMO_BRANDS, DEMO_REPORTS, demoSavedQueries } from '../../src/seed/demo-catalog.ts';
+import { loadCatalog } from '../../src/features/catalog-files/load.ts';
+import { DEMO_BRANDS } from '../../src/seed/demo-ids.ts';
+import { DEMO_CATALOG_DIR, readCatalogDir } from '../../scripts/lib/catalog-dir.mjs';
 import { fillTemplate } from '../../src/catalog/template.ts';
 import { rowsOf, startTestWarehouse } from './warehouse-helpers.mjs';
 
@@ -122,9 +124,12 @@ describe('corpus', () => {
   });
 });
 
+/** The demo catalog folder, as the seed loads it. */
+const demo = loadCatalog(await readCatalogDir(DEMO_CATALOG_DIR)).catalog;
+
 describe('demo catalog stored queries', () => {
   const datasets = DEMO_BRANDS.filter((b) => b.dataset !== null).map((b) => b.dataset);
-  const templates = DEMO_REPORTS.flatMap((r) => r.sections.map((s) => [r.id, s.id, s.sql]));
+  const templates = demo.reports.flatMap((r) => r.sections.map((s) => [r.id, s.id, s.sql]));
 
   it.each(templates)('%s / %s runs on every provisioned dataset for the last full month', async (_report, _section, sql) => {
     const { start, end } = lastFullMonth(t.wh.today);
@@ -136,7 +141,7 @@ describe('demo catalog stored queries', () => {
   });
 
   it('every saved query runs as stored', async () => {
-    for (const q of demoSavedQueries(Date.parse(`${t.wh.today}T12:00:00Z`))) {
+    for (const q of demo.savedQueries) {
       const r = await t.query(q.sql);
       expect(r.status, `${q.id}: ${r.body?.error?.message}`).toBe(200);
       expect(Number(r.body.totalRows), q.id).toBeGreaterThan(0);

@@ -31,26 +31,12 @@ export const RunResultSchema = z.object({
 });
 export type RunResult = z.infer<typeof RunResultSchema>;
 
-/** A section's chartSpec as the catalog stores it (bar/line: x + y; pie: label + value). Anything else: no chart. */
-export const ChartSpecSchema = z.union([
-  z.object({ type: z.enum(['bar', 'line']), x: z.string(), y: z.union([z.string(), z.array(z.string()).min(1)]) }),
-  z.object({ type: z.literal('pie'), label: z.string(), value: z.string() }),
-]);
-export type ChartSpec = z.infer<typeof ChartSpecSchema>;
-
-export const TileSchema = z.object({
-  queryId: z.string(),
-  kind: z.enum(['kpi', 'chart', 'table']).catch('table'),
-  span: z.number().int().positive().optional(),
-});
-export type Tile = z.infer<typeof TileSchema>;
-
-export const DashboardConfigSchema = z.object({
-  layout: z.string().optional(),
-  columns: z.number().int().positive().optional(),
-  tiles: z.array(TileSchema),
-});
-export type DashboardConfig = z.infer<typeof DashboardConfigSchema>;
+// chartSpec and dashboardConfig: the catalog's own schemas, so the view draws exactly what the catalog validator
+// accepts (docs/schemas/chart-spec.schema.json, dashboard-config.schema.json). A stored value that fails them
+// (written before validation existed) is not drawn: a chart falls back to the inferred one, a dashboard to one
+// tile per section.
+export { ChartSpecSchema, DashboardConfigSchema, TileSchema } from '../../src/features/catalog-files/shapes';
+export type { ChartSpec, DashboardConfig, Tile } from '../../src/features/catalog-files/shapes';
 
 export const ReportSectionSchema = z.object({
   id: z.string(),

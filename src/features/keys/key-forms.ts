@@ -1,42 +1,42 @@
 import { z } from 'zod';
-import type { KeyLimits } from './keys';
+import { KEY_SETTING_NAMES, KEY_SETTINGS, type KeySettingName, type KeySettings } from './settings';
 import { count, formatByteLimit, parseByteQuantity, TIB } from './units';
 
 /**
- * The forms of the keys page: create a key, change a key's limits. A new field (say, a permission choice) is one
- * entry in `CreateKeyFormSchema` and its label in `CREATE_KEY_FIELD_LABELS`, plus its input in keys.page.tsx.
+ * The forms of the keys page: create a key, change a key's limits. The limit inputs are made from the key settings
+ * (settings.ts), so a new setting needs nothing here; another field (say, a permission choice) is one entry in
+ * `CreateKeyFormSchema` and its label in `CREATE_KEY_FIELD_LABELS`, plus its input in keys.page.tsx.
  */
 
-/** Upper bounds for limits typed in the form (sanity, not policy): a billion queries a day, 1 PiB. */
-const MAX_DAILY_QUERIES = 1_000_000_000;
+/** Upper bounds for limits typed in the form (sanity, not policy): a billion per period, 1 PiB. */
+const MAX_COUNT = 1_000_000_000;
 const MAX_BYTES = 1024 * TIB;
 
-export type LimitField = 'dailyQueries' | 'dailyBytes' | 'maxBytes';
-
-/** Labels of the limit inputs of the create form, as the page shows them and error messages name them. */
-export const LIMIT_FIELD_LABELS: Record<LimitField, string> = {
-  dailyQueries: 'Queries per 24 h',
-  dailyBytes: 'Bytes billed per 24 h',
-  maxBytes: 'Max bytes billed per query',
-};
+/**
+ * The form field of each key setting. The same as the setting's name, except the per-query byte ceiling, whose
+ * field has always been `maxBytes` (scripts that post the form keep working).
+ */
+export function formField(name: KeySettingName): string {
+  return name === 'maxBytesBilled' ? 'maxBytes' : name;
+}
 
 /** Labels of every field of the create form. */
-export const CREATE_KEY_FIELD_LABELS: Record<string, string> = { name: 'Name', scope: 'Reaches', memories: 'Memories', ...LIMIT_FIELD_LABELS };
-
-/**
- * Labels of the change-limits form of each key. Worded apart from the create form's so that the page, which holds
- * one such form per key, has no two fields whose accessible names contain one another (each also names its key).
- */
-export const KEY_LIMIT_FIELD_LABELS: Record<LimitField, string> = {
-  dailyQueries: 'Query runs in 24 h',
-  dailyBytes: 'Bytes billed in 24 h',
-  maxBytes: 'Max bytes billed by one query',
+export const CREATE_KEY_FIELD_LABELS: Record<string, string> = {
+  name: 'Name',
+  scope: 'Reaches',
+  memories: 'Memories',
+  ...Object.fromEntries(KEY_SETTING_NAMES.map((n) => [formField(n), KEY_SETTINGS[n].label])),
 };
+
+/** Labels of the change-limits form of each key (see `editLabel`). */
+export const KEY_LIMIT_FIELD_LABELS: Record<string, string> = Object.fromEntries(
+  KEY_SETTING_NAMES.map((n) => [formField(n), KEY_SETTINGS[n].editLabel]),
+);
 
 /** A field left empty means "use the default". */
 const emptyToUndefined = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
 
-const queriesField = z.preprocess(
+const countField = z.preprocess(
   (v) => {
     const e = emptyToUndefined(v);
     return typeof e === 'string' ? Number(e.trim()) : e;
@@ -44,7 +44,7 @@ const queriesField = z.preprocess(
   z
     .number({ error: 'must be a number' })
     .positive('must be greater than 0')
-    .max(MAX_DAILY_QUERIES, `must be at most ${count(MAX_DAILY_QUERIES)}`)
+    .max(MAX_COUNT, `must be at most ${count(MAX_COUNT)}`)
     // Last: zod's int check also refuses unsafe integers, and a huge number should read "too big", not "not whole".
     .int('must be a whole number')
     .optional(),
@@ -67,25 +67,29 @@ const bytesField = z.preprocess(
     .optional(),
 );
 
-const limitFields = { dailyQueries: queriesField, dailyBytes: bytesField, maxBytes: bytesField };
+/** One input per key setting, by form field, read as the setting's unit. */
+const limitFields: Record<string, typeof countField | typeof bytesField> = Object.fromEntries(
+  KEY_SETTING_NAMES.map((n) => [formField(n), KEY_SETTINGS[n].unit === 'bytes' ? bytesField : countField]),
+);
 
-function toKeyLimits(f: { dailyQueries?: number; dailyBytes?: number; maxBytes?: number }): KeyLimits {
-  return { dailyQueries: f.dailyQueries ?? null, dailyBytes: f.dailyBytes ?? null, maxBytesBilled: f.maxBytes ?? null };
+function toKeySettings(f: Record<string, number | undefined>): KeySettings {
+  return Object.fromEntries(KEY_SETTING_NAMES.map((n) => [n, f[formField(n)] ?? null])) as KeySettings;
 }
 
 /**
- * The change-limits form of one key. Every limit is a positive safe integer (queries, or bytes) or null when its
+ * The change-limits form of one key. Every setting is a positive safe integer (a count, or bytes) or null when its
  * field is empty, which puts the key back on the Worker's default.
  */
-export const KeyLimitsFormSchema = z.object(limitFields).transform(toKeyLimits);
+export const KeyLimitsFormSchema = z.object(limitFields).transform(toKeySettings);
 
-/** What the limit inputs show for stored limits: exactly the stored value, in the units `bytesField` reads back. */
-export function limitInputValues(limits: KeyLimits): Record<LimitField, string> {
-  return {
-    dailyQueries: limits.dailyQueries === null ? '' : String(limits.dailyQueries),
-    dailyBytes: limits.dailyBytes === null ? '' : formatByteLimit(limits.dailyBytes),
-    maxBytes: limits.maxBytesBilled === null ? '' : formatByteLimit(limits.maxBytesBilled),
-  };
+/** What the limit inputs show for stored settings: exactly the stored value, in the units the field reads back. */
+export function limitInputValues(settings: KeySettings): Record<string, string> {
+  return Object.fromEntries(
+    KEY_SETTING_NAMES.map((n) => {
+      const v = settings[n];
+      return [formField(n), v === null ? '' : KEY_SETTINGS[n].unit === 'bytes' ? formatByteLimit(v) : String(v)];
+    }),
+  );
 }
 
 /** The create-key form. */
@@ -102,5 +106,5 @@ export const CreateKeyFormSchema = z
     memories: z.enum(['read', 'write'], { error: 'choose read only or read and write' }).default('read'),
     ...limitFields,
   })
-  .transform(({ name, scope, memories, ...limits }) => ({ name, scope, memoriesWrite: memories === 'write', limits: toKeyLimits(limits) }));
+  .transform(({ name, scope, memories, ...limits }) => ({ name, scope, memoriesWrite: memories === 'write', limits: toKeySettings(limits) }));
 export type CreateKeyForm = z.infer<typeof CreateKeyFormSchema>;

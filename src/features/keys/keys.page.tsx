@@ -2,9 +2,18 @@ import type { Context, Hono } from 'hono';
 import type { FC } from 'hono/jsx';
 import type { AppEnv } from '../../app-env';
 import { loadKeyUsage, type KeyUsage } from './key-usage';
-import { createManagedKey, keyScopeChoices, listManagedKeys, revokeManagedKey, updateManagedKeyLimits, type KeyScopeChoice, type ManagedKey } from './keys';
-import { defaultLimits } from '../../auth/api-keys';
-import type { PrincipalLimits } from '../../auth/principal';
+import {
+  createManagedKey,
+  keyScopeChoices,
+  keySettingDefaults,
+  listManagedKeys,
+  revokeManagedKey,
+  updateManagedKeyLimits,
+  type KeyScopeChoice,
+  type KeySettingDefaults,
+  type ManagedKey,
+} from './keys';
+import { KEY_SETTING_NAMES, KEY_SETTINGS, type KeySettingName } from './settings';
 import { ApiError } from '../../errors';
 import { putFlash } from '../../web/flash';
 import { firstFormError } from '../../web/form';
@@ -12,11 +21,10 @@ import { requireAdmin, requireAdminPost, type Admin } from '../../web/guards';
 import {
   CREATE_KEY_FIELD_LABELS,
   CreateKeyFormSchema,
+  formField,
   KEY_LIMIT_FIELD_LABELS,
   KeyLimitsFormSchema,
-  LIMIT_FIELD_LABELS,
   limitInputValues,
-  type LimitField,
 } from './key-forms';
 import { AdminPage, ConfirmPage, Time } from '../../web/layout';
 import { renderPage } from '../../web/render';
@@ -40,7 +48,7 @@ export interface LimitsEdit {
   /** The form field at fault (it gets focus), e.g. `dailyBytes`. */
   field: string;
   error: string;
-  values: Partial<Record<LimitField, string>>;
+  values: Partial<Record<string, string>>;
 }
 
 const UsageCell: FC<{ k: ManagedKey; usage: KeyUsage | undefined }> = ({ k, usage }) => {
@@ -67,20 +75,37 @@ const UsageCell: FC<{ k: ManagedKey; usage: KeyUsage | undefined }> = ({ k, usag
 
 const BYTES_HINT = 'e.g. 500 GiB, 1.5 TiB or 200 MiB; a bare number is GiB';
 
-/** The limit inputs (create form and change-limits forms): what the default reads as, and the input's attributes. */
-const LIMIT_INPUTS: { name: LimitField; hint: (d: PrincipalLimits) => string; attrs: Record<string, string> }[] = [
-  { name: 'dailyQueries', hint: (d) => count(d.dailyQueries), attrs: { type: 'number', min: '1', step: '1', inputmode: 'numeric' } },
-  // Text, not number: the value carries its unit, and shows back exactly what is stored (units.ts).
-  { name: 'dailyBytes', hint: (d) => formatByteLimit(d.dailyBytes), attrs: { type: 'text', spellcheck: 'false', autocomplete: 'off' } },
-  { name: 'maxBytes', hint: (d) => formatByteLimit(d.maxBytesBilled), attrs: { type: 'text', spellcheck: 'false', autocomplete: 'off' } },
-];
+/** Formats a setting's value in its unit. */
+function settingText(name: KeySettingName, n: number): string {
+  return KEY_SETTINGS[name].unit === 'bytes' ? formatByteLimit(n) : count(n);
+}
+
+/** The limit inputs (create form and change-limits forms), one per key setting, by form field. */
+const LIMIT_INPUTS = KEY_SETTING_NAMES.map((setting) => ({
+  setting,
+  name: formField(setting),
+  hint: (d: KeySettingDefaults) => settingText(setting, d[setting]),
+  attrs: (KEY_SETTINGS[setting].unit === 'bytes'
+      ? // Text, not number: the value carries its unit, and shows back exactly what is stored (units.ts).
+        { type: 'text', spellcheck: 'false', autocomplete: 'off' }
+      : { type: 'number', min: '1', step: '1', inputmode: 'numeric' }) as Record<string, string>,
+}));
+
+/** How each setting reads in a key's row. */
+const LIMIT_SUFFIX: Record<KeySettingName, string> = {
+  dailyQueries: 'queries / 24 h',
+  dailyBytes: '/ 24 h',
+  maxBytesBilled: 'per query',
+  checksPerMinute: 'dry runs + refusals / min',
+  pageReadsPerMinute: 'result pages / min',
+};
 
 /** Set or clear a live key's limits. Closed unless a save of this key was just refused. */
-const LimitsForm: FC<{ k: ManagedKey; csrf: string; defaults: PrincipalLimits; edit: LimitsEdit | undefined }> = ({ k, csrf, defaults, edit }) => {
+const LimitsForm: FC<{ k: ManagedKey; csrf: string; defaults: KeySettingDefaults; edit: LimitsEdit | undefined }> = ({ k, csrf, defaults, edit }) => {
   const id = (field: string) => `limits-${k.id}-${field}`;
   const values = edit?.values ?? limitInputValues(k.limits);
   const errorId = `limits-${k.id}-error`;
-  const field = (name: LimitField) => {
+  const field = (name: string) => {
     const invalid = edit?.field === name;
     return {
       id: id(name),
@@ -123,7 +148,7 @@ const LimitsForm: FC<{ k: ManagedKey; csrf: string; defaults: PrincipalLimits; e
   );
 };
 
-const KeyRow: FC<{ k: ManagedKey; csrf: string; defaults: PrincipalLimits; usage: KeyUsage | undefined; edit: LimitsEdit | undefined }> = ({
+const KeyRow: FC<{ k: ManagedKey; csrf: string; defaults: KeySettingDefaults; usage: KeyUsage | undefined; edit: LimitsEdit | undefined }> = ({
   k,
   csrf,
   defaults,
@@ -166,9 +191,11 @@ const KeyRow: FC<{ k: ManagedKey; csrf: string; defaults: PrincipalLimits; usage
     <td data-label="Limits">
       <div>
         <ul class="plain">
-          <li>{limitText(k.limits.dailyQueries, defaults.dailyQueries, count)} queries / 24 h</li>
-          <li>{limitText(k.limits.dailyBytes, defaults.dailyBytes, formatByteLimit)} / 24 h</li>
-          <li>{limitText(k.limits.maxBytesBilled, defaults.maxBytesBilled, formatByteLimit)} per query</li>
+          {KEY_SETTING_NAMES.map((n) => (
+            <li>
+              {limitText(k.limits[n], defaults[n], (v) => settingText(n, v))} {LIMIT_SUFFIX[n]}
+            </li>
+          ))}
         </ul>
         {k.revokedAt === null ? <LimitsForm k={k} csrf={csrf} defaults={defaults} edit={edit?.keyId === k.id ? edit : undefined} /> : null}
       </div>
@@ -187,7 +214,7 @@ export interface KeysPageProps {
   error?: string;
   keys: ManagedKey[];
   scopes: KeyScopeChoice[];
-  defaults: PrincipalLimits;
+  defaults: KeySettingDefaults;
   /** Rolling-24 h usage of each live key, by key id. */
   usage: ReadonlyMap<string, KeyUsage>;
   /** A refused change-limits form, shown open on its key with the problem. */
@@ -195,10 +222,11 @@ export interface KeysPageProps {
   form?: CreateFormValues;
 }
 
-const CREATE_INPUT_IDS: Record<LimitField, string> = { dailyQueries: 'key-daily-queries', dailyBytes: 'key-daily-bytes', maxBytes: 'key-max-bytes' };
+/** The create form's input id of each setting (`key-max-bytes` for the per-query ceiling, as it always was). */
+const createInputId = (setting: KeySettingName) => (setting === 'maxBytesBilled' ? 'key-max-bytes' : `key-${KEY_SETTINGS[setting].flag}`);
 
 /** The create-key form. A new field goes in key-forms.ts (schema, label) and here (its input). */
-const CreateKeyForm: FC<{ csrf: string; scopes: KeyScopeChoice[]; defaults: PrincipalLimits; error?: string; form?: CreateFormValues }> = ({
+const CreateKeyForm: FC<{ csrf: string; scopes: KeyScopeChoice[]; defaults: KeySettingDefaults; error?: string; form?: CreateFormValues }> = ({
   csrf,
   scopes,
   defaults,
@@ -246,12 +274,12 @@ const CreateKeyForm: FC<{ csrf: string; scopes: KeyScopeChoice[]; defaults: Prin
         <legend>Limits (leave empty for the defaults)</legend>
         <p class="muted">Bytes: {BYTES_HINT}.</p>
         <div class="grid three">
-          {LIMIT_INPUTS.map(({ name, hint, attrs }) => (
+          {LIMIT_INPUTS.map(({ setting, name, hint, attrs }) => (
             <div>
-              <label for={CREATE_INPUT_IDS[name]}>
-                {LIMIT_FIELD_LABELS[name]} <span class="hint">default {hint(defaults)}</span>
+              <label for={createInputId(setting)}>
+                {CREATE_KEY_FIELD_LABELS[name]} <span class="hint">default {hint(defaults)}</span>
               </label>
-              <input id={CREATE_INPUT_IDS[name]} name={name} value={form?.[name] ?? ''} {...attrs} />
+              <input id={createInputId(setting)} name={name} value={form?.[name] ?? ''} {...attrs} />
             </div>
           ))}
         </div>
@@ -305,7 +333,7 @@ async function renderKeysPage(
   status: 200 | 400 | 403,
   extra: Pick<KeysPageProps, 'notice' | 'error' | 'form' | 'limitsEdit'> = {},
 ) {
-  const defaults = defaultLimits(c.env);
+  const defaults = keySettingDefaults(c.env);
   const [keys, scopes] = await Promise.all([listManagedKeys(c.env, user.reach), keyScopeChoices(c.env, user.reach)]);
   const usage = await loadKeyUsage(c.env, keys, defaults, Date.now(), c.get('log'));
   return renderPage(c, status, (nonce) => (
@@ -398,7 +426,7 @@ export function keysRoutes(admin: Hono<AppEnv>): void {
     const parsed = KeyLimitsFormSchema.safeParse(form);
     if (!parsed.success) {
       const { field, message } = firstFormError(parsed.error, KEY_LIMIT_FIELD_LABELS);
-      const values = { dailyQueries: form.dailyQueries, dailyBytes: form.dailyBytes, maxBytes: form.maxBytes };
+      const values = Object.fromEntries(LIMIT_INPUTS.map(({ name }) => [name, form[name]]));
       return renderKeysPage(c, g.value, 400, { limitsEdit: { keyId, field, error: `Not saved. ${message}`, values } });
     }
     const saved = await updateManagedKeyLimits(c.env, user.reach, keyId, parsed.data);

@@ -156,7 +156,7 @@ function parseOwner(value: string): MemoryOwner {
 }
 
 export async function createManagedMemory(env: Env, w: Writer, form: z.infer<typeof NewMemoryFormSchema>): Promise<string> {
-  return createMemoryAs(env, w, parseOwner(form.owner), { table: form.table, title: form.title, content: form.content });
+  return (await createMemoryAs(env, w, parseOwner(form.owner), { table: form.table, title: form.title, content: form.content })).id;
 }
 
 /** A memory reaching the user's brands, deleted or not; 404 otherwise. */

@@ -1,15 +1,29 @@
 import type { AppRouteHandler } from '../../app-env';
+import { ifMatchVersions, versionETag } from '../../http/etag';
 import { createMemory, deleteMemory, getMemory, listMemories, updateMemory } from './memories';
 import { opContext } from '../../routes/context';
 import type { CreateRoute, GetRoute, ListRoute, RemoveRoute, UpdateRoute } from './memories.routes';
 
 export const list: AppRouteHandler<ListRoute> = async (c) => c.json(await listMemories(opContext(c), c.req.valid('query')), 200);
 
-export const get: AppRouteHandler<GetRoute> = async (c) => c.json(await getMemory(opContext(c), c.req.valid('param')), 200);
+export const get: AppRouteHandler<GetRoute> = async (c) => {
+  const memory = await getMemory(opContext(c), c.req.valid('param'));
+  return c.json(memory, 200, { ETag: versionETag(memory.version) });
+};
 
-export const create: AppRouteHandler<CreateRoute> = async (c) => c.json(await createMemory(opContext(c), c.req.valid('json')), 201);
+export const create: AppRouteHandler<CreateRoute> = async (c) => {
+  const memory = await createMemory(opContext(c), c.req.valid('json'));
+  return c.json(memory, 201, { ETag: versionETag(memory.version) });
+};
 
-export const update: AppRouteHandler<UpdateRoute> = async (c) =>
-  c.json(await updateMemory(opContext(c), { ...c.req.valid('json'), ...c.req.valid('param') }), 200);
+export const update: AppRouteHandler<UpdateRoute> = async (c) => {
+  const expectedVersions = ifMatchVersions(c.req.valid('header')['if-match']);
+  const memory = await updateMemory(opContext(c), { ...c.req.valid('json'), ...c.req.valid('param'), expectedVersions });
+  return c.json(memory, 200, { ETag: versionETag(memory.version) });
+};
 
-export const remove: AppRouteHandler<RemoveRoute> = async (c) => c.json(await deleteMemory(opContext(c), c.req.valid('param')), 200);
+export const remove: AppRouteHandler<RemoveRoute> = async (c) => {
+  const expectedVersions = ifMatchVersions(c.req.valid('header')['if-match']);
+  const deleted = await deleteMemory(opContext(c), { ...c.req.valid('param'), expectedVersions });
+  return c.json(deleted, 200, { ETag: versionETag(deleted.version) });
+};

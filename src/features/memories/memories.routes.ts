@@ -1,8 +1,10 @@
 import { createRoute } from '@hono/zod-openapi';
 import { MEMORY_LIMITS } from './rules';
 import { errorResponses, JSON_BODY_ERRORS, jsonBody, okJson, CommonHeaders } from '../../schemas/common';
+import { z } from '@hono/zod-openapi';
 import {
   CreateMemoryRequestSchema,
+  IfMatchHeadersSchema,
   DeletedMemorySchema,
   ListMemoriesQuerySchema,
   MemoryIdParamsSchema,
@@ -12,6 +14,20 @@ import {
 } from './memories.schemas';
 
 const TAGS = ['Memories'];
+
+/** A memory's response headers: the common ones and its version as `ETag`. */
+const MemoryHeaders = CommonHeaders.extend({
+  ETag: z.string().openapi({ description: "The memory's `version`, quoted (`\"3\"`); send it as `If-Match` to write only that version.", example: '"3"' }),
+});
+
+/** A 200 JSON answer carrying the memory's ETag. */
+function okMemory<T extends z.ZodType>(schema: T, description: string) {
+  return { 200: { description, headers: MemoryHeaders, content: { 'application/json': { schema } } } } as const;
+}
+
+const IF_MATCH_RULE =
+  ' Send the `ETag` you read as `If-Match` to apply the change only if nobody wrote the memory since: otherwise 412 ' +
+  '`PRECONDITION_FAILED` (`details.currentVersion`), and nothing is changed.';
 const WRITE_RULES =
   'Writing needs an API key created with memory write permission (or an administrator\'s OAuth connection) and stays ' +
   'inside its scope: an organization key writes `org` memories of its organization and `brand` memories of its brands, ' +
@@ -45,7 +61,7 @@ export const get = createRoute({
   security: [{ bearerAuth: [] }],
   request: { params: MemoryIdParamsSchema },
   responses: {
-    ...okJson(MemorySchema, 'The memory'),
+    ...okMemory(MemorySchema, 'The memory'),
     ...errorResponses('VALIDATION', 'UNAUTHORIZED', 'MEMORY_NOT_FOUND'),
   },
 });
@@ -63,7 +79,7 @@ export const create = createRoute({
   security: [{ bearerAuth: [] }],
   request: { body: jsonBody(CreateMemoryRequestSchema) },
   responses: {
-    201: { description: 'The memory was created', headers: CommonHeaders, content: { 'application/json': { schema: MemorySchema } } },
+    201: { description: 'The memory was created', headers: MemoryHeaders, content: { 'application/json': { schema: MemorySchema } } },
     ...errorResponses('VALIDATION', 'UNAUTHORIZED', 'FORBIDDEN_BRAND', 'MEMORY_WRITE_FORBIDDEN', 'MEMORY_LIMIT_EXCEEDED', ...JSON_BODY_ERRORS),
   },
 });
@@ -74,15 +90,16 @@ export const update = createRoute({
   operationId: 'updateMemory',
   tags: TAGS,
   summary: "Change a memory's title, content or table",
-  description: `${WRITE_RULES} A memory visible to the key but outside what it may write (e.g. a \`system\` one) is 403.`,
+  description: `${WRITE_RULES} A memory visible to the key but outside what it may write (e.g. a \`system\` one) is 403.${IF_MATCH_RULE}`,
   security: [{ bearerAuth: [] }],
   request: {
     params: MemoryIdParamsSchema,
+    headers: IfMatchHeadersSchema,
     body: jsonBody(UpdateMemoryRequestSchema),
   },
   responses: {
-    ...okJson(MemorySchema, 'The memory as changed'),
-    ...errorResponses('VALIDATION', 'UNAUTHORIZED', 'MEMORY_WRITE_FORBIDDEN', 'MEMORY_NOT_FOUND', ...JSON_BODY_ERRORS),
+    ...okMemory(MemorySchema, 'The memory as changed'),
+    ...errorResponses('VALIDATION', 'UNAUTHORIZED', 'MEMORY_WRITE_FORBIDDEN', 'MEMORY_NOT_FOUND', 'PRECONDITION_FAILED', ...JSON_BODY_ERRORS),
   },
 });
 
@@ -92,12 +109,12 @@ export const remove = createRoute({
   operationId: 'deleteMemory',
   tags: TAGS,
   summary: 'Delete a memory',
-  description: `${WRITE_RULES} A deleted memory is invisible at once; an administrator can restore it from the admin pages.`,
+  description: `${WRITE_RULES} A deleted memory is invisible at once; an administrator can restore it from the admin pages.${IF_MATCH_RULE}`,
   security: [{ bearerAuth: [] }],
-  request: { params: MemoryIdParamsSchema },
+  request: { params: MemoryIdParamsSchema, headers: IfMatchHeadersSchema },
   responses: {
-    ...okJson(DeletedMemorySchema, 'The memory was deleted'),
-    ...errorResponses('VALIDATION', 'UNAUTHORIZED', 'MEMORY_WRITE_FORBIDDEN', 'MEMORY_NOT_FOUND'),
+    ...okMemory(DeletedMemorySchema, 'The memory was deleted'),
+    ...errorResponses('VALIDATION', 'UNAUTHORIZED', 'MEMORY_WRITE_FORBIDDEN', 'MEMORY_NOT_FOUND', 'PRECONDITION_FAILED'),
   },
 });
 

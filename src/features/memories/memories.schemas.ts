@@ -40,6 +40,8 @@ export const MemorySchema = z
     updatedBy: AuthorSchema.openapi({ description: 'Who changed it last (the author until it is edited).' }),
     createdAt: z.string().openapi({ description: 'ISO 8601 UTC.', example: '2026-11-22T18:00:00.000Z' }),
     updatedAt: z.string().openapi({ description: 'ISO 8601 UTC.', example: '2026-11-22T18:00:00.000Z' }),
+    // Described in the OpenAPI document only: MCP clients learn it from save_memory's expectedVersion.
+    version: z.number().int().openapi({ description: 'Writes so far (1 when created); its ETag.', example: 1 }),
   })
   .openapi('Memory', { description: 'Context about what a table means and how to analyze it.' });
 export type Memory = z.infer<typeof MemorySchema>;
@@ -53,7 +55,11 @@ export const MemoryListSchema = z
   .openapi('MemoryList');
 
 export const DeletedMemorySchema = z
-  .object({ memoryId: z.string(), deleted: z.literal(true) })
+  .object({
+    memoryId: z.string(),
+    deleted: z.literal(true),
+    version: z.number().int().min(2).openapi({ description: 'The version the delete made (also the `ETag`).', example: 2 }),
+  })
   .openapi('DeletedMemory', { description: 'The memory is deleted; an administrator can restore it from the admin pages.' });
 
 /** Query of listMemories (REST); MCP takes the same fields as arguments. */
@@ -105,6 +111,24 @@ export const MemoryIdParamsSchema = z.object({
     .min(1)
     .max(128)
     .openapi({ param: { name: 'memoryId', in: 'path' }, example: 'mem_4f1c2e9a0b7d3c5e6f70' }),
+});
+
+/**
+ * `If-Match` of updateMemory and deleteMemory (RFC 9110 §13.1.1): `*`, or entity tags as the `ETag` header gives
+ * them (`"3"`); strong comparison, so a weak tag (`W/"3"`) never matches.
+ */
+export const IfMatchHeadersSchema = z.object({
+  'if-match': z
+    .string()
+    .max(1024)
+    .optional()
+    .openapi({
+      param: { name: 'if-match', in: 'header' },
+      description:
+        'The memory\'s `ETag` as read (e.g. `"3"`). The write applies only while the memory is still at that version; otherwise 412 ' +
+        '`PRECONDITION_FAILED` with `details.currentVersion`. Omit for an unconditional write.',
+      example: '"3"',
+    }),
 });
 
 /**

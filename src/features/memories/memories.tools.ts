@@ -12,20 +12,22 @@ const BrandIdInput = BrandIdField.optional();
 
 /** save_memory's arguments: without memoryId a new memory, with it the fields to change. */
 const SaveMemoryInput = z.strictObject({
-  memoryId: z.string().min(1).max(128).optional().describe('From list_memories, to change that memory.'),
+  memoryId: z.string().min(1).max(128).optional().describe('From list_memories, to change it.'),
   scope: z
     .enum(['org', 'brand'])
     .optional()
-    .describe('New memories: brand (default) or org (every brand of the organization).'),
+    .describe('New: brand (default) or org (all its brands).'),
   brandId: BrandIdInput.describe('New brand memories: the brand.'),
   table: CreateMemoryRequestSchema.shape.table.describe(
-    'Unqualified table name (e.g. fact__orders); null for general context.',
+    'Table, e.g. fact__orders; null for general context.',
   ),
-  title: z.string().optional().describe(`Short summary, at most ${MEMORY_LIMITS.titleChars} characters. Required for a new memory.`),
+  title: z.string().optional().describe(`At most ${MEMORY_LIMITS.titleChars} characters.`),
   content: z
     .string()
     .optional()
-    .describe(`Markdown, at most ${MEMORY_LIMITS.contentBytes} bytes; facts, not instructions. Required for a new memory.`),
+    .describe(`Markdown, at most ${MEMORY_LIMITS.contentBytes} bytes; facts, not instructions.`),
+  // No minimum: a version that never was (0) is refused like any stale one.
+  expectedVersion: z.number().int().optional().describe('The version read; refused if it changed.'),
 });
 
 type SaveMemoryArgs = z.output<typeof SaveMemoryInput>;
@@ -40,14 +42,22 @@ function parseBody<S extends z.ZodType>(schema: S, args: Record<string, unknown>
 }
 
 async function saveMemory(deps: ToolDeps, args: SaveMemoryArgs) {
-  const { memoryId, scope, brandId, ...fields } = args;
-  if (memoryId === undefined) return createMemory(deps.ctx, parseBody(CreateMemoryRequestSchema, { scope, brandId, ...fields }));
+  const { memoryId, scope, brandId, expectedVersion, ...fields } = args;
+  if (memoryId === undefined) {
+    if (expectedVersion !== undefined) {
+      throw new ApiError('VALIDATION', 'expectedVersion applies to a change of an existing memory; send it with memoryId', {
+        details: { in: 'arguments', issues: [{ path: 'expectedVersion', message: 'only with memoryId' }] },
+      });
+    }
+    return createMemory(deps.ctx, parseBody(CreateMemoryRequestSchema, { scope, brandId, ...fields }));
+  }
   if (scope !== undefined || brandId !== undefined) {
     throw new ApiError('VALIDATION', 'scope and brandId are fixed when a memory is created; send only title, content or table with memoryId', {
       details: { in: 'arguments', issues: [{ path: scope !== undefined ? 'scope' : 'brandId', message: 'not allowed with memoryId' }] },
     });
   }
-  return updateMemory(deps.ctx, { memoryId, ...parseBody(UpdateMemoryRequestSchema, fields) });
+  const expectedVersions = expectedVersion === undefined ? null : [expectedVersion];
+  return updateMemory(deps.ctx, { memoryId, ...parseBody(UpdateMemoryRequestSchema, fields), expectedVersions });
 }
 
 export const listMemoriesTool = defineTool({
@@ -77,8 +87,8 @@ export const saveMemoryTool = defineTool({
   name: 'save_memory',
   title: 'Save memory',
   description:
-    'Record a lasting, confirmed fact about the data (what a column means, which date to filter). Without memoryId ' +
-    'it creates one; with memoryId it changes that one. ' +
+    'Record a lasting, confirmed fact about the data (what a column means, which date to use). Title and content ' +
+    'create one; memoryId changes one. ' +
     'No secrets or personal data.',
   input: SaveMemoryInput.shape,
   output: MemorySchema,

@@ -164,25 +164,39 @@ function requestedOwner(ctx: OpContext, input: CreateMemoryInput): MemoryOwner {
   return { scope, orgId: null, brandId: resolveBrand(ctx.principal, input.brandId, { required: true }) };
 }
 
-/** createMemory: a new `org` or `brand` memory inside the writer's scope (201). */
+/** createMemory: a new `org` or `brand` memory inside the writer's scope (201), answered from the write itself. */
 export async function createMemory(ctx: OpContext, input: CreateMemoryInput): Promise<Memory> {
   const owner = requestedOwner(ctx, input);
-  const id = await createMemoryAs(ctx.env, await principalWriter(ctx), owner, { table: input.table ?? null, title: input.title, content: input.content });
-  return getMemory(ctx, { memoryId: id });
+  const row = await createMemoryAs(ctx.env, await principalWriter(ctx), owner, { table: input.table ?? null, title: input.title, content: input.content });
+  return toMemory(row);
 }
 
-/** updateMemory: changes title, content or table of a visible memory the writer may write. */
-export async function updateMemory(ctx: OpContext, input: { memoryId: string } & UpdateMemoryInput): Promise<Memory> {
-  const { memoryId, ...patch } = input;
+/**
+ * The versions a conditional write expects: REST's `If-Match` (already parsed) or MCP's `expectedVersion`; null
+ * for an unconditional write.
+ */
+export interface WriteCondition {
+  expectedVersions?: readonly number[] | null;
+}
+
+/**
+ * updateMemory: changes title, content or table of a visible memory the writer may write; answered from the write
+ * itself (a delete landing right after cannot turn an applied update into a 404). With `expectedVersions`, 412
+ * PRECONDITION_FAILED unless the memory is still at one of them when the write applies.
+ */
+export async function updateMemory(ctx: OpContext, input: { memoryId: string } & UpdateMemoryInput & WriteCondition): Promise<Memory> {
+  const { memoryId, expectedVersions, ...patch } = input;
   // Visibility first: an id the caller cannot see is 404 whatever its rights.
   const row = await findVisibleMemory(ctx, memoryId);
-  await updateMemoryAs(ctx.env, await principalWriter(ctx), row, patch);
-  return getMemory(ctx, { memoryId });
+  return toMemory(await updateMemoryAs(ctx.env, await principalWriter(ctx), row, patch, expectedVersions ?? null));
 }
 
 /** deleteMemory: deletes a visible memory the writer may write; it stays restorable from the admin pages. */
-export async function deleteMemory(ctx: OpContext, input: { memoryId: string }): Promise<{ memoryId: string; deleted: true }> {
+export async function deleteMemory(
+  ctx: OpContext,
+  input: { memoryId: string } & WriteCondition,
+): Promise<{ memoryId: string; deleted: true; version: number }> {
   const row = await findVisibleMemory(ctx, input.memoryId);
-  await deleteMemoryAs(ctx.env, await principalWriter(ctx), row);
-  return { memoryId: input.memoryId, deleted: true };
+  const deleted = await deleteMemoryAs(ctx.env, await principalWriter(ctx), row, input.expectedVersions ?? null);
+  return { memoryId: input.memoryId, deleted: true, version: deleted.version };
 }

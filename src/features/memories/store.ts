@@ -57,6 +57,8 @@ export interface MemoryPatch {
 /** The state a revision records (JSON text in before_json / after_json). */
 const STATE = `json_object('title', title, 'table', table_name, 'content', content, 'deletedAt', deleted_at)`;
 const REVISION_COLUMNS = 'id, memory_id, action, before_json, after_json, actor_kind, actor_id, actor_name, transport, request_id, created_at';
+/** The version of the memory row `m`: how many revisions it has. */
+export const VERSION_OF_M = `(SELECT count(*) FROM memory_revisions v WHERE v.memory_id = m.id)`;
 /** Live memories of the same owner as the row `m` (scope + org + brand), for the per-owner limit. */
 const LIVE_OF_OWNER = `(SELECT count(*) FROM memories o WHERE o.deleted_at IS NULL AND o.scope = m.scope AND o.org_id IS m.org_id AND o.brand_id IS m.brand_id)`;
 
@@ -112,10 +114,22 @@ function revision(action: string, before: string, after: string, where: string, 
   };
 }
 
-/** Changes the given fields of a live memory. */
-export function updateMemoryStatements(memoryId: string, patch: MemoryPatch, w: WriteMeta): Statement[] {
-  // ?9 title, ?10 content, ?11 = 1 when the table is set (to ?12, possibly null).
-  const values: Literal[] = [patch.title ?? null, patch.content ?? null, patch.table === undefined ? 0 : 1, patch.table ?? null];
+/**
+ * The versions a write expects the memory to be at (`If-Match`, `expectedVersion`), as a JSON array, or null for
+ * any. Placed after a statement's own values; `n` is its placeholder number.
+ */
+function versionGuard(n: number): string {
+  return `(?${n} IS NULL OR ${VERSION_OF_M} IN (SELECT value FROM json_each(?${n})))`;
+}
+
+function expectedParam(expected: readonly number[] | null): Literal {
+  return expected === null ? null : JSON.stringify(expected);
+}
+
+/** Changes the given fields of a live memory (at one of the `expected` versions, when given). */
+export function updateMemoryStatements(memoryId: string, patch: MemoryPatch, w: WriteMeta, expected: readonly number[] | null = null): Statement[] {
+  // ?9 title, ?10 content, ?11 = 1 when the table is set (to ?12, possibly null), ?13 expected versions.
+  const values: Literal[] = [patch.title ?? null, patch.content ?? null, patch.table === undefined ? 0 : 1, patch.table ?? null, expectedParam(expected)];
   const title = 'COALESCE(?9, title)';
   // iif, not CASE ... END: wrangler's statement splitter (admin CLI) reads END as the end of a compound statement.
   const table = 'iif(?11 = 1, ?12, table_name)';
@@ -125,18 +139,21 @@ export function updateMemoryStatements(memoryId: string, patch: MemoryPatch, w: 
       'update',
       STATE,
       `json_object('title', ${title}, 'table', ${table}, 'content', ${content}, 'deletedAt', NULL)`,
-      'm.deleted_at IS NULL',
+      `m.deleted_at IS NULL AND ${versionGuard(13)}`,
       memoryId,
       w,
       values,
     ),
-    guardedUpdate(`title = ${title}, table_name = ${table}, content = ${content}`, memoryId, w, values),
+    guardedUpdate(`title = ${title}, table_name = ${table}, content = ${content}`, memoryId, w, values.slice(0, 4)),
   ];
 }
 
-/** Deletes a live memory (kept, invisible, restorable). */
-export function deleteMemoryStatements(memoryId: string, w: WriteMeta): Statement[] {
-  return [revision('delete', STATE, 'NULL', 'm.deleted_at IS NULL', memoryId, w), guardedUpdate('deleted_at = ?8', memoryId, w)];
+/** Deletes a live memory (kept, invisible, restorable), at one of the `expected` versions when given. */
+export function deleteMemoryStatements(memoryId: string, w: WriteMeta, expected: readonly number[] | null = null): Statement[] {
+  return [
+    revision('delete', STATE, 'NULL', `m.deleted_at IS NULL AND ${versionGuard(9)}`, memoryId, w, [expectedParam(expected)]),
+    guardedUpdate('deleted_at = ?8', memoryId, w),
+  ];
 }
 
 /** Restores a deleted memory unless its owner is at the limit of live memories. */
@@ -168,7 +185,18 @@ export function inlineStatement(s: Statement, literal: (v: Literal) => string): 
 }
 
 export const MEMORY_COLUMNS = `m.id, m.scope, m.org_id, m.brand_id, m.table_name, m.title, m.content, m.author_kind, m.author_id,
-  m.author_name, m.updated_by_kind, m.updated_by_id, m.updated_by_name, m.created_at, m.updated_at, m.deleted_at`;
+  m.author_name, m.updated_by_kind, m.updated_by_id, m.updated_by_name, m.created_at, m.updated_at, m.deleted_at, ${VERSION_OF_M} AS version`;
+
+/**
+ * The memory as the write with revision ?1 left it, read in the same batch (one transaction) as the write, so the
+ * answer is the write's own result whatever lands after it; no row when the write did not apply.
+ */
+export function writtenMemoryStatement(memoryId: string, w: WriteMeta): Statement {
+  return {
+    sql: `SELECT ${MEMORY_COLUMNS} FROM memories m WHERE m.id = ?2 AND EXISTS (SELECT 1 FROM memory_revisions WHERE id = ?1 AND memory_id = ?2)`,
+    params: [w.revisionId, memoryId],
+  };
+}
 
 const ActorKindSchema = z.enum(['key', 'user', 'cli', 'seed']);
 export const MemoryRowSchema = z.object({
@@ -188,6 +216,8 @@ export const MemoryRowSchema = z.object({
   created_at: z.number().int(),
   updated_at: z.number().int(),
   deleted_at: z.number().int().nullable(),
+  /** How many revisions the memory has (see the module comment). */
+  version: z.number().int(),
 });
 export type MemoryRow = z.infer<typeof MemoryRowSchema>;
 
@@ -208,5 +238,6 @@ export function toMemory(row: MemoryRow): Memory {
     updatedBy: { kind: row.updated_by_kind, name: row.updated_by_name },
     createdAt: new Date(row.created_at).toISOString(),
     updatedAt: new Date(row.updated_at).toISOString(),
+    version: row.version,
   };
 }

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { intVar } from '../../env';
 import { ApiError } from '../../errors';
 import { readQueryPage, runQuery, type RunQueryOutcome } from './run-query';
 import {
@@ -117,7 +116,7 @@ function toolResult(outcome: RunQueryOutcome, caps: ResultCaps) {
 /** Room for what a result carries besides its rows (columns, stats, the paging note). */
 export const RESULT_ENVELOPE_CHARS = 16_384;
 
-const capsOf = ({ ctx }: ToolDeps) => resultCaps(intVar(ctx.env, 'MCP_ROW_CAP'), intVar(ctx.env, 'MCP_MAX_RESULT_BYTES'));
+const capsOf = ({ ctx }: ToolDeps) => resultCaps(ctx.config.MCP_ROW_CAP, ctx.config.MCP_MAX_RESULT_BYTES);
 
 /** This call's caps: the deployment's, with fewer rows when the caller asked (never more than the ceiling). */
 function callCaps(deps: ToolDeps, maxRows: number | undefined): ResultCaps {
@@ -147,7 +146,7 @@ export const runQueryTool = defineTool({
   annotations: ANNOTATIONS.meteredRead,
   // The text copy of a capped result is about the row cap's bytes plus columns, stats and the paging note.
   // Hosts with MCP Apps show the result in the result view; others ignore the link and read the result as before.
-  meta: ({ ctx }) => ({ ...resultSizeMeta(intVar(ctx.env, 'MCP_MAX_RESULT_BYTES') + RESULT_ENVELOPE_CHARS), ...viewMeta(VIEWS.result) }),
+  meta: ({ ctx }) => ({ ...resultSizeMeta(ctx.config.MCP_MAX_RESULT_BYTES + RESULT_ENVELOPE_CHARS), ...viewMeta(VIEWS.result) }),
   run: async ({ maxRows, ...input }, deps) => {
     const caps = callCaps(deps, maxRows);
     const request = toRequest(input);

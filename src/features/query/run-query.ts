@@ -1,19 +1,21 @@
-import { intVar } from '../../env';
 import { ApiError, describeError, type ErrorCode } from '../../errors';
 import { newId, sha256Hex } from '../../lib/ids';
 import { Timings } from '../../lib/timings';
 import { resolvePeriod, type ResolvedPeriod } from './period';
 import { fillTemplate } from '../../catalog/template';
-import { catalogSnapshot } from '../../catalog/snapshot';
+import { catalogSnapshot, hasDataset } from '../../catalog/snapshot';
 import { resolveStoredQuery, type BrandTarget } from './stored-query';
 import type { QueryPageRequest, ResolvedWindow, RunQueryRequest, RunQueryResponse } from './run-query.schemas';
 import { checkDryRun, checkSql, guardError } from '../../sql/guard';
+import { runReservation } from '../../usage/reservation';
 import { acquireRun, settleRun, takeMeter, type BudgetLeft, type UsageTicket } from '../../usage/usage';
-import { createWarehouseClient } from '../../warehouse/bigquery-client';
+import { createWarehouseClient, type QueryOptions } from '../../warehouse/bigquery-client';
 import type { OpContext } from '../../context';
 import { issueResultCursor, openResultCursor, type ResultPosition } from './result-cursor';
 import { resolveBrand } from '../../auth/scope';
 import { verdictCache } from './verdict-cache';
+import { costUsd } from '../query-history/history';
+import { deliverQueryLog } from './query-log';
 
 export interface RunQueryOptions {
   /** Rows returned before `truncated` is set (default env ROW_CAP; MCP passes MCP_ROW_CAP). */
@@ -71,10 +73,10 @@ async function resolveTarget(ctx: OpContext, input: RunQueryRequest): Promise<Ta
 }
 
 function provisioned(b: BrandTarget): BrandTarget & { dataset: string } {
-  if (b.dataset === null) {
+  if (!hasDataset(b)) {
     throw new ApiError('BRAND_NOT_PROVISIONED', `brand ${b.id} has no provisioned dataset yet; nothing can be queried`);
   }
-  return { ...b, dataset: b.dataset };
+  return b;
 }
 
 /**
@@ -124,38 +126,62 @@ interface LogEntry {
 }
 
 /**
- * Writes the audit row. It runs after the response (waitUntil): a D1 write is a round trip to the primary, and
- * the caller should not wait for it. A failed write is logged with the full entry, so nothing is lost silently.
+ * Writes the audit row after the response (waitUntil): the caller never waits for it. How it reaches D1 (a batched
+ * queue, or one INSERT) is query-log.ts's business; a failure there is logged with the full row, never silent.
  */
-async function writeLog(ctx: OpContext, e: LogEntry): Promise<void> {
-  try {
-    await ctx.env.DB.prepare(
-      `INSERT INTO query_log (id, request_id, principal_kind, principal_id, brand_id, query_id, period, sql, dry_run,
-         transport, outcome, bytes_processed, bytes_billed, row_count, duration_ms, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    )
-      .bind(
-        newId('ql'),
-        ctx.requestId,
-        ctx.principal.kind,
-        ctx.principal.id,
-        e.brandId,
-        e.queryId,
-        e.period ? JSON.stringify(e.period) : null,
-        e.sql,
-        e.dryRun ? 1 : 0,
-        ctx.transport,
-        e.outcome,
-        e.bytesProcessed,
-        e.bytesBilled,
-        e.rowCount,
-        e.durationMs,
-        ctx.now,
-      )
-      .run();
-  } catch (err) {
-    ctx.log.error('query_log write failed', { internal: describeError(err), entry: e });
-  }
+function writeLog(ctx: OpContext, e: LogEntry): Promise<void> {
+  return deliverQueryLog(
+    ctx.env,
+    {
+      kind: 'query-log',
+      id: newId('ql'),
+      requestId: ctx.requestId,
+      principalKind: ctx.principal.kind,
+      principalId: ctx.principal.id,
+      orgId: ctx.principal.orgId,
+      userId: ctx.principal.userId ?? null,
+      brandId: e.brandId,
+      queryId: e.queryId,
+      period: e.period ? JSON.stringify(e.period) : null,
+      sql: e.sql,
+      dryRun: e.dryRun ? 1 : 0,
+      transport: ctx.transport,
+      outcome: e.outcome,
+      bytesProcessed: e.bytesProcessed,
+      bytesBilled: e.bytesBilled,
+      rowCount: e.rowCount,
+      durationMs: e.durationMs,
+      createdAt: ctx.now,
+    },
+    ctx.log,
+  );
+}
+
+/**
+ * One structured line per run (Workers Logs, `[observability]`): who ran what, where, how it ended and what it
+ * cost; the fields of its query_log row. Never the key's secret or a result row.
+ */
+function logRun(ctx: OpContext, e: LogEntry): void {
+  const cost = costUsd(e.bytesBilled ?? 0, ctx.config.ON_DEMAND_USD_PER_TIB);
+  ctx.log.info('query run', {
+    transport: ctx.transport,
+    callerKind: ctx.principal.kind,
+    callerId: ctx.principal.id,
+    userId: ctx.principal.userId ?? null,
+    orgId: ctx.principal.orgId,
+    brandId: e.brandId,
+    queryId: e.queryId,
+    period: e.period,
+    sql: e.sql,
+    dryRun: e.dryRun,
+    outcome: e.outcome,
+    errorCode: e.outcome === 'OK' ? null : e.outcome,
+    rows: e.rowCount,
+    bytesProcessed: e.bytesProcessed,
+    bytesBilled: e.bytesBilled,
+    durationMs: e.durationMs,
+    estimatedCostUsd: cost,
+  });
 }
 
 /**
@@ -193,6 +219,7 @@ export async function runQuery(
     throw err;
   } finally {
     log.durationMs = Date.now() - started;
+    logRun(ctx, log);
     ctx.waitUntil(writeLog(ctx, log));
   }
   timings.add('total', performance.now() - startedPrecise);
@@ -230,18 +257,21 @@ async function execute(
 
   // Gate 2c: BigQuery's dry run, unless this exact SQL passed for this dataset a few minutes ago.
   const cacheKey = `${target.brand.dataset}:${await timings.time('guard', () => sha256Hex(target.sql))}`;
-  let estimate = verdictCache.get(cacheKey, ctx.now);
-  // A dry run is a warehouse call that bills nothing: it takes a token from the key's checks meter instead.
-  const checkTicket = dryRun ? await timings.time('usage', () => takeMeter(env, principal, 'checks', ctx.now)) : null;
-  if (estimate === undefined || dryRun) {
+  let cached = dryRun ? undefined : verdictCache.get(cacheKey, ctx.now);
+  // Every warehouse dry run the cache does not answer takes a token from the key's checks meter before it is
+  // sent, whether it then passes, is refused, fails or times out: a dry run bills nothing but is a warehouse call.
+  let checkTicket: UsageTicket | null = null;
+  if (cached === undefined) {
+    checkTicket = await timings.time('usage', () => takeMeter(env, principal, 'checks', ctx.now));
     const dry = await timings.time('dryrun', () =>
       client.dryRun(target.sql, { brandId: target.brand.id, dataset: target.brand.dataset, requestId: ctx.requestId, labels }),
     );
-    const dv = checkDryRun(dry, scope);
-    if (!dv.ok) throw dryRun ? guardError(dv, 'dry-run') : await meteredRefusal(ctx, guardError(dv, 'dry-run'));
-    estimate = dry.totalBytesProcessed;
-    verdictCache.set(cacheKey, estimate, ctx.now);
+    const dv = checkDryRun(dry, scope, verdict.tables);
+    if (!dv.ok) throw guardError(dv, 'dry-run');
+    cached = { estimate: dry.totalBytesProcessed, tables: Math.max(dry.referencedTables.length, verdict.tables.length) };
+    verdictCache.set(cacheKey, cached, ctx.now);
   }
+  const estimate = cached.estimate;
   log.bytesProcessed = estimate;
   if (estimate > principal.limits.maxBytesBilled) {
     const tooExpensive = new ApiError(
@@ -274,24 +304,38 @@ async function execute(
     };
   }
 
-  const ticket: UsageTicket = await timings.time('usage', () => acquireRun(env, principal, ctx.now, { consume: true }));
+  // The run reserves the most it can bill before it starts, so runs admitted together see each other's bytes.
+  const reserveBytes = runReservation(estimate, cached.tables, principal.limits.maxBytesBilled);
+  const ticket: UsageTicket = await timings.time('usage', () =>
+    acquireRun(env, principal, ctx.now, { consume: true, reserveBytes }),
+  );
   let bytesBilled = 0;
   // Set when the query ends past its deadline: what the abandoned job billed, learned in the background.
   let lateBilling: Promise<number> | null = null;
   try {
-    const res = await timings.time('warehouse', () => client.query(target.sql, {
+    const queryOpts: QueryOptions = {
       brandId: target.brand.id,
       dataset: target.brand.dataset,
       requestId: ctx.requestId,
       labels,
       maxBytesBilled: principal.limits.maxBytesBilled,
-      rowCap: opts.rowCap ?? intVar(env, 'ROW_CAP'),
-      timeoutMs: intVar(env, 'QUERY_TIMEOUT_MS'),
+      rowCap: opts.rowCap ?? ctx.config.ROW_CAP,
+      maxResultBytes: ctx.config.MAX_RESULT_BYTES,
+      timeoutMs: ctx.config.QUERY_TIMEOUT_MS,
+      billedIfUnknown: reserveBytes,
       onLateBilling: (billed) => {
         lateBilling = billed;
       },
-    }));
+    };
+    let res = await timings.time('warehouse', () => client.query(target.sql, queryOpts));
     bytesBilled = res.totalBytesBilled;
+    if (!res.jobId && opts.fitRows && opts.fitRows(res.rows) < res.rows.length) {
+      // A job-less (fast path) result that this transport must cut needs a job for the cursor: run it again as
+      // one. The first run put the result in BigQuery's query cache, so the second normally bills nothing.
+      const again = await timings.time('warehouse', () => client.query(target.sql, { ...queryOpts, requireJob: true }));
+      res = { ...again, totalBytesBilled: res.totalBytesBilled + again.totalBytesBilled };
+      bytesBilled = res.totalBytesBilled;
+    }
     const paged = res.jobId && res.location !== null && res.totalRows > 0
       ? await pageOut(ctx, res.rows, {
           b: target.brand.id,
@@ -320,9 +364,18 @@ async function execute(
         ...(target.window ? { window: target.window } : {}),
       },
       headers: ticket.headers,
-      budget: { ...ticket.budget, bytesRemaining: Math.max(0, ticket.budget.bytesRemaining - res.totalBytesBilled) },
+      budget: {
+        ...ticket.budget,
+        bytesRemaining: Math.min(
+          ticket.budget.bytesLimit,
+          Math.max(0, ticket.budget.bytesRemaining + ticket.reservedBytes - res.totalBytesBilled),
+        ),
+      },
       firstRow: 0,
     };
+  } catch (err) {
+    // The run was counted: a failure after admission says so with the budget's headers, as a success would.
+    throw chargedFailure(err, ticket);
   } finally {
     // The run is already counted; settling adds the bytes billed. It must not delay or fail the answer. A run that
     // timed out settles once the abandoned job's bytes are known.
@@ -336,6 +389,27 @@ async function execute(
 }
 
 /**
+ * A run that was admitted (counted, its bytes reserved) and then failed in the warehouse: the error carries the
+ * `RateLimit-*` headers of the run it spent, and a 503 or 504, where trying again later can help, a `Retry-After`
+ * (the warehouse's own when it gave one, else WAREHOUSE_RETRY_AFTER_SECONDS), so a client neither guesses its
+ * budget nor retries at once.
+ */
+function chargedFailure(err: unknown, ticket: UsageTicket): unknown {
+  if (!(err instanceof ApiError)) return err;
+  const headers: Record<string, string> = { ...ticket.headers, ...err.headers };
+  if ((err.status === 503 || err.status === 504) && headers['Retry-After'] === undefined) {
+    headers['Retry-After'] = String(WAREHOUSE_RETRY_AFTER_SECONDS);
+  }
+  return new ApiError(err.code, err.message, { details: err.details, internal: err.internal, reason: err.reason, headers });
+}
+
+/**
+ * Seconds a client is told to wait after a run the warehouse could not serve (busy, unreachable, timed out):
+ * long enough for a transient overload to clear, short against an interactive session.
+ */
+export const WAREHOUSE_RETRY_AFTER_SECONDS = 5;
+
+/**
  * The next page of a capped result, read from the job's stored result with the brand's own service account:
  * no new job, nothing billed, no run counted. Page reads take a token from the key's `pages` meter instead.
  */
@@ -344,7 +418,7 @@ export async function readQueryPage(ctx: OpContext, input: QueryPageRequest, opt
   const startedPrecise = performance.now();
   const pos = await openResultCursor(ctx.env, ctx.principal, input.cursor, ctx.now);
   const ticket = await timings.time('usage', () => takeMeter(ctx.env, ctx.principal, 'pages', ctx.now));
-  const rowCap = opts.rowCap ?? intVar(ctx.env, 'ROW_CAP');
+  const rowCap = opts.rowCap ?? ctx.config.ROW_CAP;
   const page = await timings.time('warehouse', () =>
     createWarehouseClient(ctx.env, { waitUntil: ctx.waitUntil }).readPage({
       brandId: pos.b,
@@ -354,6 +428,7 @@ export async function readQueryPage(ctx: OpContext, input: QueryPageRequest, opt
       location: pos.l,
       startIndex: pos.o,
       maxResults: Math.min(rowCap, pos.n - pos.o),
+      maxResultBytes: ctx.config.MAX_RESULT_BYTES,
     }),
   );
   const total = Math.max(pos.n, page.totalRows);

@@ -1,5 +1,11 @@
 import { TtlCache } from '../../lib/ttl-cache';
 
+/** What a passed dry run left to remember: its byte estimate and how many tables it read (for the reservation). */
+export interface CachedVerdict {
+  estimate: number;
+  tables: number;
+}
+
 /**
  * Per-isolate cache of passed dry-run verdicts, keyed by (dataset, SQL hash), holding the byte estimate.
  * A repeated query then costs one warehouse round trip, not two. Only passes are cached; the parser gate runs
@@ -7,10 +13,10 @@ import { TtlCache } from '../../lib/ttl-cache';
  */
 export const VERDICT_TTL_MS = 5 * 60_000;
 
-const cache = new TtlCache<number>(2_000);
+const cache = new TtlCache<CachedVerdict>(2_000);
 
 export const verdictCache = {
-  get: (key: string, now: number): number | undefined => cache.get(key, now, VERDICT_TTL_MS),
-  set: (key: string, estimate: number, now: number): void => cache.set(key, estimate, now),
+  get: (key: string, now: number): CachedVerdict | undefined => cache.get(key, now, VERDICT_TTL_MS),
+  set: (key: string, verdict: CachedVerdict, now: number): void => cache.set(key, verdict, now),
   clear: (): void => cache.clear(),
 };

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { intVar } from '../../env';
 import { errorBody, toApiError } from '../../errors';
 import { getReport, listReportQueries } from './reports';
 import { runQuery } from '../query/run-query';
@@ -82,9 +81,9 @@ export const showReportTool = defineTool({
   // Read-only, but not idempotent: each section spends a run of the daily budget.
   annotations: ANNOTATIONS.meteredRead,
   // The sections share MCP_MAX_RESULT_BYTES, so the JSON text is about that size, like a capped run_query.
-  meta: ({ ctx }) => ({ ...resultSizeMeta(intVar(ctx.env, 'MCP_MAX_RESULT_BYTES') + RESULT_ENVELOPE_CHARS), ...viewMeta(VIEWS.report) }),
+  meta: ({ ctx }) => ({ ...resultSizeMeta(ctx.config.MCP_MAX_RESULT_BYTES + RESULT_ENVELOPE_CHARS), ...viewMeta(VIEWS.report) }),
   run: async ({ reportId, brandId, period }, { ctx }) => {
-    const caps = resultCaps(intVar(ctx.env, 'MCP_ROW_CAP'), intVar(ctx.env, 'MCP_MAX_RESULT_BYTES'));
+    const caps = resultCaps(ctx.config.MCP_ROW_CAP, ctx.config.MCP_MAX_RESULT_BYTES);
     const report = await getReport(ctx, { reportId, brandId });
     const { queries } = await listReportQueries(ctx, { reportId, brandId: report.brandId });
     // The sections share one result's byte budget, so the whole dashboard stays within MCP_MAX_RESULT_BYTES.
