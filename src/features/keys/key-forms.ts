@@ -107,4 +107,3 @@ export const CreateKeyFormSchema = z
     ...limitFields,
   })
   .transform(({ name, scope, memories, ...limits }) => ({ name, scope, memoriesWrite: memories === 'write', limits: toKeySettings(limits) }));
-export type CreateKeyForm = z.infer<typeof CreateKeyFormSchema>;
