@@ -442,7 +442,7 @@ const OPERATIONS = {
       return out;
     }
     const job = await newQueryJob(ctx, call, { sql: q, location, labels, requestId, maximumBytesBilled: body.maximumBytesBilled, useCache, jobTimeoutMs });
-    const out = await queryResponse(ctx, job, { maxResults, waitMs, int64Timestamp, incomplete: call.incomplete });
+    const out = /** @type {any} */ (await queryResponse(ctx, job, { maxResults, waitMs, int64Timestamp, incomplete: call.incomplete }));
     if (mode === 'JOB_CREATION_OPTIONAL' && out.jobComplete && out.pageToken === undefined) {
       // Short query optimized mode: a query that finished within the wait and whose whole result is in this
       // answer runs without a job. BigQuery then sends no jobReference, only a queryId, and the result cannot be
@@ -600,7 +600,13 @@ function cachedJob(ctx, call, location, sql) {
   return job && job.state === 'DONE' && !job.error && job.result ? job : null;
 }
 
-/** Starts a query job, or answers it from the query cache (a new job, DONE at once, 0 bytes, cacheHit). */
+/**
+ * Starts a query job, or answers it from the query cache (a new job, DONE at once, 0 bytes, cacheHit).
+ * @param {any} ctx
+ * @param {any} call
+ * @param {{ sql: string, location: string, labels: any, requestId: string | null | undefined, maximumBytesBilled?: string,
+ *   jobId?: string, useCache: boolean, jobTimeoutMs?: number }} opts
+ */
 async function newQueryJob(ctx, call, { sql, location, labels, requestId, maximumBytesBilled, jobId, useCache, jobTimeoutMs }) {
   // A request carrying a slowJob fault is never a cache hit: the fault asks for a job that runs.
   const cached = useCache && call.slowMs === 0 ? cachedJob(ctx, call, location, sql) : null;
@@ -651,6 +657,8 @@ class JobStore {
     this.jobs = new Map();
     /** Ids of jobs no longer held: a job id stays taken (BigQuery refuses a reused id with 409 duplicate). */
     this.used = new Set();
+    /** @type {Map<string, string> | null} the query cache, whose entries go with the jobs they point at */
+    this.cache = null;
   }
 
   add(job) {
