@@ -6,6 +6,7 @@ export const ADMIN_NAV = [
   { id: 'keys', href: '/admin', label: 'API keys' },
   { id: 'assistants', href: '/admin/assistants', label: 'Connected assistants' },
   { id: 'memories', href: '/admin/memories', label: 'Memories' },
+  { id: 'catalog', href: '/admin/catalog', label: 'Catalog' },
 ] as const;
 
 export type AdminPageId = (typeof ADMIN_NAV)[number]['id'];

@@ -7,6 +7,7 @@ import { keyCreatedRoutes } from '../features/keys/key-created.page';
 import { keysRoutes } from '../features/keys/keys.page';
 import { loginRoutes } from './pages/login.page';
 import { memoriesRoutes } from '../features/memories/memories.page';
+import { catalogRoutes } from '../features/catalog-files/catalog.page';
 
 /**
  * The pages under /admin. Each *.page.tsx (src/web/pages/, src/features/<feature>/) is one page: its view and the routes that serve it.
@@ -19,7 +20,7 @@ import { memoriesRoutes } from '../features/memories/memories.page';
  * 2. add `{ id: 'memories', href: '/admin/memories', label: 'Memories' }` to ADMIN_NAV in src/web/nav.ts;
  * 3. add `memoriesRoutes` to ADMIN_PAGES below.
  */
-const ADMIN_PAGES: ((admin: Hono<AppEnv>) => void)[] = [loginRoutes, keysRoutes, keyCreatedRoutes, assistantsRoutes, memoriesRoutes];
+const ADMIN_PAGES: ((admin: Hono<AppEnv>) => void)[] = [loginRoutes, keysRoutes, keyCreatedRoutes, assistantsRoutes, memoriesRoutes, catalogRoutes];
 
 /**
  * The server-rendered pages: /admin (keys and connected assistants) and /authorize (OAuth sign-in and consent).
