@@ -102,8 +102,11 @@ CREATE TABLE IF NOT EXISTS saved_queries (
 CREATE INDEX IF NOT EXISTS saved_queries_brand ON saved_queries(brand_id);
 
 -- query_log: one row per query run, accepted or rejected (the audit trail; feedback attaches from it).
--- principal_kind/principal_id: 'key' + api_keys.id, or 'oauth' + the OAuth grant's user id.
+-- principal_kind/principal_id: 'key' + api_keys.id, or 'oauth' + the OAuth connection's grant id.
 -- outcome is 'OK' or the error code returned. sql is the raw SQL (shape A) or the filled template (shape B).
+-- org_id is the caller's org (so a run refused before it reached a brand still shows to that org's administrators;
+-- NULL for a caller spanning orgs and for rows logged before 0003); user_id the acting user of an OAuth connection,
+-- NULL for API keys. The admin pages' query history and `npm run admin -- history` read this table.
 CREATE TABLE IF NOT EXISTS query_log (
   id               TEXT PRIMARY KEY,
   request_id       TEXT NOT NULL,
@@ -120,12 +123,20 @@ CREATE TABLE IF NOT EXISTS query_log (
   bytes_billed     INTEGER,
   row_count        INTEGER,
   duration_ms      INTEGER,
-  created_at       INTEGER NOT NULL
+  created_at       INTEGER NOT NULL,
+  org_id           TEXT,
+  user_id          TEXT
 );
 CREATE INDEX IF NOT EXISTS query_log_principal ON query_log(principal_kind, principal_id, created_at);
+CREATE INDEX IF NOT EXISTS query_log_brand ON query_log(brand_id, created_at);
+CREATE INDEX IF NOT EXISTS query_log_request ON query_log(request_id);
 
 -- feedback: a data-issue report filed by a caller. recent_queries is a JSON snapshot of that principal's last
--- 20 query_log rows from the 24 h before filing. id is the feedbackRef returned to the caller.
+-- 20 query_log rows from the 24 h before filing. id is the feedbackRef returned to the caller. user_id as for
+-- query_log. status moves open -> acknowledged -> resolved | dismissed (or straight from open to resolved or
+-- dismissed; resolved and dismissed are final); status_* say who made the last change (a display name), when, and
+-- the note they gave; every change is also a feedback_status_changes row. The admin pages' inbox and
+-- `npm run admin -- feedback` read and change it.
 CREATE TABLE IF NOT EXISTS feedback (
   id              TEXT PRIMARY KEY,        -- fb_<random>
   request_id      TEXT NOT NULL,
@@ -139,12 +150,49 @@ CREATE TABLE IF NOT EXISTS feedback (
   severity        TEXT CHECK (severity IS NULL OR severity IN ('low', 'medium', 'high')),
   transcript      TEXT,                    -- JSON array of {role, content} or NULL
   recent_queries  TEXT NOT NULL,           -- JSON array
-  created_at      INTEGER NOT NULL
+  created_at      INTEGER NOT NULL,
+  user_id         TEXT,
+  status          TEXT NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'acknowledged', 'resolved', 'dismissed')),
+  status_note     TEXT,
+  status_changed_by TEXT,
+  status_changed_at INTEGER
 );
+CREATE INDEX IF NOT EXISTS feedback_brand ON feedback(brand_id, created_at);
+CREATE INDEX IF NOT EXISTS feedback_org ON feedback(org_id, created_at);
+
+-- feedback_status_changes: one row per status change of a report, written in the same transaction as the change
+-- (src/features/feedback-inbox). actor_kind user (actor_id = users.id) or cli (actor_id NULL).
+CREATE TABLE IF NOT EXISTS feedback_status_changes (
+  id           TEXT PRIMARY KEY,           -- fsc_<random>
+  feedback_id  TEXT NOT NULL REFERENCES feedback(id),
+  from_status  TEXT NOT NULL,
+  to_status    TEXT NOT NULL,
+  note         TEXT,
+  actor_kind   TEXT NOT NULL CHECK (actor_kind IN ('user', 'cli')),
+  actor_id     TEXT,
+  actor_name   TEXT NOT NULL,
+  created_at   INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS feedback_status_changes_feedback ON feedback_status_changes(feedback_id, created_at);
+
+-- webhook_deliveries: one row per attempt to call the configured webhook about a filed report (the Queues consumer,
+-- src/features/notifications). outcome delivered (2xx), failed (will be retried) or gave_up (the last attempt
+-- failed: nothing further is tried). http_status NULL when no answer came; error is a short reason.
+CREATE TABLE IF NOT EXISTS webhook_deliveries (
+  id           TEXT PRIMARY KEY,           -- whd_<random>
+  feedback_id  TEXT NOT NULL,
+  attempt      INTEGER NOT NULL,           -- 1 for the first delivery
+  outcome      TEXT NOT NULL CHECK (outcome IN ('delivered', 'failed', 'gave_up')),
+  http_status  INTEGER,
+  error        TEXT,
+  duration_ms  INTEGER NOT NULL,
+  created_at   INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS webhook_deliveries_feedback ON webhook_deliveries(feedback_id, attempt);
 
 -- users: people who sign in to the administration interface and approve OAuth connections.
 -- password_hash is PBKDF2-SHA256 (hex) over the password with the per-user salt and password_iterations.
--- failed_logins / locked_until throttle password guessing.
+-- failed_logins / locked_until: unused since migration 0006 (the lockout is per account and source, login_account_failures).
 CREATE TABLE IF NOT EXISTS users (
   id                   TEXT PRIMARY KEY,
   email                TEXT NOT NULL UNIQUE COLLATE NOCASE,
@@ -169,6 +217,23 @@ CREATE TABLE IF NOT EXISTS login_ip_failures (
   failures      INTEGER NOT NULL,
   PRIMARY KEY (ip_hash, window_start)
 );
+
+-- login_account_failures: the per-account sign-in lockout, kept per source (docs/admin.md, src/web/sign-in.ts).
+-- One row per user and source (source_hash: SHA-256 hex of an IPv4 address, or of an IPv6 /64 prefix) with the
+-- consecutive failed passwords from that source and, from the 5th, the time until which that source may not sign in
+-- to that account (15 minutes, doubling with each further failure, at most a day). A lock elsewhere never stops
+-- another source. An attempt counts itself with one atomic upsert before its password is checked; a right password
+-- deletes the row. Rows idle for a day are deleted by later sign-ins. (users.failed_logins and users.locked_until
+-- held an account-wide lock before migration 0006 and are no longer used.)
+CREATE TABLE IF NOT EXISTS login_account_failures (
+  user_id       TEXT NOT NULL,
+  source_hash   TEXT NOT NULL,
+  failures      INTEGER NOT NULL,
+  locked_until  INTEGER,
+  updated_at    INTEGER NOT NULL,
+  PRIMARY KEY (user_id, source_hash)
+);
+CREATE INDEX IF NOT EXISTS login_account_failures_updated ON login_account_failures(updated_at);
 
 -- memberships: a user is administrator of a whole org (org_id set) or of one brand (brand_id set).
 -- Deleting the row removes admin rights at once (OAuth connections re-check it on every request).

@@ -33,6 +33,12 @@ function workersProject(name: string, isolate: boolean, include: string[], exclu
             CURSOR_SECRET: 'test-cursor-secret-0123456789abcdef0123456789abcdef',
             SESSION_SECRET: 'test-session-secret-0123456789abcdef0123456789abcdef',
             TEST_MIGRATIONS: migrations,
+            // Filed reports are posted to the loopback receiver; retries come after 1 s, 2 s (not 30 s, 60 s).
+            FEEDBACK_WEBHOOK_URL: `${inject('webhookUrl')}/hook`,
+            FEEDBACK_WEBHOOK_RETRY_SECONDS: '1',
+            FEEDBACK_WEBHOOK_MAX_ATTEMPTS: '4',
+            // Tests read query_log right after a request; test/query-log-queue.test.ts runs the queued delivery.
+            QUERY_LOG_DELIVERY: 'direct',
           },
         },
       })),

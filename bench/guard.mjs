@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The SQL guard's cost and worst case, and the measurements behind the parser choice (issue 4, docs/design.md security model 2b).
+// The SQL guard's cost and worst case, and the measurements behind the parser choice (issue 4, docs/architecture.md security model 2b).
 //
 // 1. checkSql on a realistic ~2 KiB and ~100 KiB analytic query: p50/p99 (targets: < 1 ms and < 20 ms p50),
 //    beside the bare parse of the same text by each candidate parser: @guanmingchiu/sqlparser-ts

@@ -141,6 +141,7 @@ async function componentBenches() {
     ['guard', './guard.mjs'],
     ['warehouseClient', './warehouse-client.mjs'],
     ['usage', './usage.mjs'],
+    ['queryLog', './query-log.mjs'],
     ['paging', './paging.mjs'],
   ]) {
     try {

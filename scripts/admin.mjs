@@ -12,6 +12,7 @@ import { readFile } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import { D1Error, openD1, sql, sqlLiteral } from './lib/d1.mjs';
 import { applySql, CatalogRefused, catalogModules, dryRunCatalog, exportDir, planDir, readStored, warehouseEnv } from './lib/catalog-cli.mjs';
+import { consoleCommands } from './lib/console-commands.mjs';
 import { importWorkerModules, ROOT } from './lib/import-ts.mjs';
 
 /** The Worker's key settings and key SQL (src/features/keys/): one definition for the pages and this CLI. */
@@ -248,6 +249,8 @@ const COMMANDS = {
       );
       const row = rows[0];
       if (!row) throw new CommandError(`no user ${user}`);
+      // Every source's sign-in lock on the account goes with the old password.
+      await io.exec(sql`DELETE FROM login_account_failures WHERE user_id = ${row.id}`);
       return showingPassword(chosen, `password of ${row.id} <${row.email}> replaced`, { id: row.id, email: row.email });
     },
   },
@@ -638,6 +641,8 @@ ${LIMIT_HELP}
       return { text: `restored memory ${id}: ${memory.title}`, json: memory };
     },
   },
+  // The data-issue inbox and the query history (scripts/lib/console-commands.mjs).
+  ...consoleCommands({ UsageError, CommandError, iso, table, sql, sqlLiteral }),
 };
 
 // ---------------------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ import { ApiError } from './errors';
 import { errorResponse, validationHook } from './http/respond';
 import { API_PREFIX, MAX_BODY_BYTES, OPENAPI_PATH } from './constants';
 import { createLogger, newRequestId } from './lib/log';
+import { requestScope } from './oauth/request-scope';
 import { registerRoutes } from './routes';
 import { registerWebRoutes } from './web/register';
 
@@ -22,9 +23,12 @@ export function createApp(): AppOpenAPI {
   });
 
   app.use('*', async (c, next) => {
-    const requestId = newRequestId();
+    // One id per request: the one the Worker front minted (src/oauth/worker.ts) when it routed the request here;
+    // a new one only when the app is called on its own (app.request in tests).
+    const scope = requestScope(c.env);
+    const requestId = scope?.requestId ?? newRequestId();
     c.set('requestId', requestId);
-    c.set('log', createLogger(requestId));
+    c.set('log', scope?.log ?? createLogger(requestId));
     await next();
     c.res.headers.set('x-request-id', requestId);
   });

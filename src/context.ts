@@ -13,5 +13,7 @@ export interface OpContext {
   /** Milliseconds since epoch; injected so operations are deterministic in tests. */
   now: number;
   transport: 'rest' | 'mcp';
+  /** Origin of the request (links in notifications); absent outside a request. */
+  origin?: string;
   waitUntil: (p: Promise<unknown>) => void;
 }

@@ -6,6 +6,8 @@ export interface Secrets {
   GCP_SERVICE_ACCOUNTS_BY_BRAND?: string;
   CURSOR_SECRET?: string;
   SESSION_SECRET?: string;
+  /** Where filed data-issue reports are posted (docs/admin.md, Notifications); unset: no notifications. */
+  FEEDBACK_WEBHOOK_URL?: string;
 }
 
 /**
@@ -32,12 +34,20 @@ const WholeNumber = z.unknown().transform((raw, ctx) => {
   return z.NEVER;
 });
 
+/** A decimal number >= 0 written as digits with an optional fraction (a price: "6.25"). */
+const Decimal = z.unknown().transform((raw, ctx) => {
+  if (typeof raw === 'string' && /^\d+(\.\d+)?$/.test(raw.trim())) return Number(raw);
+  ctx.addIssue({ code: 'custom', message: `must be a decimal number >= 0, got ${JSON.stringify(raw)}` });
+  return z.NEVER;
+});
+
 /**
- * The numeric `[vars]` of wrangler.toml (where each is described, with its default), parsed once per isolate by
+ * The numeric (and enumerated) `[vars]` of wrangler.toml (where each is described, with its default), parsed once per isolate by
  * configOf. A new variable is one line here and one in wrangler.toml; code reads it as `ctx.config.NAME`.
  */
 const ConfigSchema = z.object({
   ROW_CAP: PositiveInt,
+  MAX_RESULT_BYTES: PositiveInt,
   MCP_ROW_CAP: PositiveInt,
   MCP_MAX_RESULT_BYTES: PositiveInt,
   DEFAULT_MAX_BYTES_BILLED: PositiveInt,
@@ -48,6 +58,11 @@ const ConfigSchema = z.object({
   DEFAULT_PAGE_READS_PER_MINUTE: PositiveInt,
   AUTH_CACHE_TTL_MS: WholeNumber,
   CATALOG_CACHE_TTL_MS: WholeNumber,
+  ON_DEMAND_USD_PER_TIB: Decimal,
+  FEEDBACK_WEBHOOK_RETRY_SECONDS: PositiveInt,
+  FEEDBACK_WEBHOOK_MAX_ATTEMPTS: PositiveInt,
+  FEEDBACK_WEBHOOK_FORMAT: z.enum(['json', 'slack']),
+  QUERY_LOG_DELIVERY: z.enum(['queue', 'direct']),
 });
 
 export type Config = z.output<typeof ConfigSchema>;

@@ -1,5 +1,6 @@
 import { createApp } from './app';
 import type { Env } from './env';
+import { handleQueueBatch } from './queue';
 import { createWorker } from './oauth/worker';
 
 export { RefreshTokenGate } from './oauth/refresh-gate';
@@ -15,5 +16,9 @@ const worker = createWorker({ fetch: async (request, env, ctx) => app.fetch(requ
 export default {
   fetch(request: Request, env: Env, ctx: ExecutionContext) {
     return worker.fetch(request, env, ctx);
+  },
+  // Cloudflare Queues consumer: query_log rows in batches, webhook notifications of filed data-issue reports.
+  queue(batch: MessageBatch<unknown>, env: Env) {
+    return handleQueueBatch(batch, env);
   },
 } satisfies ExportedHandler<Env>;

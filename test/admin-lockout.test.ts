@@ -1,10 +1,11 @@
-// Sign-in lockout under concurrency (issue 16 item 8): attempts are counted before the password is checked, so a
-// burst of wrong passwords cannot be checked more times than the limit allows, per account and per IP address.
+// Sign-in lockout under concurrency: attempts are counted before the password is checked, so a burst of wrong
+// passwords cannot be checked more times than the limit allows, per account and source and per IP address; and a
+// lock taken from one source does not stop the account's owner elsewhere.
 import { env } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../src/auth/passwords';
 import { sha256Hex } from '../src/lib/ids';
-import { FAILURES_BEFORE_LOCK, IP_FAILURE_LIMIT, IP_WINDOW_MS, ipWindowStart } from '../src/web/sign-in';
+import { FAILURES_BEFORE_LOCK, IP_FAILURE_LIMIT, IP_WINDOW_MS, ipWindowStart, signInSource } from '../src/web/sign-in';
 import { addUser, inputValue, TestBrowser } from './oauth-client';
 import { seedDemo } from './seed';
 
@@ -16,36 +17,71 @@ beforeAll(async () => {
   await env.DB.prepare("INSERT INTO memberships (user_id, brand_id, role, created_at) VALUES (?, 'brand_acme', 'admin', ?)").bind(USER.id, Date.now()).run();
 });
 
-/** A sign-in from its own browser and IP address (the per-IP throttle stays out of the picture). */
-async function attempt(i: number, password: string): Promise<{ status: number; text: string }> {
-  const browser = new TestBrowser(`203.0.113.${100 + i}`);
+/** A sign-in from its own browser (its own login nonce) at `ip`. */
+async function attempt(ip: string, password: string): Promise<{ status: number; text: string }> {
+  const browser = new TestBrowser(ip);
   const csrf = inputValue(await (await browser.get('/admin/login')).text(), 'csrf');
   const res = await browser.post('/admin/login', { csrf, email: USER.email, password });
   return { status: res.status, text: await res.text() };
 }
 
-describe('sign-in lockout', () => {
-  it('checks at most 5 of 30 concurrent wrong passwords, then refuses the right one while locked', async () => {
-    const results = await Promise.all(Array.from({ length: 30 }, (_, i) => attempt(i, `wrong-password-${i}`)));
+/** The lockout row of USER from `ip`'s source. */
+async function accountRow(ip: string) {
+  return env.DB.prepare('SELECT failures, locked_until FROM login_account_failures WHERE user_id = ? AND source_hash = ?')
+    .bind(USER.id, await sha256Hex(signInSource(ip)))
+    .first<{ failures: number; locked_until: number | null }>();
+}
+
+const ATTACKER = '203.0.113.100';
+const REAL_ADMIN = '192.0.2.10';
+
+describe('sign-in lockout, per account and source', () => {
+  it('checks at most 5 of 20 concurrent wrong passwords from one source, then refuses the right one from there', async () => {
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => attempt(ATTACKER, `wrong-password-${i}`)));
     const wrong = results.filter((r) => r.status === 401);
     const locked = results.filter((r) => r.status === 429);
-    expect(wrong.length + locked.length).toBe(30);
+    expect(wrong.length + locked.length).toBe(20);
     for (const r of wrong) expect(r.text).toContain('Wrong email or password.');
-    for (const r of locked) expect(r.text).toContain('Too many failed sign-ins for this account');
+    for (const r of locked) expect(r.text).toContain('Too many failed sign-ins for this account from your network');
     // Every checked password counted one failure; the attempt that reached the limit answered "locked".
     expect(wrong.length).toBeLessThanOrEqual(FAILURES_BEFORE_LOCK - 1);
-    const row = await env.DB.prepare('SELECT failed_logins, locked_until FROM users WHERE id = ?').bind(USER.id).first<{ failed_logins: number; locked_until: number }>();
-    expect(row?.failed_logins).toBe(FAILURES_BEFORE_LOCK);
+    const row = await accountRow(ATTACKER);
+    expect(row?.failures).toBe(FAILURES_BEFORE_LOCK);
     expect(row?.locked_until).toBeGreaterThan(Date.now());
 
-    const right = await attempt(99, USER.password);
+    const right = await attempt(ATTACKER, USER.password);
     expect(right.status).toBe(429);
-    expect(right.text).toContain('Too many failed sign-ins for this account');
-    // Still 5: a locked account's attempts are refused without a check and without counting.
-    expect((await env.DB.prepare('SELECT failed_logins FROM users WHERE id = ?').bind(USER.id).first<{ failed_logins: number }>())?.failed_logins).toBe(
-      FAILURES_BEFORE_LOCK,
-    );
-  });
+    // Still 5: a locked source's attempts are refused without a check and without counting.
+    expect((await accountRow(ATTACKER))?.failures).toBe(FAILURES_BEFORE_LOCK);
+  }, 60_000);
+
+  it('a lockout from another source does not lock the account for the real source', async () => {
+    // The attacker's source is locked out of the account (the test above, or here when run alone).
+    for (let i = 0; (await accountRow(ATTACKER))?.locked_until == null && i < FAILURES_BEFORE_LOCK; i++) await attempt(ATTACKER, 'wrong');
+    expect((await accountRow(ATTACKER))?.locked_until).toBeGreaterThan(Date.now());
+    expect((await attempt(ATTACKER, USER.password)).status).toBe(429);
+    // The real administrator, elsewhere, signs in with the right password: no lock of theirs, nothing counted.
+    expect((await attempt(REAL_ADMIN, USER.password)).status).toBe(303);
+    expect(await accountRow(REAL_ADMIN)).toBeNull();
+    // Their own typos count for their own source only, and a right password clears them.
+    expect((await attempt(REAL_ADMIN, 'typo')).status).toBe(401);
+    expect((await accountRow(REAL_ADMIN))?.failures).toBe(1);
+    expect((await attempt(REAL_ADMIN, USER.password)).status).toBe(303);
+    expect(await accountRow(REAL_ADMIN)).toBeNull();
+    // The attacker stays locked out.
+    expect((await attempt(ATTACKER, USER.password)).status).toBe(429);
+  }, 60_000);
+
+  it('an IPv6 source is its /64: another address of the same network shares the lock', async () => {
+    expect(signInSource('2001:db8:1:2:aaaa::1')).toBe('2001:db8:1:2::/64');
+    expect(signInSource('2001:0db8:0001:0002:ffff:ffff:ffff:ffff')).toBe('2001:db8:1:2::/64');
+    expect(signInSource('2001:db8::1')).toBe('2001:db8:0:0::/64');
+    expect(signInSource('::1')).toBe('0:0:0:0::/64');
+    expect(signInSource('198.51.100.7')).toBe('198.51.100.7');
+    for (let i = 0; i < FAILURES_BEFORE_LOCK; i++) await attempt(`2001:db8:1:2::${i + 1}`, 'wrong');
+    expect((await attempt('2001:db8:1:2:ffff::9', USER.password)).status).toBe(429);
+    expect((await attempt('2001:db8:1:3::1', USER.password)).status).toBe(303);
+  }, 60_000);
 });
 
 /** Accounts sprayed from one address: more than the per-IP limit, each guessed once. */
@@ -109,9 +145,9 @@ describe('per-IP sign-in throttle', () => {
       expect(r.text).toContain(`Too many failed sign-ins from your network. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`);
     }
     // The stored counts agree: exactly the limit of passwords were checked, one per account at most.
-    const rows = await env.DB.prepare("SELECT failed_logins FROM users WHERE id LIKE 'user_spray_%'").all<{ failed_logins: number }>();
-    expect(rows.results.reduce((n, r) => n + r.failed_logins, 0)).toBe(IP_FAILURE_LIMIT);
-    expect(rows.results.every((r) => r.failed_logins <= 1)).toBe(true);
+    const rows = await env.DB.prepare("SELECT failures FROM login_account_failures WHERE user_id LIKE 'user_spray_%'").all<{ failures: number }>();
+    expect(rows.results.reduce((n, r) => n + r.failures, 0)).toBe(IP_FAILURE_LIMIT);
+    expect(rows.results.every((r) => r.failures <= 1)).toBe(true);
     expect(await ipCount(ip)).toBe(IP_FAILURE_LIMIT);
 
     // The right password is refused from that address too, without a check; another address signs in.
@@ -135,8 +171,10 @@ describe('per-IP sign-in throttle', () => {
     const right = await openForm(ip);
     expect((await right.browser.post('/admin/login', { csrf: right.csrf, email: sprayed.email, password: SPRAY_PASSWORD })).status).toBe(303);
     expect(await ipCount(ip)).toBe(IP_FAILURE_LIMIT - 1);
-    // USER is locked by the test above (or, run alone, is locked here): refused without a check, nothing counted.
-    await env.DB.prepare('UPDATE users SET locked_until = ? WHERE id = ?').bind(Date.now() + 60_000, USER.id).run();
+    // USER is locked out from this address: refused without a check, nothing counted.
+    await env.DB.prepare('INSERT INTO login_account_failures (user_id, source_hash, failures, locked_until, updated_at) VALUES (?, ?, ?, ?, ?)')
+      .bind(USER.id, await sha256Hex(ip), FAILURES_BEFORE_LOCK, Date.now() + 60_000, Date.now())
+      .run();
     const locked = await openForm(ip);
     const lockedRes = await locked.browser.post('/admin/login', { csrf: locked.csrf, email: USER.email, password: 'whatever' });
     expect(lockedRes.status).toBe(429);

@@ -244,7 +244,7 @@ describe('connected assistants', () => {
     const html = await page(await signedIn({ email: 'lonely@demo.test', password: 'lonely-password-1' }), '/admin/assistants');
     expect(html).toContain('No assistants are connected yet');
     expect(html).toContain(`<code class="address" id="mcp-url">${ORIGIN}/v1/data/mcp</code>`);
-    expect(html).toMatch(/<a href="\/admin\/assistants" aria-current="page">Connected assistants<\/a>/);
+    expect(html).toMatch(/<a href="\/admin\/assistants" aria-current="page"><span class="nav-long">Connected assistants<\/span>/);
   });
 
   it('lists connections with client, user and dates, and revoking one (after confirming) cuts it off at once', async () => {

@@ -115,6 +115,7 @@ describe('POST /v1/data/feedback', () => {
     expect(recent).toHaveLength(20);
     expect(recent.map((q: { requestId: string }) => q.requestId)).toEqual(Array.from({ length: 20 }, (_, i) => `req_org_${i}`));
     expect(recent[0]).toEqual({
+      id: 'ql_org_00',
       requestId: 'req_org_0',
       brandId: 'brand_acme',
       queryId: 'rq_overview_kpis',

@@ -1,6 +1,7 @@
 import { createServiceAccount } from '../dev/warehouse/service-account.mjs';
 import { startWarehouse } from '../dev/warehouse/server.mjs';
 import { buildViews } from '../views/build-views.mjs';
+import { startWebhookReceiver } from './node/webhook-receiver.mjs';
 import type { TestProject } from 'vitest/node';
 
 declare module 'vitest' {
@@ -13,6 +14,8 @@ declare module 'vitest' {
     serviceAccountsByBrandJson: string;
     /** The demo data's "today" (YYYY-MM-DD, UTC) as the warehouse generated it. */
     warehouseToday: string;
+    /** Base URL of the loopback webhook receiver (test/node/webhook-receiver.mjs); the Worker posts to `/hook`. */
+    webhookUrl: string;
   }
 }
 
@@ -46,7 +49,10 @@ export default async function setup(project: TestProject) {
     JSON.stringify(Object.fromEntries(perBrand.map(({ brandId, account }) => [brandId, JSON.parse(account.json) as unknown]))),
   );
   project.provide('warehouseToday', warehouse.today);
+  const receiver = await startWebhookReceiver();
+  project.provide('webhookUrl', receiver.url);
   return async () => {
+    await receiver.close();
     await warehouse.close();
   };
 }

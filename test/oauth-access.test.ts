@@ -1,5 +1,6 @@
 import { env } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { sha256Hex } from '../src/lib/ids';
 import { lockedUntilAfterFailure, FAILURES_BEFORE_LOCK, FIRST_LOCK_MS, IP_FAILURE_LIMIT, MAX_LOCK_MS } from '../src/web/sign-in';
 import { oauthHelpers } from '../src/oauth/provider';
 import { DEMO_USER_IDS } from '../src/seed/demo-tenants';
@@ -144,15 +145,17 @@ describe('sign-in throttling', () => {
     expect(refused.status).toBe(429);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(14 * 60);
     expect(browser.cookies.has('__Host-wq-session')).toBe(false);
-    const row = await env.DB.prepare('SELECT failed_logins, locked_until FROM users WHERE id = ?').bind(DEMO_USER_IDS.org).first<{ failed_logins: number; locked_until: number }>();
-    expect(row?.failed_logins).toBe(FAILURES_BEFORE_LOCK);
+    const lockRow = async () =>
+      env.DB.prepare('SELECT failures, locked_until FROM login_account_failures WHERE user_id = ? AND source_hash = ?')
+        .bind(DEMO_USER_IDS.org, await sha256Hex('203.0.113.20'))
+        .first<{ failures: number; locked_until: number }>();
+    expect((await lockRow())?.failures).toBe(FAILURES_BEFORE_LOCK);
 
-    // When the lock has passed, the right password works and resets the counter.
-    await env.DB.prepare('UPDATE users SET locked_until = ? WHERE id = ?').bind(Date.now() - 1, DEMO_USER_IDS.org).run();
+    // When the lock has passed, the right password works and resets the count.
+    await env.DB.prepare('UPDATE login_account_failures SET locked_until = ? WHERE user_id = ?').bind(Date.now() - 1, DEMO_USER_IDS.org).run();
     const ok = await attempt(TEST_ADMINS.org.password);
     expect(ok.status).toBe(303);
-    const reset = await env.DB.prepare('SELECT failed_logins, locked_until FROM users WHERE id = ?').bind(DEMO_USER_IDS.org).first<{ failed_logins: number; locked_until: number | null }>();
-    expect(reset).toEqual({ failed_logins: 0, locked_until: null });
+    expect(await lockRow()).toBeNull();
   });
 
   it('doubles the lock with each further failure, up to a day', () => {

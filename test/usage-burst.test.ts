@@ -108,14 +108,15 @@ describe('daily bytes under a burst', () => {
 
   it('sequential runs stop at the budget as before, and the budget left is reported net of the reservation', async () => {
     const k = await limitedKey({ dailyBytes: 20 * MIB });
-    const sql = ordersSql(`seq-${crypto.randomUUID()}`);
-    const first = await k.post({ sql });
+    // A new text each time: a repeat would be a query-cache hit, billing 0 bytes (as on BigQuery).
+    const sql = () => ordersSql(`seq-${crypto.randomUUID()}`);
+    const first = await k.post({ sql: sql() });
     expect(first.status).toBe(200);
     const billed = RunBody.parse(first.body).stats.totalBytesBilled;
     expect(billed).toBeGreaterThan(0);
     expect((await k.usage()).bytes.used).toBe(billed);
-    expect((await k.post({ sql })).status).toBe(200);
-    const third = await k.post({ sql });
+    expect((await k.post({ sql: sql() })).status).toBe(200);
+    const third = await k.post({ sql: sql() });
     expect(third.status).toBe(429);
     expect((await k.usage()).bytes.used).toBe(2 * billed);
   });

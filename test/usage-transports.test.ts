@@ -113,7 +113,8 @@ describe('one budget across REST and MCP', () => {
 
   it('bytes billed over REST exhaust the byte budget for MCP too', async () => {
     const k = await limitedKey({ dailyBytes: 1 });
-    const first = await k.rest({ sql: SQL });
+    // Its own text: a repeat of SQL would be a query-cache hit billing 0 bytes.
+    const first = await k.rest({ sql: `${SQL} /* ${crypto.randomUUID()} */` });
     expect(first.status).toBe(200);
     const billed = Stats.parse(first.body).stats.totalBytesBilled;
     expect(billed).toBeGreaterThan(0);

@@ -22,6 +22,16 @@ const Recorded = z.object({
   body: z.unknown(),
   auth: z.object({ ok: z.boolean(), iss: z.string().optional(), why: z.string().optional() }),
   status: z.number().nullable(),
+  answer: z
+    .object({
+      jobId: z.string().nullable().optional(),
+      queryId: z.string().nullable().optional(),
+      state: z.string().nullable().optional(),
+      errorReason: z.string().nullable().optional(),
+      totalBytesBilled: z.string().nullable().optional(),
+      cacheHit: z.boolean().nullable().optional(),
+    })
+    .nullable(),
 });
 type Recorded = z.infer<typeof Recorded>;
 
@@ -31,9 +41,21 @@ const QueryBody = z.object({
   maximumBytesBilled: z.string(),
   maxResults: z.number(),
   timeoutMs: z.number(),
+  jobTimeoutMs: z.string(),
+  jobCreationMode: z.literal('JOB_CREATION_OPTIONAL'),
+  formatOptions: z.object({ useInt64Timestamp: z.literal(true) }),
   location: z.string(),
   labels: z.record(z.string(), z.string()),
   requestId: z.string(),
+});
+
+const InsertBody = z.object({
+  jobReference: z.object({ projectId: z.string(), jobId: z.string().regex(/^wqa_[0-9a-f]{32}$/), location: z.string() }),
+  configuration: z.object({
+    labels: z.record(z.string(), z.string()),
+    jobTimeoutMs: z.string(),
+    query: z.object({ query: z.string(), useLegacySql: z.literal(false), maximumBytesBilled: z.string() }),
+  }),
 });
 
 const armed: string[] = [];
@@ -130,10 +152,24 @@ describe('query: results', () => {
       ],
     });
     expect(r.truncated).toBe(false);
-    expect(r.jobId).toMatch(/\S/);
+    // The fast path: a short, complete result runs without a job (JOB_CREATION_OPTIONAL); BigQuery names it by queryId.
+    expect(r.jobId).toBeNull();
+    expect(r.queryId).toMatch(/\S/);
+    expect(r.requests).toBe(1);
   });
 
-  it('sends jobs.query as agreed: GoogleSQL, byte ceiling, rowCap + 1, timeout, location, clean labels, a UUID requestId', async () => {
+  it('timestamps keep every microsecond anywhere in BigQuery\'s range: integer microseconds are asked for and decoded', async () => {
+    const tag = newTag();
+    const sql = `SELECT TIMESTAMP '9999-12-31 23:59:59.999999 UTC' AS hi, TIMESTAMP '0001-01-01 00:00:00.000001 UTC' AS lo,
+      TIMESTAMP '2024-05-01 16:00:00.000001 UTC' AS near, [TIMESTAMP '1970-01-01 00:00:01 UTC'] AS arr`;
+    const r = await createWarehouseClient(env).query(sql, opts(tag));
+    // Float seconds (the REST default) cannot carry these: 253402300799.999999 has more digits than a double.
+    expect(r.rows).toEqual([{ hi: '9999-12-31T23:59:59.999999Z', lo: '0001-01-01T00:00:00.000001Z', near: '2024-05-01T16:00:00.000001Z', arr: ['1970-01-01T00:00:01Z'] }]);
+    const [sent] = await journal({ tag, op: 'query' });
+    expect(QueryBody.parse(sent?.body).formatOptions).toEqual({ useInt64Timestamp: true });
+  });
+
+  it('sends jobs.query as agreed: GoogleSQL, byte ceiling, rowCap, timeout, jobTimeoutMs, optional job creation, int64 timestamps, location, clean labels, a UUID requestId', async () => {
     const tag = newTag();
     const r = await createWarehouseClient(env).query(
       `SELECT channel, COUNT(*) AS n FROM ${ORDERS} GROUP BY channel ORDER BY channel`,
@@ -143,16 +179,19 @@ describe('query: results', () => {
       { channel: 'marketplace', n: expect.any(Number) },
       { channel: 'store', n: expect.any(Number) },
     ]);
+    // Truncation comes from totalRows; a result that does not fit the answer has a job, so a cursor can follow.
     expect(r.truncated).toBe(true);
+    expect(r.totalRows).toBeGreaterThan(2);
+    expect(r.jobId).toMatch(/\S/);
     expect(r.totalBytesProcessed).toBeGreaterThan(0);
-    expect(r.totalBytesBilled).toBeGreaterThanOrEqual(10 * 1024 * 1024);
     const sent = await journal({ tag, op: 'query' });
     expect(sent).toHaveLength(1);
     const body = QueryBody.parse(sent[0]?.body);
     expect(body).toMatchObject({
       useLegacySql: false,
       maximumBytesBilled: '5000000000',
-      maxResults: 3,
+      maxResults: 2,
+      jobTimeoutMs: '25000',
       location: 'US',
       labels: { t: tag, key_id: 'key_abc', l_9op: 'run_query' },
     });
@@ -161,7 +200,7 @@ describe('query: results', () => {
     expect(body.requestId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   });
 
-  it('pages with pageToken until rowCap + 1 rows are held, without gaps or repeats at page boundaries', { timeout: 60_000 }, async () => {
+  it('pages with pageToken until rowCap rows are held, without gaps or repeats at page boundaries', { timeout: 60_000 }, async () => {
     // ~2 KB rows: the warehouse (like BigQuery) cuts a page at ~10 MB, so 6,000 rows take two pages.
     const sql = "SELECT n, REPEAT('x', 2000) AS pad FROM UNNEST(GENERATE_ARRAY(1, 6000)) AS n ORDER BY n";
     const client = createWarehouseClient(env);
@@ -182,10 +221,11 @@ describe('query: results', () => {
     expect(capped.rows.map((r) => r.n)).toEqual(Array.from({ length: 5500 }, (_, i) => i + 1));
     const capPages = (await journal({ op: 'getQueryResults', jobId: capped.jobId ?? '' })).filter((r) => r.query.pageToken);
     expect(capPages).toHaveLength(1);
-    // Only the rows still wanted are asked for: fewer than the first request's rowCap + 1.
+    // Only the rows still wanted are asked for: fewer than the first request's rowCap.
     const asked = Number(capPages[0]?.query.maxResults);
     expect(asked).toBeGreaterThan(0);
-    expect(asked).toBeLessThan(5501);
+    expect(asked).toBeLessThan(5500);
+    expect(capPages[0]?.query['formatOptions.useInt64Timestamp']).toBe('true');
   });
 
   it('an empty result is an empty list with its schema', async () => {
@@ -277,36 +317,43 @@ describe('query: error mapping', () => {
 
 describe('query: retries', () => {
   it.each([
-    ['http503', undefined],
-    ['http500', undefined],
-    ['backendError', undefined],
     ['rateLimitExceeded', undefined],
     ['rateLimitExceeded', 429],
-    ['html502', undefined],
-    ['dropConnection', undefined],
-  ])('retries through two %s (status %s) and succeeds, reusing one requestId', async (kind, status) => {
+  ])('the fast path is resent through two refusals (%s, status %s): BigQuery refused them before running anything', async (kind, status) => {
     const tag = newTag();
     await arm({ kind, count: 2, status, match: { op: 'query', label: { t: tag } } });
     const r = await createWarehouseClient(env, FAST).query('SELECT 42 AS answer', opts(tag));
     expect(r.rows).toEqual([{ answer: 42 }]);
-    const sent = await journal({ tag, op: 'query' });
-    expect(sent).toHaveLength(3);
-    expect(new Set(sent.map((s) => QueryBody.parse(s.body).requestId)).size).toBe(1);
+    expect(r.requests).toBe(3);
+    expect(await journal({ tag, op: 'query' })).toHaveLength(3);
   });
 
   it.each([
     ['http503', 'WAREHOUSE_UNAVAILABLE', 503],
-    ['rateLimitExceeded', 'WAREHOUSE_UNAVAILABLE', 503],
     ['html502', 'WAREHOUSE_UNAVAILABLE', 503],
     ['dropConnection', 'WAREHOUSE_UNAVAILABLE', 503],
     ['http500', 'WAREHOUSE_ERROR', 502],
-  ])('gives up on a persistent %s after 4 tries with %s', async (kind, code, status) => {
+    ['backendError', 'WAREHOUSE_ERROR', 502],
+  ])('a fast-path submission with an unknown outcome (%s) is never resent: it may have run, and the estimate is counted', async (kind, code, status) => {
     const tag = newTag();
     await arm({ kind, persistent: true, match: { op: 'query', label: { t: tag } } });
-    const err = await failure(createWarehouseClient(env, FAST).query('SELECT 1 AS x', opts(tag)));
+    let late: Promise<number> | null = null;
+    const err = await failure(createWarehouseClient(env, FAST).query('SELECT 1 AS x', opts(tag, { billedIfUnknown: 12_345, onLateBilling: (p) => { late = p; } })));
     expect(err).toMatchObject({ code, status });
     expect(err.message).not.toMatch(/<html|Exceeded rate limits|internal error occurred/i);
+    // Resending would start a second billed job: BigQuery may ignore requestId for read-only queries.
+    expect(await journal({ tag, op: 'query' })).toHaveLength(1);
+    expect(await (late ?? Promise.resolve(-1))).toBe(12_345);
+  });
+
+  it('gives up on a persistent refusal after 4 tries with WAREHOUSE_UNAVAILABLE, counting nothing', async () => {
+    const tag = newTag();
+    await arm({ kind: 'rateLimitExceeded', persistent: true, match: { op: 'query', label: { t: tag } } });
+    let late: Promise<number> | null = null;
+    const err = await failure(createWarehouseClient(env, FAST).query('SELECT 1 AS x', opts(tag, { billedIfUnknown: 99, onLateBilling: (p) => { late = p; } })));
+    expect(err).toMatchObject({ code: 'WAREHOUSE_UNAVAILABLE', status: 503 });
     expect(await journal({ tag, op: 'query' })).toHaveLength(4);
+    expect(late).toBeNull();
   });
 
   it('retries a failed getQueryResults poll', async () => {
@@ -317,21 +364,106 @@ describe('query: retries', () => {
     expect(r.rows).toEqual([{ x: 7 }]);
     expect((await journal({ op: 'getQueryResults', jobId: r.jobId ?? '' })).map((p) => p.status)).toEqual([503, 200]);
   });
+
+  it('a job that failed in the warehouse (jobInternalError) is not polled again: the same request only repeats the failure', async () => {
+    const tag = newTag();
+    await arm({ kind: 'jobIncomplete', count: 1, match: { op: 'query', label: { t: tag } } });
+    await arm({ kind: 'jobInternalError', count: 3, match: { op: 'getQueryResults', label: { t: tag } } });
+    const err = await failure(createWarehouseClient(env, FAST).query(`SELECT 8 AS x /* ${tag} */`, opts(tag)));
+    expect(err).toMatchObject({ code: 'WAREHOUSE_ERROR', status: 502 });
+    const [sent] = await journal({ tag, op: 'query' });
+    const jobId = sent?.answer?.jobId ?? '';
+    expect(jobId).toMatch(/\S/);
+    expect((await journal({ op: 'getQueryResults', jobId })).map((p) => p.status)).toEqual([400]);
+  });
+});
+
+describe('query: a job with a client-chosen id (requireJob)', () => {
+  it('jobs.insert with jobReference.jobId, then getQueryResults and jobs.get; retries resend the same id', async () => {
+    const tag = newTag();
+    await arm({ kind: 'http503', count: 2, match: { op: 'insert', label: { t: tag } } });
+    const r = await createWarehouseClient(env, FAST).query(`SELECT order_id FROM ${ORDERS} ORDER BY order_id LIMIT 3 /* ${tag} */`, opts(tag, { requireJob: true }));
+    expect(r.rows).toHaveLength(3);
+    expect(r.jobId).toMatch(/^wqa_[0-9a-f]{32}$/);
+    expect(r.totalBytesBilled).toBeGreaterThan(0);
+    const inserts = await journal({ tag, op: 'insert' });
+    expect(inserts.map((i) => i.status)).toEqual([503, 503, 200]);
+    expect(new Set(inserts.map((i) => InsertBody.parse(i.body).jobReference.jobId))).toEqual(new Set([r.jobId]));
+    expect(InsertBody.parse(inserts[0]?.body).configuration.jobTimeoutMs).toBe('25000');
+    expect((await journal({ op: 'getQueryResults', jobId: r.jobId ?? '' })).length).toBeGreaterThanOrEqual(1);
+  });
+
+  it('an insert whose answer was lost is resent and met with 409 duplicate: the one job runs once, never a second', async () => {
+    const tag = newTag();
+    let lost = 0;
+    // The network loses the first answer of jobs.insert after the warehouse has created the job.
+    const lossy: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init);
+      if (init?.method === 'POST' && String(input).endsWith('/jobs') && lost === 0) {
+        lost++;
+        await res.arrayBuffer();
+        throw new TypeError('connection reset');
+      }
+      return res;
+    };
+    const r = await createWarehouseClient(env, { ...FAST, fetch: lossy }).query(`SELECT 5 AS five /* ${tag} */`, opts(tag, { requireJob: true }));
+    expect(r.rows).toEqual([{ five: 5 }]);
+    const inserts = await journal({ tag, op: 'insert' });
+    expect(inserts.map((i) => i.status)).toEqual([200, 409]);
+    expect(new Set(inserts.map((i) => InsertBody.parse(i.body).jobReference.jobId)).size).toBe(1);
+  });
+
+  it('a job-less result cut by the byte budget is run again as a job (a cache hit, billing nothing more) so a cursor can follow', async () => {
+    const tag = newTag();
+    const sql = `SELECT order_id, REPEAT('x', 1000) AS pad FROM ${ORDERS} ORDER BY order_id LIMIT 50 /* ${tag} */`;
+    const r = await createWarehouseClient(env).query(sql, opts(tag, { maxResultBytes: 10_000 }));
+    expect(r.rows.length).toBeGreaterThan(0);
+    expect(r.rows.length).toBeLessThan(10);
+    expect(r).toMatchObject({ truncated: true, totalRows: 50 });
+    expect(r.jobId).toMatch(/^wqa_/);
+    const [run] = await journal({ tag, op: 'query' });
+    const billedFirst = Number(run?.answer?.totalBytesBilled);
+    expect(billedFirst).toBeGreaterThan(0);
+    expect(r.totalBytesBilled).toBe(billedFirst);
+    expect(await journal({ tag, op: 'insert' })).toHaveLength(1);
+  });
+});
+
+describe('query: byte budget', () => {
+  it('stops fetching pages at the budget and keeps the rows within it; the job stays for a cursor', { timeout: 60_000 }, async () => {
+    const tag = newTag();
+    // ~2 KB rows, 6,000 of them: ~12 MB in all, two warehouse pages; a 1 MiB budget keeps ~500 rows.
+    const sql = `SELECT n, REPEAT('x', 2000) AS pad FROM UNNEST(GENERATE_ARRAY(1, 6000)) AS n ORDER BY n /* ${tag} */`;
+    const r = await createWarehouseClient(env).query(sql, opts(tag, { rowCap: 10_000, maxResultBytes: 1024 * 1024 }));
+    expect(r.truncated).toBe(true);
+    expect(r.totalRows).toBe(6000);
+    expect(r.rows.length).toBeGreaterThan(300);
+    expect(r.rows.length).toBeLessThan(520);
+    expect(r.rows.map((x) => x.n)).toEqual(Array.from({ length: r.rows.length }, (_, i) => i + 1));
+    expect(JSON.stringify(r.rows).length).toBeLessThanOrEqual(1024 * 1024);
+    expect(r.jobId).toMatch(/\S/);
+    // The second page (another ~10 MB) was never fetched.
+    expect((await journal({ op: 'getQueryResults', jobId: r.jobId ?? '' })).filter((p) => p.query.pageToken)).toHaveLength(0);
+    const page = await createWarehouseClient(env).readPage({ brandId: 'brand_acme', requestId: 'r', labels: {}, jobId: r.jobId ?? '', location: 'US', startIndex: r.rows.length, maxResults: 10_000, maxResultBytes: 1024 * 1024 });
+    expect(page.rows[0]).toMatchObject({ n: r.rows.length + 1 });
+    expect(page.rows.length).toBeLessThan(520);
+  });
 });
 
 describe('query: polling, deadline and cancel', () => {
   it('polls getQueryResults while jobComplete is false, then asks jobs.get for bytes billed', async () => {
     const tag = newTag();
     const sql = `SELECT COUNT(*) AS n, SUM(quantity) AS units FROM ${ORDERS}`;
-    const direct = await createWarehouseClient(env).query(sql, opts(newTag()));
+    // Distinct texts, so neither run is served from the query cache.
+    const direct = await createWarehouseClient(env).query(`${sql} /* ${newTag()} */`, opts(newTag()));
     await arm({ kind: 'jobIncomplete', count: 3, match: { label: { t: tag } } });
-    const r = await createWarehouseClient(env).query(sql, opts(tag));
+    const r = await createWarehouseClient(env).query(`${sql} /* ${tag} */`, opts(tag));
     expect(r.rows).toEqual(direct.rows);
     expect(r.totalBytesBilled).toBe(direct.totalBytesBilled);
     expect(r.totalBytesProcessed).toBe(direct.totalBytesProcessed);
     const polls = await journal({ op: 'getQueryResults', jobId: r.jobId ?? '' });
     expect(polls).toHaveLength(3);
-    for (const p of polls) expect(p.query).toMatchObject({ location: 'US', maxResults: '1001', timeoutMs: expect.stringMatching(/^\d+$/) });
+    for (const p of polls) expect(p.query).toMatchObject({ location: 'US', maxResults: '1000', timeoutMs: expect.stringMatching(/^\d+$/), 'formatOptions.useInt64Timestamp': 'true' });
     expect(await journal({ op: 'get', jobId: r.jobId ?? '' })).toHaveLength(1);
   });
 
@@ -339,19 +471,21 @@ describe('query: polling, deadline and cancel', () => {
     const tag = newTag();
     await arm({ kind: 'jobIncomplete', count: 1, match: { op: 'query', label: { t: tag } } });
     await arm({ kind: 'malformedJson', persistent: true, match: { op: 'get', label: { t: tag } } });
-    const r = await createWarehouseClient(env, FAST).query(`SELECT SUM(quantity) AS units FROM ${ORDERS}`, opts(tag));
+    const r = await createWarehouseClient(env, FAST).query(`SELECT SUM(quantity) AS units FROM ${ORDERS} /* ${tag} */`, opts(tag));
     expect(r.rows).toEqual([{ units: expect.any(Number) }]);
     expect(r.totalBytesProcessed).toBeGreaterThan(0);
     expect(r.totalBytesBilled).toBe(r.totalBytesProcessed);
     expect((await journal({ op: 'get', jobId: r.jobId ?? '' })).map((g) => g.status)).toEqual([200]);
   });
 
-  it('past the deadline cancels the job and fails with 504 WAREHOUSE_TIMEOUT', async () => {
+  it('past the deadline cancels the job, fails with 504 WAREHOUSE_TIMEOUT, and counts what the job billed once it is DONE', async () => {
     const tag = newTag();
     // The job would need 3 s; the caller allows 1.2 s.
     await arm({ kind: 'slowJob', ms: 3000, match: { op: 'query', label: { t: tag } } });
     const started = Date.now();
-    const err = await failure(createWarehouseClient(env, { cancelTimeoutMs: 5000 }).query(`SELECT COUNT(*) AS n FROM ${ORDERS}`, opts(tag, { timeoutMs: 1200 })));
+    let late: Promise<number> | null = null;
+    const sql = `SELECT SUM(quantity) AS n FROM ${ORDERS}`;
+    const err = await failure(createWarehouseClient(env, { cancelTimeoutMs: 5000 }).query(`${sql} /* ${tag} */`, opts(tag, { timeoutMs: 1200, onLateBilling: (p) => { late = p; } })));
     const elapsed = Date.now() - started;
     expect(err).toMatchObject({ code: 'WAREHOUSE_TIMEOUT', status: 504, details: { stage: 'warehouse', timeoutMs: 1200 } });
     expect(elapsed).toBeGreaterThanOrEqual(1100);
@@ -362,6 +496,31 @@ describe('query: polling, deadline and cancel', () => {
     const { jobId } = z.object({ jobId: z.string() }).parse(err.internal);
     const cancels = await journal({ op: 'cancel', jobId });
     expect(cancels.map((c) => [c.status, c.query.location])).toEqual([[200, 'US']]);
+    // jobs.cancel answered at once with the job still RUNNING (as BigQuery does); jobs.get was polled until DONE,
+    // and the bytes it billed are what the usage count gets (the old client read 0 from the running job).
+    const direct = await createWarehouseClient(env).query(`${sql} /* ${newTag()} */`, opts(newTag()));
+    expect(await (late ?? Promise.resolve(-1))).toBe(direct.totalBytesBilled);
+    expect(direct.totalBytesBilled).toBeGreaterThan(0);
+    const gets = await journal({ op: 'get', jobId });
+    expect(gets.length).toBeGreaterThanOrEqual(1);
+  });
+
+  it('every job carries jobTimeoutMs, so the warehouse stops a job whose cancel never arrives', async () => {
+    const tag = newTag();
+    await arm({ kind: 'slowJob', ms: 5000, match: { op: 'query', label: { t: tag } } });
+    await arm({ kind: 'dropConnection', persistent: true, match: { op: 'cancel', label: { t: tag } } });
+    const background: Promise<unknown>[] = [];
+    const client = createWarehouseClient(env, { jobTimeoutMarginMs: 300, cancelTimeoutMs: 300, settleTimeoutMs: 4000, waitUntil: (p) => background.push(p) });
+    let late: Promise<number> | null = null;
+    const err = await failure(client.query(`SELECT 3 AS x /* ${tag} */`, opts(tag, { timeoutMs: 600, onLateBilling: (p) => { late = p; } })));
+    expect(err).toMatchObject({ code: 'WAREHOUSE_TIMEOUT' });
+    const [sent] = await journal({ tag, op: 'query' });
+    expect(QueryBody.parse(sent?.body).jobTimeoutMs).toBe('900');
+    await Promise.all(background);
+    await late;
+    const { jobId } = z.object({ jobId: z.string() }).parse(err.internal);
+    expect((await journal({ op: 'cancel', jobId })).every((c) => c.status === null)).toBe(true);
+    expect((await journal({ op: 'get', jobId })).at(-1)?.answer).toMatchObject({ state: 'DONE', errorReason: 'timeout' });
   });
 
   it('with waitUntil (the Worker), the 504 goes out at once and the cancel completes in the background', async () => {
@@ -418,26 +577,22 @@ describe('query: polling that cannot flood', () => {
     expect(await journal({ op: 'getQueryResults', jobId })).toHaveLength(3);
   });
 
-  it('a deadline before the job id is known: the message claims no cancellation, and the job is found and its bytes counted later', async () => {
+  it('a deadline before the job id is known: the message claims no cancellation, nothing is resent, and the estimate is counted', async () => {
     const tag = newTag();
     await arm({ kind: 'latency', ms: 4000, count: 1, match: { op: 'query', label: { t: tag } } });
     const background: Promise<unknown>[] = [];
     let late: Promise<number> | null = null;
     const client = createWarehouseClient(env, { graceMs: 200, waitUntil: (p) => background.push(p) });
     const err = await failure(
-      client.query(`SELECT order_id FROM ${ORDERS}`, opts(tag, { timeoutMs: 800, onLateBilling: (p) => { late = p; } })),
+      client.query(`SELECT order_id FROM ${ORDERS}`, opts(tag, { timeoutMs: 800, billedIfUnknown: 4_242, onLateBilling: (p) => { late = p; } })),
     );
     expect(err).toMatchObject({ code: 'WAREHOUSE_TIMEOUT', status: 504 });
     expect(err.message).not.toMatch(/cancel/i);
     expect(err.message).toMatch(/may still run/);
     await Promise.all(background);
-    const billed = await (late ?? Promise.resolve(-1));
-    const direct = await createWarehouseClient(env).query(`SELECT order_id FROM ${ORDERS}`, opts(newTag()));
-    expect(billed).toBe(direct.totalBytesBilled);
-    // The same BigQuery requestId was sent again to find the job, which was then cancelled.
-    const sent = await journal({ tag, op: 'query' });
-    expect(sent).toHaveLength(2);
-    expect(new Set(sent.map((s) => QueryBody.parse(s.body).requestId)).size).toBe(1);
+    // No job id to find it by (a resent SELECT would be a second job): jobTimeoutMs stops it, the estimate is counted.
+    expect(await (late ?? Promise.resolve(-1))).toBe(4_242);
+    expect(await journal({ tag, op: 'query' })).toHaveLength(1);
   });
 });
 
@@ -454,7 +609,7 @@ describe('readPage', () => {
     const all = await client.query(sql, opts(newTag(), { rowCap: 1000 }));
     expect(page.rows).toEqual(all.rows.slice(100, 250));
     const [read] = (await journal({ op: 'getQueryResults', jobId: r.jobId ?? '' })).filter((q) => q.query.startIndex === '100');
-    expect(read?.query).toMatchObject({ location: 'US', maxResults: '150' });
+    expect(read?.query).toMatchObject({ location: 'US', maxResults: '150', 'formatOptions.useInt64Timestamp': 'true' });
   });
 });
 

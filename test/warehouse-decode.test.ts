@@ -146,3 +146,29 @@ describe('decodeRows: nesting, repetition, whole rows', () => {
     expect(() => decodeField({ name: 't', type: 'STRING', mode: 'REPEATED' }, 'a')).toThrow(ApiError);
   });
 });
+
+describe('TIMESTAMP as integer microseconds (formatOptions.useInt64Timestamp)', () => {
+  const int64 = { int64Timestamps: true };
+  it.each([
+    // Samples from the official clients' tests: the float-seconds reader misread or refused these.
+    ['1000000', '1970-01-01T00:00:01Z'],
+    ['1714579200123456', '2024-05-01T16:00:00.123456Z'],
+    ['-1', '1969-12-31T23:59:59.999999Z'],
+    ['253402300799999999', '9999-12-31T23:59:59.999999Z'],
+    ['-62135596800000000', '0001-01-01T00:00:00Z'],
+  ])('%s -> %s', (micros, iso) => {
+    expect(decodeField(f('TIMESTAMP'), micros, 'c', int64)).toBe(iso);
+  });
+
+  it('refuses a float text where integer microseconds were asked for', () => {
+    expect(() => decodeField(f('TIMESTAMP'), '1.7145792E9', 'c', int64)).toThrow(ApiError);
+  });
+
+  it('decodes RANGE<TIMESTAMP> bounds like TIMESTAMP columns; other RANGEs and UNBOUNDED stay as sent', () => {
+    const range = (element: string): FieldSchema => ({ name: 'r', type: 'RANGE', rangeElementType: { type: element } });
+    expect(decodeField(range('TIMESTAMP'), '[1714579200000000, UNBOUNDED)', 'r', int64)).toBe('[2024-05-01T16:00:00Z, UNBOUNDED)');
+    expect(decodeField(range('TIMESTAMP'), '[1.7145792E9, 1.7145792E9)', 'r')).toBe('[2024-05-01T16:00:00Z, 2024-05-01T16:00:00Z)');
+    expect(decodeField(range('DATE'), '[2024-01-01, 2024-02-01)', 'r', int64)).toBe('[2024-01-01, 2024-02-01)');
+    expect(() => decodeField(range('TIMESTAMP'), 'nonsense', 'r', int64)).toThrow(ApiError);
+  });
+});

@@ -64,12 +64,25 @@ describe('mapUpstreamError', () => {
     expect(error).toMatchObject({ code: 'QUERY_FAILED', status: 400, details: { stage: 'warehouse', reason: 'notFound', table } });
     expect(error.message).toContain(table);
     expect(error.message).not.toContain('location US');
+    // The hint names something the SQL guard accepts (it refuses INFORMATION_SCHEMA.TABLES).
+    expect(error.message).toContain('`service-v1.acme.INFORMATION_SCHEMA.COLUMNS`');
+    expect(error.message).not.toContain('INFORMATION_SCHEMA.TABLES');
+  });
+
+  it.each([
+    ['the own dataset in another location', 'Not found: Dataset service-v1:acme was not found in location US'],
+    ['the own dataset, case as BigQuery spells it', 'Not found: Dataset service-v1:ACME was not found in location EU'],
+  ])('%s is a deployment error (BIGQUERY_LOCATION), 500 INTERNAL, not FORBIDDEN_TABLE', (_label, msg) => {
+    const { retryable, error } = mapUpstreamError(404, gErr(404, 'notFound', msg), { dataset: { project: 'service-v1', dataset: 'acme' } });
+    expect(retryable).toBe(false);
+    expect(error).toMatchObject({ code: 'INTERNAL', status: 500 });
+    expect(error.message).toContain('BIGQUERY_LOCATION');
   });
 
   it.each([
     ['another dataset', 'Not found: Table service-v1:globex.fact__orders was not found in location US'],
     ['another project', 'Not found: Table other-project:acme.fact__orders was not found in location US'],
-    ['the dataset itself', 'Not found: Dataset service-v1:acme was not found in location US'],
+    ['another dataset itself', 'Not found: Dataset service-v1:globex was not found in location US'],
     ['access denied on an own table', 'Access Denied: Table service-v1:acme.fact__orders: User does not have permission'],
   ])('outside the own-dataset typo case (%s) it stays 403 FORBIDDEN_TABLE', (_label, msg) => {
     const reason = msg.startsWith('Access') ? 'accessDenied' : 'notFound';
@@ -81,6 +94,33 @@ describe('mapUpstreamError', () => {
     const { error } = mapUpstreamError(404, gErr(404, 'notFound', 'Not found: Job service-v1:US.job_123'), { readsStoredResult: true });
     expect(error).toMatchObject({ code: 'VALIDATION', status: 400, details: { issues: [{ path: 'cursor' }] } });
     expect(error.message).not.toContain('job_123');
+  });
+
+  it('an evicted result table behind a cursor is the same "result gone", never FORBIDDEN_TABLE', () => {
+    const msg = 'Not found: Table service-v1:_8c3b1d0a.anon4f2e9c1b was not found in location US';
+    const { error } = mapUpstreamError(404, gErr(404, 'notFound', msg), { readsStoredResult: true, dataset: { project: 'service-v1', dataset: 'acme' } });
+    expect(error).toMatchObject({ code: 'VALIDATION', status: 400, details: { issues: [{ path: 'cursor' }] } });
+  });
+
+  it.each([
+    ['jobInternalError', 'WAREHOUSE_ERROR'],
+    ['jobBackendError', 'WAREHOUSE_ERROR'],
+    ['jobRateLimitExceeded', 'WAREHOUSE_UNAVAILABLE'],
+  ])('%s (a job that already failed) is not retried: the same request would only repeat it; it is %s', (reason, code) => {
+    const { retryable, refused, error } = mapUpstreamError(400, gErr(400, reason, 'The job failed'));
+    expect(retryable).toBe(false);
+    expect(refused).toBe(false);
+    expect(error.code).toBe(code);
+  });
+
+  it.each([
+    [429, 'rateLimitExceeded', true],
+    [403, 'rateLimitExceeded', true],
+    [403, 'quotaExceeded', true],
+    [503, 'backendError', false],
+    [500, 'internalError', false],
+  ])('%i %s: refused before anything ran = %s (only refusals let a query be resent)', (status, reason, refused) => {
+    expect(mapUpstreamError(status, gErr(status, reason, 'x')).refused).toBe(refused);
   });
 
   it.each([

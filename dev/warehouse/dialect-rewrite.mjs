@@ -88,8 +88,9 @@ export function rwSeq(nodes, st) {
 }
 
 function trivia(tok) {
-  // BigQuery's "#" comments are "--" comments in DuckDB.
-  if (tok.type === 'comment' && tok.text.startsWith('#')) return text(`--${tok.text.slice(1)}`, tok.p);
+  // Comments never reach DuckDB: each becomes one space (plus the line breaks it held, so line numbers stay). DuckDB
+  // would otherwise end them by its own rules, and it parses long runs of comments in quadratic time.
+  if (tok.type === 'comment') return text(` ${tok.text.replace(/[^\n]/g, '')}`, tok.p);
   return text(tok.text, tok.p);
 }
 

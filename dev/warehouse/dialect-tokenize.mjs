@@ -36,7 +36,9 @@ export function tokenize(sql) {
       while (i < n && /\s/.test(sql[i])) i++;
       push('ws', start);
     } else if (c === '#' || (c === '-' && sql[i + 1] === '-')) {
-      while (i < n && sql[i] !== '\n') i++;
+      // Ends at CR or LF, exactly where the Worker's SQL guard ends it (src/sql/lexer.ts): a comment that one
+      // reader ends earlier than the other hides text from it. The guard refuses the other line breaks in comments.
+      while (i < n && sql[i] !== '\n' && sql[i] !== '\r') i++;
       push('comment', start);
     } else if (c === '/' && sql[i + 1] === '*') {
       const end = sql.indexOf('*/', i + 2);

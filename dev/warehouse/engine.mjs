@@ -126,6 +126,8 @@ class Engine {
         throw located(invalidQuery(cleanMessage(`Parser Error: ${ast.error_message}`)), sql, Number.isFinite(pos) ? rewritten.sourceOffset(pos) : null);
       }
       const facts = collectFacts(ast);
+      // Fail closed: a FROM item of a kind this analysis does not read could name data it never checks.
+      if (facts.unknownRefs.length) throw invalidQuery(`Unsupported table reference in the local warehouse: ${facts.unknownRefs[0]}`);
       const tables = this.resolveTables(facts, opts, sql, rewritten);
       const routines = this.resolveRoutines(facts, opts, sql, rewritten);
       let prepared;
@@ -269,19 +271,31 @@ class Engine {
 // ---------------------------------------------------------------------------------------------------------
 // AST facts (DuckDB's json_serialize_sql)
 
+/** Kinds of FROM items (DuckDB TableRef types) whose references `collectFacts` reads; any other is refused. */
+const KNOWN_TABLE_REFS = new Set(['BASE_TABLE', 'SUBQUERY', 'JOIN', 'TABLE_FUNCTION', 'EXPRESSION_LIST', 'EMPTY', 'PIVOT']);
+
 function collectFacts(ast) {
   /**
    * @type {{ tables: { catalog: string, schema: string, table: string, alias: string, location: number }[], ctes: Set<string>,
    *   functions: { name: string, schema: string, catalog: string, location: number }[], tableFunctions: { name: string, location: number }[],
-   *   columnNames: Set<string>, stars: any[] }}
+   *   columnNames: Set<string>, stars: any[], unknownRefs: string[] }}
    */
-  const facts = { tables: [], ctes: new Set(), functions: [], tableFunctions: [], columnNames: new Set(), stars: [] };
+  const facts = { tables: [], ctes: new Set(), functions: [], tableFunctions: [], columnNames: new Set(), stars: [], unknownRefs: [] };
+  const checkRef = (ref) => {
+    if (ref && typeof ref === 'object' && !KNOWN_TABLE_REFS.has(ref.type)) facts.unknownRefs.push(String(ref.type));
+  };
   const visit = (node) => {
     if (Array.isArray(node)) {
       for (const x of node) visit(x);
       return;
     }
     if (!node || typeof node !== 'object') return;
+    if ('from_table' in node) checkRef(node.from_table);
+    if (node.type === 'JOIN') {
+      checkRef(node.left);
+      checkRef(node.right);
+    }
+    if (node.type === 'PIVOT') checkRef(node.source);
     if (node.cte_map?.map) for (const entry of node.cte_map.map) facts.ctes.add(String(entry.key).toLowerCase());
     if (node.type === 'BASE_TABLE') {
       facts.tables.push({ catalog: node.catalog_name ?? '', schema: node.schema_name ?? '', table: node.table_name, alias: node.alias ?? '', location: Number(node.query_location) });

@@ -12,6 +12,7 @@ export const FAULT_KINDS = {
   http503: { ops: null, about: '503 backendError (service unavailable)' },
   backendError: { ops: null, about: '500 backendError (`status` may set 503)' },
   rateLimitExceeded: { ops: null, about: '403 rateLimitExceeded (`status` may set 429, as BigQuery does for some quotas)' },
+  jobInternalError: { ops: ['query', 'getQueryResults'], about: "400 jobInternalError: the job failed in the warehouse (BigQuery reports a job's failure as an HTTP error of the call that waits for it)" },
   malformedJson: { ops: null, about: '200 with a truncated JSON body' },
   html502: { ops: null, about: '502 with an HTML body, as a Google front end sends' },
   dropConnection: { ops: null, about: 'destroy the socket without answering' },

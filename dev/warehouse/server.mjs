@@ -25,10 +25,17 @@ const MIN_BILLED_PER_TABLE = 10 * MIB;
 const MAX_PAGE_BYTES = 10 * MIB;
 const DEFAULT_WAIT_MS = 10_000;
 const MAX_BODY_BYTES = 10 * MIB;
-const JOB_TTL_MS = 15 * 60_000;
-const MAX_JOBS = 200;
-/** Result rows kept in memory across finished jobs (a full acme.fact__orders is 500,000). */
+/** Finished jobs and their results are kept a day, as BigQuery keeps a query's temporary result table (~24 h). */
+const JOB_TTL_MS = 24 * 3600_000;
+/**
+ * Memory bounds that may end a result's life earlier: jobs kept, and result rows kept across them (a full
+ * acme.fact__orders is 500,000). A cursor's result outlives at least MAX_JOBS later queries unless the rows bound
+ * is reached first (docs/local-warehouse.md, "Retention").
+ */
+const MAX_JOBS = 5_000;
 const MAX_RETAINED_ROWS = 2_000_000;
+/** How long after jobs.cancel a running job actually stops (BigQuery's cancel returns at once; the job ends later). */
+const DEFAULT_CANCEL_DELAY_MS = 300;
 const LABEL_KEY = /^[\p{Ll}\p{Lo}][\p{Ll}\p{Lo}\p{N}_-]{0,62}$/u;
 const LABEL_VALUE = /^[\p{Ll}\p{Lo}\p{N}_-]{0,63}$/u;
 const REQUEST_ID = /^[\x21-\x7e]{1,36}$/;
@@ -39,7 +46,7 @@ const REQUEST_ID = /^[\x21-\x7e]{1,36}$/;
  *   host?: string, port?: number,
  *   serviceAccounts: TrustedServiceAccount[],
  *   today?: string, faults?: import('./faults.mjs').FaultSpec[], cacheDir?: string, location?: string,
- *   threads?: number, maxJobMs?: number, now?: () => number,
+ *   threads?: number, maxJobMs?: number, now?: () => number, cancelDelayMs?: number,
  * }} StartWarehouseOptions
  * @typedef {{ url: string, close(): Promise<void>, today: string, startup: { dataMs: number, engineMs: number, totalMs: number, generated: boolean },
  *   faults: FaultRegistry, requests: RequestJournal }} Warehouse
@@ -53,6 +60,7 @@ const REQUEST_ID = /^[\x21-\x7e]{1,36}$/;
  *   demo data's "today", default the current UTC date. faults: armed at start. cacheDir: where generated
  *   databases are kept, default $TMPDIR/bq-local-warehouse. location: default US. threads: DuckDB threads,
  *   default 2. maxJobMs: a job running longer is stopped, default 60000. now: clock for token expiry.
+ *   cancelDelayMs: how long after jobs.cancel (which answers at once) a running job stops, default 300.
  * @returns {Promise<Warehouse>}
  */
 export async function startWarehouse(opts) {
@@ -69,7 +77,14 @@ export async function startWarehouse(opts) {
   const faults = new FaultRegistry(opts.faults ?? []);
   const journal = new RequestJournal();
   const jobs = new JobStore();
-  const ctx = { engine, faults, journal, jobs, location, now, accounts: opts.serviceAccounts, maxJobMs: opts.maxJobMs ?? 60_000 };
+  const cache = new Map();
+  jobs.cache = cache;
+  const ctx = {
+    engine, faults, journal, jobs, location, now, accounts: opts.serviceAccounts, maxJobMs: opts.maxJobMs ?? 60_000,
+    cancelDelayMs: opts.cancelDelayMs ?? DEFAULT_CANCEL_DELAY_MS,
+    /** @type {Map<string, string>} query cache: (project, account, location, SQL text) -> id of the job holding the result */
+    cache,
+  };
 
   const server = createServer((req, res) => {
     handle(ctx, req, res).catch((err) => {
@@ -173,8 +188,10 @@ async function handle(ctx, req, res) {
       throw new BqError(403, 'accessDenied', `Access Denied: Project ${project}: User does not have bigquery.jobs.create permission in project ${project}.`);
     }
     const out = await OPERATIONS[op](call);
+    entry.answer = answerSummary(out);
     return send(res, 200, out);
   } catch (e) {
+    if (e instanceof BqError) entry.answer = { errorReason: e.reason };
     if (e instanceof BqError) return sendError(res, e);
     throw e;
   }
@@ -220,6 +237,9 @@ async function applyFault(fault, req, res) {
       sendError(res, new BqError(status, 'rateLimitExceeded', 'Exceeded rate limits: too many api requests per user per method for this user_method. For more information, see https://cloud.google.com/bigquery/docs/troubleshoot-quotas', { status: status === 429 ? 'RESOURCE_EXHAUSTED' : 'PERMISSION_DENIED' }));
       return true;
     }
+    case 'jobInternalError':
+      sendError(res, new BqError(fault.status ?? 400, 'jobInternalError', 'The job encountered an internal error during execution and was unable to complete successfully.'));
+      return true;
     case 'malformedJson':
       res.writeHead(200, { 'content-type': 'application/json; charset=UTF-8' });
       res.end('{\n  "kind": "bigquery#queryResponse",\n  "schema": {\n    "fields": [\n      {\n        "name": "f0_",');
@@ -397,22 +417,37 @@ const OPERATIONS = {
     const maxResults = optionalCount(body.maxResults, 'maxResults');
     const waitMs = optionalCount(body.timeoutMs, 'timeoutMs') ?? DEFAULT_WAIT_MS;
     const int64Timestamp = body.formatOptions?.useInt64Timestamp === true;
+    const jobTimeoutMs = optionalCount(body.jobTimeoutMs, 'jobTimeoutMs');
+    const mode = body.jobCreationMode ?? 'JOB_CREATION_MODE_UNSPECIFIED';
+    if (!['JOB_CREATION_MODE_UNSPECIFIED', 'JOB_CREATION_REQUIRED', 'JOB_CREATION_OPTIONAL'].includes(mode)) {
+      throw new BqError(400, 'invalid', `Invalid value for jobCreationMode: ${JSON.stringify(mode)}`);
+    }
+    // requestId is validated but not used to find an earlier job: BigQuery documents its de-duplication for
+    // mutating queries only ("Read only queries can ignore this token"), so a resent SELECT runs again.
     const requestId = body.requestId;
     if (requestId !== undefined && (typeof requestId !== 'string' || !REQUEST_ID.test(requestId))) {
       throw new BqError(400, 'invalid', 'Invalid requestId: it must be at most 36 printable ASCII characters.');
     }
-    if (requestId) {
-      const earlier = ctx.jobs.byRequestId(requestId);
-      if (earlier) return queryResponse(ctx, earlier, { maxResults, waitMs, int64Timestamp, incomplete: call.incomplete });
-    }
-    const analysis = await analyze(ctx, q, call, location);
+    const useCache = body.useQueryCache !== false;
     if (body.dryRun === true) {
-      const out = { kind: 'bigquery#queryResponse', jobReference: { projectId: call.project, location }, totalBytesProcessed: String(analysis.totalBytesProcessed), jobComplete: true, cacheHit: false };
+      const cached = useCache ? cachedJob(ctx, call, location, q) : null;
+      const analysis = await analyze(ctx, q, call, location);
+      const out = { kind: 'bigquery#queryResponse', jobReference: { projectId: call.project, location }, totalBytesProcessed: cached ? '0' : String(analysis.totalBytesProcessed), jobComplete: true, cacheHit: cached !== null };
       if (analysis.runnable) out.schema = { fields: analysis.fields };
       return out;
     }
-    const job = startJob(ctx, call, { sql: q, analysis, location, labels, requestId, maximumBytesBilled: body.maximumBytesBilled });
-    return queryResponse(ctx, job, { maxResults, waitMs, int64Timestamp, incomplete: call.incomplete });
+    const job = await newQueryJob(ctx, call, { sql: q, location, labels, requestId, maximumBytesBilled: body.maximumBytesBilled, useCache, jobTimeoutMs });
+    const out = await queryResponse(ctx, job, { maxResults, waitMs, int64Timestamp, incomplete: call.incomplete });
+    if (mode === 'JOB_CREATION_OPTIONAL' && out.jobComplete && out.pageToken === undefined) {
+      // Short query optimized mode: a query that finished within the wait and whose whole result is in this
+      // answer runs without a job. BigQuery then sends no jobReference, only a queryId, and the result cannot be
+      // read again; a job is created (jobCreationReason) when it runs long or the result needs more pages.
+      ctx.jobs.forget(job.id);
+      const { jobReference: _ref, ...rest } = out;
+      return { ...rest, queryId: `query_${job.id.slice(4)}` };
+    }
+    if (mode === 'JOB_CREATION_OPTIONAL') out.jobCreationReason = { code: out.jobComplete ? 'LARGE_RESULTS' : 'LONG_RUNNING' };
+    return out;
   },
 
   /** jobs.insert: a dry run answers at once; a query job starts and is reported as it stands. */
@@ -425,8 +460,16 @@ const OPERATIONS = {
     const q = validateQueryRequest(config.query.query, config.query.useLegacySql, config.query);
     const location = body.jobReference?.location ?? ctx.location;
     const labels = validateLabels(config.labels);
-    const analysis = await analyze(ctx, q, call, location);
+    const useCache = config.query.useQueryCache !== false;
+    const jobTimeoutMs = optionalCount(config.jobTimeoutMs, 'jobTimeoutMs');
+    const wanted = body.jobReference?.jobId;
+    if (wanted !== undefined && config.dryRun !== true) {
+      if (typeof wanted !== 'string' || !/^[A-Za-z0-9_-]{1,1024}$/.test(wanted)) throw new BqError(400, 'invalid', 'Invalid job ID');
+      if (ctx.jobs.get(wanted) || ctx.jobs.wasUsed(wanted)) throw new BqError(409, 'duplicate', `Already Exists: Job ${call.project}:${location}.${wanted}`);
+    }
     if (config.dryRun === true) {
+      const cached = useCache ? cachedJob(ctx, call, location, q) : null;
+      const analysis = await analyze(ctx, q, call, location);
       const created = String(ctx.now());
       return {
         kind: 'bigquery#job',
@@ -435,20 +478,15 @@ const OPERATIONS = {
         jobReference: { projectId: call.project, location },
         statistics: {
           creationTime: created,
-          totalBytesProcessed: String(analysis.totalBytesProcessed),
-          query: queryStatistics(analysis, 0),
+          totalBytesProcessed: cached ? '0' : String(analysis.totalBytesProcessed),
+          query: queryStatistics(analysis, 0, { cacheHit: cached !== null }),
         },
         status: { state: 'DONE' },
         principal_subject: `serviceAccount:${call.account.clientEmail}`,
         user_email: call.account.clientEmail,
       };
     }
-    const wanted = body.jobReference?.jobId;
-    if (wanted !== undefined) {
-      if (typeof wanted !== 'string' || !/^[A-Za-z0-9_-]{1,1024}$/.test(wanted)) throw new BqError(400, 'invalid', 'Invalid job ID');
-      if (ctx.jobs.get(wanted)) throw new BqError(409, 'duplicate', `Already Exists: Job ${call.project}:${location}.${wanted}`);
-    }
-    const job = startJob(ctx, call, { sql: q, analysis, location, labels, requestId: null, maximumBytesBilled: config.query.maximumBytesBilled, jobId: wanted });
+    const job = await newQueryJob(ctx, call, { sql: q, location, labels, requestId: null, maximumBytesBilled: config.query.maximumBytesBilled, jobId: wanted, useCache, jobTimeoutMs });
     await within(job.done, 0);
     return jobResource(job);
   },
@@ -458,11 +496,19 @@ const OPERATIONS = {
     return jobResource(findJob(call));
   },
 
-  /** jobs.cancel: the job ends with errorResult `stopped`. */
+  /**
+   * jobs.cancel answers at once with the job as it stands (usually still RUNNING, without statistics); the job
+   * stops `cancelDelayMs` later and ends DONE with errorResult `stopped`, billing what it read. As Google documents:
+   * "This call will return immediately, and the client will need to poll for the job status to see if the cancel
+   * completed successfully. Cancelled jobs may still incur costs."
+   */
   async cancel(call) {
     const job = findJob(call);
-    cancelJob(job);
-    await within(job.done, 2_000);
+    if (job.state !== 'DONE' && !job.cancelRequested) {
+      job.cancelRequested = true;
+      const timer = setTimeout(() => cancelJob(job), call.ctx.cancelDelayMs);
+      timer.unref?.();
+    }
     return { kind: 'bigquery#jobCancelResponse', job: jobResource(job) };
   },
 
@@ -485,9 +531,9 @@ const OPERATIONS = {
       schema: { fields: job.analysis.fields },
       jobReference: jobReference(job),
       ...pageOf(job, start, maxResults, int64Timestamp),
-      totalBytesProcessed: String(job.analysis.totalBytesProcessed),
+      totalBytesProcessed: job.cachedFrom ? '0' : String(job.analysis.totalBytesProcessed),
       jobComplete: true,
-      cacheHit: false,
+      cacheHit: job.cachedFrom !== null,
     };
   },
 };
@@ -530,20 +576,61 @@ async function analyze(ctx, sql, call, location) {
   return analysis;
 }
 
+/** Query cache key: BigQuery caches per user and project, by the exact query text. */
+function cacheKey(call, location, sql) {
+  return `${call.project}\n${call.account.clientEmail}\n${String(location).toUpperCase()}\n${sql}`;
+}
+
+/**
+ * Non-deterministic functions make a query uncacheable ("Queries that use non-deterministic functions such as
+ * CURRENT_TIMESTAMP() or RAND() are not cached", BigQuery: Using cached query results). A textual check: it may
+ * also skip the cache for a query that only mentions such a name in a string, which only costs a cache miss.
+ */
+const NON_DETERMINISTIC = /\b(?:CURRENT_(?:DATE|DATETIME|TIME|TIMESTAMP)|RAND|GENERATE_UUID|SESSION_USER|NOW)\b/i;
+
+/** The finished job whose result a repeat of `sql` would be served from, or null. */
+function cachedJob(ctx, call, location, sql) {
+  const id = ctx.cache.get(cacheKey(call, location, sql));
+  const job = id ? ctx.jobs.get(id) : null;
+  return job && job.state === 'DONE' && !job.error && job.result ? job : null;
+}
+
+/** Starts a query job, or answers it from the query cache (a new job, DONE at once, 0 bytes, cacheHit). */
+async function newQueryJob(ctx, call, { sql, location, labels, requestId, maximumBytesBilled, jobId, useCache, jobTimeoutMs }) {
+  // A request carrying a slowJob fault is never a cache hit: the fault asks for a job that runs.
+  const cached = useCache && call.slowMs === 0 ? cachedJob(ctx, call, location, sql) : null;
+  const analysis = await analyze(ctx, sql, call, location);
+  const job = startJob(ctx, call, { sql, analysis, location, labels, requestId, maximumBytesBilled, jobId, cachedFrom: cached, jobTimeoutMs });
+  if (!cached && useCache && !NON_DETERMINISTIC.test(sql)) {
+    const key = cacheKey(call, location, sql);
+    job.done?.then(() => {
+      if (job.error || !job.result) return;
+      ctx.cache.set(key, job.id);
+      job.cacheKey = key;
+    });
+  }
+  return job;
+}
+
 /** Bytes billed: per table read, the bytes scanned rounded up to a MiB, at least 10 MiB; nothing for 0 bytes. */
 function bytesBilled(analysis) {
   return analysis.billedPerTable.reduce((sum, b) => sum + (b === 0 ? 0 : Math.max(MIN_BILLED_PER_TABLE, Math.ceil(b / MIB) * MIB)), 0);
 }
 
-function queryStatistics(analysis, billed) {
+function queryStatistics(analysis, billed, { cacheHit = false } = {}) {
   const q = {
-    totalBytesProcessed: String(analysis.totalBytesProcessed),
+    totalBytesProcessed: cacheHit ? '0' : String(analysis.totalBytesProcessed),
     totalBytesBilled: String(billed),
     totalBytesProcessedAccuracy: 'PRECISE',
-    cacheHit: false,
+    cacheHit,
     statementType: analysis.statementType,
   };
-  // BigQuery omits empty repeated fields.
+  // BigQuery omits empty repeated fields, and the reference lists of a cache hit ("referenced_tables: only
+  // populated for query jobs that are not cache hits", INFORMATION_SCHEMA.JOBS).
+  if (cacheHit) {
+    if (analysis.runnable) q.schema = { fields: analysis.fields };
+    return q;
+  }
   if (analysis.referencedTables.length) q.referencedTables = analysis.referencedTables;
   if (analysis.referencedRoutines.length) q.referencedRoutines = analysis.referencedRoutines;
   if (analysis.runnable) q.schema = { fields: analysis.fields };
@@ -557,36 +644,45 @@ class JobStore {
   constructor() {
     /** @type {Map<string, any>} */
     this.jobs = new Map();
-    /** @type {Map<string, string>} */
-    this.requestIds = new Map();
+    /** Ids of jobs no longer held: a job id stays taken (BigQuery refuses a reused id with 409 duplicate). */
+    this.used = new Set();
   }
 
   add(job) {
     this.prune(job.createdAt);
     this.jobs.set(job.id, job);
-    if (job.requestId) this.requestIds.set(job.requestId, job.id);
   }
 
   get(id) {
     return this.jobs.get(id) ?? null;
   }
 
-  byRequestId(requestId) {
-    const id = this.requestIds.get(requestId);
-    return id ? this.get(id) : null;
+  wasUsed(id) {
+    return this.used.has(id);
+  }
+
+  /**
+   * Hides a job that ran without one (JOB_CREATION_OPTIONAL): no call can find it, like on BigQuery; its result
+   * still serves the query cache.
+   */
+  forget(id) {
+    const job = this.jobs.get(id);
+    if (job) job.hidden = true;
   }
 
   /** Forgets finished jobs, oldest first, past their TTL or while too many jobs or result rows are held. */
   prune(now) {
     const cutoff = now - JOB_TTL_MS;
     let rows = 0;
-    for (const job of this.jobs.values()) rows += job.result?.total ?? 0;
+    for (const job of this.jobs.values()) if (!job.cachedFrom) rows += job.result?.total ?? 0;
     for (const [id, job] of this.jobs) {
       if (this.jobs.size <= MAX_JOBS && rows <= MAX_RETAINED_ROWS && job.createdAt > cutoff) break;
       if (job.state !== 'DONE') continue;
-      rows -= job.result?.total ?? 0;
+      if (!job.cachedFrom) rows -= job.result?.total ?? 0;
       this.jobs.delete(id);
-      if (job.requestId) this.requestIds.delete(job.requestId);
+      if (job.cacheKey && this.cache?.get(job.cacheKey) === id) this.cache.delete(job.cacheKey);
+      if (this.used.size > 100_000) this.used.clear();
+      this.used.add(id);
     }
   }
 
@@ -602,13 +698,15 @@ class JobStore {
 /**
  * @param {any} ctx
  * @param {any} call
- * @param {{ sql: string, analysis: any, location: string, labels: any, requestId?: string | null, maximumBytesBilled?: string, jobId?: string }} job
+ * @param {{ sql: string, analysis: any, location: string, labels: any, requestId?: string | null, maximumBytesBilled?: string, jobId?: string,
+ *   cachedFrom?: any, jobTimeoutMs?: number }} job
  */
-function startJob(ctx, call, { sql, analysis, location, labels, requestId, maximumBytesBilled, jobId }) {
+function startJob(ctx, call, { sql, analysis, location, labels, requestId, maximumBytesBilled, jobId, cachedFrom, jobTimeoutMs }) {
   if (!analysis.runnable) {
     throw new BqError(403, 'accessDenied', `Access Denied: the local warehouse is read-only; ${analysis.statementType} statements are not allowed.`);
   }
-  const billed = bytesBilled(analysis);
+  // A cache hit bills nothing ("you aren't charged for queries that use cached results").
+  const billed = cachedFrom ? 0 : bytesBilled(analysis);
   if (maximumBytesBilled !== undefined && maximumBytesBilled !== null) {
     const max = Number(maximumBytesBilled);
     if (!Number.isSafeInteger(max) || max < 0) throw new BqError(400, 'invalid', `Invalid value for maximumBytesBilled: ${JSON.stringify(maximumBytesBilled)}`);
@@ -635,20 +733,32 @@ function startJob(ctx, call, { sql, analysis, location, labels, requestId, maxim
     error: null,
     conn: null,
     cancelled: false,
+    cancelRequested: false,
+    cachedFrom: cachedFrom ?? null,
+    jobTimeoutMs: jobTimeoutMs ?? null,
     done: /** @type {Promise<void> | null} */ (null),
   };
-  job.done = runJob(ctx, job, call.slowMs);
+  if (cachedFrom) {
+    job.result = cachedFrom.result;
+    job.state = 'DONE';
+    job.endedAt = job.createdAt;
+    job.done = Promise.resolve();
+  } else job.done = runJob(ctx, job, call.slowMs);
   ctx.jobs.add(job);
   return job;
 }
 
 async function runJob(ctx, job, slowMs) {
+  // The job's own jobTimeoutMs, when shorter than the warehouse's limit, stops it as BigQuery would.
+  const limitMs = job.jobTimeoutMs ? Math.min(job.jobTimeoutMs, ctx.maxJobMs) : ctx.maxJobMs;
   const limit = setTimeout(() => {
     job.timedOut = true;
+    job.wake?.();
     job.conn?.interrupt();
-  }, ctx.maxJobMs);
+  }, limitMs);
   try {
     if (slowMs > 0) await within(new Promise((resolve) => { job.wake = resolve; }), slowMs);
+    if (job.timedOut) throw new BqError(400, 'timeout', 'timed out');
     if (job.cancelled) throw new BqError(400, 'stopped', 'Job execution was cancelled: User requested cancellation');
     const result = await ctx.engine.execute(job.analysis, (conn) => {
       job.conn = conn;
@@ -661,7 +771,7 @@ async function runJob(ctx, job, slowMs) {
     }
     job.result = { result, types: result.columnTypes(), offsets, total, cache: { index: -1, rows: [] } };
   } catch (e) {
-    if (job.timedOut) job.error = new BqError(400, 'timeout', `Operation timed out after ${Math.round(ctx.maxJobMs / 1000)} seconds. Consider reducing the amount of work performed by your operation so that it can complete within this limit.`);
+    if (job.timedOut) job.error = new BqError(400, 'timeout', `Operation timed out after ${Math.round(limitMs / 1000)} seconds. Consider reducing the amount of work performed by your operation so that it can complete within this limit.`);
     else if (job.cancelled) job.error = new BqError(400, 'stopped', 'Job execution was cancelled: User requested cancellation');
     else job.error = e instanceof BqError ? e : new BqError(500, 'internalError', 'An internal error occurred and the request could not be completed.');
   } finally {
@@ -682,7 +792,7 @@ function cancelJob(job) {
 function findJob(call) {
   const job = call.jobId ? call.ctx.jobs.get(call.jobId) : null;
   const location = call.params.get('location');
-  if (!job || job.project !== call.project || (location && location.toUpperCase() !== job.location.toUpperCase())) {
+  if (!job || job.hidden || job.project !== call.project || (location && location.toUpperCase() !== job.location.toUpperCase())) {
     throw new BqError(404, 'notFound', `Not found: Job ${call.project}:${location ?? call.ctx.location}.${call.jobId}`);
   }
   return job;
@@ -703,10 +813,10 @@ async function queryResponse(ctx, job, { maxResults, waitMs, int64Timestamp, inc
     schema: { fields: job.analysis.fields },
     jobReference: jobReference(job),
     ...pageOf(job, 0, maxResults, int64Timestamp),
-    totalBytesProcessed: String(job.analysis.totalBytesProcessed),
+    totalBytesProcessed: job.cachedFrom ? '0' : String(job.analysis.totalBytesProcessed),
     totalBytesBilled: String(job.billed),
     jobComplete: true,
-    cacheHit: false,
+    cacheHit: job.cachedFrom !== null,
     creationTime: String(job.createdAt),
     startTime: String(job.startedAt),
     endTime: String(job.endedAt),
@@ -726,10 +836,11 @@ function jobResource(job) {
   const statistics = { creationTime: String(job.createdAt), startTime: String(job.startedAt) };
   if (job.state === 'DONE') {
     statistics.endTime = String(job.endedAt);
-    statistics.totalBytesProcessed = String(job.analysis.totalBytesProcessed);
-    statistics.query = queryStatistics(job.analysis, job.billed);
+    statistics.totalBytesProcessed = job.cachedFrom ? '0' : String(job.analysis.totalBytesProcessed);
+    statistics.query = queryStatistics(job.analysis, job.billed, { cacheHit: job.cachedFrom !== null });
   }
   const query = { query: job.sql, priority: 'INTERACTIVE', useLegacySql: false };
+  const config = job.jobTimeoutMs ? { jobTimeoutMs: String(job.jobTimeoutMs) } : {};
   if (job.maximumBytesBilled !== undefined) query.maximumBytesBilled = String(job.maximumBytesBilled);
   return {
     kind: 'bigquery#job',
@@ -737,7 +848,7 @@ function jobResource(job) {
     id: `${job.project}:${job.location}.${job.id}`,
     selfLink: `https://bigquery.googleapis.com/bigquery/v2/projects/${job.project}/jobs/${job.id}?location=${job.location}`,
     user_email: job.email,
-    configuration: { query, jobType: 'QUERY', ...(job.labels ? { labels: job.labels } : {}) },
+    configuration: { query, jobType: 'QUERY', ...config, ...(job.labels ? { labels: job.labels } : {}) },
     jobReference: jobReference(job),
     statistics,
     status,
@@ -806,6 +917,23 @@ function within(promise, ms) {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
+/** What the journal keeps of an answer: the facts tests check, never the rows. */
+function answerSummary(out) {
+  const job = out.job ?? out;
+  const q = job.statistics?.query;
+  const summary = {
+    jobId: job.jobReference?.jobId ?? null,
+    queryId: out.queryId ?? null,
+    jobComplete: out.jobComplete ?? null,
+    state: job.status?.state ?? null,
+    errorReason: job.status?.errorResult?.reason ?? null,
+    totalBytesBilled: out.totalBytesBilled ?? q?.totalBytesBilled ?? null,
+    cacheHit: out.cacheHit ?? q?.cacheHit ?? null,
+  };
+  if (q) summary.referencedTables = q.referencedTables ?? null;
+  return summary;
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // Control endpoints (no auth; the server only listens on loopback)
 
@@ -826,6 +954,8 @@ export class RequestJournal {
       body,
       auth: auth.ok ? { ok: true, iss: auth.claims.iss } : { ok: false, why: auth.why },
       status: null,
+      /** @type {Record<string, unknown> | null} a summary of a 200 answer (answerSummary), or the error reason */
+      answer: null,
     };
     this.entries.push(entry);
     if (this.entries.length > this.max) this.entries.shift();

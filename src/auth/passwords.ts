@@ -3,6 +3,8 @@
  * 100,000 iterations is the most workerd's PBKDF2 accepts; the iteration count is stored per user so it can
  * be raised later without invalidating existing hashes.
  */
+import { toHex } from '../lib/ids';
+
 export const PASSWORD_ITERATIONS = 100_000;
 const SALT_BYTES = 16;
 const HASH_BITS = 256;
@@ -13,10 +15,6 @@ export interface PasswordHash {
   /** hex */
   salt: string;
   iterations: number;
-}
-
-function toHex(bytes: Uint8Array): string {
-  return [...bytes].map((x) => x.toString(16).padStart(2, '0')).join('');
 }
 
 function fromHex(hex: string): Uint8Array {

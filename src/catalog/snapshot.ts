@@ -30,6 +30,14 @@ const ReportRowSchema = z.object({
 type CatalogReport = z.infer<typeof ReportRowSchema>;
 
 /**
+ * Whether a brand has a dataset, i.e. can be queried: the one statement of this rule (the brands list's
+ * `queryable`, reports' `runnable`, run_query and describe_table's 409 BRAND_NOT_PROVISIONED, search's tables).
+ */
+export function hasDataset<B extends { dataset: string | null }>(brand: B): brand is B & { dataset: string } {
+  return brand.dataset !== null;
+}
+
+/**
  * Whether a report applies to a brand: `system` reports to every brand, `org` reports to the brands of their
  * org, `brand` reports to their own brand. The one statement of this rule (listings and stored-query runs).
  */

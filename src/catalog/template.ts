@@ -1,6 +1,6 @@
 /**
  * Stored-query templates: report sections hold SQL with `{slot}` placeholders that the server fills at run
- * time from validated values, never from caller text (docs/design.md, security model 4).
+ * time from validated values, never from caller text (docs/architecture.md, security model 4).
  *
  * Slot values are inserted bare, so templates write the quoting themselves:
  * `` `service-v1.{dataset}.fact__orders` `` and `DATE '{start_date}'`.

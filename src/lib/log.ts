@@ -1,3 +1,5 @@
+import { randomHex } from './ids';
+
 /** Structured log lines; every line carries the request id. Never pass secrets or bearer tokens here. */
 export interface Logger {
   info(msg: string, fields?: Record<string, unknown>): void;
@@ -20,7 +22,5 @@ export function createLogger(requestId: string): Logger {
 }
 
 export function newRequestId(): string {
-  const b = new Uint8Array(12);
-  crypto.getRandomValues(b);
-  return 'req_' + [...b].map((x) => x.toString(16).padStart(2, '0')).join('');
+  return `req_${randomHex(12)}`;
 }

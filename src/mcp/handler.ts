@@ -76,6 +76,7 @@ export async function handleMcpRequest(
     log,
     now: Date.now(),
     transport: 'mcp',
+    origin: new URL(request.url).origin,
     waitUntil: (p) => ctx.waitUntil(p),
   };
   const factory = () => createMcpServer({ ctx: opContext, origin: new URL(request.url).origin });

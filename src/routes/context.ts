@@ -13,6 +13,7 @@ export function opContext(c: Context<AppEnv>): OpContext {
     log: c.get('log'),
     now: Date.now(),
     transport: 'rest',
+    origin: new URL(c.req.url).origin,
     waitUntil: (p) => {
       try {
         c.executionCtx.waitUntil(p);

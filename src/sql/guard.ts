@@ -1,5 +1,5 @@
 /**
- * The read-only SQL guard: gates 2a, 2b and the verdict of 2c of the security model (docs/design.md). Pure: no I/O,
+ * The read-only SQL guard: gates 2a, 2b and the verdict of 2c of the security model (docs/architecture.md). Pure: no I/O,
  * no clock; the parser is WebAssembly loaded from the bundle. See docs/sql-guard.md for the rules.
  *
  *   checkSql(sql, scope)      2a size/shape prescan, 2b parse + whole-tree table resolution

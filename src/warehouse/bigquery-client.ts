@@ -45,6 +45,8 @@ export interface DryRunResult {
   referencedRoutines: RoutineRef[];
   /** Every other `referenced*` entry of `statistics.query`, as BigQuery sent it (the gate refuses non-empty ones). */
   otherReferences: Record<string, unknown>;
+  /** The dry run was answered from the query cache (it asks not to be); its reference lists may then be empty. */
+  cacheHit: boolean;
   totalBytesProcessed: number;
 }
 
@@ -61,6 +63,10 @@ export interface QueryResult {
   jobId: string | null;
   /** Where the job ran; with `jobId`, what `readPage` needs to read more of the stored result. */
   location: string | null;
+  /** BigQuery's id of a query that ran without a job (JOB_CREATION_OPTIONAL); for the log. */
+  queryId: string | null;
+  /** Warehouse round trips this query took (HTTP requests, retries included), for the log and the benchmark. */
+  requests: number;
 }
 
 /** One page of a finished job's stored result (`jobs.getQueryResults` with `startIndex`). */
@@ -114,6 +120,8 @@ export interface PageOptions extends CallOptions {
   maxResults: number;
   /** Deadline of the read, retries included. Default: QUERY_TIMEOUT_MS. */
   timeoutMs?: number;
+  /** Byte budget of the page's rows (their JSON size as BigQuery sent them); rows past it are left for the next page. */
+  maxResultBytes?: number;
 }
 
 interface CallOptions {
@@ -136,15 +144,28 @@ export interface DryRunOptions extends CallOptions {
 export interface QueryOptions extends CallOptions {
   /** Per-key byte-scan ceiling, sent as `maximumBytesBilled` so BigQuery enforces it too. */
   maxBytesBilled: number;
-  /** Rows kept; one more is asked for to know whether the result was cut. */
+  /** Rows kept at most; whether more exist comes from BigQuery's `totalRows`. */
   rowCap: number;
+  /**
+   * Byte budget of the rows kept (their JSON size as BigQuery sent them, which is larger than the decoded rows):
+   * pages stop being fetched once it is reached and the rest is left to a cursor. Default: no budget.
+   */
+  maxResultBytes?: number;
+  /**
+   * Run it as a job with a client-chosen id (`jobs.insert` + `getQueryResults`) instead of the fast path, so a
+   * cursor can read past what is returned. The client does this by itself when a job-less result must be cut.
+   */
+  requireJob?: boolean;
+  /** Bytes to count when what a timed-out or lost query billed can never be learned (the dry-run estimate). */
+  billedIfUnknown?: number;
   /** Deadline for the whole query (send, poll, page, retries); past it the job is cancelled. */
   timeoutMs: number;
   dryRun?: false;
   /**
-   * Called when the query ends in WAREHOUSE_TIMEOUT, with what the abandoned job billed, once known (found by
-   * job id, or by re-sending the same BigQuery requestId when the submission itself went unanswered). The
-   * promise never rejects (0 when it cannot be learned); it also runs in `deps.waitUntil`.
+   * Called when the query ends in WAREHOUSE_TIMEOUT (or its submission failed with an unknown outcome), with
+   * what it billed once known: the job is cancelled, then `jobs.get` is polled until BigQuery reports it DONE
+   * (cancel returns at once; the job bills later). The promise never rejects; `billedIfUnknown` (default 0)
+   * when the bytes cannot be learned. It also runs in `deps.waitUntil`.
    */
   onLateBilling?: (bytesBilled: Promise<number>) => void;
 }
@@ -189,6 +210,10 @@ export interface WarehouseClientDeps {
   graceMs?: number;
   /** How long the best-effort `jobs.cancel` may take. Default 1,000 ms. */
   cancelTimeoutMs?: number;
+  /** How long a cancelled job's `jobs.get` is polled for its final bytes billed (in `waitUntil`). Default 20,000 ms. */
+  settleTimeoutMs?: number;
+  /** `jobTimeoutMs` sent with each job: the query's own deadline plus this, so BigQuery stops a job whose cancel was lost. Default 5,000 ms. */
+  jobTimeoutMarginMs?: number;
   /**
    * Where the best-effort `jobs.cancel` after a deadline runs. In the Worker pass `ctx.waitUntil` so the 504
    * goes out at once and the cancel still completes; without it the cancel is awaited (bounded) before throwing.
@@ -203,6 +228,15 @@ interface Call {
   op: string;
   upstream: UpstreamContext;
   timeoutMs: number;
+  /** Shared by every call of one logical operation (copies of a Call share it). */
+  tally: Tally;
+}
+
+interface Tally {
+  /** HTTP requests sent, retries included. */
+  requests: number;
+  /** The failure behind the last error `send` threw, to tell "refused" from "outcome unknown". */
+  lastFailure: UpstreamFailure | null;
 }
 
 interface Request {
@@ -212,7 +246,26 @@ interface Request {
   body?: unknown;
 }
 
+interface SendPolicy {
+  /** Resend after this failure? Default: whenever it is retryable. */
+  retry?: (failure: UpstreamFailure) => boolean;
+  /** A failure of a resend that means the first try succeeded (409 duplicate of our own job id): answered as `{}`. */
+  accept?: (failure: UpstreamFailure, attempt: number) => boolean;
+}
+
+interface Sent {
+  json: unknown;
+  /** Length of the answer's text: a cheap upper bound of its rows' size. */
+  bytes: number;
+}
+
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Codes of errors about the query itself: BigQuery refused or failed it, and bills nothing for it. */
+const QUERY_ERRORS = new Set(['QUERY_FAILED', 'QUERY_TOO_EXPENSIVE', 'FORBIDDEN_TABLE']);
+
+/** Asks for TIMESTAMP as integer microseconds (lossless), as both official clients do. */
+const INT64_TIMESTAMPS = { 'formatOptions.useInt64Timestamp': 'true' } as const;
 
 export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}): WarehouseClient {
   const base = `${env.BIGQUERY_API_BASE.replace(/\/+$/, '')}/bigquery/v2/projects/${encodeURIComponent(env.BIGQUERY_PROJECT)}`;
@@ -226,8 +279,12 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
   const maxPollWaitMs = deps.maxPollWaitMs ?? 10_000;
   const graceMs = deps.graceMs ?? 2_000;
   const cancelTimeoutMs = deps.cancelTimeoutMs ?? 1_000;
+  const settleTimeoutMs = deps.settleTimeoutMs ?? 20_000;
+  const jobTimeoutMarginMs = deps.jobTimeoutMarginMs ?? 5_000;
   const maxPolls = deps.maxPolls ?? 40;
   const pollBackoff = deps.pollBackoff ?? { baseMs: 250, maxMs: 2_000 };
+  const pollPolicy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, baseDelayMs: pollBackoff.baseMs, maxDelayMs: pollBackoff.maxMs };
+  const decodeOpts = { int64Timestamps: true };
 
   function url(req: Request): string {
     const params = new URLSearchParams();
@@ -251,6 +308,7 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
     const bearer = await token(call);
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), Math.max(1, abortAfterMs));
+    call.tally.requests++;
     try {
       const res = await fetchFn(url(req), {
         method: req.method,
@@ -278,21 +336,25 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
   }
 
   /** Sends `req` with retries (bounded, backoff + jitter, within the deadline) and returns the parsed JSON. */
-  async function send(req: Request, call: Call): Promise<unknown> {
+  async function sendMeasured(req: Request, call: Call, sendPolicy: SendPolicy = {}): Promise<Sent> {
     let waitedMs = 0;
+    call.tally.lastFailure = null;
     for (let attempt = 1; ; attempt++) {
       const remaining = call.deadline - now();
       if (remaining <= 0) throw deadlineExceeded(call.timeoutMs, null);
       const r = await exchange(req, call, remaining + graceMs);
       if (r.ok) {
         try {
-          return JSON.parse(r.text);
+          return { json: JSON.parse(r.text), bytes: r.text.length };
         } catch {
           throw malformedAnswer(`${call.op}: not JSON`, r.text);
         }
       }
       const { failure } = r;
-      if (!failure.retryable) throw failure.error;
+      if (sendPolicy.accept?.(failure, attempt)) return { json: {}, bytes: 0 };
+      call.tally.lastFailure = failure;
+      const retry = sendPolicy.retry ? sendPolicy.retry(failure) : failure.retryable;
+      if (!retry) throw failure.error;
       const delay = nextRetryDelay(policy, { attempt, waitedMs, remainingMs: call.deadline - now(), retryAfterMs: r.retryAfterMs }, random);
       if (delay === null) {
         call.log.warn('warehouse call gave up', { op: call.op, attempts: attempt, code: failure.error.code, upstream: failure.error.internal });
@@ -304,6 +366,10 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
     }
   }
 
+  async function send(req: Request, call: Call, sendPolicy?: SendPolicy): Promise<unknown> {
+    return (await sendMeasured(req, call, sendPolicy)).json;
+  }
+
   function newCall(opts: CallOptions, op: string, timeoutMs: number, upstream: UpstreamContext = {}): Call {
     return {
       account: credentialFor(env, opts.brandId),
@@ -312,6 +378,7 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
       op,
       upstream: { ...upstream, dataset: opts.dataset === undefined ? undefined : { project: env.BIGQUERY_PROJECT, dataset: opts.dataset } },
       timeoutMs,
+      tally: { requests: 0, lastFailure: null },
     };
   }
 
@@ -330,7 +397,7 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
         cancelCall,
         cancelTimeoutMs,
       );
-      if (r.ok) call.log.info('warehouse job cancelled after deadline', { jobId });
+      if (r.ok) call.log.info('warehouse job cancel requested', { jobId });
       else call.log.warn('warehouse job cancel failed', { jobId, upstream: r.failure.error.internal });
     } catch (err) {
       const timedOut = err instanceof ApiError && err.code === 'WAREHOUSE_TIMEOUT';
@@ -354,6 +421,238 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
     return fallback;
   }
 
+  /**
+   * A job we stopped waiting for: cancel it, then poll `jobs.get` until BigQuery reports it DONE and read what it
+   * billed. `jobs.cancel` returns at once while the job may still run ("the client will need to poll for the job
+   * status ... Cancelled jobs may still incur costs", jobs.cancel in the BigQuery v2 reference), so the bytes are
+   * only known later. Never rejects: a job BigQuery does not know billed nothing; `fallback` when it stays unknown.
+   */
+  async function settleAbandoned(jobId: string, jobLocation: string | undefined, call: Call, fallback: number): Promise<number> {
+    await cancel(jobId, jobLocation, call);
+    const until = now() + settleTimeoutMs;
+    for (let attempt = 1; ; attempt++) {
+      const getCall: Call = { ...call, op: 'jobs.get(settle)', deadline: Math.min(until, now() + cancelTimeoutMs * 2), timeoutMs: cancelTimeoutMs * 2 };
+      try {
+        const job = JobSchema.safeParse(await send({ method: 'GET', path: `/jobs/${encodeURIComponent(jobId)}`, query: { location: jobLocation } }, getCall));
+        if (job.success && job.data.status?.state === 'DONE') {
+          const billed = job.data.statistics?.query?.totalBytesBilled ?? 0;
+          call.log.info('abandoned warehouse job settled', { jobId, bytesBilled: billed, polls: attempt });
+          return billed;
+        }
+      } catch (err) {
+        if (call.tally.lastFailure?.status === 404) {
+          call.log.info('abandoned warehouse job unknown to the warehouse; nothing billed', { jobId });
+          return 0;
+        }
+        call.log.warn('jobs.get of an abandoned job failed', { jobId, error: describeError(err) });
+      }
+      const pause = backoffDelay(pollPolicy, attempt, random);
+      if (now() + pause >= until) break;
+      await sleep(pause);
+    }
+    call.log.warn('could not learn what an abandoned job billed; counting the estimate', { jobId, bytes: fallback });
+    return fallback;
+  }
+
+  /** Reports `late` to the caller and keeps it running past the answer (or awaits it without waitUntil). */
+  async function reportLate(late: Promise<number>, opts: QueryOptions): Promise<void> {
+    opts.onLateBilling?.(late);
+    if (deps.waitUntil) deps.waitUntil(late);
+    else await late;
+  }
+
+  function jobTimeoutMs(timeoutMs: number): string {
+    return String(timeoutMs + jobTimeoutMarginMs);
+  }
+
+  /**
+   * Rows of `page` kept within the byte budget. A page whose whole answer fits is kept without measuring; one that
+   * crosses the budget is measured row by row (raw JSON size) and cut, at least one row overall.
+   */
+  function withinBudget(pageRows: unknown[], pageBytes: number, budget: { left: number; hit: boolean; kept: number }): unknown[] {
+    if (pageBytes <= budget.left) {
+      budget.left -= pageBytes;
+      budget.kept += pageRows.length;
+      return pageRows;
+    }
+    let n = 0;
+    for (const row of pageRows) {
+      const size = JSON.stringify(row).length + 1;
+      if (size > budget.left && budget.kept + n > 0) break;
+      budget.left -= size;
+      n++;
+    }
+    budget.hit = n < pageRows.length || budget.left <= 0;
+    budget.kept += n;
+    return n < pageRows.length ? pageRows.slice(0, n) : pageRows;
+  }
+
+  async function runQuery(sql: string, opts: QueryOptions): Promise<QueryResult> {
+    const call = newCall(opts, opts.requireJob ? 'jobs.insert' : 'jobs.query', opts.timeoutMs, { maxBytesBilled: opts.maxBytesBilled });
+    const rowCap = opts.rowCap;
+    const labels = sanitizeLabels(opts.labels);
+    let jobId: string | null = null;
+    let jobLocation = location;
+    // Where the query stands when an error ends it: nothing sent yet, submission outcome unknown, or known.
+    let phase: 'submit' | 'job' = 'submit';
+    // What a job-less answer said it billed, so an error after it (an unreadable cell) still counts the bytes.
+    let knownBilled: number | null = null;
+    let firstBytes = 0;
+    try {
+      let first: QueryResponse;
+      if (opts.requireJob) {
+        // Idempotent by a client-chosen job id: a resend after a lost answer meets 409 duplicate (our own job),
+        // never a second job, and the id is known even when no answer came, so the job can be cancelled and billed.
+        jobId = `wqa_${crypto.randomUUID().replaceAll('-', '')}`;
+        const inserted = JobSchema.safeParse(
+          await send(
+            {
+              method: 'POST',
+              path: '/jobs',
+              body: {
+                jobReference: { projectId: env.BIGQUERY_PROJECT, jobId, location },
+                configuration: {
+                  labels,
+                  jobTimeoutMs: jobTimeoutMs(opts.timeoutMs),
+                  query: { query: sql, useLegacySql: false, maximumBytesBilled: String(opts.maxBytesBilled) },
+                },
+              },
+            },
+            call,
+            { accept: (f, attempt) => attempt > 1 && f.status === 409 && f.reasons.includes('duplicate') },
+          ),
+        );
+        jobLocation = (inserted.success ? inserted.data.jobReference?.location : undefined) ?? location;
+        phase = 'job';
+        first = { jobComplete: false };
+      } else {
+        // The fast path (jobs.query, JOB_CREATION_OPTIONAL): a short query answers in this one request, without
+        // a job. BigQuery may ignore `requestId` for read-only queries, so this request is resent only after a
+        // refusal (429, rateLimitExceeded): after any other failure it may have run, and a resend could run it
+        // again. See docs/warehouse-client.md, "Which path, when".
+        const sent = await sendMeasured(
+            {
+              method: 'POST',
+              path: '/queries',
+              body: {
+                query: sql,
+                useLegacySql: false,
+                maximumBytesBilled: String(opts.maxBytesBilled),
+                maxResults: rowCap,
+                timeoutMs: Math.max(0, call.deadline - now()),
+                jobTimeoutMs: jobTimeoutMs(opts.timeoutMs),
+                jobCreationMode: 'JOB_CREATION_OPTIONAL',
+                formatOptions: { useInt64Timestamp: true },
+                location,
+                labels,
+                requestId: crypto.randomUUID(),
+              },
+            },
+            call,
+            { retry: (f) => f.retryable && f.refused },
+          );
+        first = parseQueryResponse(sent.json, 'jobs.query');
+        firstBytes = sent.bytes;
+        knownBilled = first.totalBytesBilled ?? null;
+        jobId = first.jobReference?.jobId ?? null;
+        jobLocation = first.jobReference?.location ?? location;
+        phase = 'job';
+      }
+      const resultsPath = jobId ? `/queries/${encodeURIComponent(jobId)}` : null;
+
+      // Long poll: BigQuery holds each getQueryResults up to `timeoutMs`. An answer that comes back incomplete
+      // at once (a warehouse not honouring the wait) is followed by a jittered, growing pause, and the polls of
+      // one query are capped, so a stuck job cannot turn into a flood of requests.
+      let polls = 0;
+      let quick = 0;
+      while (!first.jobComplete) {
+        if (!resultsPath) throw malformedAnswer('jobs.query: incomplete job without jobReference', '');
+        const remaining = call.deadline - now();
+        if (remaining <= 0) throw deadlineExceeded(opts.timeoutMs, jobId);
+        if (polls >= maxPolls) throw deadlineExceeded(opts.timeoutMs, jobId, `still running after ${polls} polls`);
+        const waitMs = Math.min(remaining, maxPollWaitMs);
+        const asked = now();
+        const sent = await sendMeasured(
+          { method: 'GET', path: resultsPath, query: { location: jobLocation, maxResults: rowCap, timeoutMs: waitMs, ...INT64_TIMESTAMPS } },
+          { ...call, op: 'jobs.getQueryResults' },
+        );
+        first = parseQueryResponse(sent.json, 'jobs.getQueryResults');
+        firstBytes = sent.bytes;
+        polls++;
+        if (!first.jobComplete && now() - asked < waitMs / 2) {
+          quick++;
+          await sleep(Math.max(0, Math.min(backoffDelay(pollPolicy, quick, random), call.deadline - now())));
+        }
+      }
+
+      const schema = first.schema?.fields ?? [];
+      const budget = { left: opts.maxResultBytes ?? Infinity, hit: false, kept: 0 };
+      const firstRows = first.rows ?? [];
+      const rows = decodeRows(schema, withinBudget(firstRows, firstBytes, budget).slice(0, rowCap), decodeOpts);
+      let pageToken = first.pageToken;
+      while (rows.length < rowCap && pageToken && resultsPath && !budget.hit) {
+        if (call.deadline - now() <= 0) throw deadlineExceeded(opts.timeoutMs, jobId);
+        const sent = await sendMeasured(
+          { method: 'GET', path: resultsPath, query: { location: jobLocation, pageToken, maxResults: rowCap - rows.length, ...INT64_TIMESTAMPS } },
+          { ...call, op: 'jobs.getQueryResults(page)' },
+        );
+        const page = parseQueryResponse(sent.json, 'jobs.getQueryResults(page)');
+        const pageRows = page.rows ?? [];
+        // A page without rows and with the same token again would loop forever.
+        if (pageRows.length === 0 && page.pageToken === pageToken) break;
+        for (const row of decodeRows(schema, withinBudget(pageRows, sent.bytes, budget), decodeOpts)) rows.push(row);
+        pageToken = page.pageToken;
+      }
+      if (rows.length > rowCap) rows.length = rowCap;
+
+      const totalBytesProcessed = first.totalBytesProcessed ?? 0;
+      const totalRows = Math.max(first.totalRows ?? 0, rows.length);
+      if (!jobId && rows.length < totalRows) {
+        // A job-less answer cut by the byte budget: a cursor needs a job. Run it again as one; the first run put
+        // its result in the query cache, so this one bills nothing (BigQuery: cached results are not charged).
+        call.log.info('job-less result cut by the byte budget; running it as a job for a cursor', { rows: rows.length, totalRows });
+        const again = await runQuery(sql, { ...opts, requireJob: true, timeoutMs: Math.max(1, call.deadline - now()) });
+        return {
+          ...again,
+          totalBytesBilled: again.totalBytesBilled + (first.totalBytesBilled ?? totalBytesProcessed),
+          requests: again.requests + call.tally.requests,
+        };
+      }
+      const totalBytesBilled =
+        first.totalBytesBilled ?? (jobId ? await bytesBilled(jobId, jobLocation, call, totalBytesProcessed) : totalBytesProcessed);
+      return {
+        rows,
+        schema,
+        truncated: rows.length < totalRows,
+        totalRows,
+        totalBytesProcessed,
+        totalBytesBilled,
+        jobId,
+        location: jobLocation ?? null,
+        queryId: first.queryId ?? null,
+        requests: call.tally.requests,
+      };
+    } catch (err) {
+      if (!(err instanceof ApiError) || QUERY_ERRORS.has(err.code)) throw err;
+      const unknown = opts.billedIfUnknown ?? 0;
+      if (jobId === null && knownBilled !== null) {
+        await reportLate(Promise.resolve(knownBilled), opts);
+      } else if (jobId !== null) {
+        // A job we know of and no longer wait for (deadline, or a failure while polling): stop it, count it.
+        await reportLate(settleAbandoned(jobId, jobLocation, call, unknown), opts);
+      } else if (phase === 'submit' && !call.tally.lastFailure?.refused && !(call.tally.lastFailure && call.tally.lastFailure.status >= 400 && call.tally.lastFailure.status < 500)) {
+        // The submission's outcome is unknown (no answer, 5xx, a dropped connection): it may have run, and there
+        // is no job id to find it by. jobTimeoutMs stops it; its bytes are counted at the estimate.
+        call.log.warn('query submission outcome unknown; counting the estimate', { bytes: unknown, code: err.code });
+        await reportLate(Promise.resolve(unknown), opts);
+      }
+      // The message must match what happened: a cancel is only requested for a job we know.
+      const said = (err.internal as { jobId?: string | null } | undefined)?.jobId ?? null;
+      if (err.code === 'WAREHOUSE_TIMEOUT' && said !== jobId) throw deadlineExceeded(opts.timeoutMs, jobId);
+      throw err;
+    }
+  }
+
   return {
     async dryRun(sql, opts) {
       const timeoutMs = opts.timeoutMs ?? configOf(env).QUERY_TIMEOUT_MS;
@@ -370,6 +669,10 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
               query: {
                 query: sql,
                 useLegacySql: false,
+                // A dry run answered from the cache may omit referencedTables ("only populated for query jobs that
+                // are not cache hits"), which would empty the gate's table check; Google's own dry-run sample
+                // sets use_query_cache=False too.
+                useQueryCache: false,
                 ...(opts.maxBytesBilled === undefined ? {} : { maximumBytesBilled: String(opts.maxBytesBilled) }),
               },
             },
@@ -387,127 +690,30 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
         referencedTables: q.referencedTables ?? [],
         referencedRoutines: q.referencedRoutines ?? [],
         otherReferences: otherReferences(json),
+        cacheHit: q.cacheHit === true,
         totalBytesProcessed: q.totalBytesProcessed ?? job.data.statistics?.totalBytesProcessed ?? 0,
       };
     },
 
-    async query(sql, opts) {
-      const call = newCall(opts, 'jobs.query', opts.timeoutMs, { maxBytesBilled: opts.maxBytesBilled });
-      const want = opts.rowCap + 1;
-      // One id per logical query, reused by every retry, so BigQuery runs (and bills) it at most once.
-      const bigqueryRequestId = crypto.randomUUID();
-      const submit = (timeoutMs: number, maxResults: number): Request => ({
-        method: 'POST',
-        path: '/queries',
-        body: {
-          query: sql,
-          useLegacySql: false,
-          maximumBytesBilled: String(opts.maxBytesBilled),
-          maxResults,
-          timeoutMs,
-          location,
-          labels: sanitizeLabels(opts.labels),
-          requestId: bigqueryRequestId,
-        },
-      });
-      let jobId: string | null = null;
-      let jobLocation = location;
-      try {
-        let first = parseQueryResponse(await send(submit(Math.max(0, call.deadline - now()), want), call), 'jobs.query');
-        jobId = first.jobReference?.jobId ?? null;
-        jobLocation = first.jobReference?.location ?? location;
-        const resultsPath = jobId ? `/queries/${encodeURIComponent(jobId)}` : null;
-
-        // Long poll: BigQuery holds each getQueryResults up to `timeoutMs`. An answer that comes back incomplete
-        // at once (a warehouse not honouring the wait) is followed by a jittered, growing pause, and the polls of
-        // one query are capped, so a stuck job cannot turn into a flood of requests.
-        let polls = 0;
-        let quick = 0;
-        while (!first.jobComplete) {
-          if (!resultsPath) throw malformedAnswer('jobs.query: incomplete job without jobReference', '');
-          const remaining = call.deadline - now();
-          if (remaining <= 0) throw deadlineExceeded(opts.timeoutMs, jobId);
-          if (polls >= maxPolls) throw deadlineExceeded(opts.timeoutMs, jobId, `still running after ${polls} polls`);
-          const waitMs = Math.min(remaining, maxPollWaitMs);
-          const asked = now();
-          first = parseQueryResponse(
-            await send(
-              { method: 'GET', path: resultsPath, query: { location: jobLocation, maxResults: want, timeoutMs: waitMs } },
-              { ...call, op: 'jobs.getQueryResults' },
-            ),
-            'jobs.getQueryResults',
-          );
-          polls++;
-          if (!first.jobComplete && now() - asked < waitMs / 2) {
-            quick++;
-            const pause = backoffDelay({ ...DEFAULT_RETRY_POLICY, baseDelayMs: pollBackoff.baseMs, maxDelayMs: pollBackoff.maxMs }, quick, random);
-            await sleep(Math.max(0, Math.min(pause, call.deadline - now())));
-          }
-        }
-
-        const schema = first.schema?.fields ?? [];
-        const rows = decodeRows(schema, first.rows ?? []);
-        let pageToken = first.pageToken;
-        while (rows.length < want && pageToken && resultsPath) {
-          if (call.deadline - now() <= 0) throw deadlineExceeded(opts.timeoutMs, jobId);
-          const page = parseQueryResponse(
-            await send(
-              {
-                method: 'GET',
-                path: resultsPath,
-                query: { location: jobLocation, pageToken, maxResults: want - rows.length },
-              },
-              { ...call, op: 'jobs.getQueryResults(page)' },
-            ),
-            'jobs.getQueryResults(page)',
-          );
-          const pageRows = page.rows ?? [];
-          // A page without rows and with the same token again would loop forever.
-          if (pageRows.length === 0 && page.pageToken === pageToken) break;
-          for (const row of decodeRows(schema, pageRows)) rows.push(row);
-          pageToken = page.pageToken;
-        }
-
-        const totalBytesProcessed = first.totalBytesProcessed ?? 0;
-        const totalBytesBilled =
-          first.totalBytesBilled ?? (jobId ? await bytesBilled(jobId, jobLocation, call, totalBytesProcessed) : totalBytesProcessed);
-        const totalRows = Math.max(first.totalRows ?? 0, rows.length);
-        const truncated = rows.length > opts.rowCap || totalRows > opts.rowCap;
-        if (rows.length > opts.rowCap) rows.length = opts.rowCap;
-        return { rows, schema, truncated, totalRows, totalBytesProcessed, totalBytesBilled, jobId, location: jobLocation ?? null };
-      } catch (err) {
-        if (err instanceof ApiError && err.code === 'WAREHOUSE_TIMEOUT') {
-          const knownJob = jobId;
-          const late = abandon(knownJob, jobLocation, call, () => send(submit(0, 1), { ...call, op: 'jobs.query(recover)', deadline: now() + cancelTimeoutMs * 5 }));
-          opts.onLateBilling?.(late);
-          if (deps.waitUntil) deps.waitUntil(late);
-          else await late;
-          // The message must match what happened: a cancel is only requested for a job we know.
-          if (knownJob === null) throw deadlineExceeded(opts.timeoutMs, null);
-        }
-        throw err;
-      }
-    },
+    query: runQuery,
 
     async readPage(opts) {
       const timeoutMs = opts.timeoutMs ?? configOf(env).QUERY_TIMEOUT_MS;
       const call = newCall(opts, 'jobs.getQueryResults(cursor)', timeoutMs, { readsStoredResult: true });
-      const page = parseQueryResponse(
-        await send(
-          {
-            method: 'GET',
-            path: `/queries/${encodeURIComponent(opts.jobId)}`,
-            query: { location: opts.location, startIndex: opts.startIndex, maxResults: opts.maxResults, timeoutMs: 0 },
-          },
-          call,
-        ),
-        'jobs.getQueryResults(cursor)',
+      const sent = await sendMeasured(
+        {
+          method: 'GET',
+          path: `/queries/${encodeURIComponent(opts.jobId)}`,
+          query: { location: opts.location, startIndex: opts.startIndex, maxResults: opts.maxResults, timeoutMs: 0, ...INT64_TIMESTAMPS },
+        },
+        call,
       );
+      const page = parseQueryResponse(sent.json, 'jobs.getQueryResults(cursor)');
       // A cursor is only issued for a finished job, so an incomplete answer means the warehouse lost track of it.
       if (!page.jobComplete) throw malformedAnswer('jobs.getQueryResults(cursor): job of a cursor is not complete', '');
       const schema = page.schema?.fields ?? [];
-      const rows = decodeRows(schema, page.rows ?? []);
-      if (rows.length > opts.maxResults) rows.length = opts.maxResults;
+      const budget = { left: opts.maxResultBytes ?? Infinity, hit: false, kept: 0 };
+      const rows = decodeRows(schema, withinBudget((page.rows ?? []).slice(0, opts.maxResults), sent.bytes, budget), decodeOpts);
       return { rows, schema, totalRows: page.totalRows ?? opts.startIndex + rows.length };
     },
 
@@ -549,30 +755,6 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
     }
     call.log.warn('tables.list: more pages than read', { dataset: opts.dataset, tables: out.length });
     return out;
-  }
-
-  /**
-   * After a deadline: cancel the job (best effort) and learn what it billed, so the usage budget still counts it.
-   * Without a job id (the submission went unanswered) the same requestId is sent again with no wait: BigQuery
-   * answers the job it already started (or starts it, which the cancel then stops). Never rejects: 0 when unknown.
-   */
-  async function abandon(jobId: string | null, jobLocation: string | undefined, call: Call, resubmit: () => Promise<unknown>): Promise<number> {
-    let id = jobId;
-    let where = jobLocation;
-    try {
-      if (id === null) {
-        const again = QueryResponseSchema.safeParse(await resubmit());
-        id = again.success ? (again.data.jobReference?.jobId ?? null) : null;
-        where = again.success ? (again.data.jobReference?.location ?? where) : where;
-        if (id === null) return 0;
-        call.log.info('warehouse job found after the deadline', { jobId: id });
-      }
-      await cancel(id, where, call);
-      return await bytesBilled(id, where, { ...call, deadline: now() + cancelTimeoutMs * 2 }, 0);
-    } catch (err) {
-      call.log.warn('could not learn what an abandoned job billed; counting 0', { jobId: id, error: describeError(err) });
-      return 0;
-    }
   }
 }
 

@@ -10,13 +10,28 @@ import { GoogleErrorSchema } from './wire';
 export interface UpstreamFailure {
   /** Worth another try: 5xx, 429, backendError, internalError, rateLimitExceeded. Never a user error. */
   retryable: boolean;
+  /**
+   * BigQuery refused the request before doing anything (429, `rateLimitExceeded`, `quotaExceeded`): resending a
+   * query that got this cannot run it twice. False when the outcome is unknown (5xx, a dropped connection).
+   */
+  refused: boolean;
+  /** HTTP status (0 for a network failure) and the error reasons, for callers that treat one specially. */
+  status: number;
+  reasons: string[];
   error: ApiError;
 }
 
 /** Largest slice of an upstream body kept for the log. */
 const MAX_LOGGED_BODY = 4096;
 
-const RETRYABLE_REASONS = new Set(['backendError', 'internalError', 'rateLimitExceeded', 'jobBackendError', 'jobInternalError']);
+/**
+ * Reasons worth resending the same request for. The `job*` reasons are not among them: they report a job that
+ * already failed (getQueryResults turns a job failure into an HTTP error), so resending only repeats the failure
+ * (python-bigquery retry.py, job_retry_reasons).
+ */
+const RETRYABLE_REASONS = new Set(['backendError', 'internalError', 'rateLimitExceeded']);
+/** Reasons that mean the request was refused before anything ran. */
+const REFUSED_REASONS = new Set(['rateLimitExceeded', 'quotaExceeded']);
 /** Reasons whose message describes the user's own query, so it may be returned. */
 const USER_QUERY_REASONS = new Set(['invalidQuery', 'resourcesExceeded', 'responseTooLarge']);
 /** A message about a table, view or dataset (as opposed to the project, a job or our credentials). */
@@ -67,22 +82,24 @@ export function mapUpstreamError(status: number, rawText: string, ctx: UpstreamC
   const first = items[0];
   const message = first?.message ?? (parsed.success ? parsed.data.error.message : undefined) ?? '';
   const has = (r: string) => reasons.includes(r);
+  const refused = status === 429 || reasons.some((r) => REFUSED_REASONS.has(r));
+  const failure = (retryable: boolean, error: ApiError): UpstreamFailure => ({ retryable, refused, status, reasons, error });
 
   if (has('bytesBilledLimitExceeded')) {
     const required = REQUIRED_BYTES_RE.exec(message)?.[1];
     const details: Record<string, unknown> = { stage: 'warehouse', reason: 'bytesBilledLimitExceeded' };
     if (ctx.maxBytesBilled !== undefined) details.maxBytesBilled = ctx.maxBytesBilled;
     if (required) details.bytesRequired = Number(required);
-    return {
-      retryable: false,
-      error: new ApiError(
+    return failure(
+      false,
+      new ApiError(
         'QUERY_TOO_EXPENSIVE',
         ctx.maxBytesBilled !== undefined
           ? `the query would bill more than this key's byte-scan ceiling of ${ctx.maxBytesBilled} bytes; narrow the date range or select fewer columns`
           : "the query would bill more than this key's byte-scan ceiling; narrow the date range or select fewer columns",
         { details, internal },
       ),
-    };
+    );
   }
 
   const userReason = reasons.find((r) => USER_QUERY_REASONS.has(r)) ?? (has('invalid') && first?.location === 'query' ? 'invalid' : undefined);
@@ -93,41 +110,62 @@ export function mapUpstreamError(status: number, rawText: string, ctx: UpstreamC
       details.line = Number(lc[1]);
       details.column = Number(lc[2]);
     }
-    return { retryable: false, error: new ApiError('QUERY_FAILED', message || 'the warehouse rejected the query', { details, internal }) };
+    return failure(false, new ApiError('QUERY_FAILED', message || 'the warehouse rejected the query', { details, internal }));
   }
 
   // A table missing from the brand's own dataset is a typo, not a permission problem. The guard already confined
   // every reference to that dataset, so naming the table tells the caller nothing about other tenants.
   const ownMissing = has('notFound') ? missingOwnTable(message, ctx.dataset) : null;
   if (ownMissing) {
-    return {
-      retryable: false,
-      error: new ApiError('QUERY_FAILED', `table ${ownMissing} does not exist in this brand's dataset; list its tables in \`${ctx.dataset?.project}.${ctx.dataset?.dataset}.INFORMATION_SCHEMA.TABLES\``, {
+    // The hint names a view the SQL guard accepts (it refuses INFORMATION_SCHEMA.TABLES).
+    return failure(
+      false,
+      new ApiError('QUERY_FAILED', `table ${ownMissing} does not exist in this brand's dataset; list its tables and columns with SELECT table_name, column_name FROM \`${ctx.dataset?.project}.${ctx.dataset?.dataset}.INFORMATION_SCHEMA.COLUMNS\``, {
         details: { stage: 'warehouse', reason: 'notFound', table: ownMissing },
         internal,
       }),
-    };
+    );
   }
 
-  if (ctx.readsStoredResult && has('notFound') && /^Not found: Job\b/i.test(message)) {
-    return { retryable: false, error: resultGone(internal) };
+  // Reading a stored result: a missing job or a missing (evicted) anonymous result table both mean the result is
+  // gone, never a permission problem.
+  if (ctx.readsStoredResult && has('notFound')) return failure(false, resultGone(internal));
+
+  // The brand's own dataset "not found in location X": the service's BIGQUERY_LOCATION (or the brand's dataset
+  // setting) is wrong. A deployment error, not a tenant-isolation refusal.
+  if (has('notFound') && ownDatasetElsewhere(message, ctx.dataset)) {
+    return failure(
+      false,
+      new ApiError('INTERNAL', "the brand's dataset is not in the warehouse location the service is configured for (BIGQUERY_LOCATION); this is a deployment error, quote the requestId to support", {
+        details: { stage: 'warehouse', reason: 'notFound' },
+        internal,
+      }),
+    );
   }
 
   if ((has('accessDenied') || has('notFound')) && OBJECT_REF_RE.test(message) && !/^Not found: Job\b/i.test(message)) {
     const details: Record<string, unknown> = { stage: 'warehouse', reason: has('accessDenied') ? 'accessDenied' : 'notFound' };
     const ref = OBJECT_REF_RE.exec(message)?.[1];
     if (ref) details.reference = ref.replace(/[`:]+$/, '');
-    return {
-      retryable: false,
-      error: new ApiError('FORBIDDEN_TABLE', 'the query referenced a table or dataset outside this brand\'s access, or one that does not exist', {
+    return failure(
+      false,
+      new ApiError('FORBIDDEN_TABLE', 'the query referenced a table or dataset outside this brand\'s access, or one that does not exist', {
         details,
         internal,
       }),
-    };
+    );
   }
 
   if (status === 401 || has('authError') || has('unauthorized')) {
-    return { retryable: false, error: new ApiError('WAREHOUSE_ERROR', 'the warehouse refused the service\'s credentials', { internal }) };
+    return failure(false, new ApiError('WAREHOUSE_ERROR', 'the warehouse refused the service\'s credentials', { internal }));
+  }
+
+  // A job that failed in BigQuery: not retried with the same request (it would only repeat the failure).
+  if (has('jobRateLimitExceeded')) {
+    return failure(false, new ApiError('WAREHOUSE_UNAVAILABLE', 'the warehouse is busy (too many jobs at once); try again later', { internal }));
+  }
+  if (has('jobInternalError') || has('jobBackendError')) {
+    return failure(false, new ApiError('WAREHOUSE_ERROR', 'the warehouse failed to run the query; try again', { internal }));
   }
 
   const retryable = status >= 500 || status === 429 || reasons.some((r) => RETRYABLE_REASONS.has(r));
@@ -135,21 +173,31 @@ export function mapUpstreamError(status: number, rawText: string, ctx: UpstreamC
     // 500 and backend/internal errors mean the warehouse broke; the rest (503, 429, gateways, rate and quota
     // limits) mean it is busy or out of reach: try again later.
     const broke = status === 500 || (status < 500 && reasons.some((r) => r === 'backendError' || r === 'internalError'));
-    return {
+    return failure(
       retryable,
-      error: broke
+      broke
         ? new ApiError('WAREHOUSE_ERROR', 'the warehouse failed to run the query; try again', { internal })
         : new ApiError('WAREHOUSE_UNAVAILABLE', 'the warehouse is unavailable or busy; try again later', { internal }),
-    };
+    );
   }
 
-  return { retryable: false, error: new ApiError('WAREHOUSE_ERROR', 'the warehouse returned an unexpected error', { internal }) };
+  return failure(false, new ApiError('WAREHOUSE_ERROR', 'the warehouse returned an unexpected error', { internal }));
+}
+
+/** "Not found: Dataset p:ds was not found in location X" about the brand's own dataset. */
+function ownDatasetElsewhere(message: string, dataset: UpstreamContext['dataset']): boolean {
+  if (!dataset) return false;
+  const m = /^Not found: Dataset ([\w-]+)[:.]([\w]+) was not found in location\b/i.exec(message);
+  return m !== null && m[1] === dataset.project && m[2]?.toLowerCase() === dataset.dataset.toLowerCase();
 }
 
 /** A fetch that threw (connection refused or dropped): retryable; after the last try, 503. */
 export function networkFailure(cause: unknown): UpstreamFailure {
   return {
     retryable: true,
+    refused: false,
+    status: 0,
+    reasons: [],
     error: new ApiError('WAREHOUSE_UNAVAILABLE', 'the warehouse could not be reached; try again later', { internal: { network: describeError(cause) } }),
   };
 }

@@ -20,6 +20,8 @@ export interface FieldSchema {
   /** NULLABLE, REQUIRED or REPEATED; absent means NULLABLE. */
   mode?: string;
   fields?: FieldSchema[];
+  /** For RANGE: the type of its start and end (DATE, DATETIME or TIMESTAMP). */
+  rangeElementType?: { type: string };
 }
 
 export const FieldSchemaSchema: z.ZodType<FieldSchema> = z.lazy(() =>
@@ -28,6 +30,7 @@ export const FieldSchemaSchema: z.ZodType<FieldSchema> = z.lazy(() =>
     type: z.string().min(1),
     mode: z.string().optional(),
     fields: z.array(FieldSchemaSchema).optional(),
+    rangeElementType: z.object({ type: z.string().min(1) }).optional(),
   }),
 );
 
@@ -43,6 +46,9 @@ const JobReferenceSchema = z.object({
 export const QueryResponseSchema = z.object({
   jobComplete: z.boolean().default(false),
   jobReference: JobReferenceSchema.optional(),
+  /** Under JOB_CREATION_OPTIONAL, the id of a query that ran without a job (then `jobReference` is absent). */
+  queryId: z.string().optional(),
+  cacheHit: z.boolean().optional(),
   schema: TableSchemaSchema.optional(),
   rows: z.array(z.unknown()).optional(),
   totalRows: Int64Count.optional(),
@@ -52,15 +58,21 @@ export const QueryResponseSchema = z.object({
 });
 export type QueryResponse = z.infer<typeof QueryResponseSchema>;
 
-/** The `Job` resource answered by `jobs.insert` (dry run) and `jobs.get`. */
+/**
+ * The `Job` resource answered by `jobs.insert` (dry run) and `jobs.get`. `statistics.query` is loose: every
+ * `referenced*` list BigQuery adds over time (models, property graphs, ...) stays visible, so the dry-run gate
+ * can refuse kinds it does not know instead of never seeing them.
+ */
 export const JobSchema = z.object({
   jobReference: JobReferenceSchema.partial().optional(),
+  status: z.object({ state: z.string().optional() }).optional(),
   statistics: z
     .object({
       totalBytesProcessed: Int64Count.optional(),
       query: z
-        .object({
+        .looseObject({
           statementType: z.string().optional(),
+          cacheHit: z.boolean().optional(),
           totalBytesProcessed: Int64Count.optional(),
           totalBytesBilled: Int64Count.optional(),
           referencedTables: z

@@ -17,6 +17,7 @@ main{max-width:1200px;margin:0 auto;padding:1rem}
 nav.pages{display:flex;flex-wrap:wrap;gap:.25rem 1rem;padding:0 1rem;border-bottom:1px solid var(--line);background:var(--card)}
 nav.pages a{display:inline-flex;align-items:center;min-height:44px;padding:0 .25rem;text-decoration:none;border-bottom:3px solid transparent}
 nav.pages a[aria-current="page"]{border-bottom-color:var(--accent);font-weight:600;color:var(--fg)}
+nav.pages .nav-short{display:none}
 main.narrow{max-width:520px}
 h1{font-size:1.5rem;margin:.5rem 0 1rem}
 h2{font-size:1.2rem;margin:0 0 .75rem}
@@ -62,6 +63,9 @@ td form{margin:0}
 .status-revoked{color:var(--muted)}
 ul.plain{padding-left:1.2rem;margin:.25rem 0}
 @media (max-width:719px){
+ nav.pages{flex-wrap:nowrap;gap:0 .75rem;overflow-x:auto;padding:0 .75rem;white-space:nowrap}
+ nav.pages .nav-long{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
+ nav.pages .nav-short{display:inline}
  table,caption,thead,tbody,tr,th,td{display:block}
  thead{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
  tr{border:1px solid var(--line);border-radius:6px;margin:0 0 .75rem;padding:.25rem .5rem}
@@ -108,7 +112,12 @@ export const Layout: FC<LayoutProps> = ({ title, nonce, header, current, narrow,
         <nav class="pages" aria-label="Administration">
           {ADMIN_NAV.map((p) => (
             <a href={p.href} aria-current={p.id === current ? 'page' : undefined}>
-              {p.label}
+              <span class="nav-long">{p.label}</span>
+              {p.short !== p.label ? (
+                <span class="nav-short" aria-hidden="true">
+                  {p.short}
+                </span>
+              ) : null}
             </a>
           ))}
         </nav>

@@ -1,12 +1,15 @@
 /**
  * The administration pages in navigation order. A leaf module (the layout draws the bar from it, the pages import
- * the layout), so it can never close an import cycle. Adding a page: see src/web/register.ts.
+ * the layout), so it can never close an import cycle. Adding a page: see src/web/register.ts. `short` is what a
+ * phone shows, so the bar stays on one line at 390 px; the accessible name is always `label`.
  */
 export const ADMIN_NAV = [
-  { id: 'keys', href: '/admin', label: 'API keys' },
-  { id: 'assistants', href: '/admin/assistants', label: 'Connected assistants' },
-  { id: 'memories', href: '/admin/memories', label: 'Memories' },
-  { id: 'catalog', href: '/admin/catalog', label: 'Catalog' },
+  { id: 'keys', href: '/admin', label: 'API keys', short: 'Keys' },
+  { id: 'assistants', href: '/admin/assistants', label: 'Connected assistants', short: 'Assistants' },
+  { id: 'memories', href: '/admin/memories', label: 'Memories', short: 'Memories' },
+  { id: 'inbox', href: '/admin/inbox', label: 'Data issues', short: 'Issues' },
+  { id: 'history', href: '/admin/history', label: 'Query history', short: 'History' },
+  { id: 'catalog', href: '/admin/catalog', label: 'Catalog', short: 'Catalog' },
 ] as const;
 
 export type AdminPageId = (typeof ADMIN_NAV)[number]['id'];

@@ -2,11 +2,14 @@ import { Hono } from 'hono';
 import type { AppEnv, AppOpenAPI } from '../app-env';
 import { useHtmlDefaults } from './guards';
 import { assistantsRoutes } from '../features/assistants/assistants.page';
+import { notFoundRoutes } from './pages/not-found.page';
 import { authorizeRoutes } from './pages/consent.page';
 import { keyCreatedRoutes } from '../features/keys/key-created.page';
 import { keysRoutes } from '../features/keys/keys.page';
 import { loginRoutes } from './pages/login.page';
 import { memoriesRoutes } from '../features/memories/memories.page';
+import { historyRoutes } from '../features/query-history/history.page';
+import { inboxRoutes } from '../features/feedback-inbox/inbox.page';
 import { catalogRoutes } from '../features/catalog-files/catalog.page';
 
 /**
@@ -20,7 +23,16 @@ import { catalogRoutes } from '../features/catalog-files/catalog.page';
  * 2. add `{ id: 'memories', href: '/admin/memories', label: 'Memories' }` to ADMIN_NAV in src/web/nav.ts;
  * 3. add `memoriesRoutes` to ADMIN_PAGES below.
  */
-const ADMIN_PAGES: ((admin: Hono<AppEnv>) => void)[] = [loginRoutes, keysRoutes, keyCreatedRoutes, assistantsRoutes, memoriesRoutes, catalogRoutes];
+const ADMIN_PAGES: ((admin: Hono<AppEnv>) => void)[] = [
+  loginRoutes,
+  keysRoutes,
+  keyCreatedRoutes,
+  assistantsRoutes,
+  memoriesRoutes,
+  inboxRoutes,
+  historyRoutes,
+  catalogRoutes,
+];
 
 /**
  * The server-rendered pages: /admin (keys and connected assistants) and /authorize (OAuth sign-in and consent).
@@ -31,6 +43,7 @@ export function registerWebRoutes(app: AppOpenAPI): void {
   const admin = new Hono<AppEnv>();
   useHtmlDefaults(admin);
   for (const register of ADMIN_PAGES) register(admin);
+  notFoundRoutes(admin);
   app.route('/admin', admin);
 
   const authorize = new Hono<AppEnv>();

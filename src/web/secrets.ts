@@ -1,3 +1,5 @@
+import { toHex } from '../lib/ids';
+
 /** HMAC-SHA256 of `message` under `secret`: the root of the CSRF tokens and the flash encryption keys. */
 export async function hmac(secret: string | Uint8Array, message: string): Promise<Uint8Array> {
   const raw = typeof secret === 'string' ? new TextEncoder().encode(secret) : secret;
@@ -6,7 +8,7 @@ export async function hmac(secret: string | Uint8Array, message: string): Promis
 }
 
 export async function hmacHex(secret: string, message: string): Promise<string> {
-  return [...(await hmac(secret, message))].map((b) => b.toString(16).padStart(2, '0')).join('');
+  return toHex(await hmac(secret, message));
 }
 
 /** String comparison whose time does not depend on where the strings differ. */

@@ -7,7 +7,7 @@ import { sha256Hex } from '../lib/ids';
 import { checkLoginCsrf, clearLoginNonce } from './csrf';
 import { createSession, type Session } from './session';
 
-/** Consecutive failed sign-ins a user gets before the account is locked. */
+/** Consecutive failed sign-ins from one source a user gets before that source is locked out of the account. */
 export const FAILURES_BEFORE_LOCK = 5;
 /** First lock lasts 15 minutes; each further failure after it doubles the lock, up to a day. */
 export const FIRST_LOCK_MS = 15 * 60_000;
@@ -36,14 +36,6 @@ export type SignInResult =
   | { ok: false; reason: 'invalid' }
   | { ok: false; reason: 'locked' | 'ip-throttled'; retryAfterSeconds: number };
 
-const UserRow = z.object({
-  id: z.string(),
-  password_hash: z.string(),
-  password_salt: z.string(),
-  password_iterations: z.number(),
-  failed_logins: z.number(),
-  locked_until: z.number().nullable(),
-});
 
 // Verified against when the email is unknown, so an unknown address costs the same PBKDF2 time as a known one.
 const DUMMY_HASH = { hash: '0'.repeat(64), salt: '0'.repeat(32), iterations: PASSWORD_ITERATIONS };
@@ -80,77 +72,100 @@ async function releaseIpSlot(env: Env, slot: IpSlot): Promise<void> {
     .run();
 }
 
-/** Rounds of the claim below before giving up; each round one concurrent attempt wins, so a handful suffice. */
-const MAX_CLAIM_ROUNDS = 20;
+/**
+ * Where a sign-in comes from, as the throttles key it: an IPv4 address as is, an IPv6 address by its /64 prefix (one
+ * customer network; a host picks any address inside it at will), anything else as sent.
+ */
+export function signInSource(ip: string): string {
+  if (!ip.includes(':')) return ip;
+  const [head = '', tail] = ip.toLowerCase().split('::');
+  const left = head === '' ? [] : head.split(':');
+  const right = tail === undefined || tail === '' ? [] : tail.split(':');
+  const groups = tail === undefined ? left : [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
+}
 
-type Claim = { ok: true; user: z.infer<typeof UserRow>; lockedUntil: number | null } | { ok: false; result: SignInResult };
+const UserRow = z.object({ id: z.string(), password_hash: z.string(), password_salt: z.string(), password_iterations: z.number() });
+
+/** One account's failures from one source, as claimAttempt counted them. */
+type Claim = { ok: true; lockedUntil: number | null } | { ok: false; result: SignInResult };
+
+/** Rows of login_account_failures idle this long are deleted (the longest lock is a day). */
+const ACCOUNT_ROW_IDLE_MS = MAX_LOCK_MS;
 
 /**
- * Counts this attempt as a failure before its password is checked, as a compare-and-swap on `failed_logins`: the
- * row changes only if nobody counted an attempt since we read it, and only while the account is not locked. The
- * attempt that reaches the limit also sets the lock in the same statement, so concurrent attempts cannot all slip
- * through between a read and a write: at most FAILURES_BEFORE_LOCK passwords are checked before the lock. A right
- * password then resets the counter.
+ * Counts this attempt as a failure of this account from this source before its password is checked, in one upsert
+ * that adds the row or raises its count only while that source is not locked out of the account; the attempt that
+ * reaches FAILURES_BEFORE_LOCK also sets the lock (lockedUntilAfterFailure, in SQL) in the same statement. SQLite
+ * runs it atomically, so however many attempts arrive at once from one source, at most FAILURES_BEFORE_LOCK passwords
+ * are checked before the lock. A lock binds only its source: the real administrator, elsewhere, still signs in.
  */
-async function claimAttempt(env: Env, email: string, now: number): Promise<Claim | null> {
-  for (let round = 0; round < MAX_CLAIM_ROUNDS; round++) {
-    const raw = await env.DB.prepare(
-      'SELECT id, password_hash, password_salt, password_iterations, failed_logins, locked_until FROM users WHERE email = ?',
-    )
-      .bind(email)
-      .first();
-    if (raw === null) return null;
-    const user = UserRow.parse(raw);
-    if (user.locked_until !== null && user.locked_until > now) {
-      return { ok: false, result: { ok: false, reason: 'locked', retryAfterSeconds: Math.ceil((user.locked_until - now) / 1000) } };
-    }
-    const lockedUntil = lockedUntilAfterFailure(user.failed_logins + 1, now);
-    const claimed = await env.DB.prepare(
-      `UPDATE users SET failed_logins = failed_logins + 1, locked_until = ?1
-        WHERE id = ?2 AND failed_logins = ?3 AND (locked_until IS NULL OR locked_until <= ?4)`,
-    )
-      .bind(lockedUntil, user.id, user.failed_logins, now)
-      .run();
-    if (claimed.meta.changes === 1) return { ok: true, user, lockedUntil };
-  }
-  throw new Error(`sign-in attempt not counted after ${MAX_CLAIM_ROUNDS} rounds of contention`);
+async function claimAttempt(env: Env, userId: string, sourceHash: string, now: number): Promise<Claim> {
+  const [, claimed] = await env.DB.batch([
+    env.DB.prepare('DELETE FROM login_account_failures WHERE updated_at < ? AND (locked_until IS NULL OR locked_until < ?)').bind(now - ACCOUNT_ROW_IDLE_MS, now),
+    env.DB.prepare(
+      `INSERT INTO login_account_failures (user_id, source_hash, failures, locked_until, updated_at)
+       VALUES (?1, ?2, 1, iif(1 >= ?4, ?3 + ?5, NULL), ?3)
+       ON CONFLICT (user_id, source_hash) DO UPDATE SET
+         failures = failures + 1,
+         locked_until = iif(failures + 1 >= ?4, ?3 + min(?5 * (1 << min(failures + 1 - ?4, 16)), ?6), NULL),
+         updated_at = ?3
+       WHERE locked_until IS NULL OR locked_until <= ?3
+       RETURNING locked_until`,
+    ).bind(userId, sourceHash, now, FAILURES_BEFORE_LOCK, FIRST_LOCK_MS, MAX_LOCK_MS),
+  ]);
+  const row = claimed?.results[0] as { locked_until: number | null } | undefined;
+  if (row !== undefined) return { ok: true, lockedUntil: row.locked_until };
+  const lock = await env.DB.prepare('SELECT locked_until FROM login_account_failures WHERE user_id = ? AND source_hash = ?')
+    .bind(userId, sourceHash)
+    .first<number | null>('locked_until');
+  const retryAfterSeconds = Math.max(1, Math.ceil(((lock ?? now) - now) / 1000));
+  return { ok: false, result: { ok: false, reason: 'locked', retryAfterSeconds } };
 }
 
 /**
- * Checks an administrator's email and password, with throttling per IP address (IP_FAILURE_LIMIT failures per
- * window across all accounts, see claimIpSlot) and per account (failed_logins, locked_until in D1; a locked account
- * is refused without checking the password, see claimAttempt). Both count an attempt before its password is
- * checked. A success resets the account's counter and gives the IP slot back; so does a refusal that checked nothing.
+ * Checks an administrator's email and password, with throttling per source (IP_FAILURE_LIMIT failures per window
+ * across all accounts, see claimIpSlot) and per account and source (login_account_failures; a source locked out of
+ * an account is refused without checking the password, see claimAttempt). Both count an attempt before its
+ * password is checked. A success resets the account's count for that source and gives the slot back; so does a
+ * refusal that checked nothing. `ip` is CF-Connecting-IP; IPv6 addresses count by their /64 (signInSource).
  */
 export async function signIn(env: Env, input: { email: string; password: string; ip: string; now: number }): Promise<SignInResult> {
   const { email, password, ip, now } = input;
-  const slot: IpSlot = { ipHash: await sha256Hex(ip), windowStart: ipWindowStart(now) };
+  const sourceHash = await sha256Hex(signInSource(ip));
+  const slot: IpSlot = { ipHash: sourceHash, windowStart: ipWindowStart(now) };
   if (!(await claimIpSlot(env, slot))) {
     return { ok: false, reason: 'ip-throttled', retryAfterSeconds: Math.ceil((slot.windowStart + IP_WINDOW_MS - now) / 1000) };
   }
-  const { result, checkedWrongPassword } = await checkPassword(env, email.trim(), password, now);
+  const { result, checkedWrongPassword } = await checkPassword(env, email.trim(), password, sourceHash, now);
   if (!checkedWrongPassword) await releaseIpSlot(env, slot);
   return result;
 }
 
-/** The per-account part of signIn; says whether a wrong password was checked (what the per-IP slot counts). */
+/** The per-account part of signIn; says whether a wrong password was checked (what the per-source slot counts). */
 async function checkPassword(
   env: Env,
   email: string,
   password: string,
+  sourceHash: string,
   now: number,
 ): Promise<{ result: SignInResult; checkedWrongPassword: boolean }> {
-  const claim = await claimAttempt(env, email, now);
-  if (claim === null) {
+  const raw = await env.DB.prepare('SELECT id, password_hash, password_salt, password_iterations FROM users WHERE email = ?').bind(email).first();
+  if (raw === null) {
     await verifyPassword(password, DUMMY_HASH);
     return { result: { ok: false, reason: 'invalid' }, checkedWrongPassword: true };
   }
+  const user = UserRow.parse(raw);
+  const claim = await claimAttempt(env, user.id, sourceHash, now);
   if (!claim.ok) return { result: claim.result, checkedWrongPassword: false };
-  const { user, lockedUntil } = claim;
   if (await verifyPassword(password, { hash: user.password_hash, salt: user.password_salt, iterations: user.password_iterations })) {
-    await env.DB.prepare('UPDATE users SET failed_logins = 0, locked_until = NULL WHERE id = ?').bind(user.id).run();
+    await env.DB.prepare('DELETE FROM login_account_failures WHERE user_id = ? AND source_hash = ?').bind(user.id, sourceHash).run();
     return { result: { ok: true, userId: user.id }, checkedWrongPassword: false };
   }
+  const { lockedUntil } = claim;
   if (lockedUntil !== null) return { result: { ok: false, reason: 'locked', retryAfterSeconds: Math.ceil((lockedUntil - now) / 1000) }, checkedWrongPassword: true };
   return { result: { ok: false, reason: 'invalid' }, checkedWrongPassword: true };
 }
@@ -192,7 +207,7 @@ export async function handleSignIn(c: Context<AppEnv>, form: Record<string, stri
     retryAfterSeconds: result.retryAfterSeconds,
     error:
       result.reason === 'locked'
-        ? `Too many failed sign-ins for this account. Try again in ${wait}.`
+        ? `Too many failed sign-ins for this account from your network. Try again in ${wait}.`
         : `Too many failed sign-ins from your network. Try again in ${wait}.`,
   };
 }

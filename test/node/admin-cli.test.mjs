@@ -131,9 +131,12 @@ describe('users and memberships', () => {
   });
 
   it('set-password replaces the hash (new salt) and clears a lockout', async () => {
-    await rows("UPDATE users SET failed_logins = 9, locked_until = 99999999999999 WHERE email = 'gen@example.test'");
+    await rows(
+      "INSERT INTO login_account_failures (user_id, source_hash, failures, locked_until, updated_at) SELECT id, 'src', 9, 99999999999999, 0 FROM users WHERE email = 'gen@example.test'",
+    );
     const out = await adminJson('user', 'set-password', '--user', 'gen@example.test', '--password', 'a brand new passphrase');
     expect(out).toMatchObject({ email: 'gen@example.test' });
+    expect(await rows("SELECT 1 FROM login_account_failures WHERE user_id = (SELECT id FROM users WHERE email = 'gen@example.test')")).toEqual([]);
     const [u] = await rows("SELECT password_hash, password_salt, password_iterations, failed_logins, locked_until FROM users WHERE email = 'gen@example.test'");
     expect(u).toMatchObject({ failed_logins: 0, locked_until: null, password_iterations: 100_000 });
     expect(await verifyPassword('a brand new passphrase', { hash: u.password_hash, salt: u.password_salt, iterations: u.password_iterations })).toBe(true);

@@ -12,10 +12,11 @@ import { importWorkerModules, ROOT } from '../../scripts/lib/import-ts.mjs';
 
 /**
  * Seeds a fresh state dir and starts the Worker on it; `stop` disposes of the Worker and deletes the state.
- * @param {{ prefix: string, keys: Record<string, string>, admins: Record<string, { email: string, password: string }> }} opts
+ * `vars` are extra plain-text bindings (e.g. a webhook URL, the local warehouse's address).
+ * @param {{ prefix: string, keys: Record<string, string>, admins: Record<string, { email: string, password: string }>, vars?: Record<string, string> }} opts
  * @returns {Promise<{ baseUrl: string, stop: () => Promise<void> }>}
  */
-export async function startSeededWorker({ prefix, keys, admins }) {
+export async function startSeededWorker({ prefix, keys, admins, vars = {} }) {
   // wrangler in-process: no telemetry, no fetch of the Request.cf placeholder (offline machine).
   process.env.WRANGLER_SEND_METRICS = 'false';
   process.env.CLOUDFLARE_CF_FETCH_ENABLED = 'false';
@@ -42,6 +43,7 @@ export async function startSeededWorker({ prefix, keys, admins }) {
       bindings: {
         SESSION_SECRET: { type: 'plain_text', value: randomBytes(32).toString('hex') },
         CURSOR_SECRET: { type: 'plain_text', value: randomBytes(32).toString('hex') },
+        ...Object.fromEntries(Object.entries(vars).map(([name, value]) => [name, { type: 'plain_text', value }])),
       },
       dev: { server: { hostname: '127.0.0.1', port: 0 }, inspector: false, persist: stateDir, watch: false, logLevel: 'error' },
     });

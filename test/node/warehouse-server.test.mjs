@@ -390,11 +390,12 @@ describe('errors', () => {
 });
 
 describe('jobs', () => {
-  it('returns the same job for a repeated requestId (idempotent retries)', async () => {
+  it('runs a SELECT again for a repeated requestId: BigQuery documents requestId de-duplication for mutating queries only', async () => {
     const requestId = crypto.randomUUID();
-    const a = await t.query('SELECT COUNT(*) FROM `service-v1.umbrella.fact__orders`', { requestId });
-    const b = await t.query('SELECT COUNT(*) FROM `service-v1.umbrella.fact__orders`', { requestId });
-    expect(a.body.jobReference.jobId).toBe(b.body.jobReference.jobId);
+    const sql = 'SELECT COUNT(*) FROM `service-v1.umbrella.fact__orders`';
+    const a = await t.query(sql, { requestId, useQueryCache: false });
+    const b = await t.query(sql, { requestId, useQueryCache: false });
+    expect(a.body.jobReference.jobId).not.toBe(b.body.jobReference.jobId);
     const logged = t.wh.requests.list({ requestId });
     expect(logged).toHaveLength(2);
   });
@@ -425,7 +426,13 @@ describe('jobs', () => {
     const c = await t.call('POST', `${API}/jobs/${jobId}/cancel?location=US`);
     expect(c.status).toBe(200);
     expect(c.body.kind).toBe('bigquery#jobCancelResponse');
-    const job = await t.call('GET', `${API}/jobs/${jobId}`);
+    // The cancel answers at once; the job ends a little later (docs/local-warehouse.md).
+    expect(c.body.job.status.state).toBe('RUNNING');
+    let job = await t.call('GET', `${API}/jobs/${jobId}`);
+    for (let i = 0; i < 50 && job.body.status.state !== 'DONE'; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      job = await t.call('GET', `${API}/jobs/${jobId}`);
+    }
     expect(job.body.status.state).toBe('DONE');
     expect(job.body.status.errorResult.reason).toBe('stopped');
     const results = await t.call('GET', `${API}/queries/${jobId}?timeoutMs=3000`);

@@ -3,11 +3,13 @@ import type { FC } from 'hono/jsx';
 import type { AppEnv } from '../../app-env';
 import { listManagedAssistants, revokeManagedAssistant, type ConnectedAssistant } from './assistants';
 import { canonicalOrigin, mcpResource, oauthHelpers } from '../../oauth/provider';
+import { copyScript } from '../../web/copy-button';
 import { requireAdmin, requireAdminPost } from '../../web/guards';
 import { AdminPage, ConfirmPage, Time } from '../../web/layout';
 import { renderPage } from '../../web/render';
 
 const PATH = '/admin/assistants';
+const COPY_MCP_URL = copyScript({ button: 'copy-mcp-url', field: 'mcp-url', status: 'copy-status' }, 'address');
 
 /** Fixed texts for `?notice=` after a redirect; the parameter only picks one, it is never echoed. */
 const NOTICES: Record<string, string> = {
@@ -61,6 +63,12 @@ export const AssistantsPage: FC<AssistantsPageProps> = ({ nonce, email, csrf, no
       <code class="address" id="mcp-url">
         {mcpUrl}
       </code>
+      <div class="actions">
+        <button type="button" id="copy-mcp-url" class="secondary">
+          Copy address
+        </button>
+      </div>
+      <p id="copy-status" role="status" aria-live="polite"></p>
       <p class="muted">
         Connected assistants act as the administrator who approved them, read-only, on the brands that person
         administers. Revoking cuts access at once; the assistant must be approved again to reconnect.
@@ -90,6 +98,7 @@ export const AssistantsPage: FC<AssistantsPageProps> = ({ nonce, email, csrf, no
         </table>
       )}
     </section>
+    <script nonce={nonce} dangerouslySetInnerHTML={{ __html: COPY_MCP_URL }} />
   </AdminPage>
 );
 

@@ -1,4 +1,4 @@
-import { catalogSnapshot } from '../../catalog/snapshot';
+import { catalogSnapshot, hasDataset } from '../../catalog/snapshot';
 import type { Brand } from '../../schemas/catalog';
 import type { OpContext } from '../../context';
 
@@ -11,7 +11,7 @@ export async function listBrands(ctx: OpContext): Promise<{ brands: Brand[] }> {
   const out: Brand[] = [];
   for (const id of [...ctx.principal.brandIds].sort()) {
     const b = brands.get(id);
-    if (b) out.push({ brandId: b.id, name: b.name, dataset: b.dataset, timezone: b.timezone ?? 'UTC', queryable: b.dataset !== null });
+    if (b) out.push({ brandId: b.id, name: b.name, dataset: b.dataset, timezone: b.timezone ?? 'UTC', queryable: hasDataset(b) });
   }
   return { brands: out };
 }

@@ -1,3 +1,4 @@
+import { notifyFeedbackFiled } from '../notifications/notifications';
 import { newId } from '../../lib/ids';
 import type { FeedbackRequest } from './feedback.schemas';
 import type { OpContext } from '../../context';
@@ -23,10 +24,10 @@ export async function submitFeedback(ctx: OpContext, req: FeedbackRequest): Prom
   const feedbackRef = newId('fb');
   await ctx.env.DB.prepare(
     `INSERT INTO feedback (id, request_id, principal_kind, principal_id, org_id, brand_id, summary, expected, observed,
-                           severity, transcript, recent_queries, created_at)
+                           severity, transcript, recent_queries, created_at, user_id)
      SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,
             (SELECT json_group_array(json_object(
-                      'requestId', request_id, 'brandId', brand_id, 'queryId', query_id, 'period', json(period),
+                      'id', id, 'requestId', request_id, 'brandId', brand_id, 'queryId', query_id, 'period', json(period),
                       'sql', sql, 'dryRun', CASE WHEN dry_run THEN json('true') ELSE json('false') END,
                       'transport', transport, 'outcome', outcome, 'bytesProcessed', bytes_processed,
                       'bytesBilled', bytes_billed, 'rowCount', row_count, 'durationMs', duration_ms, 'createdAt', created_at))
@@ -34,7 +35,7 @@ export async function submitFeedback(ctx: OpContext, req: FeedbackRequest): Prom
                       WHERE principal_kind = ?3 AND principal_id = ?4 AND created_at > ?13 AND created_at <= ?12
                         AND (?6 IS NULL OR brand_id = ?6)
                       ORDER BY created_at DESC, id DESC LIMIT ?14)),
-            ?12`,
+            ?12, ?15`,
   )
     .bind(
       feedbackRef,
@@ -51,8 +52,10 @@ export async function submitFeedback(ctx: OpContext, req: FeedbackRequest): Prom
       ctx.now,
       ctx.now - FEEDBACK_AUDIT.windowMs,
       FEEDBACK_AUDIT.rows,
+      ctx.principal.userId ?? null,
     )
     .run();
   ctx.log.info('feedback filed', { feedbackRef, brandId, severity: req.severity ?? null });
+  notifyFeedbackFiled(ctx, feedbackRef);
   return { feedbackRef };
 }

@@ -2,6 +2,7 @@ import type { Hono } from 'hono';
 import type { FC } from 'hono/jsx';
 import { z } from 'zod';
 import type { AppEnv } from '../../app-env';
+import { copyScript } from '../../web/copy-button';
 import { takeFlash } from '../../web/flash';
 import { requireAdmin } from '../../web/guards';
 import { Layout, MessagePage, UserBar } from '../../web/layout';
@@ -14,14 +15,7 @@ export const KEY_CREATED_PATH = '/admin/keys/created';
 export const KeyCreatedFlashSchema = z.object({ keyId: z.string(), keyName: z.string(), scopeLabel: z.string(), secret: z.string() });
 export type KeyCreatedFlash = z.infer<typeof KeyCreatedFlashSchema>;
 
-// The copy button's only script. Runs under the page's CSP nonce; without JavaScript the field is still selectable.
-const COPY_SCRIPT = `
-document.getElementById('copy-key').addEventListener('click', async function () {
-  var field = document.getElementById('new-key');
-  var status = document.getElementById('copy-status');
-  try { await navigator.clipboard.writeText(field.value); status.textContent = 'Copied to the clipboard.'; }
-  catch (e) { field.select(); status.textContent = 'Press Ctrl+C (or Cmd+C) to copy the selected key.'; }
-});`;
+const COPY_SCRIPT = copyScript({ button: 'copy-key', field: 'new-key', status: 'copy-status' }, 'key');
 
 export const KeyCreatedPage: FC<{ nonce: string; email: string; csrf: string; created: KeyCreatedFlash }> = ({ nonce, email, csrf, created }) => (
   <Layout title="Key created" nonce={nonce} current="keys" header={<UserBar email={email} csrf={csrf} />} narrow>

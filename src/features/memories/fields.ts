@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { MEMORY_LIMITS, TABLE_NAME_RE, utf8Bytes } from './rules';
+import { TABLE_NAME_RE } from '../../catalog/table-name';
+import { MEMORY_LIMITS, utf8Bytes } from './rules';
 
 /**
  * The fields of a memory as every writer checks them (REST and MCP bodies, the admin pages' form, the admin CLI), so

@@ -1,4 +1,5 @@
 import { reportAppliesTo } from '../../catalog/snapshot';
+import { MAX_TABLE_NAME_CHARS } from '../../catalog/table-name';
 
 /**
  * The rules of memories that every writer shares (REST and MCP operations, the admin pages, the admin CLI, the demo
@@ -13,20 +14,13 @@ export const MEMORY_LIMITS = {
   /** Live (not deleted) memories per owner: per brand for `brand` memories, per org for `org`, in all for `system`. */
   perOwner: 200,
   /** Table name, in characters. */
-  tableChars: 128,
+  tableChars: MAX_TABLE_NAME_CHARS,
   /** Text search `q`, in characters. */
   queryChars: 200,
 } as const;
 
 /** Page size of listMemories, as the reports list: 1 to 200, default 50. */
 export const MEMORIES_PAGE = { default: 50, min: 1, max: 200 } as const;
-
-/**
- * A table of the brand's dataset as the warehouse names it: letters, digits and underscores, not starting with a
- * digit (e.g. `fact__orders`). Unqualified: the dataset is the brand's (for `system` and `org` memories, each
- * brand's own), so `service-v1.<dataset>.<table>` is refused rather than stored in a form that names one dataset.
- */
-export const TABLE_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 export type MemoryScope = 'system' | 'org' | 'brand';
 

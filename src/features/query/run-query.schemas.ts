@@ -83,12 +83,16 @@ export const RunQueryRequestSchema = z.union([RawSqlQuerySchema, StoredQuerySche
   { unionPreferredType: 'oneOf' },
 );
 
-export const FieldSchema: z.ZodType<{ name: string; type: string; mode?: string; fields?: unknown[] }> = z
+export const FieldSchema: z.ZodType<{ name: string; type: string; mode?: string; fields?: unknown[]; rangeElementType?: { type: string } }> = z
   .object({
     name: z.string(),
-    type: z.string().openapi({ description: 'BigQuery REST type name (STRING, INTEGER, FLOAT, NUMERIC, BOOLEAN, DATE, TIMESTAMP, RECORD, ...)' }),
+    type: z.string().openapi({ description: 'BigQuery REST type name (STRING, INTEGER, FLOAT, NUMERIC, BOOLEAN, DATE, TIMESTAMP, RECORD, RANGE, ...)' }),
     mode: z.string().optional().openapi({ description: 'NULLABLE, REQUIRED or REPEATED' }),
     fields: z.array(z.any()).optional().openapi({ description: 'Sub-fields of a RECORD' }),
+    rangeElementType: z
+      .object({ type: z.string() })
+      .optional()
+      .openapi({ description: 'For a RANGE column: the type of its bounds (DATE, DATETIME or TIMESTAMP)' }),
   })
   .openapi('Field');
 

@@ -3,17 +3,19 @@ import { newId, sha256Hex } from '../../lib/ids';
 import { Timings } from '../../lib/timings';
 import { resolvePeriod, type ResolvedPeriod } from './period';
 import { fillTemplate } from '../../catalog/template';
-import { catalogSnapshot } from '../../catalog/snapshot';
+import { catalogSnapshot, hasDataset } from '../../catalog/snapshot';
 import { resolveStoredQuery, type BrandTarget } from './stored-query';
 import type { QueryPageRequest, ResolvedWindow, RunQueryRequest, RunQueryResponse } from './run-query.schemas';
 import { checkDryRun, checkSql, guardError } from '../../sql/guard';
 import { runReservation } from '../../usage/reservation';
 import { acquireRun, settleRun, takeMeter, type BudgetLeft, type UsageTicket } from '../../usage/usage';
-import { createWarehouseClient } from '../../warehouse/bigquery-client';
+import { createWarehouseClient, type QueryOptions } from '../../warehouse/bigquery-client';
 import type { OpContext } from '../../context';
 import { issueResultCursor, openResultCursor, type ResultPosition } from './result-cursor';
 import { resolveBrand } from '../../auth/scope';
 import { verdictCache } from './verdict-cache';
+import { costUsd } from '../query-history/history';
+import { deliverQueryLog } from './query-log';
 
 export interface RunQueryOptions {
   /** Rows returned before `truncated` is set (default env ROW_CAP; MCP passes MCP_ROW_CAP). */
@@ -89,10 +91,10 @@ function filledOrRefused(stored: Awaited<ReturnType<typeof resolveStoredQuery>>,
 }
 
 function provisioned(b: BrandTarget): BrandTarget & { dataset: string } {
-  if (b.dataset === null) {
+  if (!hasDataset(b)) {
     throw new ApiError('BRAND_NOT_PROVISIONED', `brand ${b.id} has no provisioned dataset yet; nothing can be queried`);
   }
-  return { ...b, dataset: b.dataset };
+  return b;
 }
 
 /**
@@ -142,38 +144,62 @@ interface LogEntry {
 }
 
 /**
- * Writes the audit row. It runs after the response (waitUntil): a D1 write is a round trip to the primary, and
- * the caller should not wait for it. A failed write is logged with the full entry, so nothing is lost silently.
+ * Writes the audit row after the response (waitUntil): the caller never waits for it. How it reaches D1 (a batched
+ * queue, or one INSERT) is query-log.ts's business; a failure there is logged with the full row, never silent.
  */
-async function writeLog(ctx: OpContext, e: LogEntry): Promise<void> {
-  try {
-    await ctx.env.DB.prepare(
-      `INSERT INTO query_log (id, request_id, principal_kind, principal_id, brand_id, query_id, period, sql, dry_run,
-         transport, outcome, bytes_processed, bytes_billed, row_count, duration_ms, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    )
-      .bind(
-        newId('ql'),
-        ctx.requestId,
-        ctx.principal.kind,
-        ctx.principal.id,
-        e.brandId,
-        e.queryId,
-        e.period ? JSON.stringify(e.period) : null,
-        e.sql,
-        e.dryRun ? 1 : 0,
-        ctx.transport,
-        e.outcome,
-        e.bytesProcessed,
-        e.bytesBilled,
-        e.rowCount,
-        e.durationMs,
-        ctx.now,
-      )
-      .run();
-  } catch (err) {
-    ctx.log.error('query_log write failed', { internal: describeError(err), entry: e });
-  }
+function writeLog(ctx: OpContext, e: LogEntry): Promise<void> {
+  return deliverQueryLog(
+    ctx.env,
+    {
+      kind: 'query-log',
+      id: newId('ql'),
+      requestId: ctx.requestId,
+      principalKind: ctx.principal.kind,
+      principalId: ctx.principal.id,
+      orgId: ctx.principal.orgId,
+      userId: ctx.principal.userId ?? null,
+      brandId: e.brandId,
+      queryId: e.queryId,
+      period: e.period ? JSON.stringify(e.period) : null,
+      sql: e.sql,
+      dryRun: e.dryRun ? 1 : 0,
+      transport: ctx.transport,
+      outcome: e.outcome,
+      bytesProcessed: e.bytesProcessed,
+      bytesBilled: e.bytesBilled,
+      rowCount: e.rowCount,
+      durationMs: e.durationMs,
+      createdAt: ctx.now,
+    },
+    ctx.log,
+  );
+}
+
+/**
+ * One structured line per run (Workers Logs, `[observability]`): who ran what, where, how it ended and what it
+ * cost; the fields of its query_log row. Never the key's secret or a result row.
+ */
+function logRun(ctx: OpContext, e: LogEntry): void {
+  const cost = costUsd(e.bytesBilled ?? 0, ctx.config.ON_DEMAND_USD_PER_TIB);
+  ctx.log.info('query run', {
+    transport: ctx.transport,
+    callerKind: ctx.principal.kind,
+    callerId: ctx.principal.id,
+    userId: ctx.principal.userId ?? null,
+    orgId: ctx.principal.orgId,
+    brandId: e.brandId,
+    queryId: e.queryId,
+    period: e.period,
+    sql: e.sql,
+    dryRun: e.dryRun,
+    outcome: e.outcome,
+    errorCode: e.outcome === 'OK' ? null : e.outcome,
+    rows: e.rowCount,
+    bytesProcessed: e.bytesProcessed,
+    bytesBilled: e.bytesBilled,
+    durationMs: e.durationMs,
+    estimatedCostUsd: cost,
+  });
 }
 
 /**
@@ -211,6 +237,7 @@ export async function runQuery(
     throw err;
   } finally {
     log.durationMs = Date.now() - started;
+    logRun(ctx, log);
     ctx.waitUntil(writeLog(ctx, log));
   }
   timings.add('total', performance.now() - startedPrecise);
@@ -304,19 +331,29 @@ async function execute(
   // Set when the query ends past its deadline: what the abandoned job billed, learned in the background.
   let lateBilling: Promise<number> | null = null;
   try {
-    const res = await timings.time('warehouse', () => client.query(target.sql, {
+    const queryOpts: QueryOptions = {
       brandId: target.brand.id,
       dataset: target.brand.dataset,
       requestId: ctx.requestId,
       labels,
       maxBytesBilled: principal.limits.maxBytesBilled,
       rowCap: opts.rowCap ?? ctx.config.ROW_CAP,
+      maxResultBytes: ctx.config.MAX_RESULT_BYTES,
       timeoutMs: ctx.config.QUERY_TIMEOUT_MS,
+      billedIfUnknown: reserveBytes,
       onLateBilling: (billed) => {
         lateBilling = billed;
       },
-    }));
+    };
+    let res = await timings.time('warehouse', () => client.query(target.sql, queryOpts));
     bytesBilled = res.totalBytesBilled;
+    if (!res.jobId && opts.fitRows && opts.fitRows(res.rows) < res.rows.length) {
+      // A job-less (fast path) result that this transport must cut needs a job for the cursor: run it again as
+      // one. The first run put the result in BigQuery's query cache, so the second normally bills nothing.
+      const again = await timings.time('warehouse', () => client.query(target.sql, { ...queryOpts, requireJob: true }));
+      res = { ...again, totalBytesBilled: res.totalBytesBilled + again.totalBytesBilled };
+      bytesBilled = res.totalBytesBilled;
+    }
     const paged = res.jobId && res.location !== null && res.totalRows > 0
       ? await pageOut(ctx, res.rows, {
           b: target.brand.id,
@@ -409,6 +446,7 @@ export async function readQueryPage(ctx: OpContext, input: QueryPageRequest, opt
       location: pos.l,
       startIndex: pos.o,
       maxResults: Math.min(rowCap, pos.n - pos.o),
+      maxResultBytes: ctx.config.MAX_RESULT_BYTES,
     }),
   );
   const total = Math.max(pos.n, page.totalRows);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { usageKey } from '../../auth/principal';
-import { brandsReportAppliesTo, catalogSnapshot, reportAppliesTo, type CatalogSnapshot } from '../../catalog/snapshot';
+import { brandsReportAppliesTo, catalogSnapshot, hasDataset, reportAppliesTo, type CatalogSnapshot } from '../../catalog/snapshot';
 import { requireSecret } from '../../env';
 import { ApiError } from '../../errors';
 import { keysetPage, openCursor } from '../../lib/cursor';
@@ -36,15 +36,6 @@ function comparePosition(a: Position, b: Position): number {
 }
 
 /**
- * Whether a report viewed through `brand` can run: its sections resolve against the brand's dataset, so a brand
- * without one (not provisioned yet) can only answer 409 BRAND_NOT_PROVISIONED. Listed anyway, flagged, so the
- * listing stays the catalog a brand will have (and agrees with getReport and the brands list's `dataset: null`).
- */
-function isProvisioned(brand: { dataset: string | null }): boolean {
-  return brand.dataset !== null;
-}
-
-/**
  * The listing's rows after `after`, in (brandId, type rank, reportId) order, at most `take` of them. Pure: works
  * on the catalog snapshot. `system` reports apply to every brand, `org` reports to the brands of their org,
  * `brand` reports to their own brand.
@@ -68,7 +59,9 @@ function visibleReports(snapshot: CatalogSnapshot, brandIds: readonly string[], 
           description: r.description,
           queryCount: r.queryCount,
           type: r.type,
-          runnable: isProvisioned(brand),
+          // Sections resolve against the brand's dataset, so without one (not provisioned yet) a report can only
+          // answer 409 BRAND_NOT_PROVISIONED; listed anyway, flagged, so the listing is the catalog the brand will have.
+          runnable: hasDataset(brand),
         },
       });
     }
@@ -127,7 +120,7 @@ const SectionRowSchema = z.object({
 interface VisibleReport {
   row: ReportRow;
   brandId: string;
-  /** See isProvisioned. */
+  /** See hasDataset (src/catalog/snapshot.ts). */
   runnable: boolean;
 }
 
@@ -170,7 +163,7 @@ function resolveVisibility(
   }
   if (!visible.includes(brandId)) throw reportNotFound(reportId);
   const brand = snapshot.brands.get(brandId);
-  return { row, brandId, runnable: brand !== undefined && isProvisioned(brand) };
+  return { row, brandId, runnable: brand !== undefined && hasDataset(brand) };
 }
 
 function requestedBrand(ctx: OpContext, brandId: string | undefined): string | null {

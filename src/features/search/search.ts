@@ -1,4 +1,6 @@
 import { ApiError, describeError } from '../../errors';
+import { hasDataset } from '../../catalog/snapshot';
+import { isTableName } from '../../catalog/table-name';
 import { TtlCache } from '../../lib/ttl-cache';
 import { listBrands } from '../brands/brands';
 import type { OpContext } from '../../context';
@@ -27,7 +29,6 @@ export interface KnowledgeItem {
 export const TABLE_CATALOG_BRANDS = 5;
 /** How long a brand's table list is reused before the warehouse is asked again. */
 const TABLE_CATALOG_TTL_MS = 10 * 60_000;
-const TABLE_NAME = /^[A-Za-z0-9_]{1,128}$/;
 
 interface TableRow {
   table: string;
@@ -132,13 +133,9 @@ function tableItem(origin: string, b: Brand & { dataset: string }, t: TableRow, 
   };
 }
 
-function queryable(b: Brand): b is Brand & { dataset: string } {
-  return b.dataset !== null;
-}
-
 async function tableItems(ctx: OpContext, origin: string, brands: Brand[]): Promise<KnowledgeItem[]> {
   const out: KnowledgeItem[] = [];
-  for (const b of brands.filter(queryable).slice(0, TABLE_CATALOG_BRANDS)) {
+  for (const b of brands.filter(hasDataset).slice(0, TABLE_CATALOG_BRANDS)) {
     try {
       for (const t of await tableCatalog(ctx, b)) out.push(tableItem(origin, b, t));
     } catch (err) {
@@ -219,7 +216,7 @@ export async function fetchItem(ctx: OpContext, origin: string, id: string): Pro
     case 'table': {
       const [brandId, table] = rest;
       const b = brand(brandId);
-      if (!b || !queryable(b) || table === undefined || !TABLE_NAME.test(table) || rest.length !== 2) throw notFound(id);
+      if (!b || !hasDataset(b) || table === undefined || !isTableName(table) || rest.length !== 2) throw notFound(id);
       const row = (await tableCatalog(ctx, b)).find((t) => t.table === table);
       if (!row) throw notFound(id);
       const sql =

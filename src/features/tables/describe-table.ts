@@ -1,4 +1,4 @@
-import { catalogSnapshot } from '../../catalog/snapshot';
+import { catalogSnapshot, hasDataset } from '../../catalog/snapshot';
 import { ApiError } from '../../errors';
 import { TtlCache } from '../../lib/ttl-cache';
 import type { OpContext } from '../../context';
@@ -51,7 +51,7 @@ async function brandDataset(ctx: OpContext, brandId: string | undefined): Promis
   const id = resolveBrand(ctx.principal, brandId, { required: true });
   const brand = (await catalogSnapshot(ctx.env, ctx.now)).brands.get(id);
   if (!brand) throw new ApiError('FORBIDDEN_BRAND', `this key cannot access brand ${JSON.stringify(id)}`);
-  if (brand.dataset === null) throw new ApiError('BRAND_NOT_PROVISIONED', `brand ${id} has no provisioned dataset yet; it has no tables`);
+  if (!hasDataset(brand)) throw new ApiError('BRAND_NOT_PROVISIONED', `brand ${id} has no provisioned dataset yet; it has no tables`);
   return { brandId: id, dataset: brand.dataset };
 }
 

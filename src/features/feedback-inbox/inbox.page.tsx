@@ -1,0 +1,375 @@
+import type { Context, Hono } from 'hono';
+import type { FC } from 'hono/jsx';
+import type { AppEnv } from '../../app-env';
+import { listManagedKeys } from '../keys/keys';
+import {
+  changeFeedbackStatus,
+  FEEDBACK_STATUSES,
+  INBOX_PAGE_SIZE,
+  listFeedback,
+  loadFeedbackDetail,
+  NEXT_STATUSES,
+  NOTE_MAX_CHARS,
+  parseInboxFilter,
+  statusChangeProblem,
+  type AttachedQuery,
+  type FeedbackDetail,
+  type FeedbackItem,
+  type FeedbackStatus,
+  type InboxFilter,
+} from './inbox';
+import { visibilityOf } from '../query-history/visibility';
+import { newId } from '../../lib/ids';
+import { requireAdmin, requireAdminPost, type Admin } from '../../web/guards';
+import { AdminPage, Time } from '../../web/layout';
+import { renderPage } from '../../web/render';
+import { count, formatBytes } from '../keys/units';
+import { CallerCell, ConsoleCss, FilterForm, filterQuery, Pager, type FilterField } from '../../web/console-parts';
+
+const PATH = '/admin/inbox';
+
+const NOTICES: Record<string, string> = {
+  'status-changed': 'The status was changed and recorded.',
+  'status-conflict': 'Someone changed this report while you were looking at it: here is its status now. Nothing was changed.',
+};
+
+const STATUS_LABEL: Record<FeedbackStatus, string> = { open: 'Open', acknowledged: 'Acknowledged', resolved: 'Resolved', dismissed: 'Dismissed' };
+
+const Filer: FC<{ f: Pick<FeedbackItem, 'filer' | 'user'> }> = ({ f }) => <CallerCell base={PATH} caller={f.filer} user={f.user} />;
+
+const Severity: FC<{ s: FeedbackItem['severity'] }> = ({ s }) => (s === null ? <span class="muted">none</span> : <span class={`sev sev-${s}`}>{s}</span>);
+
+const Row: FC<{ f: FeedbackItem }> = ({ f }) => (
+  <tr id={`report-${f.id}`}>
+    <td data-label="Filed">
+      <Time ms={f.createdAt} />
+    </td>
+    <td data-label="Report">
+      <a href={`${PATH}/${encodeURIComponent(f.id)}`}>{f.summary}</a>
+      <div class="muted">
+        <code>{f.id}</code>
+      </div>
+    </td>
+    <td data-label="Brand">{f.brand ? (f.brand.name ?? f.brand.id) : <span class="muted">organization-wide</span>}</td>
+    <td data-label="Severity">
+      <Severity s={f.severity} />
+    </td>
+    <td data-label="Status">
+      <span class={`st st-${f.status}`}>{STATUS_LABEL[f.status]}</span>
+    </td>
+    <td data-label="Filed by">
+      <Filer f={f} />
+    </td>
+  </tr>
+);
+
+function filterFields(admin: Admin, keys: { id: string; name: string }[]): FilterField[] {
+  return [
+    { name: 'brand', label: 'Brand', options: admin.user.reach.brands.map((b) => ({ value: b.id, label: b.name ?? b.id })) },
+    { name: 'severity', label: 'Severity', options: ['high', 'medium', 'low'].map((s) => ({ value: s, label: s })) },
+    { name: 'status', label: 'Status', options: FEEDBACK_STATUSES.map((s) => ({ value: s, label: STATUS_LABEL[s] })) },
+    { name: 'key', label: 'Filed by key', options: keys.map((k) => ({ value: k.id, label: k.name })) },
+    { name: 'connection', label: 'Assistant connection', placeholder: 'connection id' },
+    { name: 'user', label: 'User', placeholder: 'user id' },
+    { name: 'from', label: 'From', type: 'date' },
+    { name: 'to', label: 'To', type: 'date' },
+  ];
+}
+
+async function renderList(c: Context<AppEnv>, admin: Admin) {
+  const raw = c.req.query();
+  const parsed = parseInboxFilter(raw);
+  const filter: InboxFilter = parsed.success ? parsed.data : {};
+  const [items, keys] = await Promise.all([
+    parsed.success ? listFeedback(c.env, visibilityOf(admin.user.reach), filter, INBOX_PAGE_SIZE + 1) : Promise.resolve([]),
+    listManagedKeys(c.env, admin.user.reach),
+  ]);
+  const more = items.length > INBOX_PAGE_SIZE;
+  const shown = items.slice(0, INBOX_PAGE_SIZE);
+  const last = shown.at(-1);
+  const next = more && last ? `${last.createdAt}:${last.id}` : null;
+  return renderPage(c, parsed.success ? 200 : 400, (nonce) => (
+    <AdminPage title="Data-issue inbox" nonce={nonce} current="inbox" email={admin.user.reach.email} csrf={admin.csrf}>
+      <ConsoleCss nonce={nonce} />
+      <FilterForm action={PATH} fields={filterFields(admin, keys)} values={raw} error={parsed.success ? undefined : parsed.error.issues[0]?.message} />
+      <section class="card" aria-labelledby="reports-heading">
+        <h2 id="reports-heading">Reports</h2>
+        {shown.length === 0 ? (
+          <p class="muted">No reports match.</p>
+        ) : (
+          <table class="compact">
+            <caption>Data issues filed by API keys and connected assistants on the brands you administer, newest first.</caption>
+            <thead>
+              <tr>
+                <th scope="col">Filed</th>
+                <th scope="col">Report</th>
+                <th scope="col">Brand</th>
+                <th scope="col">Severity</th>
+                <th scope="col">Status</th>
+                <th scope="col">Filed by</th>
+              </tr>
+            </thead>
+            <tbody>
+              {shown.map((f) => (
+                <Row f={f} />
+              ))}
+            </tbody>
+          </table>
+        )}
+        <Pager href={next ? `${PATH}?${filterQuery(raw, { before: next })}` : null} label="Older reports" />
+      </section>
+    </AdminPage>
+  ));
+}
+
+const Transcript: FC<{ turns: FeedbackItem['transcript'] }> = ({ turns }) =>
+  turns.length === 0 ? (
+    <p class="muted">No transcript was attached.</p>
+  ) : (
+    <ol class="conversation">
+      {turns.map((t) => (
+        <li class={`turn turn-${t.role === 'user' || t.role === 'assistant' || t.role === 'tool' ? t.role : 'other'}`}>
+          <span class="who">{t.role === 'user' ? 'User' : t.role === 'assistant' ? 'Assistant' : t.role === 'tool' ? 'Tool' : t.role}</span>
+          <div class="said">{t.content}</div>
+        </li>
+      ))}
+    </ol>
+  );
+
+export function historyHref(q: Pick<AttachedQuery, 'requestId'>): string {
+  return `/admin/history?requestId=${encodeURIComponent(q.requestId)}`;
+}
+
+const AttachedQueries: FC<{ queries: AttachedQuery[] }> = ({ queries }) =>
+  queries.length === 0 ? (
+    <p class="muted">No queries from the 24 hours before filing were attached.</p>
+  ) : (
+    <table class="compact">
+      <caption>The filer's last runs before filing (up to 20, newest first), as logged.</caption>
+      <thead>
+        <tr>
+          <th scope="col">Ran</th>
+          <th scope="col">Query</th>
+          <th scope="col">Outcome</th>
+          <th scope="col">Rows</th>
+          <th scope="col">Bytes billed</th>
+          <th scope="col">History</th>
+        </tr>
+      </thead>
+      <tbody>
+        {queries.map((q) => (
+          <tr>
+            <td data-label="Ran">
+              <Time ms={q.createdAt} />
+            </td>
+            <td data-label="Query">
+              {q.queryId ? (
+                <div>
+                  stored query <code>{q.queryId}</code>
+                  {q.period ? ` for ${q.period.startDate} to ${q.period.endDate}` : ''}
+                </div>
+              ) : null}
+              <pre class="sql">{q.sql ?? ''}</pre>
+            </td>
+            <td data-label="Outcome">{q.outcome === 'OK' ? (q.dryRun ? 'OK (dry run)' : 'OK') : <span class="blocked">{q.outcome}</span>}</td>
+            <td data-label="Rows">{q.rowCount === null ? '–' : count(q.rowCount)}</td>
+            <td data-label="Bytes billed">{q.bytesBilled === null ? '–' : formatBytes(q.bytesBilled)}</td>
+            <td data-label="History">
+              <a href={historyHref(q)} aria-label={`Open the run of ${new Date(q.createdAt).toISOString()} in the query history`}>
+                Open in history
+              </a>
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+
+interface StatusFormState {
+  error: string;
+  status?: string;
+  note?: string;
+}
+
+const StatusForm: FC<{ item: FeedbackItem; csrf: string; state?: StatusFormState }> = ({ item, csrf, state }) => {
+  const next = NEXT_STATUSES[item.status];
+  if (next.length === 0) return <p class="muted">This report is {item.status}: its status is final.</p>;
+  return (
+    <form method="post" action={`${PATH}/${encodeURIComponent(item.id)}/status`}>
+      <input type="hidden" name="csrf" value={csrf} />
+      <input type="hidden" name="from" value={item.status} />
+      {state ? (
+        <p class="alert" role="alert" id="status-error">
+          {state.error}
+        </p>
+      ) : null}
+      <label for="status-to">New status</label>
+      <select id="status-to" name="status">
+        {next.map((s) => (
+          <option value={s} selected={state?.status === s}>
+            {STATUS_LABEL[s]}
+          </option>
+        ))}
+      </select>
+      <label for="status-note">
+        Note <span class="hint">required to resolve or dismiss; the filer's team reads it</span>
+      </label>
+      <textarea id="status-note" name="note" maxlength={NOTE_MAX_CHARS} aria-invalid={state ? 'true' : undefined} aria-describedby={state ? 'status-error' : undefined}>
+        {state?.note ?? ''}
+      </textarea>
+      <div class="actions">
+        <button type="submit">Change status</button>
+      </div>
+    </form>
+  );
+};
+
+async function renderDetail(c: Context<AppEnv>, admin: Admin, detail: FeedbackDetail, status: 200 | 400 | 409, extra: { notice?: string; state?: StatusFormState } = {}) {
+  const { item, changes, deliveries } = detail;
+  return renderPage(c, status, (nonce) => (
+    <AdminPage title={`Report ${item.id}`} nonce={nonce} current="inbox" email={admin.user.reach.email} csrf={admin.csrf} notice={extra.notice}>
+      <ConsoleCss nonce={nonce} />
+      <p>
+        <a href={PATH}>← Inbox</a>
+      </p>
+      <section class="card" aria-labelledby="summary-heading">
+        <h2 id="summary-heading">{item.summary}</h2>
+        <dl class="facts">
+          <dt>Status</dt>
+          <dd>
+            <span class={`st st-${item.status}`}>{STATUS_LABEL[item.status]}</span>
+            {item.statusChangedBy ? (
+              <span class="muted">
+                {' '}
+                by {item.statusChangedBy}, <Time ms={item.statusChangedAt} />
+              </span>
+            ) : null}
+          </dd>
+          {item.statusNote ? (
+            <>
+              <dt>Note</dt>
+              <dd class="said">{item.statusNote}</dd>
+            </>
+          ) : null}
+          <dt>Brand</dt>
+          <dd>{item.brand ? `${item.brand.name ?? item.brand.id} (${item.brand.id})` : 'organization-wide'}</dd>
+          <dt>Severity</dt>
+          <dd>
+            <Severity s={item.severity} />
+          </dd>
+          <dt>Filed</dt>
+          <dd>
+            <Time ms={item.createdAt} /> <span class="muted">request {item.requestId}</span>
+          </dd>
+          <dt>Filed by</dt>
+          <dd>
+            <Filer f={item} />
+          </dd>
+          <dt>Expected</dt>
+          <dd class="said">{item.expected ?? <span class="muted">not given</span>}</dd>
+          <dt>Observed</dt>
+          <dd class="said">{item.observed ?? <span class="muted">not given</span>}</dd>
+        </dl>
+      </section>
+      <section class="card" aria-labelledby="status-heading">
+        <h2 id="status-heading">Status</h2>
+        <StatusForm item={item} csrf={admin.csrf} state={extra.state} />
+        {changes.length > 0 ? (
+          <ol class="history" aria-label="Status history">
+            {changes.map((ch) => (
+              <li>
+                <Time ms={ch.at} />: {ch.from} → <strong>{ch.to}</strong> by {ch.actorName}
+                {ch.actorKind === 'cli' ? ' (admin CLI)' : ''}
+                {ch.note ? <div class="said">{ch.note}</div> : null}
+              </li>
+            ))}
+          </ol>
+        ) : null}
+      </section>
+      <section class="card" aria-labelledby="transcript-heading">
+        <h2 id="transcript-heading">Conversation</h2>
+        <Transcript turns={item.transcript} />
+      </section>
+      <section class="card" aria-labelledby="queries-heading">
+        <h2 id="queries-heading">Attached queries</h2>
+        <AttachedQueries queries={item.recentQueries} />
+      </section>
+      <section class="card" aria-labelledby="deliveries-heading">
+        <h2 id="deliveries-heading">Notifications</h2>
+        {deliveries.length === 0 ? (
+          <p class="muted">No webhook delivery was attempted (none configured, or not yet).</p>
+        ) : (
+          <ol class="history" aria-label="Webhook deliveries">
+            {deliveries.map((d) => (
+              <li>
+                Attempt {d.attempt}, <Time ms={d.at} />: {d.outcome === 'delivered' ? 'delivered' : d.outcome === 'gave_up' ? 'failed, gave up' : 'failed, retried later'}
+                {d.httpStatus !== null ? ` (HTTP ${d.httpStatus})` : d.error ? ` (${d.error})` : ''}
+              </li>
+            ))}
+          </ol>
+        )}
+      </section>
+    </AdminPage>
+  ));
+}
+
+function notFound(c: Context<AppEnv>, admin: Admin) {
+  return renderPage(c, 404, (nonce) => (
+    <AdminPage title="Report not found" nonce={nonce} current="inbox" email={admin.user.reach.email} csrf={admin.csrf}>
+      <p>There is no such report among the brands you administer.</p>
+      <p>
+        <a href={PATH}>Back to the inbox</a>
+      </p>
+    </AdminPage>
+  ));
+}
+
+/** The data-issue inbox: `/admin/inbox` (list and filters), `/admin/inbox/{id}` (detail), its status form. */
+export function inboxRoutes(admin: Hono<AppEnv>): void {
+  admin.get('/inbox', async (c) => {
+    const g = await requireAdmin(c, Date.now());
+    if (!g.ok) return g.res;
+    return renderList(c, g.value);
+  });
+
+  admin.get('/inbox/:id', async (c) => {
+    const g = await requireAdmin(c, Date.now());
+    if (!g.ok) return g.res;
+    const detail = await loadFeedbackDetail(c.env, visibilityOf(g.value.user.reach), c.req.param('id'));
+    if (!detail) return notFound(c, g.value);
+    const notice = NOTICES[c.req.query('notice') ?? ''];
+    return renderDetail(c, g.value, detail, 200, notice ? { notice } : {});
+  });
+
+  admin.post('/inbox/:id/status', async (c) => {
+    const now = Date.now();
+    const g = await requireAdminPost(c, now);
+    if (!g.ok) return g.res;
+    const { user, form } = g.value;
+    const id = c.req.param('id');
+    const v = visibilityOf(user.reach);
+    const detail = await loadFeedbackDetail(c.env, v, id);
+    if (!detail) return notFound(c, g.value);
+    const from = detail.item.status;
+    if (form.from !== from) {
+      return renderDetail(c, g.value, detail, 409, { notice: NOTICES['status-conflict'] });
+    }
+    const to = (FEEDBACK_STATUSES as readonly string[]).includes(form.status ?? '') ? (form.status as FeedbackStatus) : null;
+    const note = (form.note ?? '').trim() === '' ? null : (form.note ?? '').trim();
+    const problem = to === null ? 'Choose the new status.' : statusChangeProblem(from, to, note);
+    if (problem !== null || to === null) {
+      return renderDetail(c, g.value, detail, 400, { state: { error: `Not changed: ${problem}.`, status: form.status, note: form.note } });
+    }
+    const changed = await changeFeedbackStatus(c.env, v, {
+      id,
+      changeId: newId('fsc'),
+      from,
+      to,
+      note,
+      actor: { kind: 'user', id: user.reach.userId, name: user.reach.email },
+      now,
+    });
+    const url = `${PATH}/${encodeURIComponent(id)}?notice=${changed ? 'status-changed' : 'status-conflict'}`;
+    return c.redirect(url, 303);
+  });
+}

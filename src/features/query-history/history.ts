@@ -1,0 +1,328 @@
+import { z } from 'zod';
+import { configOf, type Env } from '../../env';
+import type { Statement } from '../memories/store';
+import { Params, parseFilter, PeriodFilterFields, periodFilterSql, visibleSql, type Visibility } from './visibility';
+
+/**
+ * The query history: what ran (query_log), who ran it, what it cost. Pure statement builders and row parsing,
+ * shared by the admin pages (src/web/pages/history.page.tsx) and the admin CLI (`history list|totals`), so both
+ * show the same rows under the same visibility rule (visibility.ts).
+ */
+
+const DAY = 24 * 60 * 60 * 1000;
+const TIB = 1024 ** 4;
+
+/** Runs per page of the list; the CLI and the CSV export page through the same order. */
+export const HISTORY_PAGE_SIZE = 50;
+/** Rows one CSV export may hold; a larger export is refused with a message asking for a narrower filter. */
+export const CSV_MAX_ROWS = 50_000;
+
+const IdText = z.string().trim().max(200);
+
+/** Filters of the history (page query string, CLI flags). Empty strings mean "any". */
+export const HistoryFilterSchema = z.object({
+  brand: IdText.optional(),
+  /** An API key id. */
+  key: IdText.optional(),
+  /** An assistant connection (OAuth grant id). */
+  connection: IdText.optional(),
+  /** A user id (the acting user of an assistant connection). */
+  user: IdText.optional(),
+  /** `ok`, `error` (every refusal or failure), or one error code. */
+  outcome: z.string().trim().regex(/^(ok|error|[A-Z_]{2,40})$/, 'outcome must be ok, error or an error code').optional(),
+  /** A stored query id. */
+  query: IdText.optional(),
+  requestId: IdText.optional(),
+  ...PeriodFilterFields,
+});
+export type HistoryFilter = z.infer<typeof HistoryFilterSchema>;
+
+export function parseHistoryFilter(raw: Record<string, string | undefined>) {
+  return parseFilter(HistoryFilterSchema, raw);
+}
+
+function filterSql(v: Visibility, f: HistoryFilter, params: Params): string {
+  const where = [visibleSql('q', v, params)];
+  if (f.brand) where.push(`q.brand_id = ${params.p(f.brand)}`);
+  if (f.key) where.push(`q.principal_kind = 'key' AND q.principal_id = ${params.p(f.key)}`);
+  if (f.connection) where.push(`q.principal_kind = 'oauth' AND q.principal_id = ${params.p(f.connection)}`);
+  if (f.user) where.push(`q.user_id = ${params.p(f.user)}`);
+  if (f.outcome === 'ok') where.push(`q.outcome = 'OK'`);
+  else if (f.outcome === 'error') where.push(`q.outcome <> 'OK'`);
+  else if (f.outcome) where.push(`q.outcome = ${params.p(f.outcome)}`);
+  if (f.query) where.push(`q.query_id = ${params.p(f.query)}`);
+  if (f.requestId) where.push(`q.request_id = ${params.p(f.requestId)}`);
+  where.push(...periodFilterSql('q', f, params));
+  return where.join('\n   AND ');
+}
+
+const RUN_COLUMNS = `q.id, q.request_id, q.created_at, q.transport, q.principal_kind, q.principal_id, q.user_id, q.brand_id,
+  q.query_id, q.period, q.sql, q.dry_run, q.outcome, q.row_count, q.bytes_processed, q.bytes_billed, q.duration_ms,
+  k.name AS key_name, u.email AS user_email`;
+const RUN_JOINS = `FROM query_log q
+  LEFT JOIN api_keys k ON q.principal_kind = 'key' AND k.id = q.principal_id
+  LEFT JOIN users u ON u.id = q.user_id`;
+
+/** Runs matching `f`, newest first, at most `limit` (one more than a page, to know whether there is a next one). */
+export function listRunsStatement(v: Visibility, f: HistoryFilter, limit: number): Statement {
+  const params = new Params();
+  const where = filterSql(v, f, params);
+  return {
+    sql: `SELECT ${RUN_COLUMNS} ${RUN_JOINS}
+ WHERE ${where}
+ ORDER BY q.created_at DESC, q.id DESC LIMIT ${params.p(limit)}`,
+    params: params.values,
+  };
+}
+
+const RunRowSchema = z.object({
+  id: z.string(),
+  request_id: z.string(),
+  created_at: z.number(),
+  transport: z.string(),
+  principal_kind: z.string(),
+  principal_id: z.string(),
+  user_id: z.string().nullable(),
+  brand_id: z.string().nullable(),
+  query_id: z.string().nullable(),
+  period: z.string().nullable(),
+  sql: z.string().nullable(),
+  dry_run: z.number(),
+  outcome: z.string(),
+  row_count: z.number().nullable(),
+  bytes_processed: z.number().nullable(),
+  bytes_billed: z.number().nullable(),
+  duration_ms: z.number().nullable(),
+  key_name: z.string().nullable(),
+  user_email: z.string().nullable(),
+});
+
+/** One run as the history shows it. */
+export interface Run {
+  id: string;
+  requestId: string;
+  createdAt: number;
+  transport: string;
+  /** Who ran it: an API key (its name) or an assistant connection (its grant id) and its user. */
+  caller: { kind: 'key' | 'connection'; id: string; name: string | null };
+  user: { id: string; email: string | null } | null;
+  brandId: string | null;
+  queryId: string | null;
+  period: { startDate: string; endDate: string } | null;
+  sql: string | null;
+  dryRun: boolean;
+  outcome: string;
+  /** The error code when the run was refused or failed; null when it succeeded. */
+  errorCode: string | null;
+  rows: number | null;
+  bytesBilled: number | null;
+  bytesProcessed: number | null;
+  durationMs: number | null;
+  /** Estimated on-demand cost of the bytes billed, in USD. */
+  costUsd: number;
+}
+
+const PeriodSchema = z.object({ startDate: z.string(), endDate: z.string() });
+
+function parsePeriod(text: string | null): Run['period'] {
+  if (text === null) return null;
+  try {
+    const p = PeriodSchema.safeParse(JSON.parse(text));
+    return p.success ? p.data : null;
+  } catch {
+    return null;
+  }
+}
+
+export function toRun(raw: unknown, usdPerTib: number): Run {
+  const r = RunRowSchema.parse(raw);
+  return {
+    id: r.id,
+    requestId: r.request_id,
+    createdAt: r.created_at,
+    transport: r.transport,
+    caller: r.principal_kind === 'key' ? { kind: 'key', id: r.principal_id, name: r.key_name } : { kind: 'connection', id: r.principal_id, name: null },
+    user: r.user_id === null ? null : { id: r.user_id, email: r.user_email },
+    brandId: r.brand_id,
+    queryId: r.query_id,
+    period: parsePeriod(r.period),
+    sql: r.sql,
+    dryRun: r.dry_run === 1,
+    outcome: r.outcome,
+    errorCode: r.outcome === 'OK' ? null : r.outcome,
+    rows: r.row_count,
+    bytesBilled: r.bytes_billed,
+    bytesProcessed: r.bytes_processed,
+    durationMs: r.duration_ms,
+    costUsd: costUsd(r.bytes_billed ?? 0, usdPerTib),
+  };
+}
+
+/** The cursor of the page after `runs` (which hold one run more than a page when there is a next page). */
+export function nextCursor(runs: Run[], pageSize: number): string | null {
+  if (runs.length <= pageSize) return null;
+  const last = runs[pageSize - 1]!;
+  return `${last.createdAt}:${last.id}`;
+}
+
+/** Estimated on-demand cost of `bytesBilled` at `usdPerTib` (BigQuery bills on-demand queries per TiB). */
+export function costUsd(bytesBilled: number, usdPerTib: number): number {
+  return (bytesBilled / TIB) * usdPerTib;
+}
+
+/** "$0.0123" under a cent, "$1.23" above: a cost never reads as $0.00 when something was billed. */
+export function formatUsd(usd: number): string {
+  if (usd === 0) return '$0.00';
+  if (usd < 0.01) return `$${usd.toPrecision(2)}`;
+  return `$${usd.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
+}
+
+/** ON_DEMAND_USD_PER_TIB: the on-demand price per TiB billed used for estimates (wrangler.toml; BigQuery's list price). */
+export function usdPerTib(env: Env): number {
+  return configOf(env).ON_DEMAND_USD_PER_TIB;
+}
+
+/** The totals windows, in days. */
+export const TOTAL_WINDOWS = [1, 7, 30] as const;
+
+export interface WindowTotal {
+  runs: number;
+  bytesBilled: number;
+  costUsd: number;
+}
+
+export interface TotalsRow {
+  /** `key`, `connection` or `brand`. */
+  kind: 'key' | 'connection' | 'brand';
+  /** Key id, grant id or brand id (null: runs that never reached a brand). */
+  id: string | null;
+  name: string | null;
+  /** The user of a connection. */
+  userEmail: string | null;
+  windows: Record<(typeof TOTAL_WINDOWS)[number], WindowTotal>;
+}
+
+function windowColumns(params: Params, now: number): string {
+  return TOTAL_WINDOWS.map((d) => {
+    const since = params.p(now - d * DAY);
+    return `SUM(q.created_at > ${since}) AS runs_${d}, SUM(CASE WHEN q.created_at > ${since} THEN COALESCE(q.bytes_billed, 0) ELSE 0 END) AS bytes_${d}`;
+  }).join(',\n  ');
+}
+
+/**
+ * Runs and bytes billed in the last 1, 7 and 30 days (up to `now`), per caller (key or connection) and per brand,
+ * over the visible runs. Two statements: by caller, then by brand.
+ */
+export function totalsStatements(v: Visibility, now: number): [Statement, Statement] {
+  const byCaller = new Params();
+  const callerWindows = windowColumns(byCaller, now);
+  const callerWhere = visibleSql('q', v, byCaller);
+  const callerSql = `SELECT q.principal_kind AS kind, q.principal_id AS id, MAX(k.name) AS name, MAX(u.email) AS user_email,
+  ${callerWindows}
+ ${RUN_JOINS}
+ WHERE ${callerWhere} AND q.created_at > ${byCaller.p(now - 30 * DAY)} AND q.created_at <= ${byCaller.p(now)}
+ GROUP BY q.principal_kind, q.principal_id ORDER BY bytes_30 DESC, runs_30 DESC, q.principal_id`;
+  const byBrand = new Params();
+  const brandWindows = windowColumns(byBrand, now);
+  const brandWhere = visibleSql('q', v, byBrand);
+  const brandSql = `SELECT 'brand' AS kind, q.brand_id AS id, MAX(b.name) AS name, NULL AS user_email,
+  ${brandWindows}
+ FROM query_log q LEFT JOIN brands b ON b.id = q.brand_id
+ WHERE ${brandWhere} AND q.created_at > ${byBrand.p(now - 30 * DAY)} AND q.created_at <= ${byBrand.p(now)}
+ GROUP BY q.brand_id ORDER BY bytes_30 DESC, runs_30 DESC, q.brand_id`;
+  return [
+    { sql: callerSql, params: byCaller.values },
+    { sql: brandSql, params: byBrand.values },
+  ];
+}
+
+const TotalsRowSchema = z.object({
+  kind: z.string(),
+  id: z.string().nullable(),
+  name: z.string().nullable(),
+  user_email: z.string().nullable(),
+  runs_1: z.number().nullable(),
+  bytes_1: z.number().nullable(),
+  runs_7: z.number().nullable(),
+  bytes_7: z.number().nullable(),
+  runs_30: z.number().nullable(),
+  bytes_30: z.number().nullable(),
+});
+
+export function toTotalsRow(raw: unknown, price: number): TotalsRow {
+  const r = TotalsRowSchema.parse(raw);
+  const w = (runs: number | null, bytes: number | null): WindowTotal => ({
+    runs: runs ?? 0,
+    bytesBilled: bytes ?? 0,
+    costUsd: costUsd(bytes ?? 0, price),
+  });
+  return {
+    kind: r.kind === 'key' ? 'key' : r.kind === 'brand' ? 'brand' : 'connection',
+    id: r.id,
+    name: r.name,
+    userEmail: r.user_email,
+    windows: { 1: w(r.runs_1, r.bytes_1), 7: w(r.runs_7, r.bytes_7), 30: w(r.runs_30, r.bytes_30) },
+  };
+}
+
+/** Reads a page of runs (one more than `limit` when there are more). */
+export async function listRuns(env: Env, v: Visibility, f: HistoryFilter, limit: number): Promise<Run[]> {
+  const s = listRunsStatement(v, f, limit);
+  const { results } = await env.DB.prepare(s.sql).bind(...s.params).all();
+  const price = usdPerTib(env);
+  return results.map((r) => toRun(r, price));
+}
+
+export async function loadTotals(env: Env, v: Visibility, now: number): Promise<{ callers: TotalsRow[]; brands: TotalsRow[] }> {
+  const [a, b] = totalsStatements(v, now);
+  const [callers, brands] = await env.DB.batch([env.DB.prepare(a.sql).bind(...a.params), env.DB.prepare(b.sql).bind(...b.params)]);
+  const price = usdPerTib(env);
+  return {
+    callers: (callers?.results ?? []).map((r) => toTotalsRow(r, price)),
+    brands: (brands?.results ?? []).map((r) => toTotalsRow(r, price)),
+  };
+}
+
+const CSV_COLUMNS = [
+  'created_at', 'request_id', 'transport', 'caller_kind', 'caller_id', 'caller_name', 'user_email', 'brand_id', 'query_id',
+  'period_start', 'period_end', 'dry_run', 'outcome', 'error_code', 'rows', 'bytes_billed', 'bytes_processed',
+  'duration_ms', 'cost_usd', 'sql',
+] as const;
+
+/** RFC 4180 field: quoted when it holds a comma, quote or line break; a leading =, +, - or @ is prefixed with '. */
+function csvField(v: string | number | boolean | null): string {
+  if (v === null) return '';
+  let s = String(v);
+  if (typeof v === 'string' && /^[=+\-@\t\r]/.test(s)) s = `'${s}`;
+  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+
+export function csvHeader(): string {
+  return `${CSV_COLUMNS.join(',')}\r\n`;
+}
+
+export function csvRow(r: Run): string {
+  const fields: (string | number | boolean | null)[] = [
+    new Date(r.createdAt).toISOString(),
+    r.requestId,
+    r.transport,
+    r.caller.kind,
+    r.caller.id,
+    r.caller.name,
+    r.user?.email ?? null,
+    r.brandId,
+    r.queryId,
+    r.period?.startDate ?? null,
+    r.period?.endDate ?? null,
+    r.dryRun,
+    r.outcome,
+    r.errorCode,
+    r.rows,
+    r.bytesBilled,
+    r.bytesProcessed,
+    r.durationMs,
+    r.costUsd.toFixed(6),
+    r.sql,
+  ];
+  return `${fields.map(csvField).join(',')}\r\n`;
+}

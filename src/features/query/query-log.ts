@@ -1,0 +1,130 @@
+import { z } from 'zod';
+import { configOf, type Env } from '../../env';
+import { describeError } from '../../errors';
+import type { Logger } from '../../lib/log';
+
+/**
+ * The query log's writes: one row per run (run-query.ts builds it after the response, in waitUntil).
+ *
+ * QUERY_LOG_DELIVERY (wrangler.toml) chooses how the row reaches D1:
+ * - `queue` (default): the row is sent to the QUERY_LOG queue and the Worker's own consumer writes each batch (up
+ *   to 100 rows) in one D1 batch. bench/query-log.mjs measured one INSERT per run as the limit at a few hundred runs
+ *   a second (D1 runs one query at a time) and a batched row at about a quarter of its cost. Nothing is lost: a send
+ *   that fails falls back to the direct INSERT; a batch that fails is retried by the queue; a redelivered row is not
+ *   written twice (`ON CONFLICT (id) DO NOTHING`); after the last retry every row is logged in full. A row reaches
+ *   the log up to about a second (max_batch_timeout) after its run.
+ * - `direct`: one INSERT per run, at once (the tests that read the log right after a request use it).
+ */
+
+/** The one statement that writes a query_log row; a redelivered row (same id) changes nothing. */
+export const QUERY_LOG_INSERT = `INSERT INTO query_log (id, request_id, principal_kind, principal_id, org_id, user_id, brand_id, query_id, period,
+    sql, dry_run, transport, outcome, bytes_processed, bytes_billed, row_count, duration_ms, created_at)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+  ON CONFLICT (id) DO NOTHING`;
+
+const n = z.number().nullable();
+const s = z.string().nullable();
+/** One row as it travels on the queue (the columns, in camelCase). */
+export const QueryLogRowSchema = z.object({
+  kind: z.literal('query-log'),
+  id: z.string(),
+  requestId: z.string(),
+  principalKind: z.string(),
+  principalId: z.string(),
+  orgId: s,
+  userId: s,
+  brandId: s,
+  queryId: s,
+  /** JSON text of the period, as stored. */
+  period: s,
+  sql: s,
+  dryRun: z.union([z.literal(0), z.literal(1)]),
+  transport: z.string(),
+  outcome: z.string(),
+  bytesProcessed: n,
+  bytesBilled: n,
+  rowCount: n,
+  durationMs: n,
+  createdAt: z.number(),
+});
+export type QueryLogRow = z.infer<typeof QueryLogRowSchema>;
+
+function insert(db: D1Database, r: QueryLogRow): D1PreparedStatement {
+  return db
+    .prepare(QUERY_LOG_INSERT)
+    .bind(
+      r.id,
+      r.requestId,
+      r.principalKind,
+      r.principalId,
+      r.orgId,
+      r.userId,
+      r.brandId,
+      r.queryId,
+      r.period,
+      r.sql,
+      r.dryRun,
+      r.transport,
+      r.outcome,
+      r.bytesProcessed,
+      r.bytesBilled,
+      r.rowCount,
+      r.durationMs,
+      r.createdAt,
+    );
+}
+
+/** Writes one row now; a failure is logged with the whole row, so nothing is lost silently. */
+async function writeNow(env: Env, row: QueryLogRow, log: Logger): Promise<void> {
+  try {
+    await insert(env.DB, row).run();
+  } catch (err) {
+    log.error('query_log write failed', { internal: describeError(err), row });
+  }
+}
+
+/** Delivers one run's row the configured way (see the module comment). Never throws. */
+export async function deliverQueryLog(env: Env, row: QueryLogRow, log: Logger): Promise<void> {
+  if (configOf(env).QUERY_LOG_DELIVERY !== 'queue') return writeNow(env, row, log);
+  try {
+    await env.QUERY_LOG.send(row, { contentType: 'json' });
+  } catch (err) {
+    log.warn('query_log row not enqueued; writing it directly', { internal: describeError(err), id: row.id });
+    await writeNow(env, row, log);
+  }
+}
+
+/** Attempts after which a batch that still cannot be written is logged row by row and acknowledged. */
+export const QUERY_LOG_MAX_ATTEMPTS = 10;
+
+/**
+ * The consumer side: every valid row of the batch in one D1 batch (a transaction). On failure the messages are
+ * retried (after a growing delay) until QUERY_LOG_MAX_ATTEMPTS, then each row is logged in full at error level.
+ */
+export async function consumeQueryLog(messages: readonly Message<unknown>[], env: Env, log: Logger): Promise<void> {
+  const rows: { m: Message<unknown>; row: QueryLogRow }[] = [];
+  for (const m of messages) {
+    const parsed = QueryLogRowSchema.safeParse(m.body);
+    if (parsed.success) rows.push({ m, row: parsed.data });
+    else {
+      log.error('query_log message dropped: not a row', { messageId: m.id, body: m.body });
+      m.ack();
+    }
+  }
+  if (rows.length === 0) return;
+  try {
+    await env.DB.batch(rows.map(({ row }) => insert(env.DB, row)));
+    for (const { m } of rows) m.ack();
+  } catch (err) {
+    const attempts = Math.max(...rows.map(({ m }) => m.attempts));
+    if (attempts >= QUERY_LOG_MAX_ATTEMPTS) {
+      for (const { m, row } of rows) {
+        log.error('query_log row not written; giving up', { internal: describeError(err), row });
+        m.ack();
+      }
+      return;
+    }
+    log.warn('query_log batch not written; retrying', { internal: describeError(err), rows: rows.length, attempts });
+    for (const { m } of rows) m.retry({ delaySeconds: Math.min(300, 2 ** attempts) });
+  }
+}
