@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_CATALOG_DIR, readCatalogDir } from '../../scripts/lib/catalog-dir.mjs';
 import { importWorkerModules } from '../../scripts/lib/import-ts.mjs';
 import { adminTestDatabase } from './admin-in-process.mjs';
+import { startTestWarehouse } from './warehouse-helpers.mjs';
 
 const t = adminTestDatabase('admin-cli-catalog-');
 const { admin, adminJson, rows } = t;
@@ -185,6 +186,33 @@ describe('invalid folders are refused before anything is written, naming file, i
     const r = await refusedApply(dir);
     expect(r.stderr).toMatch(/memories\/mem_demo_orders_revenue\.json:3: not valid JSON/);
   });
+});
+
+describe('--check-warehouse', () => {
+  it('dry-runs every section for each brand it applies to and every saved query, with bytes; a refused dry run refuses the folder', async () => {
+    const { wh, sa } = await startTestWarehouse();
+    try {
+      const envFile = join(work, 'warehouse.vars');
+      await writeFile(envFile, `BIGQUERY_API_BASE='${wh.url}'\nGCP_SERVICE_ACCOUNT_JSON='${sa.json}'\n`);
+      const out = await adminJson('catalog', 'plan', DEMO_CATALOG_DIR, '--check-warehouse', '--env-file', envFile);
+      // 4 system sections x 3 provisioned brands + 4 org_demo x 2 + 3 acme + 1 globex + 1 org_other + 1 umbrella + 7 saved.
+      expect(out.dryRuns.estimates).toHaveLength(12 + 8 + 3 + 1 + 1 + 1 + 7);
+      expect(out.dryRuns.estimates).toContainEqual({ item: 'report rpt_business_overview section rq_overview_kpis', brand: 'brand_globex', bytes: expect.any(Number) });
+      expect(out.dryRuns.estimates.every((e) => e.bytes > 0)).toBe(true);
+      const text = (await admin('catalog', 'plan', DEMO_CATALOG_DIR, '--check-warehouse', '--env-file', envFile)).stdout;
+      expect(text).toMatch(/saved query sq_acme_top_customers on brand_acme: [\d,]+ bytes/);
+
+      const dir = await demoCopy('bad-table');
+      await editJson(join(dir, 'reports/rpt_globex_stores.json'), (r) => {
+        r.sections[0].sql[1] = 'FROM `service-v1.{dataset}.agg__no_such_table`';
+      });
+      const r = await admin('catalog', 'plan', dir, '--check-warehouse', '--env-file', envFile);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/reports\/rpt_globex_stores\.json: report rpt_globex_stores section rq_globex_store_daily: on brand brand_globex \(dataset globex\): the warehouse refused the dry run/);
+    } finally {
+      await wh.close();
+    }
+  }, 120_000);
 });
 
 describe('brands, keys and users', () => {
