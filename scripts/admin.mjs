@@ -14,6 +14,7 @@ import { D1Error, openD1, sql, sqlLiteral } from './lib/d1.mjs';
 import { applySql, CatalogRefused, catalogModules, dryRunCatalog, exportDir, planDir, readStored, warehouseEnv } from './lib/catalog-cli.mjs';
 import { consoleCommands } from './lib/console-commands.mjs';
 import { importWorkerModules, ROOT } from './lib/import-ts.mjs';
+import { brandCredentialsCommands } from './lib/brand-credentials.mjs';
 
 /** The Worker's key settings and key SQL (src/features/keys/): one definition for the pages and this CLI. */
 const keys = await importWorkerModules({
@@ -35,6 +36,7 @@ const GLOBAL_OPTIONS = {
   remote: { type: 'boolean', default: false },
   local: { type: 'boolean', default: false },
   'persist-to': { type: 'string' },
+  env: { type: 'string' },
   json: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
 };
@@ -43,6 +45,7 @@ const GLOBAL_HELP = `Global options:
   --local              the local D1 database used by \`npm run dev\` / \`wrangler dev\` (default)
   --remote             the deployed D1 database named in wrangler.toml (uses wrangler's Cloudflare login
                        or CLOUDFLARE_API_TOKEN)
+  --env NAME           with --remote: the database of wrangler.toml's [env.NAME] (e.g. staging)
   --persist-to DIR     local state directory, as wrangler's --persist-to (default .wrangler/state;
                        the environment variable ADMIN_PERSIST_TO sets it too)
   --json               machine-readable output
@@ -212,6 +215,7 @@ const COMMANDS = {
       };
     },
   },
+  ...brandCredentialsCommands({ UsageError, CommandError, requireId, table, iso }),
   'user create': {
     usage: 'user create --email EMAIL [--name NAME] [--password PASSWORD]',
     summary: 'create an administrator login (give it rights with `membership add`)',
@@ -987,7 +991,9 @@ let memoryModules;
  * @param {AdminIo} [env]
  */
 export async function runAdmin(argv, env = PROCESS_IO) {
-  const [group, action] = argv;
+  // A command is two words (`key create`) or three (`brand credentials set`): the longest that names one.
+  const words = argv[2] !== undefined && COMMANDS[argv.slice(0, 3).join(' ')] ? 3 : 2;
+  const [group, action] = words === 3 ? [argv.slice(0, 2).join(' '), argv[2]] : argv;
   const groupOnly = group && !group.startsWith('-') && Object.keys(COMMANDS).some((n) => n.startsWith(`${group} `));
   const name = `${group} ${action}`;
   if (!group || group === '--help' || group === '-h' || group === 'help') {
@@ -1005,7 +1011,7 @@ export async function runAdmin(argv, env = PROCESS_IO) {
   const command = COMMANDS[name];
   let parsed;
   try {
-    parsed = parseArgs({ args: argv.slice(2), options: { ...GLOBAL_OPTIONS, ...command.options }, allowPositionals: true, strict: true });
+    parsed = parseArgs({ args: argv.slice(words), options: { ...GLOBAL_OPTIONS, ...command.options }, allowPositionals: true, strict: true });
   } catch (e) {
     env.err(usageHint(name, e instanceof Error ? e.message : String(e)));
     return USAGE_ERROR;
@@ -1027,11 +1033,17 @@ export async function runAdmin(argv, env = PROCESS_IO) {
     env.err('--remote cannot be combined with --local or --persist-to');
     return USAGE_ERROR;
   }
-  const target = { remote, persistTo: remote ? undefined : (persistTo ?? process.env.ADMIN_PERSIST_TO ?? undefined) };
+  const envName = typeof o.env === 'string' ? o.env : undefined;
+  if (envName !== undefined && !remote) {
+    env.err('--env names a deployed environment: use it with --remote');
+    return USAGE_ERROR;
+  }
+  const target = { remote, env: envName, persistTo: remote ? undefined : (persistTo ?? process.env.ADMIN_PERSIST_TO ?? undefined) };
   /** @type {import('./lib/d1.mjs').D1Executor | undefined} */
   let db;
   const io = {
     now: Date.now(),
+    target,
     interactive: env.interactive,
     /** The last statement's rows, or with `all` every statement's. */
     async exec(statement, constraintMessages = {}, { all = false } = {}) {

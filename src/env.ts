@@ -6,6 +6,9 @@ export interface Secrets {
   GCP_SERVICE_ACCOUNTS_BY_BRAND?: string;
   CURSOR_SECRET?: string;
   SESSION_SECRET?: string;
+  /** Key-encryption secret of the per-brand credentials in D1 (brand_credentials); the previous one opens only. */
+  CREDENTIALS_KEY?: string;
+  CREDENTIALS_KEY_PREVIOUS?: string;
   /** Where filed data-issue reports are posted (docs/admin.md, Notifications); unset: no notifications. */
   FEEDBACK_WEBHOOK_URL?: string;
 }

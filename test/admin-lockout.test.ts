@@ -5,7 +5,8 @@ import { env } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../src/auth/passwords';
 import { sha256Hex } from '../src/lib/ids';
-import { FAILURES_BEFORE_LOCK, IP_FAILURE_LIMIT, IP_WINDOW_MS, ipWindowStart, signInSource } from '../src/web/sign-in';
+import { requestSource } from '../src/http/source';
+import { FAILURES_BEFORE_LOCK, IP_FAILURE_LIMIT, IP_WINDOW_MS, ipWindowStart } from '../src/web/sign-in';
 import { addUser, inputValue, TestBrowser } from './oauth-client';
 import { seedDemo } from './seed';
 
@@ -28,7 +29,7 @@ async function attempt(ip: string, password: string): Promise<{ status: number; 
 /** The lockout row of USER from `ip`'s source. */
 async function accountRow(ip: string) {
   return env.DB.prepare('SELECT failures, locked_until FROM login_account_failures WHERE user_id = ? AND source_hash = ?')
-    .bind(USER.id, await sha256Hex(signInSource(ip)))
+    .bind(USER.id, await sha256Hex(requestSource(ip)))
     .first<{ failures: number; locked_until: number | null }>();
 }
 
@@ -73,11 +74,11 @@ describe('sign-in lockout, per account and source', () => {
   }, 60_000);
 
   it('an IPv6 source is its /64: another address of the same network shares the lock', async () => {
-    expect(signInSource('2001:db8:1:2:aaaa::1')).toBe('2001:db8:1:2::/64');
-    expect(signInSource('2001:0db8:0001:0002:ffff:ffff:ffff:ffff')).toBe('2001:db8:1:2::/64');
-    expect(signInSource('2001:db8::1')).toBe('2001:db8:0:0::/64');
-    expect(signInSource('::1')).toBe('0:0:0:0::/64');
-    expect(signInSource('198.51.100.7')).toBe('198.51.100.7');
+    expect(requestSource('2001:db8:1:2:aaaa::1')).toBe('2001:db8:1:2::/64');
+    expect(requestSource('2001:0db8:0001:0002:ffff:ffff:ffff:ffff')).toBe('2001:db8:1:2::/64');
+    expect(requestSource('2001:db8::1')).toBe('2001:db8:0:0::/64');
+    expect(requestSource('::1')).toBe('0:0:0:0::/64');
+    expect(requestSource('198.51.100.7')).toBe('198.51.100.7');
     for (let i = 0; i < FAILURES_BEFORE_LOCK; i++) await attempt(`2001:db8:1:2::${i + 1}`, 'wrong');
     expect((await attempt('2001:db8:1:2:ffff::9', USER.password)).status).toBe(429);
     expect((await attempt('2001:db8:1:3::1', USER.password)).status).toBe(303);

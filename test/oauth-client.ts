@@ -14,9 +14,16 @@ export const CALLBACK = 'https://assistant.example/oauth/callback';
  * A minimal browser over the Worker's own fetch: keeps cookies (honouring Max-Age=0 deletion), never follows
  * redirects (tests assert on them), and sends the Origin header a browser sends on form posts.
  */
+/** Distinct default addresses (198.18.0.0/15, the benchmarking range), so browsers that name none share no per-source limit. */
+let browsers = 0;
+function nextBrowserIp(): string {
+  browsers++;
+  return `198.18.${Math.floor(browsers / 250) % 250}.${(browsers % 250) + 1}`;
+}
+
 export class TestBrowser {
   readonly cookies = new Map<string, string>();
-  constructor(readonly ip = '198.51.100.7') {}
+  constructor(readonly ip = nextBrowserIp()) {}
 
   async fetch(pathOrUrl: string, init: RequestInit = {}): Promise<Response> {
     const url = pathOrUrl.startsWith('http') ? pathOrUrl : `${ORIGIN}${pathOrUrl}`;

@@ -59,8 +59,8 @@ describe('credentialFor', () => {
   const sa = (email: string, pem: string) =>
     JSON.stringify({ type: 'service_account', client_email: email, private_key_id: 'k', private_key: pem, project_id: 'p' });
 
-  it('reads the default account from the secret injected by the test setup', () => {
-    const account = credentialFor(env, 'brand_acme');
+  it('reads the default account from the secret injected by the test setup', async () => {
+    const account = await credentialFor(env, 'brand_acme');
     expect(account.clientEmail).toMatch(/@/);
     expect(account.privateKeyPem).toContain('BEGIN PRIVATE KEY');
   });
@@ -68,9 +68,9 @@ describe('credentialFor', () => {
   it('uses a brand\'s own account when GCP_SERVICE_ACCOUNTS_BY_BRAND has one, the default otherwise', async () => {
     const { pem } = await newKeyPair();
     const byBrand = JSON.stringify({ brand_acme: JSON.parse(sa('acme-reader@p.iam.gserviceaccount.com', pem)) });
-    const cfg = { GCP_SERVICE_ACCOUNT_JSON: sa('default@p.iam.gserviceaccount.com', pem), GCP_SERVICE_ACCOUNTS_BY_BRAND: byBrand };
-    expect(credentialFor(cfg, 'brand_acme').clientEmail).toBe('acme-reader@p.iam.gserviceaccount.com');
-    expect(credentialFor(cfg, 'brand_globex').clientEmail).toBe('default@p.iam.gserviceaccount.com');
+    const cfg = { ...env, GCP_SERVICE_ACCOUNT_JSON: sa('default@p.iam.gserviceaccount.com', pem), GCP_SERVICE_ACCOUNTS_BY_BRAND: byBrand };
+    expect((await credentialFor(cfg, 'brand_acme')).clientEmail).toBe('acme-reader@p.iam.gserviceaccount.com');
+    expect((await credentialFor(cfg, 'brand_globex')).clientEmail).toBe('default@p.iam.gserviceaccount.com');
   });
 
   it.each([
@@ -78,10 +78,10 @@ describe('credentialFor', () => {
     ['not JSON', { GCP_SERVICE_ACCOUNT_JSON: '{"private_key": "-----BEGIN PRIVATE KEY-----\nsecret' }],
     ['not a service account', { GCP_SERVICE_ACCOUNT_JSON: JSON.stringify({ client_email: 'x@y' }) }],
     ['a malformed brand map', { GCP_SERVICE_ACCOUNTS_BY_BRAND: JSON.stringify({ brand_acme: 'nope' }) }],
-  ])('fails closed with 500 INTERNAL when %s, without echoing key material', (_label, cfg) => {
+  ])('fails closed with 500 INTERNAL when %s, without echoing key material', async (_label, cfg) => {
     let caught: unknown;
     try {
-      credentialFor(cfg, 'brand_acme');
+      await credentialFor({ ...env, GCP_SERVICE_ACCOUNT_JSON: undefined, ...cfg }, 'brand_acme');
     } catch (err) {
       caught = err;
     }

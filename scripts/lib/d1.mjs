@@ -46,8 +46,9 @@ export function sql(strings, ...values) {
 }
 
 /**
- * @typedef {{ remote?: boolean; persistTo?: string; cwd?: string }} D1Target
+ * @typedef {{ remote?: boolean; env?: string; persistTo?: string; cwd?: string }} D1Target
  *   remote: the deployed database (wrangler auth applies); otherwise the local one wrangler dev uses.
+ *   env: with remote, wrangler's --env (the database of wrangler.toml's [env.NAME]).
  *   persistTo: local state directory (wrangler's --persist-to; default .wrangler/state beside wrangler.toml).
  *   cwd: the directory holding wrangler.toml (default the repository root).
  */
@@ -122,15 +123,21 @@ export async function d1Execute(target, what) {
  * @returns {Promise<Row[][]>}
  */
 export async function wranglerExecute(target, what) {
-  const args = [WRANGLER_BIN, 'd1', 'execute', 'DB', '--json'];
-  if (target.remote) args.push('--remote', '--yes');
-  else {
+  // WRANGLER_BIN in the environment: another wrangler executable (npm run setup passes on the one it uses).
+  const cmd = process.env.WRANGLER_BIN || process.execPath;
+  /** @type {string[]} */
+  const args = process.env.WRANGLER_BIN ? [] : [WRANGLER_BIN];
+  args.push('d1', 'execute', 'DB', '--json');
+  if (target.remote) {
+    args.push('--remote', '--yes');
+    if (target.env) args.push('--env', target.env);
+  } else {
     args.push('--local');
     if (target.persistTo) args.push('--persist-to', target.persistTo);
   }
   args.push(...what);
 
-  const { code, stdout, stderr } = await runProcess(process.execPath, args, { cwd: target.cwd ?? ROOT, env: wranglerEnv({ FORCE_COLOR: '0', NO_COLOR: '1' }) });
+  const { code, stdout, stderr } = await runProcess(cmd, args, { cwd: target.cwd ?? ROOT, env: wranglerEnv({ FORCE_COLOR: '0', NO_COLOR: '1' }) });
   const parsed = parseJson(stdout);
   if (code !== 0 || !Array.isArray(parsed)) {
     const msg = parsed && typeof parsed === 'object' && 'error' in parsed ? errorText(parsed.error) : '';

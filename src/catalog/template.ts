@@ -36,7 +36,8 @@ export function assertKnownSlots(sql: string): Slot[] {
   const unknown = slots.filter((s) => !isKnownSlot(s));
   if (unknown.length > 0) {
     throw new Error(
-      `template uses unknown slot(s) ${unknown.map((s) => `{${s}}`).join(', ')}; known slots: ${KNOWN_SLOTS.map((s) => `{${s}}`).join(', ')}`,
+      `template uses unknown slot(s) ${unknown.map((s) => `{${s}}`).join(', ')}; ` +
+        `known slots: ${KNOWN_SLOTS.map((s) => `{${s}}`).join(', ')}`,
     );
   }
   return slots.filter(isKnownSlot);

@@ -22,7 +22,8 @@ export function validationFailure(error: Issues, validationTarget: string, c: Co
   const target = validationTarget === 'json' ? 'body' : validationTarget;
   const first = issues[0];
   const message = first
-    ? `invalid ${target === 'body' ? 'request body' : `${target} parameter`}${first.path !== '(body)' ? ` ${first.path}` : ''}: ${first.message}`
+    ? `invalid ${target === 'body' ? 'request body' : `${target} parameter`}` +
+      `${first.path !== '(body)' ? ` ${first.path}` : ''}: ${first.message}`
     : `invalid ${target}`;
   return errorResponse(c, new ApiError('VALIDATION', message, { details: { in: target, issues } }));
 }

@@ -84,7 +84,8 @@ export async function keysetPage<R>(
 function invalidCursor(reason: string): ApiError {
   return new ApiError(
     'VALIDATION',
-    `invalid query parameter cursor: ${reason}; pass back nextCursor unchanged with the same filters and key, or omit cursor to start again`,
+    `invalid query parameter cursor: ${reason}; ` +
+      'pass back nextCursor unchanged with the same filters and key, or omit cursor to start again',
     { details: { in: 'query', issues: [{ path: 'cursor', message: reason }] } },
   );
 }

@@ -19,7 +19,8 @@ export const SERVER_INSTRUCTIONS = [
   TABLE_NAMING,
   TABLE_DISCOVERY,
   READ_MEMORIES,
-  `${STATEMENT_RULE} dryRun: true checks a query and its bytes scanned without running it. Runs count against a daily usage limit; prefer aggregates.`,
+  `${STATEMENT_RULE} dryRun: true checks a query and its bytes scanned without running it. ` +
+    'Runs count against a daily usage limit; prefer aggregates.',
   `${PAGING} Paging in SQL instead: ORDER BY a unique key plus LIMIT n OFFSET m.`,
   BRAND_ID_RULE,
   'Errors: isError results with { error: { code, message, requestId } }; quote requestId.',

@@ -23,7 +23,9 @@ export const VIEWS = {
     uri: 'ui://warehouse-query-api/report-view.html',
     file: 'report-view.html',
     title: 'Report dashboard',
-    description: "A report's dashboard: its tiles in order (KPIs, charts from each section's chartSpec, tables), its instructions and the window used.",
+    description:
+      "A report's dashboard: its tiles in order (KPIs, charts from each section's chartSpec, tables), " +
+      'its instructions and the window used.',
   },
 } as const;
 

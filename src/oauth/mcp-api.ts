@@ -74,7 +74,8 @@ export const mcpApiHandler = {
       const res = mcpErrorResponse(err, requestId, log);
       res.headers.set(
         'www-authenticate',
-        `Bearer realm="OAuth", error="invalid_token", error_description="the approving user is no longer an administrator", resource_metadata="${resourceMetadataUrl(canonicalOrigin(new URL(request.url)))}"`,
+        'Bearer realm="OAuth", error="invalid_token", error_description="the approving user is no longer an administrator", ' +
+          `resource_metadata="${resourceMetadataUrl(canonicalOrigin(new URL(request.url)))}"`,
       );
       return res;
     }

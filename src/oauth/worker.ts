@@ -2,6 +2,7 @@ import { bearerToken } from '../auth/api-keys';
 import type { Env } from '../env';
 import { ApiError, describeError } from '../errors';
 import { applyCors, isPreflight, originVerdict, preflightResponse, type OriginVerdict } from '../http/cors';
+import { checkPublicLimit } from '../http/public-limits';
 import { createLogger, newRequestId, type Logger } from '../lib/log';
 import { MCP_PATH, mcpErrorResponse } from '../mcp/handler';
 import { clientIdHostProblem } from './client-id-host';
@@ -140,7 +141,8 @@ function withRequestId(res: Response, requestId: string): Response {
  * bearer checks on /v1/data/mcp), the MCP handler behind it for valid OAuth tokens and API keys, and the Hono app
  * (REST, /authorize, /admin) for everything else. Around the provider, for every path: Origin validation and CORS
  * on /v1/ (before authentication, so 401s and 403s are readable by allowed pages), the private-host check on
- * metadata-document client ids, refresh-token reuse detection, and the WWW-Authenticate challenge on REST 401s.
+ * metadata-document client ids, refresh-token reuse detection, the WWW-Authenticate challenge on REST 401s, and the
+ * per-source rate limits of the unauthenticated endpoints (src/http/public-limits.ts).
  */
 export function createWorker(defaultHandler: OAuthHandlers['defaultHandler']) {
   const handlers: OAuthHandlers = { apiHandler: mcpApiHandler, defaultHandler };
@@ -171,6 +173,12 @@ export function createWorker(defaultHandler: OAuthHandlers['defaultHandler']) {
       bindRequestScope(requestEnv, { requestId, log, waitUntil: (p) => ctx.waitUntil(p) });
       let res: Response;
       try {
+        const limited = await checkPublicLimit(env, request, url.pathname).catch((err: unknown) => {
+          // A limiter that cannot answer lets the request through: the endpoints keep their own checks.
+          log.warn('public rate limiter failed; request let through', { internal: describeError(err) });
+          return null;
+        });
+        if (limited) return mcpErrorResponse(limited, requestId, log);
         if (url.pathname.replace(/\/$/, '') === AUTHORIZE_PATH) {
           const hostProblem = clientIdHostProblem(url.searchParams.get('client_id') ?? '');
           if (hostProblem) {

@@ -28,7 +28,9 @@ export const BrandSchema = z
     name: z.string().nullable().openapi({ example: 'Acme Outdoor' }),
     dataset: z.string().nullable().openapi({ description: 'null when the brand has no provisioned dataset', example: 'acme' }),
     timezone: z.string().optional().openapi({
-      description: 'IANA time zone of the brand; stored-query periods ("yesterday", "last full month") are computed in it. UTC when the brand has none.',
+      description:
+        'IANA time zone of the brand; stored-query periods ("yesterday", "last full month") are computed in it. ' +
+        'UTC when the brand has none.',
       example: 'Europe/Berlin',
     }),
     queryable: z.boolean().optional().openapi({

@@ -185,7 +185,8 @@ export class Lexer {
       // session, not the brand's data (issue 16).
       throw new SqlScanError(
         'INVALID_SQL',
-        'system variables such as @@project_id are not allowed: they describe the warehouse job and its service account, not the brand\'s data',
+        'system variables such as @@project_id are not allowed: ' +
+          "they describe the warehouse job and its service account, not the brand's data",
         i,
       );
     }
@@ -254,7 +255,8 @@ function scanString(sql: string, start: number, raw: boolean, bytes: boolean): n
       if ((raw || bytes) && escaped === quote) {
         throw new SqlScanError(
           'QUERY_FAILED',
-          `a backslash before ${quote} in a ${raw ? 'raw' : 'bytes'} literal is read differently by BigQuery and the checker; rewrite the literal`,
+          `a backslash before ${quote} in a ${raw ? 'raw' : 'bytes'} literal ` +
+            'is read differently by BigQuery and the checker; rewrite the literal',
           j,
         );
       }

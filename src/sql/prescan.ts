@@ -312,7 +312,8 @@ class Bounds {
     if (this.work > MAX_PARSE_WORK) {
       throw new SqlScanError(
         'QUERY_FAILED',
-        `query too complex to check safely (estimated parser work over ${MAX_PARSE_WORK}: very many subqueries, or CAST/NOT/INTERVAL/CASE-like constructs nested deeply); simplify or split it`,
+        `query too complex to check safely (estimated parser work over ${MAX_PARSE_WORK}: very many subqueries, ` +
+          'or CAST/NOT/INTERVAL/CASE-like constructs nested deeply); simplify or split it',
         index,
       );
     }

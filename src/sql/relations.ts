@@ -680,7 +680,8 @@ class Walker {
       if (IDENTITY_FUNCTIONS.has(core[0] ?? '')) {
         throw new Rejection(
           'INVALID_SQL',
-          `${parts.join('.')}() is not allowed: identity and session functions describe the warehouse's service account, not the brand's data`,
+          `${parts.join('.')}() is not allowed: ` +
+            "identity and session functions describe the warehouse's service account, not the brand's data",
           position,
         );
       }

@@ -112,7 +112,8 @@ export class UsageLimiter extends DurableObject<Env> {
     bucket.bytes += reserveBytes;
     this.buckets.set(start, bucket);
     this.sql.exec(
-      'INSERT INTO buckets (start, runs, bytes) VALUES (?, 1, ?) ON CONFLICT (start) DO UPDATE SET runs = runs + 1, bytes = bytes + excluded.bytes',
+      'INSERT INTO buckets (start, runs, bytes) VALUES (?, 1, ?) ' +
+        'ON CONFLICT (start) DO UPDATE SET runs = runs + 1, bytes = bytes + excluded.bytes',
       start,
       reserveBytes,
     );
@@ -165,7 +166,8 @@ export class UsageLimiter extends DurableObject<Env> {
     const prev: MeterState | undefined = row ? { tokens: row.tokens, updated: row.updated } : undefined;
     const out = takeToken(prev, perMinute, now);
     this.sql.exec(
-      'INSERT INTO meters (kind, tokens, updated) VALUES (?, ?, ?) ON CONFLICT (kind) DO UPDATE SET tokens = excluded.tokens, updated = excluded.updated',
+      'INSERT INTO meters (kind, tokens, updated) VALUES (?, ?, ?) ' +
+        'ON CONFLICT (kind) DO UPDATE SET tokens = excluded.tokens, updated = excluded.updated',
       kind,
       out.state.tokens,
       out.state.updated,

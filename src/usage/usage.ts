@@ -203,7 +203,8 @@ function limitExceeded(refusal: Refusal, now: number, headers: Record<string, st
   const what = refusal.limit === 'runs' ? 'query runs' : 'bytes billed';
   return new ApiError(
     'USAGE_LIMIT_EXCEEDED',
-    `daily usage limit reached: ${refusal.used} ${what} in the last 24 hours (limit ${refusal.limitValue}); the next run is allowed at ${resetAt}`,
+    `daily usage limit reached: ${refusal.used} ${what} in the last 24 hours (limit ${refusal.limitValue}); ` +
+      `the next run is allowed at ${resetAt}`,
     {
       details: { limit: refusal.limit, limitValue: refusal.limitValue, used: refusal.used, resetAt },
       headers: { ...headers, 'Retry-After': String(retryAfter) },

@@ -222,7 +222,8 @@ export interface WarehouseClientDeps {
 }
 
 interface Call {
-  account: ServiceAccount;
+  /** The brand's account, looked up (from D1 or the secrets) on the first token the call needs. */
+  account: () => Promise<ServiceAccount>;
   deadline: number;
   log: Logger;
   op: string;
@@ -294,8 +295,9 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
   }
 
   async function token(call: Call): Promise<string> {
+    const account = await call.account();
     try {
-      return await bearerTokenFor(call.account, now());
+      return await bearerTokenFor(account, now());
     } catch (err) {
       throw new ApiError('INTERNAL', 'the warehouse credentials are misconfigured; quote the requestId to support', {
         internal: `signing the BigQuery token failed: ${describeError(err)}`,
@@ -371,8 +373,9 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
   }
 
   function newCall(opts: CallOptions, op: string, timeoutMs: number, upstream: UpstreamContext = {}): Call {
+    let account: Promise<ServiceAccount> | undefined;
     return {
-      account: credentialFor(env, opts.brandId),
+      account: () => (account ??= credentialFor(env, opts.brandId, now())),
       deadline: now() + timeoutMs,
       log: makeLog(opts.requestId),
       op,

@@ -1,12 +1,16 @@
 import { z } from 'zod';
-import type { Env } from '../env';
+import { configOf, type Env } from '../env';
 import { ApiError } from '../errors';
+import { unseal, UnsealError } from './credential-seal';
 
 /**
- * Service-account credentials for BigQuery. One default account from the `GCP_SERVICE_ACCOUNT_JSON` secret and,
- * optionally, one per brand from `GCP_SERVICE_ACCOUNTS_BY_BRAND` (`{ "<brandId>": <service-account JSON> }`),
- * so a deployment can make IAM the tenant boundary: each brand's account can read only its own dataset. A brand
- * without an entry uses the default account (give that one no dataset access to fail closed).
+ * Service-account credentials for BigQuery. Per brand, in this order: the brand's row in D1's
+ * `brand_credentials` (sealed under `CREDENTIALS_KEY`, managed with `npm run admin -- brand credentials`; any
+ * number of brands), its entry in the `GCP_SERVICE_ACCOUNTS_BY_BRAND` secret (`{ "<brandId>": <service-account
+ * JSON> }`; one secret holds only about two keys), else the default account of `GCP_SERVICE_ACCOUNT_JSON`. So
+ * a deployment can make IAM the tenant boundary: each brand's account can read only its own dataset. A brand
+ * without its own account uses the default one (give that one no dataset access to fail closed). A stored row
+ * that does not open is an error, never a fall back to the default account.
  */
 
 /** The fields of Google's service-account key file that signing needs; the rest of the file is ignored. */
@@ -77,8 +81,54 @@ function parseCredentials(raw: string | undefined, rawByBrand: string | undefine
   return { defaultAccount, byBrand };
 }
 
-/** The account to sign requests for `brandId` with: the brand's own when configured, else the default. */
-export function credentialFor(env: Pick<Env, 'GCP_SERVICE_ACCOUNT_JSON' | 'GCP_SERVICE_ACCOUNTS_BY_BRAND'>, brandId: string): ServiceAccount {
+
+
+const StoredRowSchema = z.object({ key_id: z.string(), iv: z.string(), ciphertext: z.string() });
+
+/**
+ * Per isolate, per brand: the opened D1 row (or its absence) for CATALOG_CACHE_TTL_MS, so a change made with the
+ * CLI reaches every isolate within that time, as brand names do. Keyed by the key secrets too (tests run several).
+ */
+const stored = new Map<string, { at: number; account: Promise<ServiceAccount | null> }>();
+const MAX_STORED = 1000;
+
+async function readStored(env: Env, brandId: string): Promise<ServiceAccount | null> {
+  const row = await env.DB.prepare('SELECT key_id, iv, ciphertext FROM brand_credentials WHERE brand_id = ?').bind(brandId).first();
+  if (!row) return null;
+  const r = StoredRowSchema.safeParse(row);
+  if (!r.success) throw misconfigured(`brand_credentials row of ${brandId} is malformed: ${issueSummary(r.error)}`);
+  let json: string;
+  try {
+    json = await unseal([env.CREDENTIALS_KEY, env.CREDENTIALS_KEY_PREVIOUS], brandId, { keyId: r.data.key_id, iv: r.data.iv, ciphertext: r.data.ciphertext });
+  } catch (err) {
+    if (err instanceof UnsealError) throw misconfigured(err.message);
+    throw err;
+  }
+  const key = ServiceAccountKeySchema.safeParse(parseJson(json, `brand_credentials of ${brandId}`));
+  if (!key.success) throw misconfigured(`brand_credentials of ${brandId} is not a service-account key: ${issueSummary(key.error)}`);
+  return toServiceAccount(key.data);
+}
+
+function storedCredential(env: Env, brandId: string, nowMs: number): Promise<ServiceAccount | null> {
+  const cacheKey = `${env.CREDENTIALS_KEY ?? ''}\n${env.CREDENTIALS_KEY_PREVIOUS ?? ''}\n${brandId}`;
+  const ttl = configOf(env).CATALOG_CACHE_TTL_MS;
+  const hit = stored.get(cacheKey);
+  if (hit && nowMs - hit.at < ttl) return hit.account;
+  const account = readStored(env, brandId);
+  if (stored.size >= MAX_STORED) stored.clear();
+  stored.set(cacheKey, { at: nowMs, account });
+  // A failed read is not kept: the next call reads again.
+  account.catch(() => stored.delete(cacheKey));
+  return account;
+}
+
+/**
+ * The account to sign requests for `brandId` with: the brand's stored one, else its entry in the by-brand
+ * secret, else the default.
+ */
+export async function credentialFor(env: Env, brandId: string, nowMs = Date.now()): Promise<ServiceAccount> {
+  const own = await storedCredential(env, brandId, nowMs);
+  if (own) return own;
   const raw = env.GCP_SERVICE_ACCOUNT_JSON;
   const rawByBrand = env.GCP_SERVICE_ACCOUNTS_BY_BRAND;
   if (!cache || cache.raw !== raw || cache.rawByBrand !== rawByBrand) {

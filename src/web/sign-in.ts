@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { AppEnv } from '../app-env';
 import { verifyPassword, PASSWORD_ITERATIONS } from '../auth/passwords';
 import type { Env } from '../env';
+import { requestSource } from '../http/source';
 import { sha256Hex } from '../lib/ids';
 import { checkLoginCsrf, clearLoginNonce } from './csrf';
 import { createSession, type Session } from './session';
@@ -72,22 +73,6 @@ async function releaseIpSlot(env: Env, slot: IpSlot): Promise<void> {
     .run();
 }
 
-/**
- * Where a sign-in comes from, as the throttles key it: an IPv4 address as is, an IPv6 address by its /64 prefix (one
- * customer network; a host picks any address inside it at will), anything else as sent.
- */
-export function signInSource(ip: string): string {
-  if (!ip.includes(':')) return ip;
-  const [head = '', tail] = ip.toLowerCase().split('::');
-  const left = head === '' ? [] : head.split(':');
-  const right = tail === undefined || tail === '' ? [] : tail.split(':');
-  const groups = tail === undefined ? left : [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
-  return `${groups
-    .slice(0, 4)
-    .map((g) => g.replace(/^0+(?=.)/, ''))
-    .join(':')}::/64`;
-}
-
 const UserRow = z.object({ id: z.string(), password_hash: z.string(), password_salt: z.string(), password_iterations: z.number() });
 
 /** One account's failures from one source, as claimAttempt counted them. */
@@ -131,11 +116,11 @@ async function claimAttempt(env: Env, userId: string, sourceHash: string, now: n
  * across all accounts, see claimIpSlot) and per account and source (login_account_failures; a source locked out of
  * an account is refused without checking the password, see claimAttempt). Both count an attempt before its
  * password is checked. A success resets the account's count for that source and gives the slot back; so does a
- * refusal that checked nothing. `ip` is CF-Connecting-IP; IPv6 addresses count by their /64 (signInSource).
+ * refusal that checked nothing. `ip` is CF-Connecting-IP; IPv6 addresses count by their /64 (requestSource).
  */
 export async function signIn(env: Env, input: { email: string; password: string; ip: string; now: number }): Promise<SignInResult> {
   const { email, password, ip, now } = input;
-  const sourceHash = await sha256Hex(signInSource(ip));
+  const sourceHash = await sha256Hex(requestSource(ip));
   const slot: IpSlot = { ipHash: sourceHash, windowStart: ipWindowStart(now) };
   if (!(await claimIpSlot(env, slot))) {
     return { ok: false, reason: 'ip-throttled', retryAfterSeconds: Math.ceil((slot.windowStart + IP_WINDOW_MS - now) / 1000) };

@@ -112,7 +112,8 @@ export function updateKeySettingsStatement(keyId: string, settings: Partial<KeyS
   const sql =
     names.length === 0
       ? `SELECT ${returning} FROM api_keys WHERE ${condition}`
-      : `UPDATE api_keys SET ${names.map((n, i) => `${KEY_SETTINGS[n].column} = ?${i + 2}`).join(', ')} WHERE ${condition} RETURNING ${returning}`;
+      : `UPDATE api_keys SET ${names.map((n, i) => `${KEY_SETTINGS[n].column} = ?${i + 2}`).join(', ')} ` +
+        `WHERE ${condition} RETURNING ${returning}`;
   return { sql, params: [...params, ...where.params] };
 }
 
