@@ -734,7 +734,7 @@ async function catalogPlan(io, dir, o) {
   const env = await warehouseEnv(envFile).catch((e) => {
     throw new CommandError(`--check-warehouse needs the Worker's warehouse variables: cannot read ${envFile} (${e instanceof Error ? e.message : String(e)})`);
   });
-  const dryRuns = await dryRunCatalog(planned, env);
+  const dryRuns = await dryRunCatalog(planned, env, (statements) => io.exec(statements, {}, { all: true }));
   if (dryRuns.problems.length > 0) throw new CatalogRefused(dryRuns.problems);
   return { ...planned, dryRuns };
 }

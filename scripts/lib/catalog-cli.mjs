@@ -116,11 +116,25 @@ export async function warehouseEnv(envFile) {
  * estimate of each, and a problem (file, item, BigQuery's message) for each the warehouse refuses.
  * @param {Awaited<ReturnType<typeof planDir>>} planned
  * @param {Record<string, unknown>} env
+ * @param {(sql: string) => Promise<Record<string, unknown>[][]>} readAll runs statements on the target database
  */
-export async function dryRunCatalog(planned, env) {
+export async function dryRunCatalog(planned, env, readAll) {
   const m = await catalogModules();
   const { createWarehouseClient } = await importWorkerModules({ 'src/warehouse/bigquery-client.ts': ['createWarehouseClient'] });
-  const client = createWarehouseClient(env);
+  // The client reads a brand's own credentials from D1 (brand_credentials): the same database, through the CLI's
+  // connection, with `?` values inlined as literals.
+  const DB = {
+    prepare: (/** @type {string} */ text) => ({
+      bind: (/** @type {(string | number | null)[]} */ ...values) => ({
+        async first() {
+          let i = 0;
+          const [rows = []] = await readAll(text.replace(/\?/g, () => sqlLiteral(values[i++] ?? null)));
+          return rows[0] ?? null;
+        },
+      }),
+    }),
+  };
+  const client = createWarehouseClient({ ...env, DB });
   const d = new Date();
   const iso = (/** @type {number} */ ms) => new Date(ms).toISOString().slice(0, 10);
   const window = { start_date: iso(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() - 1, 1)), end_date: iso(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 0)) };
