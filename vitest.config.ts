@@ -1,5 +1,6 @@
 import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-pool-workers';
 import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
+import { DEV_PROJECT } from './dev/warehouse/demo-data.mjs';
 import { SuiteSequencer } from './test/sequencer.ts';
 
 /**
@@ -26,6 +27,8 @@ function workersProject(name: string, isolate: boolean, include: string[], exclu
         miniflare: {
           bindings: {
             BIGQUERY_API_BASE: inject('warehouseUrl'),
+            // The project the local warehouse hosts the datasets under (test/global-setup.ts), never `service-v1`.
+            BIGQUERY_PROJECT: DEV_PROJECT,
             GCP_SERVICE_ACCOUNT_JSON: inject('serviceAccountJson'),
             // Tests change keys in D1 directly and expect the next request to see it; the cache has its own test.
             AUTH_CACHE_TTL_MS: '0',

@@ -15,6 +15,7 @@ import { WRANGLER_BIN, wranglerEnv, wranglerExecute, wranglerMigrationsApply } f
 import { importWorkerModules, ROOT } from '../scripts/lib/import-ts.mjs';
 import { createServiceAccount, serviceAccountFromJson } from './warehouse/service-account.mjs';
 import { startWarehouse } from './warehouse/server.mjs';
+import { DEV_PROJECT } from './warehouse/demo-data.mjs';
 import { buildViews } from '../views/build-views.mjs';
 
 const HOST = '127.0.0.1';
@@ -103,6 +104,8 @@ async function main() {
   step = performance.now();
   const warehouse = await startWarehouse({
     host: HOST,
+    // A real-looking project, as a deployment's is (wrangler.toml's BIGQUERY_PROJECT names the same one).
+    project: DEV_PROJECT,
     // In the state dir, so deleting it resets everything; the warehouse regenerates when the day changes.
     cacheDir: files.warehouseCache,
     serviceAccounts: [{ clientEmail: sa.clientEmail, publicKeyPem: sa.publicKeyPem, keyId: sa.keyId || undefined }],

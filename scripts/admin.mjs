@@ -230,7 +230,7 @@ const COMMANDS = {
       const id = (await io.worker()).newId('user');
       const rows = await io.exec(
         sql`INSERT INTO users (id, email, name, password_hash, password_salt, password_iterations, created_at)
-            VALUES (${id}, ${email}, ${o.name ?? null}, ${h.hash}, ${h.salt}, ${h.iterations}, ${io.now})
+            VALUES (${id}, ${email}, ${o.name === undefined ? null : requireText(o, 'name')}, ${h.hash}, ${h.salt}, ${h.iterations}, ${io.now})
             ON CONFLICT DO NOTHING RETURNING id`,
       );
       if (rows.length === 0) throw new CommandError(`a user with email ${email} already exists`);
@@ -815,6 +815,9 @@ function requireId(o, flag) {
 function requireText(o, flag) {
   const v = o[flag];
   if (v === undefined || v.trim() === '') throw new UsageError(`--${flag} is required`);
+  // Names and emails are shown on the admin pages: no control characters (src/lib/text.ts states the same rule).
+  const control = /[\u0000-\u001F\u007F-\u009F]/u.exec(v);
+  if (control) throw new UsageError(`--${flag} must not contain control characters (found U+${control[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')})`);
   return v;
 }
 

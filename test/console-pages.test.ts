@@ -274,6 +274,12 @@ describe('around the pages', () => {
     }
   });
 
+  it('shows each connected assistant its own usage against its limits', async () => {
+    const html = await page(browsers.brand, '/admin/assistants');
+    // The connection ran one query (run_query) in beforeAll; the default limits apply to connections.
+    expect(html).toMatch(/<td data-label="Used, last 24 h"><ul class="plain"><li>1 \/ 1,000 queries<\/li><li>[^<]+ \/ 100 GiB billed<\/li><\/ul><\/td>/);
+  });
+
   it('links the inbox and the history from every page, with short labels for phones', async () => {
     const html = await page(browsers.brand, '/admin/inbox');
     expect(html).toContain('<a href="/admin/inbox" aria-current="page"><span class="nav-long">Data issues</span><span class="nav-short" aria-hidden="true">Issues</span></a>');

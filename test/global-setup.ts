@@ -1,4 +1,5 @@
 import { createServiceAccount } from '../dev/warehouse/service-account.mjs';
+import { DEV_PROJECT } from '../dev/warehouse/demo-data.mjs';
 import { startWarehouse } from '../dev/warehouse/server.mjs';
 import { buildViews } from '../views/build-views.mjs';
 import { startWebhookReceiver } from './node/webhook-receiver.mjs';
@@ -29,9 +30,11 @@ export default async function setup(project: TestProject) {
   const perBrand = Object.entries(BRAND_DATASETS).map(([brandId, dataset]) => ({
     brandId,
     dataset,
-    account: createServiceAccount({ clientEmail: `brand-${dataset}@service-v1.iam.gserviceaccount.com` }),
+    account: createServiceAccount({ clientEmail: `brand-${dataset}@${DEV_PROJECT}.iam.gserviceaccount.com` }),
   }));
   const warehouse = await startWarehouse({
+    // The datasets live in a real-looking project, not the contract's `service-v1`: every run proves the mapping.
+    project: DEV_PROJECT,
     serviceAccounts: [
       { clientEmail: main.clientEmail, publicKeyPem: main.publicKeyPem, keyId: main.keyId },
       ...perBrand.map(({ account, dataset }) => ({

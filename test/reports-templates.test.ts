@@ -4,7 +4,8 @@ import { fillTemplate } from '../src/catalog/template';
 import { reportDatasets } from '../src/features/catalog-files/check';
 import { DEMO_BRANDS } from '../src/seed/demo-tenants';
 import { DEMO_CATALOG } from './demo-catalog';
-import { checkDryRun, checkSql } from '../src/sql/guard';
+import { contractReferences } from '../src/features/query/contract-project';
+import { checkDryRun, checkSql, CONTRACT_PROJECT, withProject } from '../src/sql/guard';
 import { createWarehouseClient } from '../src/warehouse/bigquery-client';
 
 /**
@@ -13,7 +14,7 @@ import { createWarehouseClient } from '../src/warehouse/bigquery-client';
  * through the Worker's own BigQuery client. So the demo works end to end, not just in the catalog.
  */
 
-const PROJECT = 'service-v1';
+const PROJECT = CONTRACT_PROJECT;
 const today = inject('warehouseToday');
 
 /** The last full month before the warehouse's "today" (the default window of a stored-query run). */
@@ -52,10 +53,12 @@ describe('demo catalog SQL on the local warehouse', () => {
 
     const client = createWarehouseClient(env);
     const opts = { brandId: `demo_${c.dataset}`, requestId: `req_template_${c.id}`, labels: { test: 'catalog' } };
-    const dry = await client.dryRun(c.sql, opts);
-    expect(checkDryRun(dry, scope, guard.tables)).toEqual({ ok: true });
+    // As run_query sends it: the contract's project mapped to the warehouse's at the references the guard found.
+    const sent = withProject(c.sql, guard.projectAt, PROJECT, env.BIGQUERY_PROJECT);
+    const dry = await client.dryRun(sent, opts);
+    expect(checkDryRun(contractReferences(dry, env.BIGQUERY_PROJECT), scope, guard.tables)).toEqual({ ok: true });
 
-    const result = await client.query(c.sql, { ...opts, maxBytesBilled: 10 * 1024 ** 3, rowCap: 1000, timeoutMs: 20_000 });
+    const result = await client.query(sent, { ...opts, maxBytesBilled: 10 * 1024 ** 3, rowCap: 1000, timeoutMs: 20_000 });
     expect(result.rows.length, c.sql).toBeGreaterThan(0);
     expect(result.truncated).toBe(false);
   });

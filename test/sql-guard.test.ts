@@ -1,7 +1,7 @@
 // The read-only SQL guard (src/sql/guard.ts), run inside workerd with the parser's WebAssembly module loaded
 // the way the deployed Worker loads it. Table-driven over test/sql-guard-corpus.ts.
 import { describe, expect, it } from 'vitest';
-import { checkDryRun, checkSql, guardError, MAX_REFERENCED_TABLES, MAX_SQL_LENGTH, type DryRunFacts } from '../src/sql/guard';
+import { checkDryRun, checkSql, guardError, MAX_REFERENCED_TABLES, MAX_SQL_LENGTH, withProject, type DryRunFacts } from '../src/sql/guard';
 import { parseBigQuery } from '../src/sql/parser';
 import { MAX_EXPRESSION_DEPTH, MAX_NESTING_DEPTH } from '../src/sql/prescan';
 import { Rejection, resolveRelations } from '../src/sql/relations';
@@ -99,13 +99,13 @@ describe('positions and messages', () => {
     const head = "SELECT '";
     const tail = "' AS s";
     const fill = (n: number) => head + 'x'.repeat(n - head.length - tail.length) + tail;
-    expect(await checkSql(fill(MAX_SQL_LENGTH), ACME)).toEqual({ ok: true, tables: [] });
+    expect(await checkSql(fill(MAX_SQL_LENGTH), ACME)).toMatchObject({ ok: true, tables: [] });
     expect(await checkSql(fill(MAX_SQL_LENGTH + 1), ACME)).toMatchObject({ ok: false, code: 'QUERY_FAILED', message: expect.stringContaining('102400') });
   });
 
   it('the same brand-scoped SQL passes for its own brand only', async () => {
     const sql = 'SELECT COUNT(*) FROM `service-v1.globex.fact__orders`';
-    expect(await checkSql(sql, GLOBEX)).toEqual({ ok: true, tables: ['service-v1.globex.fact__orders'] });
+    expect(await checkSql(sql, GLOBEX)).toMatchObject({ ok: true, tables: ['service-v1.globex.fact__orders'] });
     expect(await checkSql(sql, ACME)).toMatchObject({ ok: false, code: 'FORBIDDEN_TABLE' });
   });
 });
@@ -117,7 +117,7 @@ describe('correlated array paths and pipe syntax', () => {
     // BigQuery resolves a FROM path whose first name is a range variable in scope as an array scan before it
     // looks for a table (ZetaSQL ShouldResolveAsArrayScan), so this reads the field fact__orders of each row,
     // never the dataset globex; BigQuery's dry run (gate 2c) would list any table it did read.
-    expect(await checkSql(`SELECT * FROM ${T} AS globex, globex.fact__orders`, ACME)).toEqual({ ok: true, tables: ['service-v1.acme.fact__orders'] });
+    expect(await checkSql(`SELECT * FROM ${T} AS globex, globex.fact__orders`, ACME)).toMatchObject({ ok: true, tables: ['service-v1.acme.fact__orders'] });
     // The same path with nothing in scope is a table of another dataset.
     expect(await checkSql(`SELECT * FROM ${T} AS g, globex.fact__orders`, ACME)).toMatchObject({ ok: false, code: 'FORBIDDEN_TABLE' });
   });
@@ -172,7 +172,7 @@ describe('identity and session facts are refused (they describe our service acco
   );
 
   it('a column that happens to be called session_user is just a column', async () => {
-    expect(await checkSql(`SELECT session_user, current_user FROM ${T}`, ACME)).toEqual({ ok: true, tables: ['service-v1.acme.fact__orders'] });
+    expect(await checkSql(`SELECT session_user, current_user FROM ${T}`, ACME)).toMatchObject({ ok: true, tables: ['service-v1.acme.fact__orders'] });
   });
 
   it('a query parameter stays QUERY_FAILED: the API cannot send its value', async () => {
@@ -189,7 +189,7 @@ describe('limits that keep the parser safe', () => {
   const T = '`service-v1.acme.fact__orders`';
 
   it('parses the longest accepted operator chain and refuses one more operator', async () => {
-    expect(await checkSql(`SELECT ${chain(MAX_EXPRESSION_DEPTH)} FROM ${T}`, ACME)).toEqual({ ok: true, tables: ['service-v1.acme.fact__orders'] });
+    expect(await checkSql(`SELECT ${chain(MAX_EXPRESSION_DEPTH)} FROM ${T}`, ACME)).toMatchObject({ ok: true, tables: ['service-v1.acme.fact__orders'] });
     expect(await checkSql(`SELECT ${chain(MAX_EXPRESSION_DEPTH + 1)} FROM ${T}`, ACME)).toMatchObject({
       ok: false,
       code: 'QUERY_FAILED',
@@ -218,7 +218,7 @@ describe('limits that keep the parser safe', () => {
     const joined = await checkSql(`SELECT 1 FROM ${T}${joins}`, ACME);
     expect(joined.ok && joined.tables.length).toBe(501);
     const paths = Array.from({ length: 2000 }, (_, i) => `, a${i}.items AS a${i + 1}`).join('');
-    expect(await checkSql(`SELECT 1 FROM ${T} AS a0${paths}`, ACME)).toEqual({ ok: true, tables: ['service-v1.acme.fact__orders'] });
+    expect(await checkSql(`SELECT 1 FROM ${T} AS a0${paths}`, ACME)).toMatchObject({ ok: true, tables: ['service-v1.acme.fact__orders'] });
     expect(await checkSql(`FROM ${T}${' |> WHERE quantity > 1'.repeat(2000)}`, ACME)).toMatchObject({ ok: true });
     const whens = Array.from({ length: 2000 }, (_, i) => `WHEN quantity = ${i} THEN 'q${i}'`).join(' ');
     expect(await checkSql(`SELECT CASE ${whens} ELSE 'many' END FROM ${T}`, ACME)).toMatchObject({ ok: true });
@@ -299,6 +299,60 @@ describe('the tree walk fails closed on shapes it does not know', () => {
   it('refuses a second statement even if each is a SELECT', () => {
     const one = parsed('SELECT 1');
     expect(verdict([...one, ...one])).toEqual({ ok: false, code: 'INVALID_SQL' });
+  });
+});
+
+describe('the contract project is mapped at the references the guard resolved, and nowhere else', () => {
+  const REAL = 'demo-analytics-dev';
+  const mapped = async (sql: string) => {
+    const v = await checkSql(sql, ACME);
+    if (!v.ok) throw new Error(`refused: ${v.message}`);
+    return withProject(sql, v.projectAt, 'service-v1', REAL);
+  };
+
+  it.each([
+    ['a quoted path', 'SELECT 1 FROM `service-v1.acme.fact__orders`', 'SELECT 1 FROM `demo-analytics-dev.acme.fact__orders`'],
+    ['a quoted project part', 'SELECT 1 FROM `service-v1`.acme.fact__orders', 'SELECT 1 FROM `demo-analytics-dev`.acme.fact__orders'],
+    ['an unquoted dashed project', 'SELECT 1 FROM service-v1.acme.fact__orders', 'SELECT 1 FROM demo-analytics-dev.acme.fact__orders'],
+    ['a wildcard', 'SELECT 1 FROM `service-v1.acme.events_*` WHERE _TABLE_SUFFIX > "2"', 'SELECT 1 FROM `demo-analytics-dev.acme.events_*` WHERE _TABLE_SUFFIX > "2"'],
+    [
+      'INFORMATION_SCHEMA.COLUMNS',
+      "SELECT column_name FROM `service-v1.acme.INFORMATION_SCHEMA.COLUMNS` WHERE table_name = 'fact__orders'",
+      "SELECT column_name FROM `demo-analytics-dev.acme.INFORMATION_SCHEMA.COLUMNS` WHERE table_name = 'fact__orders'",
+    ],
+    ['a routine of the dataset', 'SELECT `service-v1.acme.band`(1) AS b', 'SELECT `demo-analytics-dev.acme.band`(1) AS b'],
+    [
+      'string literals, comments and aliases that spell it',
+      "-- service-v1.acme.fact__orders\nSELECT 'service-v1.acme.fact__orders' AS `service-v1`, \"service-v1\" AS s /* `service-v1.acme.x` */ FROM `service-v1.acme.fact__orders` AS o",
+      "-- service-v1.acme.fact__orders\nSELECT 'service-v1.acme.fact__orders' AS `service-v1`, \"service-v1\" AS s /* `service-v1.acme.x` */ FROM `demo-analytics-dev.acme.fact__orders` AS o",
+    ],
+    [
+      'pipe syntax (the parser sees inserted text) after multi-byte characters',
+      "SELECT '日本語 😀' AS x FROM `service-v1.acme.dim__products`\n|> WHERE TRUE\n|> JOIN `service-v1.acme.fact__orders` USING (product_id)",
+      "SELECT '日本語 😀' AS x FROM `demo-analytics-dev.acme.dim__products`\n|> WHERE TRUE\n|> JOIN `demo-analytics-dev.acme.fact__orders` USING (product_id)",
+    ],
+    [
+      'time travel, subqueries and CTEs',
+      'WITH o AS (SELECT * FROM `service-v1.acme.fact__orders` FOR SYSTEM_TIME AS OF TIMESTAMP_SUB(CURRENT_TIMESTAMP(), INTERVAL 1 HOUR))\nSELECT (SELECT COUNT(*) FROM `service-v1.acme.dim__customers`) AS c FROM o',
+      'WITH o AS (SELECT * FROM `demo-analytics-dev.acme.fact__orders` FOR SYSTEM_TIME AS OF TIMESTAMP_SUB(CURRENT_TIMESTAMP(), INTERVAL 1 HOUR))\nSELECT (SELECT COUNT(*) FROM `demo-analytics-dev.acme.dim__customers`) AS c FROM o',
+    ],
+  ])('%s', async (_name, sql, want) => {
+    expect(await mapped(sql)).toBe(want);
+  });
+
+  it.each(passing.map((c) => [c.name, c] as const))('%s: the mapped SQL names the same tables in the real project', async (_name, c) => {
+    const own = await checkSql(c.sql, ACME);
+    if (!own.ok) throw new Error(own.message);
+    const sql = withProject(c.sql, own.projectAt, 'service-v1', REAL);
+    const real = await checkSql(sql, { project: REAL, dataset: 'acme' });
+    expect(real).toMatchObject({ ok: true, tables: own.tables.map((t) => t.replace(/^service-v1\./, `${REAL}.`)) });
+    // Every contract-project reference moved; the real project is named only where one was.
+    if (real.ok) expect(real.projectAt.length).toBe(own.projectAt.length);
+  });
+
+  it('changes nothing when the deployment project is the contract one, and refuses an index that does not hold it', () => {
+    expect(withProject('SELECT 1 FROM `service-v1.acme.t`', [15], 'service-v1', 'service-v1')).toBe('SELECT 1 FROM `service-v1.acme.t`');
+    expect(() => withProject('SELECT 1 FROM `service-v1.acme.t`', [3], 'service-v1', REAL)).toThrow(/is not at index 3/);
   });
 });
 

@@ -99,7 +99,9 @@ async function failure(p: Promise<unknown>): Promise<ApiError> {
   throw new Error('expected the call to fail');
 }
 
-const ORDERS = '`service-v1.acme.fact__orders`';
+// This file drives the client directly, below run_query's mapping: SQL names the warehouse's own project.
+const P = env.BIGQUERY_PROJECT;
+const ORDERS = `\`${P}.acme.fact__orders\``;
 
 describe('query: results', () => {
   it('decodes every type the warehouse returns into plain JSON, with the schema', async () => {
@@ -238,14 +240,14 @@ describe('dryRun', () => {
   it('returns statement type, referenced tables and a byte estimate from jobs.insert', async () => {
     const tag = newTag();
     const d = await createWarehouseClient(env).dryRun(
-      `SELECT c.country, SUM(o.revenue) AS revenue FROM ${ORDERS} o JOIN \`service-v1.acme.dim__customers\` c USING (customer_id) GROUP BY 1`,
+      `SELECT c.country, SUM(o.revenue) AS revenue FROM ${ORDERS} o JOIN \`${P}.acme.dim__customers\` c USING (customer_id) GROUP BY 1`,
       { brandId: 'brand_acme', requestId: 'req_test', labels: { t: tag, Op: 'Dry Run' }, maxBytesBilled: 123456789 },
     );
     expect(d.statementType).toBe('SELECT');
     expect(d.referencedTables).toEqual(
       expect.arrayContaining([
-        { projectId: 'service-v1', datasetId: 'acme', tableId: 'fact__orders' },
-        { projectId: 'service-v1', datasetId: 'acme', tableId: 'dim__customers' },
+        { projectId: P, datasetId: 'acme', tableId: 'fact__orders' },
+        { projectId: P, datasetId: 'acme', tableId: 'dim__customers' },
       ]),
     );
     expect(d.referencedTables).toHaveLength(2);
@@ -254,7 +256,7 @@ describe('dryRun', () => {
     const [sent, ...more] = await journal({ tag, op: 'insert' });
     expect(more).toHaveLength(0);
     expect(sent?.body).toMatchObject({
-      jobReference: { projectId: 'service-v1', location: 'US' },
+      jobReference: { projectId: P, location: 'US' },
       configuration: { dryRun: true, labels: { t: tag, op: 'dry_run' }, query: { useLegacySql: false, maximumBytesBilled: '123456789' } },
     });
     // Nothing ran.
@@ -292,16 +294,16 @@ describe('query: error mapping', () => {
   });
 
   it('a table missing from the brand\'s dataset is 400 QUERY_FAILED naming it; the dry run says the same', async () => {
-    const sql = 'SELECT * FROM `service-v1.acme.no_such_table`';
+    const sql = `SELECT * FROM \`${P}.acme.no_such_table\``;
     const err = await failure(createWarehouseClient(env).query(sql, opts(newTag(), { dataset: 'acme' })));
-    expect(err).toMatchObject({ code: 'QUERY_FAILED', status: 400, details: { reason: 'notFound', table: 'service-v1.acme.no_such_table' } });
+    expect(err).toMatchObject({ code: 'QUERY_FAILED', status: 400, details: { reason: 'notFound', table: `${P}.acme.no_such_table` } });
     const dry = await failure(createWarehouseClient(env).dryRun(sql, { brandId: 'brand_acme', dataset: 'acme', requestId: 'r', labels: {} }));
-    expect(dry).toMatchObject({ code: 'QUERY_FAILED', details: { table: 'service-v1.acme.no_such_table' } });
+    expect(dry).toMatchObject({ code: 'QUERY_FAILED', details: { table: `${P}.acme.no_such_table` } });
   });
 
   it('without the brand\'s dataset to compare with, a missing table is 403 FORBIDDEN_TABLE, with no upstream text on the wire', async () => {
-    const err = await failure(createWarehouseClient(env).query('SELECT * FROM `service-v1.acme.no_such_table`', opts(newTag())));
-    expect(err).toMatchObject({ code: 'FORBIDDEN_TABLE', status: 403, details: { reason: 'notFound', reference: 'service-v1:acme.no_such_table' } });
+    const err = await failure(createWarehouseClient(env).query(`SELECT * FROM \`${P}.acme.no_such_table\``, opts(newTag())));
+    expect(err).toMatchObject({ code: 'FORBIDDEN_TABLE', status: 403, details: { reason: 'notFound', reference: `${P}:acme.no_such_table` } });
     expect(err.message).not.toMatch(/location US/);
   });
 
@@ -661,10 +663,10 @@ describe('credentials', () => {
     const own = newTag();
     const r = await client.query(`SELECT COUNT(*) AS n FROM ${ORDERS}`, opts(own));
     expect(r.rows).toEqual([{ n: 500_000 }]);
-    expect((await journal({ tag: own, op: 'query' }))[0]?.auth).toEqual({ ok: true, iss: 'brand-acme@service-v1.iam.gserviceaccount.com' });
+    expect((await journal({ tag: own, op: 'query' }))[0]?.auth).toEqual({ ok: true, iss: `brand-acme@${P}.iam.gserviceaccount.com` });
 
     const other = newTag();
-    const err = await failure(client.query('SELECT COUNT(*) AS n FROM `service-v1.globex.fact__orders`', opts(other)));
+    const err = await failure(client.query(`SELECT COUNT(*) AS n FROM \`${P}.globex.fact__orders\``, opts(other)));
     expect(err).toMatchObject({ code: 'FORBIDDEN_TABLE', status: 403, details: { reason: 'accessDenied' } });
 
     // A brand without its own entry falls back to the default account.

@@ -10,6 +10,11 @@ import { join } from 'node:path';
 import { DuckDBInstance, version as duckdbVersion } from '@duckdb/node-api';
 
 export const PROJECT = 'service-v1';
+/**
+ * The project `npm run dev` and the tests host the demo datasets under: a real-looking id that differs from the
+ * contract's `service-v1`, as every real deployment's does, so every run proves the service maps one to the other.
+ */
+export const DEV_PROJECT = 'demo-analytics-dev';
 /** Schemas of the data file that are bookkeeping, not datasets. */
 export const META_SCHEMA = '__warehouse';
 
@@ -184,8 +189,8 @@ CREATE OR REPLACE TEMP MACRO pick(list, r) AS list_extract(list, 1 + CAST(floor(
  * @param {(typeof DATASETS)[number]} ds
  * @param {string} today YYYY-MM-DD
  */
-export function datasetStatements(ds, today) {
-  const S = `${sqlIdent(PROJECT)}.${sqlIdent(ds.name)}`;
+export function datasetStatements(ds, today, project = PROJECT) {
+  const S = `${sqlIdent(project)}.${sqlIdent(ds.name)}`;
   const T = `DATE ${sqlString(today)}`;
   const seed = ds.seed;
   const cats = ds.categories;
@@ -305,7 +310,7 @@ export function datasetStatements(ds, today) {
     });
   }
   stmts.push(`CREATE TABLE ${S}."INFORMATION_SCHEMA.COLUMNS" AS
-    SELECT ${sqlString(PROJECT)} AS table_catalog, ${sqlString(ds.name)} AS table_schema, table_name, column_name,
+    SELECT ${sqlString(project)} AS table_catalog, ${sqlString(ds.name)} AS table_schema, table_name, column_name,
       CAST(ordinal_position AS BIGINT) AS ordinal_position, 'YES' AS is_nullable, data_type, 'NEVER' AS is_generated,
       CAST(NULL AS VARCHAR) AS generation_expression, CAST(NULL AS VARCHAR) AS is_stored, 'NO' AS is_hidden,
       CAST(NULL AS VARCHAR) AS is_updatable, 'NO' AS is_system_defined, 'NO' AS is_partitioning_column,
@@ -314,11 +319,11 @@ export function datasetStatements(ds, today) {
     FROM (VALUES ${colRows.join(', ')}) AS v(table_name, column_name, ordinal_position, data_type)
     ORDER BY table_name, ordinal_position`);
   const tableRows = Object.entries(TABLES).map(([table, t]) => {
-    const ddl = `CREATE TABLE \`${PROJECT}.${ds.name}.${table}\`\n(\n${t.columns.map(([c, ty]) => `  ${c} ${ty}`).join(',\n')}\n);`;
+    const ddl = `CREATE TABLE \`${project}.${ds.name}.${table}\`\n(\n${t.columns.map(([c, ty]) => `  ${c} ${ty}`).join(',\n')}\n);`;
     return `(${sqlString(table)}, ${sqlString(ddl)})`;
   });
   stmts.push(`CREATE TABLE ${S}."INFORMATION_SCHEMA.TABLES" AS
-    SELECT ${sqlString(PROJECT)} AS table_catalog, ${sqlString(ds.name)} AS table_schema, table_name, 'BASE TABLE' AS table_type,
+    SELECT ${sqlString(project)} AS table_catalog, ${sqlString(ds.name)} AS table_schema, table_name, 'BASE TABLE' AS table_type,
       'YES' AS is_insertable_into, 'NO' AS is_typed, CAST(${T} AS TIMESTAMPTZ) AS creation_time, ddl
     FROM (VALUES ${tableRows.join(', ')}) AS v(table_name, ddl) ORDER BY table_name`);
 
@@ -331,24 +336,24 @@ export function datasetStatements(ds, today) {
  * Builds the whole demo database into `path` (which must not exist). Generation runs in memory and the
  * finished catalog is copied to the file once: writing table by table to the file costs several times more.
  */
-export async function buildDemoDatabase(path, today, { threads = 2, datasets = DATASETS } = {}) {
+export async function buildDemoDatabase(path, today, { threads = 2, datasets = DATASETS, project = PROJECT } = {}) {
   assertIsoDate(today);
   const instance = await DuckDBInstance.create(':memory:', { threads: String(threads) });
   const conn = await instance.connect();
-  const P = sqlIdent(PROJECT);
+  const P = sqlIdent(project);
   const META = `${P}.${sqlIdent(META_SCHEMA)}`;
   try {
     await conn.run(`SET TimeZone = 'UTC'`);
     await conn.run(`ATTACH ':memory:' AS ${P}`);
     await conn.run(RANDOM_MACROS);
     for (const ds of datasets) {
-      for (const stmt of datasetStatements(ds, today)) await conn.run(stmt);
+      for (const stmt of datasetStatements(ds, today, project)) await conn.run(stmt);
     }
     await conn.run(`CREATE SCHEMA ${META}`);
     await conn.run(`CREATE TABLE ${META}.column_bytes
       (dataset VARCHAR, table_name VARCHAR, column_name VARCHAR, bytes BIGINT, row_count BIGINT)`);
     const cols = await conn.runAndReadAll(`SELECT schema_name, table_name, column_name, data_type FROM duckdb_columns()
-      WHERE database_name = ${sqlString(PROJECT)} AND schema_name <> ${sqlString(META_SCHEMA)} ORDER BY ALL`);
+      WHERE database_name = ${sqlString(project)} AND schema_name <> ${sqlString(META_SCHEMA)} ORDER BY ALL`);
     const byTable = new Map();
     for (const [schema, table, column, type] of cols.getRowsJS()) {
       const c = sqlIdent(String(column));
@@ -385,33 +390,34 @@ export function defaultCacheDir() {
 /**
  * Returns the path of the demo database for `today`, generating it when no cached copy exists.
  * Concurrent callers (parallel test processes) each build to a private temp name and rename atomically.
- * @param {{ today: string, cacheDir?: string, threads?: number }} opts
+ * The datasets are hosted under `project` (their catalog name and INFORMATION_SCHEMA's table_catalog).
+ * @param {{ today: string, cacheDir?: string, threads?: number, project?: string }} opts
  * @returns {Promise<{ path: string, generated: boolean, ms: number }>}
  */
-export async function ensureDemoDatabase({ today, cacheDir = defaultCacheDir(), threads = 2 }) {
+export async function ensureDemoDatabase({ today, cacheDir = defaultCacheDir(), threads = 2, project = PROJECT }) {
   assertIsoDate(today);
   const started = performance.now();
   mkdirSync(cacheDir, { recursive: true });
-  const path = join(cacheDir, `${PROJECT}-${today}-${generatorFingerprint()}.duckdb`);
+  const path = join(cacheDir, `${project}-${today}-${generatorFingerprint()}.duckdb`);
   if (existsSync(path)) return { path, generated: false, ms: performance.now() - started };
   const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   try {
-    await buildDemoDatabase(tmp, today, { threads });
+    await buildDemoDatabase(tmp, today, { threads, project });
     renameSync(tmp, path);
   } finally {
     rmSync(tmp, { force: true });
     rmSync(`${tmp}.wal`, { force: true });
   }
-  pruneCache(cacheDir, path);
+  pruneCache(cacheDir, path, project);
   return { path, generated: true, ms: performance.now() - started };
 }
 
 /** Removes cached databases older than two days so the cache does not grow without bound. */
-function pruneCache(cacheDir, keep) {
+function pruneCache(cacheDir, keep, project) {
   const cutoff = Date.now() - 2 * 86_400_000;
   for (const name of readdirSync(cacheDir)) {
     const p = join(cacheDir, name);
-    if (p === keep || !name.startsWith(`${PROJECT}-`)) continue;
+    if (p === keep || !name.startsWith(`${project}-`)) continue;
     try {
       if (statSync(p).mtimeMs < cutoff) rmSync(p, { force: true });
     } catch {

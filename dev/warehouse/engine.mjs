@@ -1,4 +1,4 @@
-// The SQL engine behind the local warehouse: DuckDB with project `service-v1` attached READ_ONLY as a
+// The SQL engine behind the local warehouse: DuckDB with the project (`service-v1` by default) attached READ_ONLY as a
 // catalog (each dataset a schema). `analyze` does what BigQuery's dry run does (statement type, referenced
 // tables and routines, byte estimate, result schema, and every error a dry run would raise); `execute`
 // runs an analysed query on its own connection so it can be interrupted.
@@ -467,7 +467,8 @@ export function cleanMessage(raw) {
     msg = `${kind && kind !== 'Binder' && kind !== 'Parser' && kind !== 'Catalog' ? `${kind}: ` : ''}${first}`;
   }
   for (const [re, to] of [...DUCK_TYPES, ...HELPER_NAMES]) msg = msg.replace(re, to);
-  return msg.replaceAll('"service-v1".', 'service-v1.').replace(/!$/, '');
+  // DuckDB quotes the catalog (the project, always dashed: `"demo-analytics-dev".acme`); BigQuery does not.
+  return msg.replace(/"([a-z][a-z0-9]*(?:-[a-z0-9]+)+)"\./g, '$1.').replace(/!$/, '');
 }
 
 export { DEMO_ROUTINE };

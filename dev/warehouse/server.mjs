@@ -46,9 +46,9 @@ const REQUEST_ID = /^[\x21-\x7e]{1,36}$/;
  *   host?: string, port?: number,
  *   serviceAccounts: TrustedServiceAccount[],
  *   today?: string, faults?: import('./faults.mjs').FaultSpec[], cacheDir?: string, location?: string,
- *   threads?: number, maxJobMs?: number, now?: () => number, cancelDelayMs?: number,
+ *   threads?: number, maxJobMs?: number, now?: () => number, cancelDelayMs?: number, project?: string,
  * }} StartWarehouseOptions
- * @typedef {{ url: string, close(): Promise<void>, today: string, startup: { dataMs: number, engineMs: number, totalMs: number, generated: boolean },
+ * @typedef {{ url: string, close(): Promise<void>, today: string, project: string, startup: { dataMs: number, engineMs: number, totalMs: number, generated: boolean },
  *   faults: FaultRegistry, requests: RequestJournal }} Warehouse
  */
 
@@ -60,6 +60,8 @@ const REQUEST_ID = /^[\x21-\x7e]{1,36}$/;
  *   demo data's "today", default the current UTC date. faults: armed at start. cacheDir: where generated
  *   databases are kept, default $TMPDIR/bq-local-warehouse. location: default US. threads: DuckDB threads,
  *   default 2. maxJobMs: a job running longer is stopped, default 60000. now: clock for token expiry.
+ *   project: the project hosting the datasets, default `service-v1` (`npm run dev` and the tests use
+ *   DEV_PROJECT); jobs in, and references to, any other project are refused as BigQuery refuses them.
  *   cancelDelayMs: how long after jobs.cancel (which answers at once) a running job stops, default 300.
  * @returns {Promise<Warehouse>}
  */
@@ -70,9 +72,11 @@ export async function startWarehouse(opts) {
   assertIsoDate(today);
   const location = opts.location ?? 'US';
   const now = opts.now ?? Date.now;
-  const data = await ensureDemoDatabase({ today, cacheDir: opts.cacheDir, threads: opts.threads });
+  // The project the datasets live in; jobs and references naming any other are refused, as BigQuery refuses them.
+  const project = opts.project ?? PROJECT;
+  const data = await ensureDemoDatabase({ today, cacheDir: opts.cacheDir, threads: opts.threads, project });
   const engineStarted = performance.now();
-  const engine = await openEngine({ dbPath: data.path, project: PROJECT, today, location, threads: opts.threads });
+  const engine = await openEngine({ dbPath: data.path, project, today, location, threads: opts.threads });
   const engineMs = performance.now() - engineStarted;
   const faults = new FaultRegistry(opts.faults ?? []);
   const journal = new RequestJournal();
@@ -80,7 +84,7 @@ export async function startWarehouse(opts) {
   const cache = new Map();
   jobs.cache = cache;
   const ctx = {
-    engine, faults, journal, jobs, location, now, accounts: opts.serviceAccounts, maxJobMs: opts.maxJobMs ?? 60_000,
+    engine, project, faults, journal, jobs, location, now, accounts: opts.serviceAccounts, maxJobMs: opts.maxJobMs ?? 60_000,
     cancelDelayMs: opts.cancelDelayMs ?? DEFAULT_CANCEL_DELAY_MS,
     /** @type {Map<string, string>} query cache: (project, account, location, SQL text) -> id of the job holding the result */
     cache,
@@ -106,6 +110,7 @@ export async function startWarehouse(opts) {
   return {
     url: `http://${host}:${addr.port}`,
     today,
+    project,
     startup: { dataMs: data.ms, engineMs, totalMs: performance.now() - started, generated: data.generated },
     faults,
     requests: journal,
@@ -184,7 +189,7 @@ async function handle(ctx, req, res) {
   const slow = ctx.faults.take(facts, ['slowJob']);
   const call = { ctx, project, jobId, tableRef, body: body ?? {}, params: url.searchParams, account: auth.account, incomplete, slowMs: slow?.ms ?? 0 };
   try {
-    if (project !== PROJECT && (op === 'insert' || op === 'query')) {
+    if (project !== ctx.project && (op === 'insert' || op === 'query')) {
       throw new BqError(403, 'accessDenied', `Access Denied: Project ${project}: User does not have bigquery.jobs.create permission in project ${project}.`);
     }
     const out = await OPERATIONS[op](call);
@@ -312,7 +317,7 @@ async function coverageOf(ctx, datasetName, tableName) {
   const key = `${datasetName}.${cov.table}.${cov.column}`;
   let found = perEngine.get(key);
   if (!found) {
-    const sql = `SELECT strftime(min(CAST("${cov.column}" AS DATE)), '%Y-%m-%d'), strftime(max(CAST("${cov.column}" AS DATE)), '%Y-%m-%d') FROM "${PROJECT}"."${datasetName}"."${cov.table}"`;
+    const sql = `SELECT strftime(min(CAST("${cov.column}" AS DATE)), '%Y-%m-%d'), strftime(max(CAST("${cov.column}" AS DATE)), '%Y-%m-%d') FROM "${ctx.project}"."${datasetName}"."${cov.table}"`;
     found = ctx.engine.exclusive(async () => (await ctx.engine.conn.runAndReadAll(sql)).getRowsJS()[0] ?? [null, null]);
     perEngine.set(key, found);
   }
@@ -324,7 +329,7 @@ async function coverageOf(ctx, datasetName, tableName) {
 function readableDataset(call, denied, what) {
   const { ctx, project, account } = call;
   const { datasetId } = call.tableRef;
-  const ds = project === PROJECT ? ctx.engine.catalog.get(datasetId.toLowerCase()) : undefined;
+  const ds = project === ctx.project ? ctx.engine.catalog.get(datasetId.toLowerCase()) : undefined;
   if (!ds) throw new BqError(404, 'notFound', `Not found: Dataset ${project}:${datasetId}`);
   if (account.datasets && !account.datasets.some((d) => d.toLowerCase() === ds.name.toLowerCase())) {
     throw new BqError(403, 'accessDenied', `Access Denied: ${what}: ${denied}`);
@@ -337,8 +342,8 @@ async function tableSummary(ctx, datasetName, tableName) {
   const coverage = await coverageOf(ctx, datasetName, tableName);
   return {
     kind: 'bigquery#table',
-    id: `${PROJECT}:${datasetName}.${tableName}`,
-    tableReference: { projectId: PROJECT, datasetId: datasetName, tableId: tableName },
+    id: `${ctx.project}:${datasetName}.${tableName}`,
+    tableReference: { projectId: ctx.project, datasetId: datasetName, tableId: tableName },
     type: 'TABLE',
     labels: { layer: TABLES[tableName].layer, ...(coverage ? { data_first_day: coverage.first, data_last_day: coverage.last } : {}) },
     creationTime: String(Date.parse(`${ctx.engine.today}T00:00:00Z`)),
@@ -365,7 +370,7 @@ const OPERATIONS = {
     return {
       ...(await tableSummary(ctx, ds.name, table.name)),
       etag: createHash('sha256').update(`${ds.name}.${table.name}.${ctx.engine.today}`).digest('base64').slice(0, 22),
-      selfLink: `https://bigquery.googleapis.com/bigquery/v2/projects/${PROJECT}/datasets/${ds.name}/tables/${table.name}`,
+      selfLink: `https://bigquery.googleapis.com/bigquery/v2/projects/${ctx.project}/datasets/${ds.name}/tables/${table.name}`,
       description: meta.description,
       schema: {
         fields: meta.columns.map(([name, type]) => ({
@@ -437,7 +442,7 @@ const OPERATIONS = {
       return out;
     }
     const job = await newQueryJob(ctx, call, { sql: q, location, labels, requestId, maximumBytesBilled: body.maximumBytesBilled, useCache, jobTimeoutMs });
-    const out = await queryResponse(ctx, job, { maxResults, waitMs, int64Timestamp, incomplete: call.incomplete });
+    const out = /** @type {any} */ (await queryResponse(ctx, job, { maxResults, waitMs, int64Timestamp, incomplete: call.incomplete }));
     if (mode === 'JOB_CREATION_OPTIONAL' && out.jobComplete && out.pageToken === undefined) {
       // Short query optimized mode: a query that finished within the wait and whose whole result is in this
       // answer runs without a job. BigQuery then sends no jobReference, only a queryId, and the result cannot be
@@ -595,7 +600,13 @@ function cachedJob(ctx, call, location, sql) {
   return job && job.state === 'DONE' && !job.error && job.result ? job : null;
 }
 
-/** Starts a query job, or answers it from the query cache (a new job, DONE at once, 0 bytes, cacheHit). */
+/**
+ * Starts a query job, or answers it from the query cache (a new job, DONE at once, 0 bytes, cacheHit).
+ * @param {any} ctx
+ * @param {any} call
+ * @param {{ sql: string, location: string, labels: any, requestId: string | null | undefined, maximumBytesBilled?: string,
+ *   jobId?: string, useCache: boolean, jobTimeoutMs?: number }} opts
+ */
 async function newQueryJob(ctx, call, { sql, location, labels, requestId, maximumBytesBilled, jobId, useCache, jobTimeoutMs }) {
   // A request carrying a slowJob fault is never a cache hit: the fault asks for a job that runs.
   const cached = useCache && call.slowMs === 0 ? cachedJob(ctx, call, location, sql) : null;
@@ -646,6 +657,8 @@ class JobStore {
     this.jobs = new Map();
     /** Ids of jobs no longer held: a job id stays taken (BigQuery refuses a reused id with 409 duplicate). */
     this.used = new Set();
+    /** @type {Map<string, string> | null} the query cache, whose entries go with the jobs they point at */
+    this.cache = null;
   }
 
   add(job) {

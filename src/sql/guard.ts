@@ -7,7 +7,7 @@
  */
 import { ApiError } from '../errors';
 import { parseBigQuery } from './parser';
-import { prescan, toUserPosition, type SqlPosition } from './prescan';
+import { prescan, toUserIndices, toUserPosition, type SqlPosition } from './prescan';
 import { Rejection, resolveRelations, type GuardScope, type RejectCode } from './relations';
 
 export type { GuardScope } from './relations';
@@ -23,7 +23,23 @@ export interface GuardFailure {
   position?: SqlPosition;
 }
 
-export type CheckSqlResult = { ok: true; tables: string[] } | GuardFailure;
+/**
+ * The project callers write in SQL, whatever project the deployment's warehouse is in (BIGQUERY_PROJECT):
+ * `service-v1.<dataset>.<table>`. The guard checks names against it; `withProject` maps it on the way in.
+ */
+export const CONTRACT_PROJECT = 'service-v1';
+
+export type CheckSqlResult =
+  | {
+      ok: true;
+      tables: string[];
+      /**
+       * UTF-16 indices in the SQL where a table or routine reference writes `scope.project` (just past the opening
+       * backtick when quoted), ascending: the only places `withProject` changes.
+       */
+      projectAt: number[];
+    }
+  | GuardFailure;
 
 /**
  * Gates 2a and 2b. Accepts exactly one SELECT / WITH ... SELECT statement whose every table reference is
@@ -40,12 +56,41 @@ export async function checkSql(sql: string, scope: GuardScope): Promise<CheckSql
   const at = (p: SqlPosition | undefined) => (p ? toUserPosition(sql, pre, p) : undefined);
   if (!parsed.ok) return failure('QUERY_FAILED', syntaxMessage(parsed.message), at(parsed.position));
 
+  const refs: SqlPosition[] = [];
+  let tables: string[];
   try {
-    return { ok: true, tables: resolveRelations(parsed.statements, scope) };
+    tables = resolveRelations(parsed.statements, scope, refs);
   } catch (err) {
     if (err instanceof Rejection) return failure(err.code, err.message, at(err.position));
     throw err;
   }
+  const projectAt: number[] = [];
+  for (const [n, i] of toUserIndices(pre, refs).entries()) {
+    // The parser's span starts at the name (its backtick when quoted); anything else there is a mismatch between
+    // the parser's positions and the text, and a reference that cannot be mapped is refused.
+    const start = sql.startsWith(`\`${scope.project}`, i) ? i + 1 : sql.startsWith(scope.project, i) ? i : -1;
+    if (start < 0) return failure('QUERY_FAILED', `the checker could not locate the project name of a reference`, at(refs[n]));
+    projectAt.push(start);
+  }
+  return { ok: true, tables, projectAt: [...new Set(projectAt)].sort((a, b) => a - b) };
+}
+
+/**
+ * `sql` with the project name `from` (written at each index of `projectAt`, from checkSql) replaced by `to`: the
+ * contract's `service-v1` becomes the deployment's project at exactly the table and routine references the guard
+ * resolved. String literals, comments, aliases and columns that spell `service-v1` are left as written.
+ */
+export function withProject(sql: string, projectAt: readonly number[], from: string, to: string): string {
+  if (from === to || projectAt.length === 0) return sql;
+  const parts: string[] = [];
+  let last = 0;
+  for (const i of projectAt) {
+    if (!sql.startsWith(from, i)) throw new Error(`withProject: ${JSON.stringify(from)} is not at index ${i}`);
+    parts.push(sql.slice(last, i), to);
+    last = i + from.length;
+  }
+  parts.push(sql.slice(last));
+  return parts.join('');
 }
 
 /** The parser's expectation after `|>` when the step is one it does not read (DISTINCT, WINDOW, ...). */

@@ -19,7 +19,7 @@
 import type { SqlPosition } from './prescan';
 
 export interface GuardScope {
-  /** Warehouse project, `service-v1`. */
+  /** The project callers name, the contract's `service-v1` (mapped to the deployment's own by `projectRefs`). */
   project: string;
   /** The brand's dataset; case-sensitive. */
   dataset: string;
@@ -294,13 +294,16 @@ function aliasName(alias: unknown): string | null {
 /**
  * Walks a parsed statement list. Returns the tables read, as canonical `project.dataset.table` names (or
  * `project.dataset.INFORMATION_SCHEMA.COLUMNS`), unique, in order of first use. Throws Rejection.
+ *
+ * When `projectRefs` is given, the start of the first name of every table and routine reference (the one that
+ * names `scope.project`) is pushed to it, in the parser's text: the places where the project is written.
  */
-export function resolveRelations(statements: unknown[], scope: GuardScope): string[] {
+export function resolveRelations(statements: unknown[], scope: GuardScope, projectRefs?: SqlPosition[]): string[] {
   if (statements.length === 0) throw new Rejection('QUERY_FAILED', 'empty query: send a single SELECT or WITH statement');
   if (statements.length > 1) {
     throw new Rejection('INVALID_SQL', 'multiple statements: only a single SELECT or WITH statement is allowed');
   }
-  const walker = new Walker(scope);
+  const walker = new Walker(scope, projectRefs ?? null);
   const [kind, body] = variant(statements[0], 'statement');
   if (kind !== 'Query') {
     throw new Rejection('INVALID_SQL', `only a single SELECT or WITH statement is allowed (got ${kind})`);
@@ -312,7 +315,17 @@ export function resolveRelations(statements: unknown[], scope: GuardScope): stri
 class Walker {
   readonly tables = new Set<string>();
 
-  constructor(private readonly target: GuardScope) {}
+  constructor(
+    private readonly target: GuardScope,
+    private readonly projectRefs: SqlPosition[] | null,
+  ) {}
+
+  /** Records where a reference names the project; one whose place is unknown cannot be mapped, so it is refused. */
+  private projectRef(position: SqlPosition | undefined, shown: string): void {
+    if (this.projectRefs === null) return;
+    if (!position) throw new Rejection('QUERY_FAILED', `${shown}: the checker cannot tell where this name is written`);
+    this.projectRefs.push(position);
+  }
 
   query(node: unknown, ctx: Ctx): void {
     const q = asRecord(node, 'query');
@@ -655,6 +668,7 @@ class Walker {
     }
     if (parts[0] !== project) throw forbidden(`only project ${project} can be queried`);
     if (parts[1] !== dataset) throw forbidden(`only dataset ${dataset} is accessible to this brand`);
+    this.projectRef(position, shown);
     const table = parts[2] ?? '';
     if (parts.length === 3) {
       if (table.toUpperCase() === 'INFORMATION_SCHEMA') throw forbidden('use INFORMATION_SCHEMA.COLUMNS');
@@ -691,6 +705,8 @@ class Walker {
       // a built-in function namespace such as NET.HOST
     } else if (safe || parts.length !== 3 || parts[0] !== project || parts[1] !== dataset) {
       throw forbidden(`routines outside the dataset are not allowed; call them as \`${project}.${dataset}.<routine>\``);
+    } else {
+      this.projectRef(position, parts.join('.'));
     }
     for (const key in fn) {
       const v = fn[key];

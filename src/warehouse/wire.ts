@@ -86,8 +86,6 @@ export const JobSchema = z.object({
     })
     .optional(),
 });
-export type Job = z.infer<typeof JobSchema>;
-
 /**
  * A dry run's `statistics.query` as a plain record, every key kept: the dry-run gate must see each `referenced*`
  * list BigQuery sends (models, property graphs, ...), including kinds this code was written before.

@@ -62,6 +62,15 @@ th,td{text-align:left;vertical-align:top;padding:.5rem;border-bottom:1px solid v
 td form{margin:0}
 .status-revoked{color:var(--muted)}
 ul.plain{padding-left:1.2rem;margin:.25rem 0}
+table.keys{font-size:.9rem}
+table.keys td{padding:.4rem .5rem}
+table.keys ul.plain{list-style:none;padding:0;margin:0}
+table.keys ul.plain li{display:inline}
+table.keys ul.plain li+li::before{content:" · ";color:var(--muted)}
+table.keys summary{padding:.25rem 0}
+table.keys td[data-label="Limits"] ul.plain{font-size:.85em;line-height:1.35}
+table.keys .status .button{min-height:36px;padding:.25rem .75rem}
+@media (min-width:720px){table.keys td[data-label="Limits"]{min-width:17rem}table.keys td[data-label="Used, last 24 h"]{min-width:9rem}table.keys .status{flex-wrap:nowrap}table.keys summary{min-height:0}}
 @media (max-width:719px){
  nav.pages{flex-wrap:nowrap;gap:0 .75rem;overflow-x:auto;padding:0 .75rem;white-space:nowrap}
  nav.pages .nav-long{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}

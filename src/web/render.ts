@@ -4,6 +4,7 @@ import type { Child } from 'hono/jsx';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { AppEnv } from '../app-env';
 import { randomBase64Url } from '../lib/ids';
+import { neutralise } from '../lib/text';
 
 export interface RenderOptions {
   /**
@@ -15,17 +16,32 @@ export interface RenderOptions {
   headers?: Headers;
 }
 
+/** Form field values: what an administrator edits goes back exactly as stored. */
+const FIELD_VALUES = /(<textarea\b[^>]*>[\s\S]*?<\/textarea>|\svalue="[^"]*")/;
+
+/**
+ * The page with every spoofing character (right-to-left overrides, zero-width characters, NUL and other controls;
+ * src/lib/text.ts) shown as `[U+XXXX]`, in text and attributes alike, so names, memory titles and anything else
+ * stored reads as what it is. Form field values are left as they are, so editing a memory does not rewrite it.
+ */
+export function neutraliseOutsideFields(page: string): string {
+  return page
+    .split(FIELD_VALUES)
+    .map((part, i) => (i % 2 === 1 ? part : neutralise(part)))
+    .join('');
+}
+
 /**
  * Renders a server-side page with the headers every admin and authorization page carries: a nonce-based CSP (the
  * inline stylesheet and copy script run, nothing else does), no framing, no caching (pages show secrets and CSRF
- * tokens), no referrer to other sites.
+ * tokens), no referrer to other sites; spoofing characters shown neutralised (neutraliseOutsideFields).
  */
-export function renderPage(
+export async function renderPage(
   c: Context<AppEnv>,
   status: ContentfulStatusCode,
   page: (nonce: string) => Child,
   opts: RenderOptions = {},
-): Response | Promise<Response> {
+): Promise<Response> {
   const nonce = randomBase64Url(16);
   const csp = [
     "default-src 'none'",
@@ -46,5 +62,6 @@ export function renderPage(
   c.header('x-content-type-options', 'nosniff');
   // same-origin, not no-referrer: with no-referrer browsers send `Origin: null` on our own form posts.
   c.header('referrer-policy', 'same-origin');
-  return c.html(html`<!doctype html>${page(nonce)}`, status);
+  const body = await html`<!doctype html>${page(nonce)}`;
+  return c.html(neutraliseOutsideFields(body.toString()), status);
 }

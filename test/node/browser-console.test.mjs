@@ -163,6 +163,19 @@ describe.skipIf(!BROWSER)('the data team console in chromium', () => {
     await context.close();
   }, 60_000);
 
+  it('keeps the keys table compact at 1280 px: no live key row taller than 150 px', async () => {
+    const context = await w.browser.newContext({ viewport: DESKTOP });
+    const page = await context.newPage();
+    await signIn(page, ADMINS.org);
+    const heights = await page.evaluate(() => [...document.querySelectorAll('table.keys tbody tr')].map((tr) => Math.round(tr.getBoundingClientRect().height)));
+    await shot(page, 'admin-keys-compact-1280');
+    expect(heights.length).toBeGreaterThan(0);
+    expect(Math.max(...heights)).toBeLessThanOrEqual(150);
+    await expectFitsViewport(page);
+    await page.goto(`${w.baseUrl}/admin/assistants`);
+    await context.close();
+  }, 60_000);
+
   it('copies the MCP address on the assistants page; memory content reads as Markdown; an unknown page is an HTML 404', async () => {
     const context = await w.browser.newContext({ viewport: DESKTOP });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: w.baseUrl });

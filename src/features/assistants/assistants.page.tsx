@@ -3,7 +3,10 @@ import type { FC } from 'hono/jsx';
 import type { AppEnv } from '../../app-env';
 import { listManagedAssistants, revokeManagedAssistant, type ConnectedAssistant } from './assistants';
 import { canonicalOrigin, mcpResource, oauthHelpers } from '../../oauth/provider';
+import { defaultLimits } from '../../auth/api-keys';
 import { copyScript } from '../../web/copy-button';
+import { loadUsage, type KeyUsage } from '../keys/key-usage';
+import { UsageSummary } from '../keys/keys.page';
 import { requireAdmin, requireAdminPost } from '../../web/guards';
 import { AdminPage, ConfirmPage, Time } from '../../web/layout';
 import { renderPage } from '../../web/render';
@@ -21,7 +24,7 @@ function revokeHref(a: { userId: string; grantId: string }): string {
   return `${PATH}/revoke?${new URLSearchParams({ userId: a.userId, grantId: a.grantId })}`;
 }
 
-const AssistantRow: FC<{ a: ConnectedAssistant }> = ({ a }) => (
+const AssistantRow: FC<{ a: ConnectedAssistant; usage: KeyUsage | undefined }> = ({ a, usage }) => (
   <tr>
     <td data-label="Assistant">
       {a.clientName}
@@ -33,6 +36,9 @@ const AssistantRow: FC<{ a: ConnectedAssistant }> = ({ a }) => (
     </td>
     <td data-label="Last used">
       <Time ms={a.lastUsedAt} none="not yet" />
+    </td>
+    <td data-label="Used, last 24 h">
+      <UsageSummary usage={usage} />
     </td>
     <td data-label="Action">
       <a class="button danger" href={revokeHref(a)} aria-label={`Revoke ${a.clientName} connected by ${a.userEmail}`}>
@@ -48,11 +54,13 @@ export interface AssistantsPageProps {
   csrf: string;
   notice?: string;
   assistants: ConnectedAssistant[];
+  /** Each connection's rolling-24 h usage against the default limits, by grant id. */
+  usage: ReadonlyMap<string, KeyUsage>;
   /** Absolute URL of the MCP endpoint, what an assistant is given to connect. */
   mcpUrl: string;
 }
 
-export const AssistantsPage: FC<AssistantsPageProps> = ({ nonce, email, csrf, notice, assistants, mcpUrl }) => (
+export const AssistantsPage: FC<AssistantsPageProps> = ({ nonce, email, csrf, notice, assistants, usage, mcpUrl }) => (
   <AdminPage title="Connected assistants" nonce={nonce} current="assistants" email={email} csrf={csrf} notice={notice}>
     <section class="card" aria-labelledby="connect-heading">
       <h2 id="connect-heading">Connect an assistant</h2>
@@ -87,12 +95,13 @@ export const AssistantsPage: FC<AssistantsPageProps> = ({ nonce, email, csrf, no
               <th scope="col">User</th>
               <th scope="col">Connected</th>
               <th scope="col">Last used</th>
+              <th scope="col">Used, last 24 h</th>
               <th scope="col">Action</th>
             </tr>
           </thead>
           <tbody>
             {assistants.map((a) => (
-              <AssistantRow a={a} />
+              <AssistantRow a={a} usage={usage.get(a.grantId)} />
             ))}
           </tbody>
         </table>
@@ -109,10 +118,12 @@ export function assistantsRoutes(admin: Hono<AppEnv>): void {
     if (!g.ok) return g.res;
     const { user, csrf } = g.value;
     const assistants = await listManagedAssistants(c.env, oauthHelpers(c.env, c.req.url), user.reach);
+    const limits = defaultLimits(c.env);
+    const usage = await loadUsage(c.env, assistants.map((a) => ({ kind: 'oauth' as const, id: a.grantId, limits })), Date.now(), c.get('log'));
     const notice = NOTICES[c.req.query('notice') ?? ''];
     const mcpUrl = mcpResource(canonicalOrigin(new URL(c.req.url)));
     return renderPage(c, 200, (nonce) => (
-      <AssistantsPage nonce={nonce} email={user.reach.email} csrf={csrf} notice={notice} assistants={assistants} mcpUrl={mcpUrl} />
+      <AssistantsPage nonce={nonce} email={user.reach.email} csrf={csrf} notice={notice} assistants={assistants} usage={usage} mcpUrl={mcpUrl} />
     ));
   });
 

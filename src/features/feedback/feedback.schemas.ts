@@ -62,4 +62,3 @@ export const FeedbackResponseSchema = z
     feedbackRef: z.string().openapi({ description: 'Reference id to quote in support.', example: 'fb_3f9a0c1d2e4b5a6c7d8e' }),
   })
   .openapi('FeedbackResponse');
-export type FeedbackResponse = z.infer<typeof FeedbackResponseSchema>;

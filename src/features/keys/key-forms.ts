@@ -1,3 +1,4 @@
+import { nameProblem } from '../../lib/text';
 import { z } from 'zod';
 import { KEY_SETTING_NAMES, KEY_SETTINGS, type KeySettingName, type KeySettings } from './settings';
 import { count, formatByteLimit, parseByteQuantity, TIB } from './units';
@@ -95,7 +96,12 @@ export function limitInputValues(settings: KeySettings): Record<string, string> 
 /** The create-key form. */
 export const CreateKeyFormSchema = z
   .object({
-    name: z.string().trim().min(1, 'give the key a name').max(100, 'at most 100 characters'),
+    name: z
+      .string()
+      .trim()
+      .min(1, 'give the key a name')
+      .max(100, 'at most 100 characters')
+      .refine((v) => nameProblem(v) === null, 'must not contain control characters'),
     scope: z
       .string()
       .regex(/^(org|brand):[^:]+$/, 'choose what the key can reach')
@@ -107,4 +113,3 @@ export const CreateKeyFormSchema = z
     ...limitFields,
   })
   .transform(({ name, scope, memories, ...limits }) => ({ name, scope, memoriesWrite: memories === 'write', limits: toKeySettings(limits) }));
-export type CreateKeyForm = z.infer<typeof CreateKeyFormSchema>;

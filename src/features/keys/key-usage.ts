@@ -32,16 +32,29 @@ export async function loadKeyUsage(
   log: Logger,
 ): Promise<Map<string, KeyUsage>> {
   const live = keys.filter((k) => k.revokedAt === null);
+  return loadUsage(env, live.map((k) => ({ kind: 'key' as const, id: k.id, limits: effectiveLimits(k.limits, defaults) })), now, log);
+}
+
+/**
+ * The same for any principals: keys, or assistant connections (`oauth` + grant id, under the default limits), by
+ * id. At most MAX_USAGE_LOOKUPS are read; a failure makes that one `unavailable` and is logged.
+ */
+export async function loadUsage(
+  env: Env,
+  items: { kind: 'key' | 'oauth'; id: string; limits: PrincipalLimits }[],
+  now: number,
+  log: Logger,
+): Promise<Map<string, KeyUsage>> {
   const entries = await Promise.all(
-    live.map(async (k, i): Promise<[string, KeyUsage]> => {
-      if (i >= MAX_USAGE_LOOKUPS) return [k.id, { state: 'not-loaded' }];
+    items.map(async (p, i): Promise<[string, KeyUsage]> => {
+      if (i >= MAX_USAGE_LOOKUPS) return [p.id, { state: 'not-loaded' }];
       try {
-        return [k.id, { state: 'ok', snapshot: await peekUsage(env, usageKey({ kind: 'key', id: k.id }), effectiveLimits(k.limits, defaults), now) }];
+        return [p.id, { state: 'ok', snapshot: await peekUsage(env, usageKey(p), p.limits, now) }];
       } catch (err) {
         // peekUsage wraps the cause (RPC failure, timeout, refused budget) in USAGE_UNAVAILABLE; log the cause.
         const cause = err instanceof ApiError && err.internal !== undefined ? err.internal : err;
-        log.warn('key usage unavailable', { keyId: k.id, internal: describeError(cause) });
-        return [k.id, { state: 'unavailable' }];
+        log.warn(p.kind === 'key' ? 'key usage unavailable' : 'connection usage unavailable', { [p.kind === 'key' ? 'keyId' : 'grantId']: p.id, internal: describeError(cause) });
+        return [p.id, { state: 'unavailable' }];
       }
     }),
   );

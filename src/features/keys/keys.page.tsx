@@ -51,9 +51,12 @@ export interface LimitsEdit {
   values: Partial<Record<string, string>>;
 }
 
-const UsageCell: FC<{ k: ManagedKey; usage: KeyUsage | undefined }> = ({ k, usage }) => {
-  if (k.revokedAt !== null) return <span class="muted">revoked</span>;
-  if (usage === undefined || usage.state === 'not-loaded') return <span class="muted">not loaded (too many keys on one page)</span>;
+const UsageCell: FC<{ k: ManagedKey; usage: KeyUsage | undefined }> = ({ k, usage }) =>
+  k.revokedAt !== null ? <span class="muted">revoked</span> : <UsageSummary usage={usage} />;
+
+/** Runs and bytes billed in the rolling 24 h against the limits, and a block if one applies (keys, connections). */
+export const UsageSummary: FC<{ usage: KeyUsage | undefined }> = ({ usage }) => {
+  if (usage === undefined || usage.state === 'not-loaded') return <span class="muted">not loaded (too many on one page)</span>;
   if (usage.state === 'unavailable') return <span class="muted">usage unavailable</span>;
   const { runs, bytes, blockedUntil, blockedBy } = usage.snapshot;
   return (
@@ -299,7 +302,7 @@ export const KeysPage: FC<KeysPageProps> = ({ nonce, email, csrf, notice, error,
       {keys.length === 0 ? (
         <p class="muted">No keys yet.</p>
       ) : (
-        <table>
+        <table class="keys">
           <caption>
             Keys of the organizations and brands you administer. Usage counts query runs and bytes billed in the last
             24 hours (rolling). Changed limits and revocations take effect immediately.

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { TABLE_NAME_RE } from '../../catalog/table-name';
+import { nameProblem, textProblem } from '../../lib/text';
 import { MEMORY_LIMITS, utf8Bytes } from './rules';
 
 /**
@@ -18,11 +19,19 @@ export const TitleSchema = z
   .string()
   .trim()
   .min(1, { error: 'title must not be empty' })
-  .max(MEMORY_LIMITS.titleChars, { error: `title must be at most ${MEMORY_LIMITS.titleChars} characters` });
+  .max(MEMORY_LIMITS.titleChars, { error: `title must be at most ${MEMORY_LIMITS.titleChars} characters` })
+  .superRefine((s, ctx) => {
+    const problem = nameProblem(s);
+    if (problem !== null) ctx.addIssue({ code: 'custom', message: `title ${problem}` });
+  });
 
 export const ContentSchema = z
   .string()
   .refine((s) => s.trim().length > 0, { error: 'content must not be empty' })
+  .superRefine((s, ctx) => {
+    const problem = textProblem(s);
+    if (problem !== null) ctx.addIssue({ code: 'custom', message: `content ${problem}` });
+  })
   .refine((s) => utf8Bytes(s) <= MEMORY_LIMITS.contentBytes, {
     error: (issue) =>
       `content must be at most ${MEMORY_LIMITS.contentBytes} bytes of UTF-8, got ${typeof issue.input === 'string' ? utf8Bytes(issue.input) : '?'}; shorten it or split it into several memories`,

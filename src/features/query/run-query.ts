@@ -6,7 +6,8 @@ import { fillTemplate } from '../../catalog/template';
 import { catalogSnapshot, hasDataset } from '../../catalog/snapshot';
 import { resolveStoredQuery, type BrandTarget } from './stored-query';
 import type { QueryPageRequest, ResolvedWindow, RunQueryRequest, RunQueryResponse } from './run-query.schemas';
-import { checkDryRun, checkSql, guardError } from '../../sql/guard';
+import { checkDryRun, checkSql, CONTRACT_PROJECT, guardError, withProject } from '../../sql/guard';
+import { contractError, contractReferences, contractRows } from './contract-project';
 import { runReservation } from '../../usage/reservation';
 import { acquireRun, settleRun, takeMeter, type BudgetLeft, type UsageTicket } from '../../usage/usage';
 import { createWarehouseClient, type QueryOptions } from '../../warehouse/bigquery-client';
@@ -234,7 +235,7 @@ export async function runQuery(
   } catch (err) {
     log.outcome = err instanceof ApiError ? err.code : 'INTERNAL';
     if (!(err instanceof ApiError)) ctx.log.error('runQuery failed', { internal: describeError(err) });
-    throw err;
+    throw contractError(err, ctx.env.BIGQUERY_PROJECT);
   } finally {
     log.durationMs = Date.now() - started;
     logRun(ctx, log);
@@ -258,11 +259,13 @@ async function execute(
   log.brandId = target.brand.id;
   log.sql = target.sql;
   log.period = target.period;
-  const scope = { project: env.BIGQUERY_PROJECT, dataset: target.brand.dataset };
+  // Callers name the contract's project; the guard checks against it, and BigQuery gets the deployment's own.
+  const scope = { project: CONTRACT_PROJECT, dataset: target.brand.dataset };
 
   // Gate 2a + 2b: limits, prescan and the parser's table allowlist.
   const verdict = await timings.time('guard', () => checkSql(target.sql, scope));
   if (!verdict.ok) throw await meteredRefusal(ctx, guardError(verdict));
+  const sent = withProject(target.sql, verdict.projectAt, CONTRACT_PROJECT, env.BIGQUERY_PROJECT);
 
   const client = createWarehouseClient(env, { waitUntil: ctx.waitUntil });
   const labels = {
@@ -282,9 +285,9 @@ async function execute(
   if (cached === undefined) {
     checkTicket = await timings.time('usage', () => takeMeter(env, principal, 'checks', ctx.now));
     const dry = await timings.time('dryrun', () =>
-      client.dryRun(target.sql, { brandId: target.brand.id, dataset: target.brand.dataset, requestId: ctx.requestId, labels }),
+      client.dryRun(sent, { brandId: target.brand.id, dataset: target.brand.dataset, requestId: ctx.requestId, labels }),
     );
-    const dv = checkDryRun(dry, scope, verdict.tables);
+    const dv = checkDryRun(contractReferences(dry, env.BIGQUERY_PROJECT), scope, verdict.tables);
     if (!dv.ok) throw guardError(dv, 'dry-run');
     cached = { estimate: dry.totalBytesProcessed, tables: Math.max(dry.referencedTables.length, verdict.tables.length) };
     verdictCache.set(cacheKey, cached, ctx.now);
@@ -345,17 +348,18 @@ async function execute(
         lateBilling = billed;
       },
     };
-    let res = await timings.time('warehouse', () => client.query(target.sql, queryOpts));
+    let res = await timings.time('warehouse', () => client.query(sent, queryOpts));
     bytesBilled = res.totalBytesBilled;
     if (!res.jobId && opts.fitRows && opts.fitRows(res.rows) < res.rows.length) {
       // A job-less (fast path) result that this transport must cut needs a job for the cursor: run it again as
       // one. The first run put the result in BigQuery's query cache, so the second normally bills nothing.
-      const again = await timings.time('warehouse', () => client.query(target.sql, { ...queryOpts, requireJob: true }));
+      const again = await timings.time('warehouse', () => client.query(sent, { ...queryOpts, requireJob: true }));
       res = { ...again, totalBytesBilled: res.totalBytesBilled + again.totalBytesBilled };
       bytesBilled = res.totalBytesBilled;
     }
+    const resRows = contractRows(res.rows, env.BIGQUERY_PROJECT);
     const paged = res.jobId && res.location !== null && res.totalRows > 0
-      ? await pageOut(ctx, res.rows, {
+      ? await pageOut(ctx, resRows, {
           b: target.brand.id,
           j: res.jobId,
           l: res.location,
@@ -364,7 +368,7 @@ async function execute(
           ...(target.queryId ? { q: target.queryId } : {}),
           ...(target.window ? { w: target.window } : {}),
         }, opts)
-      : { rows: res.rows, nextCursor: null };
+      : { rows: resRows, nextCursor: null };
     const { rows } = paged;
     log.bytesProcessed = res.totalBytesProcessed;
     log.bytesBilled = res.totalBytesBilled;
@@ -437,20 +441,25 @@ export async function readQueryPage(ctx: OpContext, input: QueryPageRequest, opt
   const pos = await openResultCursor(ctx.env, ctx.principal, input.cursor, ctx.now);
   const ticket = await timings.time('usage', () => takeMeter(ctx.env, ctx.principal, 'pages', ctx.now));
   const rowCap = opts.rowCap ?? ctx.config.ROW_CAP;
-  const page = await timings.time('warehouse', () =>
-    createWarehouseClient(ctx.env, { waitUntil: ctx.waitUntil }).readPage({
-      brandId: pos.b,
-      requestId: ctx.requestId,
-      labels: {},
-      jobId: pos.j,
-      location: pos.l,
-      startIndex: pos.o,
-      maxResults: Math.min(rowCap, pos.n - pos.o),
-      maxResultBytes: ctx.config.MAX_RESULT_BYTES,
-    }),
-  );
+  const page = await timings
+    .time('warehouse', () =>
+      createWarehouseClient(ctx.env, { waitUntil: ctx.waitUntil }).readPage({
+        brandId: pos.b,
+        requestId: ctx.requestId,
+        labels: {},
+        jobId: pos.j,
+        location: pos.l,
+        startIndex: pos.o,
+        maxResults: Math.min(rowCap, pos.n - pos.o),
+        maxResultBytes: ctx.config.MAX_RESULT_BYTES,
+      }),
+    )
+    .catch((err: unknown) => {
+      throw contractError(err, ctx.env.BIGQUERY_PROJECT);
+    });
   const total = Math.max(pos.n, page.totalRows);
-  const { rows, nextCursor } = await pageOut(ctx, page.rows, { ...pos, n: total, offset: pos.o }, opts);
+  const pageRows = contractRows(page.rows, ctx.env.BIGQUERY_PROJECT);
+  const { rows, nextCursor } = await pageOut(ctx, pageRows, { ...pos, n: total, offset: pos.o }, opts);
   timings.add('total', performance.now() - startedPrecise);
   return {
     result: {

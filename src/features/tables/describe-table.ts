@@ -133,10 +133,3 @@ export async function listTables(ctx: OpContext, input: { brandId?: string }): P
   return { brandId, dataset, tables };
 }
 
-/** First and last day with data over the brand's tables (their coverage labels), or null when none has them. */
-export async function datasetCoverage(ctx: OpContext, brandId: string): Promise<{ firstDay: string; lastDay: string } | null> {
-  const { tables } = await listTables(ctx, { brandId });
-  const covered = tables.flatMap((t) => (t.coverage ? [t.coverage] : []));
-  if (covered.length === 0) return null;
-  return { firstDay: covered.map((c) => c.firstDay).sort()[0]!, lastDay: covered.map((c) => c.lastDay).sort().at(-1)! };
-}

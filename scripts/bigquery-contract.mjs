@@ -1,0 +1,206 @@
+#!/usr/bin/env node
+// `npm run test:bigquery`: a short contract suite of the Worker's own BigQuery client (and the SQL guard's dry-run
+// gate) against a REAL BigQuery project, for what the local warehouse can only imitate: dry runs of
+// INFORMATION_SCHEMA.COLUMNS, of a wildcard and of a view over another dataset, cache hits, cancel billing, int64
+// timestamps, the fast path and every value type. The client is bundled from src/ with esbuild, unchanged.
+// Skipped with one line (exit 0) unless the BIGQUERY_CONTRACT_* variables below are set. docs/warehouse-client.md,
+// "Contract suite against real BigQuery", says what each check proves. test/node/bigquery-contract.test.mjs runs
+// the same suite against the local warehouse.
+import { readFileSync } from 'node:fs';
+import { importWorkerModules } from './lib/import-ts.mjs';
+
+/**
+ * @typedef {{ name: string, status: 'pass' | 'fail' | 'skip', detail: string }} CheckResult
+ * @typedef {{
+ *   apiBase: string, project: string, dataset: string, location: string, serviceAccountJson: string,
+ *   wildcardPrefix?: string, otherDatasetView?: string, local?: boolean, log?: (line: string) => void,
+ * }} ContractOptions
+ */
+
+const VARS = {
+  credentials: 'BIGQUERY_CONTRACT_CREDENTIALS',
+  project: 'BIGQUERY_CONTRACT_PROJECT',
+  dataset: 'BIGQUERY_CONTRACT_DATASET',
+  location: 'BIGQUERY_CONTRACT_LOCATION',
+  apiBase: 'BIGQUERY_CONTRACT_API_BASE',
+  wildcard: 'BIGQUERY_CONTRACT_WILDCARD_PREFIX',
+  view: 'BIGQUERY_CONTRACT_OTHER_DATASET_VIEW',
+};
+
+const silent = { info() {}, warn() {}, error() {} };
+const TIMEOUT_MS = 30_000;
+
+/**
+ * Runs every check; never throws for a failed check (it is reported), only for a broken setup.
+ * @param {ContractOptions} o
+ * @returns {Promise<CheckResult[]>}
+ */
+export async function runContract(o) {
+  const log = o.log ?? (() => {});
+  const { createWarehouseClient, checkSql, checkDryRun } = await importWorkerModules({
+    'src/warehouse/bigquery-client.ts': ['createWarehouseClient'],
+    'src/sql/guard.ts': ['checkSql', 'checkDryRun'],
+  });
+  const env = {
+    BIGQUERY_API_BASE: o.apiBase,
+    BIGQUERY_PROJECT: o.project,
+    BIGQUERY_LOCATION: o.location,
+    QUERY_TIMEOUT_MS: String(TIMEOUT_MS),
+    GCP_SERVICE_ACCOUNT_JSON: o.serviceAccountJson,
+  };
+  /** @type {Promise<unknown>[]} */
+  const background = [];
+  const client = createWarehouseClient(env, { logger: () => silent, waitUntil: (p) => void background.push(p) });
+  const run = `c${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+  const base = { brandId: 'contract', dataset: o.dataset, requestId: `req_contract_${run}`, labels: { suite: 'contract', run } };
+  const queryOpts = { ...base, maxBytesBilled: 1024 ** 3, rowCap: 1000, timeoutMs: TIMEOUT_MS };
+  const scope = { project: o.project, dataset: o.dataset };
+  const T = (name) => `\`${o.project}.${o.dataset}.${name}\``;
+
+  /** The Worker's two gates on `sql`: the parser's (2b) and the dry run's (2c). */
+  async function gate(sql) {
+    const parsed = await checkSql(sql, scope);
+    if (!parsed.ok) return { ok: false, why: `guard: ${parsed.message}` };
+    const dry = await client.dryRun(sql, { ...base, timeoutMs: TIMEOUT_MS });
+    const verdict = checkDryRun(dry, scope, parsed.tables);
+    return verdict.ok ? { ok: true, dry } : { ok: false, why: `dry-run gate: ${verdict.message}`, dry };
+  }
+
+  /** @type {[string, () => Promise<[CheckResult['status'], string]>][]} */
+  const checks = [
+    ['dry run of INFORMATION_SCHEMA.COLUMNS passes the gate (the schema-discovery query the assistants are told to run)', async () => {
+      const g = await gate(`SELECT table_name, column_name, data_type FROM ${T('INFORMATION_SCHEMA.COLUMNS')}`);
+      if (!g.ok) return ['fail', g.why ?? ''];
+      return ['pass', `referencedTables: ${JSON.stringify(g.dry.referencedTables)}`];
+    }],
+    ['dry run of a wildcard table lists only the dataset\'s own shards and passes the gate', async () => {
+      if (!o.wildcardPrefix) return ['skip', `no ${VARS.wildcard} given`];
+      const g = await gate(`SELECT COUNT(*) AS n FROM ${T(`${o.wildcardPrefix}*`)}`);
+      if (!g.ok) return ['fail', g.why ?? ''];
+      const foreign = g.dry.referencedTables.filter((t) => t.projectId !== o.project || t.datasetId !== o.dataset);
+      if (foreign.length) return ['fail', `lists tables outside the dataset: ${JSON.stringify(foreign)}`];
+      return ['pass', `${g.dry.referencedTables.length} shard(s) listed`];
+    }],
+    ['dry run of a view over another dataset is refused by the gate', async () => {
+      if (!o.otherDatasetView) return ['skip', `no ${VARS.view} given`];
+      try {
+        const g = await gate(`SELECT * FROM ${T(o.otherDatasetView)} LIMIT 1`);
+        if (g.ok) return ['fail', `the gate passed it: ${JSON.stringify(g.dry?.referencedTables)}`];
+        return ['pass', g.why ?? ''];
+      } catch (err) {
+        return ['pass', `refused by the warehouse: ${errorText(err)}`];
+      }
+    }],
+    ['a repeated query is a cache hit billing 0 bytes; the dry run still lists its tables (useQueryCache: false)', async () => {
+      const sql = `SELECT COUNT(*) AS n, '${run}' AS run FROM ${T('INFORMATION_SCHEMA.COLUMNS')}`;
+      const first = await client.query(sql, queryOpts);
+      const again = await client.query(sql, queryOpts);
+      if (again.totalBytesBilled !== 0) return ['fail', `second run billed ${again.totalBytesBilled} bytes (first ${first.totalBytesBilled})`];
+      const dry = await client.dryRun(sql, { ...base, timeoutMs: TIMEOUT_MS });
+      if (dry.cacheHit) return ['fail', 'the dry run was answered from the cache despite useQueryCache: false'];
+      return ['pass', `first run billed ${first.totalBytesBilled}, the repeat 0`];
+    }],
+    ['a query past its deadline is cancelled, and what it billed is learned once the job is DONE', async () => {
+      const sql = `SELECT SUM(MOD(a * b, 7)) AS s, '${run}' AS run FROM UNNEST(GENERATE_ARRAY(1, 30000)) AS a CROSS JOIN UNNEST(GENERATE_ARRAY(1, 30000)) AS b`;
+      /** @type {Promise<number> | null} */
+      let late = null;
+      try {
+        await client.query(sql, { ...queryOpts, timeoutMs: 1_000, billedIfUnknown: -1, onLateBilling: (p) => { late = p; } });
+        return ['skip', 'the query finished within 1 s; nothing to cancel'];
+      } catch (err) {
+        if (!(err instanceof Error) || /** @type {any} */ (err).code !== 'WAREHOUSE_TIMEOUT') return ['fail', `expected WAREHOUSE_TIMEOUT, got ${errorText(err)}`];
+      }
+      if (late === null) return ['fail', 'no late billing was reported'];
+      const billed = await /** @type {Promise<number>} */ (late);
+      if (billed < 0) return ['fail', 'the job never reported DONE within the settle bound'];
+      return ['pass', `settled at ${billed} bytes billed`];
+    }],
+    ['TIMESTAMP keeps every microsecond (int64 form), at both ends of the range', async () => {
+      const r = await client.query("SELECT TIMESTAMP '9999-12-31 23:59:59.999999 UTC' AS hi, TIMESTAMP '0001-01-01 00:00:00.000001 UTC' AS lo", queryOpts);
+      const want = { hi: '9999-12-31T23:59:59.999999Z', lo: '0001-01-01T00:00:00.000001Z' };
+      return same(r.rows[0], want) ? ['pass', JSON.stringify(r.rows[0])] : ['fail', `got ${JSON.stringify(r.rows[0])}`];
+    }],
+    ['the fast path answers a short query in one request, without a job', async () => {
+      const r = await client.query(`SELECT 1 AS one, '${run}' AS run`, queryOpts);
+      if (r.requests !== 1) return ['fail', `${r.requests} requests`];
+      if (r.jobId !== null) return ['fail', `a job was created (${r.jobId})`];
+      return ['pass', `queryId ${r.queryId}`];
+    }],
+    ['every value type decodes to the documented JSON', async () => {
+      const r = await client.query(`SELECT 1 AS i, 9007199254740993 AS big, 1.5 AS f, CAST('NaN' AS FLOAT64) AS nan, NUMERIC '-0.000000001' AS n,
+        BIGNUMERIC '12345678901234567890.12345678901234567' AS bn, TRUE AS b, 'x' AS s, CAST(NULL AS STRING) AS ns, b'abc' AS by,
+        DATE '2024-02-29' AS d, DATETIME '2024-02-29 12:34:56.5' AS dt, TIME '12:34:56' AS t, TIMESTAMP '2024-05-01 16:00:00.123456 UTC' AS ts,
+        STRUCT(1 AS a, 'y' AS z) AS rec, [1, 2, 3] AS arr, JSON '{"a": [1, "two"]}' AS j`, queryOpts);
+      const want = {
+        i: 1, big: '9007199254740993', f: 1.5, nan: 'NaN', n: '-0.000000001', bn: '12345678901234567890.12345678901234567', b: true, s: 'x',
+        ns: null, by: 'YWJj', d: '2024-02-29', dt: '2024-02-29T12:34:56.500000', t: '12:34:56', ts: '2024-05-01T16:00:00.123456Z',
+        rec: { a: 1, z: 'y' }, arr: [1, 2, 3], j: { a: [1, 'two'] },
+      };
+      const got = r.rows[0] ?? {};
+      const wrong = Object.keys(want).filter((k) => !same(got[k], want[k]));
+      return wrong.length ? ['fail', wrong.map((k) => `${k}: ${JSON.stringify(got[k])}`).join('; ')] : ['pass', `${Object.keys(want).length} columns`];
+    }],
+    ['GEOGRAPHY, INTERVAL and RANGE<TIMESTAMP> decode, and the schema keeps RANGE\'s element type', async () => {
+      if (o.local) return ['skip', 'the local warehouse has no GEOGRAPHY or RANGE (docs/local-warehouse.md)'];
+      const r = await client.query("SELECT ST_GEOGPOINT(1, 2) AS g, INTERVAL 3 DAY AS iv, RANGE(TIMESTAMP '2024-05-01 16:00:00 UTC', NULL) AS rg", queryOpts);
+      const rg = r.schema.find((f) => f.name === 'rg');
+      if (rg?.rangeElementType?.type !== 'TIMESTAMP') return ['fail', `schema: ${JSON.stringify(rg)}`];
+      const row = r.rows[0] ?? {};
+      if (row.rg !== '[2024-05-01T16:00:00Z, UNBOUNDED)') return ['fail', `range: ${JSON.stringify(row.rg)}`];
+      return ['pass', JSON.stringify(row)];
+    }],
+  ];
+
+  /** @type {CheckResult[]} */
+  const results = [];
+  for (const [name, fn] of checks) {
+    /** @type {CheckResult} */
+    let result;
+    try {
+      const [status, detail] = await fn();
+      result = { name, status, detail };
+    } catch (err) {
+      result = { name, status: 'fail', detail: errorText(err) };
+    }
+    results.push(result);
+    log(`${result.status.toUpperCase().padEnd(4)}  ${name}: ${result.detail}`);
+  }
+  await Promise.all(background);
+  return results;
+}
+
+function errorText(err) {
+  if (err && typeof err === 'object' && 'code' in err) {
+    const e = /** @type {any} */ (err);
+    return `${e.code}: ${e.message}${e.internal ? ` (${JSON.stringify(e.internal).slice(0, 300)})` : ''}`;
+  }
+  return String(err);
+}
+
+function same(a, b) {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+async function main() {
+  const e = process.env;
+  const missing = [VARS.credentials, VARS.project, VARS.dataset].filter((k) => !e[k]);
+  if (missing.length) {
+    console.log(`test:bigquery skipped: set ${missing.join(', ')} to run the contract suite against a real BigQuery project (docs/warehouse-client.md)`);
+    return;
+  }
+  const results = await runContract({
+    apiBase: e[VARS.apiBase] || 'https://bigquery.googleapis.com',
+    project: /** @type {string} */ (e[VARS.project]),
+    dataset: /** @type {string} */ (e[VARS.dataset]),
+    location: e[VARS.location] || 'US',
+    serviceAccountJson: readFileSync(/** @type {string} */ (e[VARS.credentials]), 'utf8'),
+    wildcardPrefix: e[VARS.wildcard] || undefined,
+    otherDatasetView: e[VARS.view] || undefined,
+    log: (line) => console.log(line),
+  });
+  const failed = results.filter((r) => r.status === 'fail').length;
+  console.log(`${results.length - failed} of ${results.length} checks did not fail (${results.filter((r) => r.status === 'skip').length} skipped)`);
+  if (failed) process.exitCode = 1;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await main();

@@ -1,0 +1,49 @@
+// `npm run test:bigquery`'s contract suite run against the local warehouse: the same checks, the Worker's own
+// client bundled from src/, so the suite is proven to work (and to fail) before anyone points it at Google.
+import { execFileSync } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runContract } from '../../scripts/bigquery-contract.mjs';
+import { startTestWarehouse } from './warehouse-helpers.mjs';
+
+let t;
+
+beforeAll(async () => {
+  t = await startTestWarehouse();
+});
+
+afterAll(async () => {
+  await t?.wh.close();
+});
+
+describe('bigquery contract suite against the local warehouse', () => {
+  it('every check passes, except those the local warehouse cannot run, which are skipped with the reason', { timeout: 120_000 }, async () => {
+    const results = await runContract({
+      apiBase: t.wh.url,
+      project: 'service-v1',
+      dataset: 'acme',
+      location: 'US',
+      serviceAccountJson: t.sa.json,
+      otherDatasetView: undefined,
+      wildcardPrefix: undefined,
+      local: true,
+    });
+    const byStatus = (s) => results.filter((r) => r.status === s).map((r) => r.name);
+    expect(byStatus('fail'), JSON.stringify(results.filter((r) => r.status === 'fail'), null, 1)).toEqual([]);
+    expect(byStatus('pass')).toHaveLength(6);
+    for (const r of results.filter((x) => x.status === 'skip')) expect(r.detail).toMatch(/\S/);
+    const cancel = results.find((r) => r.name.startsWith('a query past its deadline'));
+    expect(cancel?.status).toBe('pass');
+  });
+
+  it('a check fails loudly: a dataset the account may not read fails the INFORMATION_SCHEMA check', { timeout: 60_000 }, async () => {
+    const results = await runContract({ apiBase: t.wh.url, project: 'service-v1', dataset: 'no_such_dataset', location: 'US', serviceAccountJson: t.sa.json, local: true });
+    expect(results[0]?.status).toBe('fail');
+  });
+
+  it('without credentials, npm run test:bigquery is skipped with one line and exit 0', () => {
+    const env = /** @type {NodeJS.ProcessEnv} */ (/** @type {unknown} */ ({ PATH: process.env.PATH ?? '' }));
+    const out = String(execFileSync(process.execPath, ['scripts/bigquery-contract.mjs'], { env, encoding: 'utf8' }));
+    expect(out.trim().split('\n')).toHaveLength(1);
+    expect(out).toMatch(/^test:bigquery skipped: set BIGQUERY_CONTRACT_CREDENTIALS/);
+  });
+});
