@@ -91,3 +91,35 @@ export function mcpClientsPerKey(keys: Record<TestKey, string>, era: Era = 'mode
   });
   return clients;
 }
+
+const Rec = z.record(z.string(), z.unknown());
+
+/** Rows sent as arrays in `schema` order, back as objects keyed by column name. */
+function expandRows(node: Record<string, unknown>): Record<string, unknown> {
+  const { rows, schema } = node;
+  if (!Array.isArray(rows) || !Array.isArray(schema)) return node;
+  const names = z.array(z.object({ name: z.string() })).parse(schema).map((f) => f.name);
+  return { ...node, rows: z.array(z.array(z.unknown())).parse(rows).map((r) => Object.fromEntries(names.map((n, i) => [n, r[i]]))) };
+}
+
+/**
+ * A successful text-only result (run_query, show_report): no structuredContent, exactly one text block holding the
+ * compact JSON, rows as arrays under `schema`. Returns that JSON with rows expanded back to objects and, for
+ * show_report, the layout and chart specs from `_meta` put back where the REST shapes have them.
+ */
+export function textData(raw: unknown): Record<string, unknown> {
+  const result = ToolResult.extend({ _meta: Rec.optional() }).parse(raw);
+  expect(result.isError ?? false, firstText(raw)).toBe(false);
+  expect(result.structuredContent).toBeUndefined();
+  expect(texts(raw)).toHaveLength(1);
+  const data = expandRows(Rec.parse(JSON.parse(firstText(raw))));
+  const view = result._meta?.['warehouse/report-view'];
+  if (view === undefined) return data;
+  const { dashboardConfig, chartSpecs } = z.object({ dashboardConfig: z.unknown(), chartSpecs: Rec }).parse(view);
+  const sections = z.array(Rec).parse(data.sections).map((s) => {
+    const section = expandRows(s);
+    const chart = typeof section.id === 'string' ? chartSpecs[section.id] : undefined;
+    return chart === undefined ? section : { ...section, chartSpec: chart };
+  });
+  return { ...data, report: { ...Rec.parse(data.report), dashboardConfig }, sections };
+}

@@ -1,10 +1,10 @@
 import { env } from 'cloudflare:test';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MemoryListSchema, MemorySchema } from '../src/features/memories/memories.schemas';
+import { MemoryListSchema, MemorySchema, ModelMemoryListSchema } from '../src/features/memories/memories.schemas';
 import { connectMcp, errorOf, okData } from './mcp-client';
 import { connectAssistant, mcpClient } from './oauth-client';
-import { api, seedDemo, TEST_ADMINS, TEST_KEYS, type TestKey } from './seed';
+import { api, postJson, seedDemo, TEST_ADMINS, TEST_KEYS, type TestKey } from './seed';
 
 const clients = {} as Record<TestKey, Client>;
 
@@ -27,17 +27,23 @@ describe('list_memories', () => {
     ['org', {}, ''],
     ['brand', { table: 'fact__orders' }, '?table=fact__orders'],
     ['other', { brandId: 'brand_umbrella', q: 'gbp' }, '?brandId=brand_umbrella&q=gbp'],
-  ] as const)('%s key: the same data as REST for %j', async (key, args, query) => {
-    const data = MemoryListSchema.parse(okData(await call(key, 'list_memories', args)));
-    const rest = await api(`/v1/data/memories${query}`, key);
-    expect(data).toEqual(rest.body);
+  ] as const)('%s key: the same memories as REST for %j, compact for the model (no author or timestamps)', async (key, args, query) => {
+    const data = ModelMemoryListSchema.strict().parse(okData(await call(key, 'list_memories', args)));
+    const rest = MemoryListSchema.parse((await api(`/v1/data/memories${query}`, key)).body);
+    expect(data).toEqual({
+      ...rest,
+      memories: rest.memories.map(({ author: _a, updatedBy: _u, createdAt: _c, updatedAt: _t, version: _v, ...m }) => m),
+    });
     expect(data.memories.length).toBeGreaterThan(0);
+    expect(JSON.stringify(data)).not.toMatch(/"author"|"createdAt"|"updatedAt"|"updatedBy"|"version"/);
+    // Each memory once, the system and organization ones included.
+    expect(new Set(data.memories.map((m) => m.memoryId)).size).toBe(data.memories.length);
   });
 
   it('pages like REST and refuses a brand outside the key with the REST code', async () => {
-    const first = MemoryListSchema.parse(okData(await call('org', 'list_memories', { limit: 1 })));
+    const first = ModelMemoryListSchema.parse(okData(await call('org', 'list_memories', { limit: 1 })));
     expect(first.hasMore).toBe(true);
-    const second = MemoryListSchema.parse(okData(await call('org', 'list_memories', { limit: 1, cursor: first.nextCursor })));
+    const second = ModelMemoryListSchema.parse(okData(await call('org', 'list_memories', { limit: 1, cursor: first.nextCursor })));
     expect(second.memories[0]?.memoryId).not.toBe(first.memories[0]?.memoryId);
     expect(errorOf(await call('brand', 'list_memories', { brandId: 'brand_umbrella' })).code).toBe('FORBIDDEN_BRAND');
   });
@@ -61,9 +67,15 @@ describe('save_memory', () => {
     ]);
   });
 
-  it('a read-only key gets a coded tool error and nothing is stored', async () => {
-    const err = errorOf(await call('brand', 'save_memory', { title: 'nope', content: 'nope' }));
-    expect(err.code).toBe('MEMORY_WRITE_FORBIDDEN');
+  it('a read-only key is not offered save_memory; the REST refusal carries the whole command that grants the right', async () => {
+    const { tools } = await clients.brand.listTools();
+    expect(tools.map((t) => t.name)).not.toContain('save_memory');
+    expect(tools.map((t) => t.name)).toContain('list_memories');
+    expect((await clients.org.listTools()).tools.map((t) => t.name)).toContain('save_memory');
+    await expect(call('brand', 'save_memory', { title: 'nope', content: 'nope' })).rejects.toThrow(/save_memory/);
+    const res = await postJson('/v1/data/memories', 'brand', { title: 'nope', content: 'nope' });
+    expect(res.status).toBe(403);
+    expect(JSON.stringify(res.body)).toContain('npm run admin -- key create --brand brand_acme --name \\"<key name>\\" --memories write');
     expect(await env.DB.prepare(`SELECT count(*) AS n FROM memories WHERE title = 'nope'`).first('n')).toBe(0);
   });
 
@@ -79,14 +91,13 @@ describe('save_memory', () => {
 });
 
 describe('memories are data, not instructions', () => {
-  it('tools are annotated as the contract says; instructions and run_query point at list_memories', async () => {
+  it('tools are annotated as the contract says; the instructions point at describe_table, which carries the memories', async () => {
     const { tools } = await clients.org.listTools();
     const list = tools.find((t) => t.name === 'list_memories');
     const save = tools.find((t) => t.name === 'save_memory');
     expect(list?.annotations).toMatchObject({ readOnlyHint: true });
     expect(save?.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false });
-    expect(tools.find((t) => t.name === 'run_query')?.description).toContain('list_memories');
-    expect(clients.org.getInstructions()).toContain('list_memories');
+    expect(clients.org.getInstructions()).toMatch(/describe_table \{ brandId, table \}.*memories/);
   });
 
   it('a memory\'s text reaches the model only inside a tool result', async () => {
@@ -96,7 +107,7 @@ describe('memories are data, not instructions', () => {
     try {
       expect(fresh.getInstructions()).not.toContain(marker);
       expect(JSON.stringify(await fresh.listTools())).not.toContain(marker);
-      const data = MemoryListSchema.parse(okData(await fresh.callTool({ name: 'list_memories', arguments: { q: 'zq81' } })));
+      const data = ModelMemoryListSchema.parse(okData(await fresh.callTool({ name: 'list_memories', arguments: { q: 'zq81' } })));
       expect(data.memories.map((m) => m.title)).toEqual([marker]);
     } finally {
       await fresh.close();

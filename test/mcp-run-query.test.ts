@@ -46,49 +46,37 @@ type RunData = z.infer<typeof RunDataSchema>;
 
 const RESULT_CAP = Number(env.MCP_MAX_RESULT_BYTES);
 
-/** Splits one CSV line the way the tool writes it (RFC 4180 quoting). */
-function csvCells(line: string): string[] {
-  const cells: string[] = [];
-  let cur = '';
-  let quoted = false;
-  for (let i = 0; i < line.length; i++) {
-    const ch = line[i];
-    if (quoted) {
-      if (ch === '"' && line[i + 1] === '"') (cur += '"'), i++;
-      else if (ch === '"') quoted = false;
-      else cur += ch;
-    } else if (ch === '"') quoted = true;
-    else if (ch === ',') cells.push(cur), (cur = '');
-    else cur += ch;
-  }
-  cells.push(cur);
-  return cells;
-}
+/** The compact result the text block holds: the REST facts, `schema`, and rows as arrays in schema order. */
+const CompactSchema = RunDataSchema.omit({ rows: true }).extend({
+  firstRow: z.number().int().positive(),
+  schema: z.array(z.object({ name: z.string(), type: z.string().optional() })),
+  rows: z.array(z.array(z.unknown())),
+});
 
 /**
- * A successful run_query result: structuredContent carries the data once, the only text block is its compact
- * rendering (header lines, a blank line, CSV) holding the same rows, and the whole result fits the byte cap.
+ * A successful run_query result: one text block holding the compact JSON (no structuredContent, so every client's
+ * model reads the rows once), rows as arrays under `schema`, the cursor once, the whole answer within the byte
+ * cap. Returns the data with rows expanded back to objects, for comparison with REST.
  */
-function parseRun(raw: unknown): { data: RunData; text: string; bytes: number } {
+function parseRun(raw: unknown) {
   const t = texts(raw);
-  const result = z.object({ isError: z.boolean().optional(), structuredContent: z.unknown() }).parse(raw);
+  const result = z.object({ isError: z.boolean().optional(), structuredContent: z.unknown().optional() }).parse(raw);
   expect(result.isError ?? false, t[0]).toBe(false);
-  const data = RunDataSchema.parse(result.structuredContent);
+  expect(result.structuredContent).toBeUndefined();
   expect(t).toHaveLength(1);
   const text = t[0] ?? '';
-  expect(() => JSON.parse(text)).toThrow();
+  const compact = CompactSchema.parse(JSON.parse(text));
   const bytes = new TextEncoder().encode(JSON.stringify(raw)).length;
   expect(bytes).toBeLessThanOrEqual(RESULT_CAP);
-  if (data.rowCount > 0) {
-    const csv = text.split('\n\n').slice(1).join('\n\n').split('\n');
-    const columns = csvCells(csv[0] ?? '');
-    expect(csv).toHaveLength(data.rowCount + 1);
-    csv.slice(1).forEach((line, i) => {
-      const row = data.rows[i] ?? {};
-      expect(csvCells(line)).toEqual(columns.map((c) => (row[c] === null ? '' : typeof row[c] === 'object' ? JSON.stringify(row[c]) : String(row[c]))));
-    });
-  }
-  return { data, text, bytes };
+  expect(compact.rows).toHaveLength(compact.rowCount);
+  const columns = compact.schema.map((f) => f.name);
+  for (const row of compact.rows) expect(row).toHaveLength(columns.length);
+  // The cursor once in the whole answer (the note names it, it does not repeat it).
+  if (compact.nextCursor !== null) expect(JSON.stringify(raw).split(compact.nextCursor)).toHaveLength(2);
+  const rows = compact.rows.map((r) => Object.fromEntries(columns.map((c, i) => [c, r[i]])));
+  const { schema: _schema, ...facts } = compact;
+  const data = RunDataSchema.extend({ firstRow: z.number().int() }).parse({ ...facts, rows, ...(compact.schema.length > 0 ? { schema: compact.schema } : {}) });
+  return { data, compact, text, bytes };
 }
 
 async function runOk(key: TestKey, args: Record<string, unknown>): Promise<RunData> {
@@ -119,38 +107,48 @@ describe('run_query, raw SQL (flow A)', () => {
     expect(data.rows.map((r) => r.column_name).sort()).toEqual(['category', 'name', 'product_id', 'unit_price']);
   });
 
-  it(`caps rows at MCP_ROW_CAP (${env.MCP_ROW_CAP}), states the caps as numbers and points at the cursor`, async () => {
-    const sql = `SELECT order_id FROM ${ORDERS} ORDER BY order_id`;
-    const { data, text } = parseRun(await run('brand', { sql }));
+  it(`fills a page to the byte budget (${env.MCP_MAX_RESULT_BYTES} bytes), far past 200 rows, states the caps as numbers and names the cursor`, async () => {
+    const sql = `SELECT order_id, order_date, channel, customer_id FROM ${ORDERS} ORDER BY order_id`;
+    const { data, bytes } = parseRun(await run('brand', { sql }));
     expect(data.truncated).toBe(true);
-    expect(data.rowCount).toBe(Number(env.MCP_ROW_CAP));
+    expect(data.rowCount).toBeGreaterThan(500);
+    expect(data.rowCount).toBeLessThan(Number(env.MCP_ROW_CAP));
+    // Filled: what is left unused is less than the room kept for the envelope plus one more row.
+    expect(bytes).toBeGreaterThan(RESULT_CAP - 2048 - 64);
     expect(data.totalRows).toBe(500_000);
-    expect(data.rows).toHaveLength(data.rowCount);
+    expect(data.firstRow).toBe(1);
     expect(data.nextCursor).toEqual(expect.any(String));
     expect(data.note).toContain(`at most ${env.MCP_ROW_CAP} rows and ${env.MCP_MAX_RESULT_BYTES} bytes`);
-    expect(data.note).toContain(`{"cursor": "${data.nextCursor}"}`);
-    // The text's header line says the same: rows shown, total, how to continue.
-    expect(text.split('\n')[0]).toBe(`Brand brand_acme: rows 1-${data.rowCount} of 500000. ${data.note}`);
+    expect(data.note).toContain(`Rows 1-${data.rowCount} of 500000`);
+    expect(data.note).toContain('{"cursor": <nextCursor>}');
 
-    // REST with the same key and SQL is not capped at the MCP size.
+    // REST with the same key and SQL is not capped at the MCP size, and holds the same rows first.
     const rest = await postJson('/v1/data/query', 'brand', { sql });
     expect((rest.body as RunData).rowCount).toBeGreaterThan(data.rowCount);
     expect((rest.body as RunData).rows.slice(0, data.rowCount)).toEqual(data.rows);
+  }, 30_000);
 
-    // The page the note describes continues where this one stopped.
-    const next = await runOk('brand', { sql: `${sql} LIMIT 3 OFFSET ${data.rowCount}` });
-    expect(next.rows).toEqual((rest.body as RunData).rows.slice(data.rowCount, data.rowCount + 3));
-  });
+  it(`stops at the row ceiling MCP_ROW_CAP (${env.MCP_ROW_CAP}) when rows are tiny, and at maxRows when asked`, async () => {
+    const sql = `SELECT 1 AS x FROM ${ORDERS} LIMIT ${Number(env.MCP_ROW_CAP) + 100}`;
+    const { data, bytes } = parseRun(await run('brand', { sql }));
+    expect(data.rowCount).toBe(Number(env.MCP_ROW_CAP));
+    expect(bytes).toBeLessThan(RESULT_CAP / 2);
+    expect(data.note).toContain(`at most ${env.MCP_ROW_CAP} rows`);
+    const small = parseRun(await run('brand', { sql, maxRows: 25 })).data;
+    expect(small.rowCount).toBe(25);
+    expect(parseRun(await run('brand', { cursor: small.nextCursor, maxRows: 10 })).data).toMatchObject({ rowCount: 10, firstRow: 26 });
+    expect(errorOf(await run('brand', { sql, maxRows: Number(env.MCP_ROW_CAP) + 1 })).message).toMatch(/maxRows is at most/);
+  }, 30_000);
 
-  it(`caps the whole result (structured JSON and text) at MCP_MAX_RESULT_BYTES (${env.MCP_MAX_RESULT_BYTES})`, async () => {
-    // 150 rows (under the row cap) of ~2 KB each, with characters that need quoting and escaping: only the byte cap can cut this.
+  it(`caps the whole result at MCP_MAX_RESULT_BYTES (${env.MCP_MAX_RESULT_BYTES}) whatever the rows hold`, async () => {
+    // 150 rows of ~2 KB each, with characters that need escaping: only the byte cap can cut this.
     const { data, bytes } = parseRun(await run('brand', { sql: `SELECT order_id, REPEAT('x"y,', 500) AS pad FROM ${ORDERS} ORDER BY order_id LIMIT 150` }));
     expect(data.truncated).toBe(true);
     expect(data.totalRows).toBe(150);
     expect(data.rowCount).toBeGreaterThan(0);
     expect(data.rowCount).toBeLessThan(150);
     expect(bytes).toBeLessThanOrEqual(RESULT_CAP);
-    expect(bytes).toBeGreaterThan(RESULT_CAP * 0.75);
+    expect(bytes).toBeGreaterThan(RESULT_CAP * 0.9);
     expect(data.note).toContain(`${env.MCP_MAX_RESULT_BYTES} bytes`);
   });
 
@@ -194,7 +192,7 @@ describe('run_query paging with the cursor', () => {
       expect(page.data).toMatchObject({ brandId: 'brand_acme', totalRows: total, stats: { totalBytesBilled: 0 } });
       // Pages do not spend the run budget.
       expect(page.data.usage).toMatchObject({ runsRemaining: budget.runsRemaining, runsLimit: budget.runsLimit });
-      expect(page.text.split('\n')[0]).toMatch(new RegExp(`^Brand brand_acme: rows ${rows.length + 1}-${rows.length + page.data.rowCount} of ${total}`));
+      expect(page.data.firstRow).toBe(rows.length + 1);
       rows.push(...page.data.rows);
       cursor = page.data.nextCursor;
       expect(page.data.truncated).toBe(cursor !== null);
@@ -207,7 +205,7 @@ describe('run_query paging with the cursor', () => {
     const rest = (await postJson('/v1/data/query', 'brand', { sql })).body as RunData;
     expect(rest.totalRows).toBe(total);
     expect(new Set(rest.rows.map((r) => r.order_id))).toEqual(new Set(rows.map((r) => r.order_id)));
-  });
+  }, 30_000);
 
   it('a cursor works only for the key that ran the query, and only alone', async () => {
     const { data } = parseRun(await run('brand', { sql: `SELECT order_id FROM ${ORDERS}` }));
@@ -222,7 +220,7 @@ describe('run_query paging with the cursor', () => {
     const rest = await postJson('/v1/data/query/page', 'brand', { cursor });
     expect(rest.status).toBe(200);
     expect((rest.body as RunData).rows[0]).toEqual((await runOk('brand', { cursor })).rows[0]);
-  });
+  }, 30_000);
 
   it('results report the budget left and the per-query ceiling', async () => {
     const data = await runOk('brand', { sql: 'SELECT 1 AS one' });
@@ -235,13 +233,12 @@ describe('run_query paging with the cursor', () => {
 describe('run_query, stored queries (flow B)', () => {
   it('runs a report section with an explicit period, same rows as REST', async () => {
     const args = { queryId: 'rq_overview_channels', period: { cadence: 'MONTHLY' } };
-    const { data: mcp, text } = parseRun(await run('brand', args));
+    const { data: mcp } = parseRun(await run('brand', args));
     const rest = await postJson('/v1/data/query', 'brand', args);
     expect(rest.status).toBe(200);
     expect(mcp.rows).toEqual((rest.body as RunData).rows);
     expect(mcp.rowCount).toBeGreaterThan(0);
     expect(mcp.window).toEqual({ ...(rest.body as RunData).window, cadence: 'MONTHLY' });
-    expect(text).toContain(`Window: ${mcp.window?.startDate} to ${mcp.window?.endDate} (MONTHLY), time zone UTC.`);
   });
 
   it('runs a saved query by id, inferring its brand for an org key', async () => {

@@ -4,10 +4,12 @@ import { z } from 'zod';
 import { connectMcp, ERAS } from './mcp-client';
 import { seedDemo, TEST_KEYS } from './seed';
 
-const key = TEST_KEYS.brand;
+// A key offered every tool (save_memory needs the memory write permission; read-only keys are not offered it).
+const key = TEST_KEYS.org;
 
 beforeAll(async () => {
   await seedDemo();
+  await env.DB.prepare(`UPDATE api_keys SET memories_write = 1 WHERE id = 'key_demo_org'`).run();
 });
 
 const JsonSchemaObject = z.looseObject({
@@ -18,6 +20,8 @@ const JsonSchemaObject = z.looseObject({
 });
 type JsonSchemaObject = z.infer<typeof JsonSchemaObject>;
 
+const TEXT_RESULT_TOOLS = ['run_query', 'show_report', 'describe_table'];
+
 describe('MCP tools/list', () => {
   it('offers the spec tools (plus get_report) with titles, model-facing descriptions and annotations', async () => {
     const client = await connectMcp(key);
@@ -25,14 +29,16 @@ describe('MCP tools/list', () => {
     await client.close();
     const byName = new Map(tools.map((t) => [t.name, t]));
     expect([...byName.keys()].sort()).toEqual(
-      ['fetch', 'get_report', 'list_brands', 'list_memories', 'list_report_queries', 'list_reports', 'list_saved_queries', 'report_data_issue', 'run_query', 'save_memory', 'search', 'show_report'],
+      ['describe_table', 'fetch', 'get_report', 'list_brands', 'list_memories', 'list_report_queries', 'list_reports', 'list_saved_queries', 'report_data_issue', 'run_query', 'save_memory', 'search', 'show_report'],
     );
     for (const tool of tools) {
       expect(tool.title, tool.name).toBeTruthy();
       expect(tool.description?.length ?? 0, tool.name).toBeGreaterThan(60);
       expect(tool.annotations?.openWorldHint, tool.name).toBe(false);
       expect(tool.annotations?.readOnlyHint, tool.name).toBe(tool.name !== 'report_data_issue' && tool.name !== 'save_memory');
-      expect(tool.outputSchema?.type, tool.name).toBe('object');
+      // Tools whose results carry rows send them once, as text: no structuredContent, so no output schema.
+      if (TEXT_RESULT_TOOLS.includes(tool.name)) expect(tool.outputSchema, tool.name).toBeUndefined();
+      else expect(tool.outputSchema?.type, tool.name).toBe('object');
       // Strict inputs: an argument the schema does not name is refused, and the schema says so.
       expect(JsonSchemaObject.parse(tool.inputSchema).additionalProperties, tool.name).toBe(false);
     }
@@ -52,8 +58,10 @@ describe('MCP tools/list', () => {
     expect(text('list_reports')).toMatch(/nextCursor/);
     expect(text('list_report_queries')).toMatch(/period/);
     expect(instructions).toMatch(/Flow A.*Flow B.*Flow C/s);
-    expect(instructions).toContain('INFORMATION_SCHEMA.COLUMNS');
-    expect(instructions).toContain('table_metadata');
+    // Discovery through describe_table (table metadata, no run), not the two counted discovery queries.
+    expect(instructions).toContain('describe_table { brandId }');
+    expect(instructions).not.toContain('INFORMATION_SCHEMA.COLUMNS');
+    expect(instructions).not.toContain('table_metadata');
     expect(instructions).toMatch(/`cursor`/);
   });
 
@@ -75,10 +83,9 @@ describe('MCP tools/list', () => {
     );
     expect(schemaOf('report_data_issue', 'outputSchema').required).toEqual(['feedbackRef']);
     expect(schemaOf('list_brands', 'outputSchema').required).toEqual(['brands']);
-    expect(Object.keys(schemaOf('run_query', 'inputSchema').properties ?? {}).sort()).toEqual(['brandId', 'cursor', 'dryRun', 'period', 'queryId', 'sql']);
+    expect(Object.keys(schemaOf('run_query', 'inputSchema').properties ?? {}).sort()).toEqual(['brandId', 'cursor', 'dryRun', 'maxRows', 'period', 'queryId', 'sql']);
     expect(schemaOf('run_query', 'inputSchema').required).toBeUndefined();
-    expect(schemaOf('run_query', 'outputSchema').required?.sort()).toEqual(['brandId', 'nextCursor', 'rowCount', 'rows', 'totalRows', 'truncated', 'usage']);
-    expect(Object.keys(schemaOf('run_query', 'outputSchema').properties ?? {})).toContain('note');
+    expect(Object.keys(schemaOf('describe_table', 'inputSchema').properties ?? {}).sort()).toEqual(['brandId', 'table']);
   });
 });
 
@@ -119,7 +126,7 @@ describe('what an assistant reads first', () => {
     const first = tools.filter((t) => ISSUE_12_TOOLS.includes(t.name));
     expect(first).toHaveLength(ISSUE_12_TOOLS.length);
     expect(utf8(instructions) + utf8(first)).toBeLessThanOrEqual(10_000);
-    // All twelve tools (issue 12's, search/fetch, the memories tools and show_report) within issue 17's 14 KB.
+    // All thirteen tools (issue 12's, search/fetch, the memories tools, show_report, describe_table) within 14 KB.
     expect(utf8(instructions) + utf8(tools)).toBeLessThanOrEqual(14_000);
   });
 
@@ -129,7 +136,7 @@ describe('what an assistant reads first', () => {
     const instructions = client.getInstructions() ?? '';
     await client.close();
     const everything = [instructions, JSON.stringify(tools)].join('\n');
-    for (const rule of ['service-v1.<dataset>.<table>', 'INFORMATION_SCHEMA.COLUMNS', 'LIMIT n OFFSET m']) {
+    for (const rule of ['service-v1.<dataset>.<table>', 'describe_table { brandId, table }', 'LIMIT n OFFSET m']) {
       expect(everything.split(rule).length - 1, rule).toBe(1);
       expect(instructions).toContain(rule);
     }

@@ -13,8 +13,12 @@ import { seedDemo } from './seed';
 const SQL = 'SELECT channel, COUNT(*) AS orders FROM `service-v1.acme.fact__orders` GROUP BY channel ORDER BY channel';
 const Stats = z.object({ stats: z.object({ dryRun: z.boolean(), totalBytesBilled: z.number(), totalBytesProcessed: z.number() }) });
 
-/** A successful run_query tool result's structured data (its text block is the CSV rendering of the same rows). */
-const McpRun = z.object({ isError: z.literal(false).optional(), structuredContent: Stats.extend({ usage: z.object({ runsRemaining: z.number(), runsLimit: z.number() }) }) });
+/** A successful run_query tool result's data: its one text block, compact JSON with the stats and the budget left. */
+const McpRunData = Stats.extend({ usage: z.object({ runsRemaining: z.number(), runsLimit: z.number() }) });
+const mcpRun = (raw: unknown) => {
+  const result = z.object({ isError: z.literal(false).optional(), content: z.tuple([z.object({ type: z.literal('text'), text: z.string() })]) }).parse(raw);
+  return McpRunData.parse(JSON.parse(result.content[0].text));
+};
 const clients: Client[] = [];
 
 beforeAll(async () => {
@@ -72,7 +76,7 @@ describe('one budget across REST and MCP', () => {
     expect([r1.headers.get('RateLimit-Limit'), r1.headers.get('RateLimit-Remaining')]).toEqual(['4', '3']);
     billed.push(Stats.parse(r1.body).stats.totalBytesBilled);
 
-    const m2 = McpRun.parse(await k.mcp({ sql: SQL })).structuredContent;
+    const m2 = mcpRun(await k.mcp({ sql: SQL }));
     billed.push(m2.stats.totalBytesBilled);
     // MCP states the budget in the body: the same numbers REST sends as headers.
     expect(m2.usage).toMatchObject({ runsLimit: 4, runsRemaining: 2 });
@@ -82,7 +86,7 @@ describe('one budget across REST and MCP', () => {
     expect(dry.status).toBe(200);
     expect(dry.headers.get('RateLimit-Remaining')).toBe('2');
 
-    billed.push(McpRun.parse(await k.mcp({ sql: SQL })).structuredContent.stats.totalBytesBilled);
+    billed.push(mcpRun(await k.mcp({ sql: SQL })).stats.totalBytesBilled);
     const r4 = await k.rest({ sql: SQL });
     expect(r4.status).toBe(200);
     expect(r4.headers.get('RateLimit-Remaining')).toBe('0');

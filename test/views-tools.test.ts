@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { ShowReportOutput } from '../src/features/reports/report-view.tools';
 import { QueryListSchema, ReportDetailSchema } from '../src/schemas/catalog';
 import { VIEWS } from '../src/mcp/views';
-import { connectMcp, errorOf, okData } from './mcp-client';
+import { connectMcp, errorOf, okData, textData, texts } from './mcp-client';
 import { seedDemo, TEST_KEYS } from './seed';
 
 let client: Client;
@@ -29,9 +29,8 @@ afterEach(async () => {
 });
 
 const call = (name: string, args: Record<string, unknown>) => client.callTool({ name, arguments: args });
-/** run_query's structured result (its text is a CSV rendering, not the JSON other tools send). */
-const ToolOk = z.object({ isError: z.literal(false).optional(), structuredContent: z.record(z.string(), z.unknown()) });
-const structured = (raw: unknown) => ToolOk.parse(raw).structuredContent;
+/** run_query's data: its one text block (compact JSON, rows as arrays) with rows back as objects. */
+const structured = textData;
 const RowsOf = z.object({ rows: z.array(z.record(z.string(), z.unknown())), totalRows: z.number(), window: z.unknown().optional() });
 
 describe('tools that link the views', () => {
@@ -47,18 +46,24 @@ describe('tools that link the views', () => {
     expect(show?.inputSchema.required).toEqual(['reportId']);
   });
 
-  it('run_query results carry no view data: the same structured result and text a host without apps reads', async () => {
+  it('run_query results carry no view data: the one text block a host without apps reads is what the view reads', async () => {
     const raw = await call('run_query', { sql: 'SELECT channel, COUNT(*) AS orders FROM `service-v1.acme.fact__orders` GROUP BY channel ORDER BY channel' });
     const data = structured(raw);
     // Only the protocol's own envelope beside the result: nothing for a view.
-    expect(Object.keys(raw).filter((k) => k !== '_meta').sort()).toEqual(['content', 'structuredContent']);
+    expect(Object.keys(raw).filter((k) => k !== '_meta').sort()).toEqual(['content']);
     expect(JSON.stringify(raw._meta ?? {})).not.toMatch(/"ui"|ui\/resourceUri/);
     expect(RowsOf.parse(data).rows.map((r) => r.channel)).toEqual(['marketplace', 'store', 'web']);
   });
 
   it('show_report: the Business Overview for one period, each section as run_query returns it, and the window', async () => {
     const period = { cadence: 'MONTHLY' };
-    const shown = ShowReportOutput.parse(okData(await call('show_report', { reportId: 'rpt_business_overview', period })));
+    const raw = await call('show_report', { reportId: 'rpt_business_overview', period });
+    const shown = ShowReportOutput.parse(textData(raw));
+    // The layout and charts are the view's: in _meta, not in the text the model reads.
+    const text = texts(raw)[0] ?? '';
+    expect(text).not.toContain('dashboardConfig');
+    expect(text).not.toContain('chartSpec');
+    expect(text).not.toMatch(/"rows":\[\{/);
     const report = okData(await call('get_report', { reportId: 'rpt_business_overview' }), ReportDetailSchema);
     const { queries } = okData(await call('list_report_queries', { reportId: 'rpt_business_overview' }), QueryListSchema);
     expect(shown.brandId).toBe('brand_acme');
@@ -85,7 +90,7 @@ describe('tools that link the views', () => {
     expect(res.status).toBe(201);
     armed.push(z.object({ id: z.string() }).parse(await res.json()).id);
 
-    const shown = ShowReportOutput.parse(okData(await call('show_report', { reportId: 'rpt_business_overview', period })));
+    const shown = ShowReportOutput.parse(textData(await call('show_report', { reportId: 'rpt_business_overview', period })));
     const daily = shown.sections.find((s) => s.id === 'rq_overview_daily');
     expect(daily?.rows).toBeUndefined();
     expect(daily?.error).toMatchObject({ code: 'WAREHOUSE_ERROR', requestId: expect.stringMatching(/^req_/) });

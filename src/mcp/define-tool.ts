@@ -25,12 +25,14 @@ export interface ToolReply<O extends z.ZodType<Record<string, unknown>>> {
   data: z.input<O>;
   render?: (structured: z.output<O>) => string;
   notes?: string[];
+  /** The result's `_meta`: what only an MCP Apps view needs (hosts pass it to the view, not to the model). */
+  meta?: Record<string, unknown>;
 }
 
 export function toolReply<O extends z.ZodType<Record<string, unknown>>>(
   _output: O,
   data: z.input<O>,
-  options: { render?: (structured: z.output<O>) => string; notes?: string[] } = {},
+  options: { render?: (structured: z.output<O>) => string; notes?: string[]; meta?: Record<string, unknown> } = {},
 ): ToolReply<O> {
   return { [BRAND]: true, data, ...options };
 }
@@ -48,12 +50,24 @@ export interface ToolSpec<I extends z.ZodRawShape, O extends z.ZodType<Record<st
   input: I;
   /** The result: parsed on every success (undeclared fields dropped) and advertised as the output schema. */
   output: O;
+  /**
+   * `text`: the result reaches the model once, as the text block only: no `structuredContent` and so no advertised
+   * output schema (`output` still parses it). For results that carry rows: clients differ in which of the two they
+   * pass to the model (Claude Code only `structuredContent` when present, claude.ai the text, ChatGPT both; see
+   * docs/mcp.md "Results"), so only a text-only result reaches every model once. Default `structured`.
+   */
+  result?: 'structured' | 'text';
   annotations: Annotations;
   /**
    * What the tool writes, for a tool that writes at all (the D1 rows it adds). A tool without it is a read tool
    * and must carry a `readOnlyHint: true` annotation; a tool with it must not.
    */
   writes?: string;
+  /**
+   * Whether this request's principal is offered the tool at all (tools/list and tools/call), for a tool only some
+   * principals may use (save_memory: keys with the memory write permission). Default: everyone.
+   */
+  offeredTo?: (deps: ToolDeps) => Promise<boolean>;
   /** `_meta` of the tool in tools/list (result size hints, a view link). */
   meta?: (deps: ToolDeps) => Record<string, unknown> | undefined;
   run: (input: z.output<z.ZodObject<I, z.core.$strict>>, deps: ToolDeps) => Promise<z.input<O> | ToolReply<O>>;
@@ -63,6 +77,8 @@ export interface ToolSpec<I extends z.ZodRawShape, O extends z.ZodType<Record<st
 export interface Tool {
   readonly name: string;
   readonly annotations: Annotations;
+  /** Whether this request's principal is offered the tool. */
+  offered(deps: ToolDeps): Promise<boolean>;
   register(server: McpServer, deps: ToolDeps): void;
 }
 
@@ -75,7 +91,7 @@ const ALLOWED = new Set<unknown>(Object.values(ANNOTATIONS));
  * of ANNOTATIONS or contradict `writes`, so such a tool never reaches tools/list.
  */
 export function defineTool<I extends z.ZodRawShape, O extends z.ZodType<Record<string, unknown>>>(spec: ToolSpec<I, O>): Tool {
-  const { name, title, description, output, annotations, writes, meta, run } = spec;
+  const { name, title, description, output, annotations, writes, meta, run, offeredTo, result: form = 'structured' } = spec;
   if (!ALLOWED.has(annotations)) throw new Error(`tool ${name}: annotations must be one of ANNOTATIONS (read, meteredRead, append)`);
   if (writes === undefined && !annotations.readOnlyHint) {
     throw new Error(`tool ${name}: a read tool (no writes declared) must be readOnlyHint; declare what it writes or use ANNOTATIONS.read`);
@@ -84,11 +100,17 @@ export function defineTool<I extends z.ZodRawShape, O extends z.ZodType<Record<s
   const input = z.strictObject(spec.input);
   const inputSchema = toolSchema(input);
   const outputSchema = toolSchema(output);
-  const succeed = (result: z.input<O> | ToolReply<O>): CallToolResult =>
-    isReply(result) ? toolSuccess(output, result.data, result.notes, result.render) : toolSuccess(output, result);
+  const succeed = (result: z.input<O> | ToolReply<O>): CallToolResult => {
+    const reply = isReply(result) ? result : undefined;
+    const done = reply ? toolSuccess(output, reply.data, reply.notes, reply.render) : toolSuccess(output, result as z.input<O>);
+    if (form === 'text') delete done.structuredContent;
+    if (reply?.meta) done._meta = reply.meta;
+    return done;
+  };
   return {
     name,
     annotations,
+    offered: (deps) => (offeredTo ? offeredTo(deps) : Promise.resolve(true)),
     register(server, deps) {
       const _meta = meta?.(deps);
       server.registerTool(
@@ -97,7 +119,7 @@ export function defineTool<I extends z.ZodRawShape, O extends z.ZodType<Record<s
           title,
           description: typeof description === 'string' ? description : description(deps),
           inputSchema,
-          outputSchema,
+          ...(form === 'structured' ? { outputSchema } : {}),
           annotations,
           ...(_meta ? { _meta } : {}),
         },
@@ -110,4 +132,10 @@ export function defineTool<I extends z.ZodRawShape, O extends z.ZodType<Record<s
 /** Registers `tools` in order on one request's server, each bound to that request's context. */
 export function registerTools(server: McpServer, deps: ToolDeps, tools: readonly Tool[]): void {
   for (const tool of tools) tool.register(server, deps);
+}
+
+/** The tools this request's principal is offered, in order (each tool's `offeredTo`, asked once per request). */
+export async function offeredTools(deps: ToolDeps, tools: readonly Tool[]): Promise<Tool[]> {
+  const offered = await Promise.all(tools.map((t) => t.offered(deps)));
+  return tools.filter((_, i) => offered[i]);
 }

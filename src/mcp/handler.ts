@@ -14,7 +14,8 @@ import { ApiError, describeError, errorReportResponse, reportError } from '../er
 import { createLogger, type Logger } from '../lib/log';
 import type { OpContext } from '../context';
 import { batchesAllowed } from './protocol';
-import { createMcpServer } from './server';
+import { offeredTools } from './define-tool';
+import { createMcpServer, TOOLS } from './server';
 
 /** Path of the MCP endpoint (docs/api.md, MCP), defined in the leaf src/constants.ts. */
 export { MCP_PATH };
@@ -79,7 +80,15 @@ export async function handleMcpRequest(
     origin: new URL(request.url).origin,
     waitUntil: (p) => ctx.waitUntil(p),
   };
-  const factory = () => createMcpServer({ ctx: opContext, origin: new URL(request.url).origin });
+  const deps = { ctx: opContext, origin: new URL(request.url).origin };
+  // Each principal is offered only the tools it may use (a key that cannot write memories never sees save_memory).
+  let tools: Awaited<ReturnType<typeof offeredTools>>;
+  try {
+    tools = await offeredTools(deps, TOOLS);
+  } catch (err) {
+    return mcpErrorResponse(err, requestId, log);
+  }
+  const factory = () => createMcpServer(deps, tools);
   const onerror = (err: Error) => log.info('mcp request refused', { internal: describeError(err) });
   try {
     const res = await route(request, factory, onerror);

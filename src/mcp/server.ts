@@ -7,7 +7,8 @@ import { getReportTool, listReportQueriesTool, listReportsTool } from '../featur
 import { showReportTool } from '../features/reports/report-view.tools';
 import { listSavedQueriesTool } from '../features/saved-queries/saved-queries.tools';
 import { fetchTool, searchTool } from '../features/search/search.tools';
-import { BRAND_ID_RULE, FLOWS, PAGING, READ_MEMORIES, STATEMENT_RULE, TABLE_DISCOVERY, TABLE_NAMING } from './guidance';
+import { describeTableTool } from '../features/tables/tables.tools';
+import { BRAND_ID_RULE, FLOWS, PAGING, STATEMENT_RULE, TABLE_DISCOVERY, TABLE_NAMING } from './guidance';
 import { SUPPORTED_PROTOCOL_VERSIONS } from './protocol';
 import { registerTools, type Tool } from './define-tool';
 import type { ToolDeps } from './tool-result';
@@ -18,7 +19,6 @@ export const SERVER_INSTRUCTIONS = [
   FLOWS,
   TABLE_NAMING,
   TABLE_DISCOVERY,
-  READ_MEMORIES,
   `${STATEMENT_RULE} dryRun: true checks a query and its bytes scanned without running it. ` +
     'Runs count against a daily usage limit; prefer aggregates.',
   `${PAGING} Paging in SQL instead: ORDER BY a unique key plus LIMIT n OFFSET m.`,
@@ -29,6 +29,7 @@ export const SERVER_INSTRUCTIONS = [
 /** Every tool, in the order tools/list shows them. A new tool is one defineTool in its feature folder and one entry here. */
 export const TOOLS: readonly Tool[] = [
   listBrandsTool,
+  describeTableTool,
   listReportsTool,
   getReportTool,
   listReportQueriesTool,
@@ -49,7 +50,7 @@ const TOOLS_CACHE_HINT = { ttlMs: 3_600_000, cacheScope: 'private' } as const;
  * One MCP server for one request (stateless): every tool group bound to this request's operation context, so
  * the tools see exactly the principal the transport authenticated.
  */
-export function createMcpServer(deps: ToolDeps): McpServer {
+export function createMcpServer(deps: ToolDeps, tools: readonly Tool[] = TOOLS): McpServer {
   const server = new McpServer(
     { name: 'warehouse-query-api', title: 'Warehouse Query API', version: '1.0.0' },
     {
@@ -64,7 +65,7 @@ export function createMcpServer(deps: ToolDeps): McpServer {
       maxToolInputElements: 10_000,
     },
   );
-  registerTools(server, deps, TOOLS);
+  registerTools(server, deps, tools);
   registerViews(server, deps);
   return server;
 }

@@ -18,7 +18,7 @@ export const WindowSchema = z.object({
 });
 export type ResultWindow = z.infer<typeof WindowSchema>;
 
-/** run_query's structuredContent (and a page read through its cursor). */
+/** run_query's result (and a page read through its cursor), rows expanded back to objects by resultData. */
 export const RunResultSchema = z.object({
   brandId: z.string().optional(),
   rows: z.array(Row),
@@ -53,7 +53,7 @@ export const ReportSectionSchema = z.object({
 });
 export type ReportSection = z.infer<typeof ReportSectionSchema>;
 
-/** show_report's structuredContent: the report, the window its sections ran with, and each section's rows. */
+/** show_report's result (text JSON plus the layout from _meta, merged by resultData): the report, the window its sections ran with, and each section's rows. */
 export const ReportResultSchema = z.object({
   brandId: z.string().optional(),
   report: z.object({

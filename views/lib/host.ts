@@ -5,7 +5,50 @@ import { ErrorBodySchema } from './contract';
 // The view's side of the MCP Apps bridge: one App per view, connected to the host window, following the host's
 // theme and style variables. Fonts stay the system's: a view loads nothing from anywhere.
 
-export type ToolResult = { isError?: boolean; structuredContent?: unknown; content?: unknown[] };
+export type ToolResult = { isError?: boolean; structuredContent?: unknown; content?: unknown[]; _meta?: Record<string, unknown> };
+
+/** The `_meta` key under which show_report sends what only this view needs (layout, chart specs). */
+const REPORT_VIEW_META = 'warehouse/report-view';
+
+type Rec = Record<string, unknown>;
+const isRec = (v: unknown): v is Rec => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A result's rows back as objects: the server sends them as arrays in `schema` order (each row once, compact). */
+function expandRows(node: Rec): Rec {
+  const { rows, schema } = node;
+  if (!Array.isArray(rows) || !Array.isArray(schema)) return node;
+  const names = schema.map((f) => (isRec(f) && typeof f.name === 'string' ? f.name : ''));
+  return { ...node, rows: rows.map((r) => (Array.isArray(r) ? Object.fromEntries(names.map((n, i) => [n, r[i] ?? null])) : r)) };
+}
+
+/**
+ * The data of a successful result: its structuredContent when a tool sends one, else its text block, which
+ * run_query and show_report fill with compact JSON (rows as arrays). show_report's layout and charts come from
+ * the result's `_meta`, where the server puts what only this view reads.
+ */
+export function resultData(result: ToolResult): unknown {
+  let data: unknown = result.structuredContent;
+  if (data === undefined) {
+    try {
+      data = JSON.parse(textOf(result));
+    } catch {
+      return undefined;
+    }
+  }
+  if (!isRec(data)) return data;
+  const out = expandRows(data);
+  const view = result._meta?.[REPORT_VIEW_META];
+  const charts = isRec(view) && isRec(view.chartSpecs) ? view.chartSpecs : {};
+  if (Array.isArray(out.sections)) {
+    out.sections = out.sections.map((s) => {
+      if (!isRec(s)) return s;
+      const section = expandRows(s);
+      return typeof section.id === 'string' && section.id in charts ? { ...section, chartSpec: charts[section.id] } : section;
+    });
+  }
+  if (isRec(view) && isRec(out.report) && 'dashboardConfig' in view) out.report = { ...out.report, dashboardConfig: view.dashboardConfig };
+  return out;
+}
 
 export type Outcome<T> = { ok: true; data: T } | { ok: false; message: string };
 
@@ -33,7 +76,7 @@ export function readResult<S extends z.ZodType>(schema: S, result: ToolResult): 
     }
     return { ok: false, message: text || 'The tool call failed.' };
   }
-  const parsed = schema.safeParse(result.structuredContent);
+  const parsed = schema.safeParse(resultData(result));
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = issue && issue.path.length > 0 ? ` (${issue.path.join('.')}: ${issue.message})` : '';

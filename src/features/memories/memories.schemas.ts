@@ -130,3 +130,16 @@ export const IfMatchHeadersSchema = z.object({
       example: '"3"',
     }),
 });
+
+/**
+ * A memory as a model reads it (MCP): what it says and where it applies, without who wrote it or when (REST and
+ * the admin pages keep those); about 40% smaller. `memoryId` stays: save_memory changes a memory by it.
+ */
+export const ModelMemorySchema = MemorySchema.pick({ memoryId: true, scope: true, brandId: true, table: true, title: true, content: true });
+export type ModelMemory = z.infer<typeof ModelMemorySchema>;
+
+export function modelMemory(m: Memory): ModelMemory {
+  return { memoryId: m.memoryId, scope: m.scope, brandId: m.brandId, table: m.table, title: m.title, content: m.content };
+}
+
+export const ModelMemoryListSchema = MemoryListSchema.extend({ memories: z.array(ModelMemorySchema) });

@@ -130,9 +130,10 @@ async function principalWriter(ctx: OpContext): Promise<Writer> {
   const record = { transport: ctx.transport, requestId: ctx.requestId, now: ctx.now };
   if (p.kind === 'key') {
     if (!(await hasMemoryWrite(ctx.env, p.id))) {
+      const scope = p.scope === 'org' && p.orgId !== null ? `--org ${p.orgId}` : `--brand ${p.brandIds[0] ?? '<brandId>'}`;
       throw writeForbidden(
-        'this API key can read memories but not write them; an administrator can create a key with memory write permission ' +
-          '(admin pages, or the admin CLI: key create ... --memories write)',
+        'this API key can read memories but not write them. An administrator can create a key that may write them, in the ' +
+          `admin pages (API keys, memories: write) or with: npm run admin -- key create ${scope} --name "<key name>" --memories write`,
       );
     }
     const reach = { orgIds: p.scope === 'org' && p.orgId !== null ? [p.orgId] : [], brandIds: p.brandIds };

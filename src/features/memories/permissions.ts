@@ -1,4 +1,6 @@
-import type { Env } from '../../env';
+import type { Principal } from '../../auth/principal';
+import { configOf, type Env } from '../../env';
+import { TtlCache } from '../../lib/ttl-cache';
 import { memoryWriteStatement } from '../keys/store';
 
 /**
@@ -10,4 +12,21 @@ export async function hasMemoryWrite(env: Env, keyId: string): Promise<boolean> 
   const s = memoryWriteStatement(keyId);
   const row = await env.DB.prepare(s.sql).bind(...s.params).first<{ memories_write: number }>();
   return row?.memories_write === 1;
+}
+
+const offered = new TtlCache<Promise<boolean>>(1024);
+
+/**
+ * Whether MCP offers save_memory to this principal: API keys with the permission (re-read at most every
+ * AUTH_CACHE_TTL_MS, like the key's other settings; every write still checks it at once), and OAuth connections,
+ * which only administrators can make (the write checks that they still are).
+ */
+export function memoryWriteOffered(env: Env, principal: Principal, now: number): Promise<boolean> {
+  if (principal.kind !== 'key') return Promise.resolve(true);
+  const hit = offered.get(principal.id, now, configOf(env).AUTH_CACHE_TTL_MS);
+  if (hit) return hit;
+  const read = hasMemoryWrite(env, principal.id);
+  read.catch(() => offered.delete(principal.id));
+  offered.set(principal.id, read, now);
+  return read;
 }

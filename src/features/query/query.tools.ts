@@ -11,7 +11,6 @@ import {
   StoredQuerySchema,
 } from './run-query.schemas';
 import { BrandIdField } from '../../schemas/fields';
-import { CADENCE_DESCRIPTION } from './period';
 import { renderResultText, resultCaps, rowsThatFit, type ResultCaps } from './result-text';
 import { resultSizeMeta, type ToolDeps } from '../../mcp/tool-result';
 import { ANNOTATIONS, defineTool, toolReply } from '../../mcp/define-tool';
@@ -42,8 +41,8 @@ const RunQueryInput = z.strictObject({
     .optional()
     .describe('An id from list_report_queries or list_saved_queries (flow B).'),
   period: PeriodSchema.optional().describe(
-    `Parameterized queryId only: a cadence (${CADENCE_DESCRIPTION} Default MONTHLY), or startDate + endDate ` +
-      "(YYYY-MM-DD, inclusive), in the brand's timezone; the result echoes the window used.",
+    'Parameterized queryId only: cadence DAILY (yesterday), WEEKLY (the rolling 7 days to yesterday), MONTHLY (last ' +
+      "full month; default), LAST_FULL_WEEK (Mon-Sun), LAST_FULL_QUARTER; or startDate + endDate, in the brand's timezone.",
   ),
   brandId: BrandIdField.optional().describe('A stored query owned by one brand infers it.'),
   dryRun: z
@@ -51,8 +50,14 @@ const RunQueryInput = z.strictObject({
     .optional()
     .describe('Validate and estimate bytes scanned without running or billing.'),
   cursor: ResultCursorField.optional().describe(
-    'nextCursor of an earlier result, sent alone: the next page of that result (no new run, nothing billed; 6 h, this key only).',
+    'nextCursor of an earlier result, sent alone (or with maxRows): the next page of that result (no new run, nothing billed; 6 h, this key only).',
   ),
+  maxRows: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe('Fewer rows per result than the ceiling, e.g. for a first look; pages still stop at the byte cap.'),
 });
 
 type RunQueryToolInput = z.output<typeof RunQueryInput>;
@@ -83,21 +88,26 @@ function toRequest(input: RunQueryToolInput) {
   return { run: RunQueryRequestSchema.parse(request) };
 }
 
-function pagingNote(out: RunQueryOutcome['result'], caps: ResultCaps): string | undefined {
+/** What the model reads about a cap or a dry run, in words and numbers; the cursor itself is sent once, as nextCursor. */
+function resultNote(outcome: RunQueryOutcome, caps: ResultCaps): string | undefined {
+  const out = outcome.result;
+  if (out.stats?.dryRun) {
+    return `Dry run: the query is valid and would process ${out.stats.totalBytesProcessed} bytes (per-query ceiling ${outcome.budget.maxBytesBilled} bytes). Nothing ran or was billed.`;
+  }
   if (!out.truncated) return undefined;
-  const limits = `at most ${caps.rows} rows and ${caps.bytes} bytes per run_query result`;
-  if (out.nextCursor === null) return `Only ${out.rowCount} of ${out.totalRows} rows are shown (${limits}).`;
+  const shown = `Rows ${outcome.firstRow + 1}-${outcome.firstRow + out.rowCount} of ${out.totalRows}`;
+  const limits = `a result holds at most ${caps.rows} rows and ${caps.bytes} bytes`;
+  if (out.nextCursor === null) return `${shown} (${limits}).`;
   return (
-    `Showing ${out.rowCount} of ${out.totalRows} rows (${limits}). Next page: call run_query with only ` +
-    `{"cursor": "${out.nextCursor}"}; it reads the stored result (no new run, nothing billed) in the same order, ` +
-    'whether or not the SQL has ORDER BY.'
+    `${shown} (${limits}). Next page: run_query with only {"cursor": <nextCursor>}: it reads the stored result in ` +
+    'the same order (no new run, nothing billed).'
   );
 }
 
 /** structuredContent carries the result once; the text block is its compact rendering (header lines + CSV). */
 function toolResult(outcome: RunQueryOutcome, caps: ResultCaps) {
-  const note = pagingNote(outcome.result, caps);
-  // One parse, rendered once: the rows are not copied into a JSON text that would only be thrown away.
+  const note = resultNote(outcome, caps);
+  // One parse, rendered once, sent once: the text block is the only copy (the tool's result form is `text`).
   return toolReply(RunQueryOutput, { ...outcome.result, ...(note ? { note } : {}), usage: outcome.budget }, {
     render: (data) => renderResultText(data, outcome.firstRow),
   });
@@ -108,6 +118,14 @@ export const RESULT_ENVELOPE_CHARS = 16_384;
 
 const capsOf = ({ ctx }: ToolDeps) => resultCaps(ctx.config.MCP_ROW_CAP, ctx.config.MCP_MAX_RESULT_BYTES);
 
+/** This call's caps: the deployment's, with fewer rows when the caller asked (never more than the ceiling). */
+function callCaps(deps: ToolDeps, maxRows: number | undefined): ResultCaps {
+  const caps = capsOf(deps);
+  if (maxRows === undefined) return caps;
+  if (maxRows > caps.rows) throw invalid(`maxRows is at most ${caps.rows} (the row ceiling of one result)`, 'maxRows', `at most ${caps.rows}`);
+  return resultCaps(maxRows, caps.bytes);
+}
+
 export const runQueryTool = defineTool({
   name: 'run_query',
   title: 'Run query',
@@ -115,21 +133,22 @@ export const runQueryTool = defineTool({
     const caps = capsOf(deps);
     return (
       "Run one read-only query on one brand's dataset: raw sql (flow A) or a stored queryId (flow B). " +
-      'Read the memories of its tables first (list_memories). ' +
-      `One result holds at most ${caps.rows} rows and ${caps.bytes} bytes; totalRows is the whole result's size, ` +
-      'nextCursor reads the next page. Each run counts against the daily usage limit and a per-query byte ceiling ' +
-      '(what is left comes back in usage).'
+      `A result is filled with as many rows as fit ${caps.bytes} bytes, at most ${caps.rows} (maxRows for fewer), as ` +
+      'JSON: schema, then rows as arrays in schema order; totalRows is the whole result, nextCursor the next page. ' +
+      'Each run counts against the daily usage limit and a per-query byte ceiling (what is left comes back in usage).'
     );
   },
   input: RunQueryInput.shape,
   output: RunQueryOutput,
+  // Rows reach the model once, as the compact JSON text (no structuredContent copy).
+  result: 'text',
   // Read-only, but not idempotent: each run spends the daily usage budget.
   annotations: ANNOTATIONS.meteredRead,
   // The text copy of a capped result is about the row cap's bytes plus columns, stats and the paging note.
   // Hosts with MCP Apps show the result in the result view; others ignore the link and read the result as before.
   meta: ({ ctx }) => ({ ...resultSizeMeta(ctx.config.MCP_MAX_RESULT_BYTES + RESULT_ENVELOPE_CHARS), ...viewMeta(VIEWS.result) }),
-  run: async (input, deps) => {
-    const caps = capsOf(deps);
+  run: async ({ maxRows, ...input }, deps) => {
+    const caps = callCaps(deps, maxRows);
     const request = toRequest(input);
     const opts = { rowCap: caps.rows, fitRows: (rows: Record<string, unknown>[]) => rowsThatFit(rows, caps) };
     if (request.page) {

@@ -1,19 +1,23 @@
 /**
- * How a run_query result is sized and rendered for assistants. `structuredContent` carries the result once; the
- * text block a model reads is a compact rendering of the same data: header lines (rows shown, total, how to
- * continue, the window, the budget left) and then the rows as CSV. Sizes are measured as the tool result is sent
- * (JSON, UTF-8), so one result stays within `caps.bytes` whatever the rows hold.
+ * How a run_query result is sized and rendered for assistants. The result reaches the model once, as one text
+ * block holding compact JSON: the facts first (rows shown, total, the cursor once, the window, the budget left),
+ * then `schema` (column names and types, in order) and `rows` as arrays in that order, not keyed objects, so a
+ * column name is sent once per result instead of once per cell. No `structuredContent` copy (see docs/mcp.md,
+ * "Results"). Sizes are measured as the tool result is sent (the text JSON-escaped inside the JSON-RPC answer,
+ * UTF-8), so one result stays within `caps.bytes` whatever the rows hold.
  */
 
 export interface ResultCaps {
-  /** Rows per result (MCP_ROW_CAP). */
+  /** Rows per result at most (MCP_ROW_CAP, the row ceiling; a caller may ask for fewer). */
   rows: number;
-  /** Bytes per result, structured JSON and text together (MCP_MAX_RESULT_BYTES). */
+  /** Bytes per result as sent (MCP_MAX_RESULT_BYTES). */
   bytes: number;
 }
 
-/** Room kept for everything but the rows: envelope, schema, stats, usage, note and cursor (twice), header lines. */
-export const RESULT_OVERHEAD_BYTES = 6 * 1024;
+/** Room kept for everything but the rows: envelope, facts, note, cursor, window, stats, usage. */
+export const RESULT_OVERHEAD_BYTES = 2 * 1024;
+/** Room kept per column for the schema entry (name, type, mode, JSON-escaped). */
+const SCHEMA_BYTES_PER_COLUMN = 64;
 
 export function resultCaps(rows: number, bytes: number): ResultCaps {
   return { rows, bytes };
@@ -22,32 +26,39 @@ export function resultCaps(rows: number, bytes: number): ResultCaps {
 const encoder = new TextEncoder();
 const utf8 = (s: string) => encoder.encode(s).length;
 
-function csvCell(v: unknown): string {
-  if (v === null || v === undefined) return '';
-  const s = typeof v === 'object' ? JSON.stringify(v) : String(v);
-  return /[",\r\n]|^\s|\s$/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+interface Field {
+  name: string;
+  type?: string;
+  mode?: string;
+  fields?: unknown[];
 }
 
-function csvLine(columns: readonly string[], row: Record<string, unknown>): string {
-  return columns.map((c) => csvCell(row[c])).join(',');
-}
-
-function columnsOf(rows: readonly Record<string, unknown>[], schema?: readonly { name: string }[]): string[] {
+function columnsOf(rows: readonly Record<string, unknown>[], schema?: readonly Field[]): string[] {
   if (schema && schema.length > 0) return schema.map((f) => f.name);
   return rows[0] ? Object.keys(rows[0]) : [];
 }
 
+/** A row as an array in column order (absent cells as null, so positions never shift). */
+export function rowArray(columns: readonly string[], row: Record<string, unknown>): unknown[] {
+  return columns.map((c) => row[c] ?? null);
+}
+
+/** What one row costs in the answer: its array's JSON, escaped again inside the text block, plus a comma. */
+function rowCost(columns: readonly string[], row: Record<string, unknown>): number {
+  return utf8(JSON.stringify(JSON.stringify(rowArray(columns, row)))) - 2 + 1;
+}
+
 /**
- * How many of `rows` (in order) fit one result: at most `caps.rows`, and their cost as sent (the row's JSON in
- * structuredContent plus its CSV line in the text, both JSON-escaped) within `caps.bytes` less the overhead.
+ * How many of `rows` (in order) fit one result: at most `caps.rows`, and their cost as sent within `caps.bytes`
+ * less the room for everything else. Rows are added while they fit, so a page of narrow rows holds many more than
+ * one of wide rows.
  */
 export function rowsThatFit(rows: readonly Record<string, unknown>[], caps: ResultCaps): number {
   const columns = columnsOf(rows);
-  let left = caps.bytes - RESULT_OVERHEAD_BYTES - utf8(JSON.stringify(columns.join(',')));
+  let left = caps.bytes - RESULT_OVERHEAD_BYTES - columns.length * SCHEMA_BYTES_PER_COLUMN - utf8(JSON.stringify(JSON.stringify(columns)));
   const n = Math.min(rows.length, caps.rows);
   for (let i = 0; i < n; i++) {
-    const row = rows[i] ?? {};
-    left -= utf8(JSON.stringify(row)) + 1 + utf8(JSON.stringify(csvLine(columns, row))) - 2 + 2;
+    left -= rowCost(columns, rows[i] ?? {});
     if (left < 0) return i;
   }
   return n;
@@ -60,32 +71,37 @@ export interface RenderedResult {
   truncated: boolean;
   totalRows: number;
   nextCursor: string | null;
-  schema?: { name: string }[];
+  schema?: Field[];
   stats?: { dryRun: boolean; totalBytesBilled: number; totalBytesProcessed: number };
   window?: { startDate: string; endDate: string; cadence?: string; timezone: string };
   note?: string;
-  usage: { runsLimit: number; runsRemaining: number; bytesLimit: number; bytesRemaining: number; maxBytesBilled: number };
+  usage: { runsLimit: number; runsRemaining: number; bytesLimit: number; bytesRemaining: number; resetSeconds: number; maxBytesBilled: number };
 }
 
-/** The text block: header lines, a blank line, then CSV with a header row. `firstRow` is this page's 0-based start. */
+/**
+ * The model's copy of a result: the same facts as the REST body, rows as arrays under `schema`, `firstRow` the
+ * 1-based position of `rows[0]` in the whole result, and `note` in words (what was capped and how to continue).
+ */
+export function compactResult(r: RenderedResult, firstRow: number) {
+  const schema = r.schema && r.schema.length > 0 ? r.schema : columnsOf(r.rows).map((name) => ({ name }));
+  const columns = schema.map((f) => f.name);
+  return {
+    brandId: r.brandId,
+    ...(r.note ? { note: r.note } : {}),
+    totalRows: r.totalRows,
+    firstRow: firstRow + 1,
+    rowCount: r.rowCount,
+    truncated: r.truncated,
+    nextCursor: r.nextCursor,
+    ...(r.window ? { window: r.window } : {}),
+    ...(r.stats ? { stats: r.stats } : {}),
+    usage: r.usage,
+    schema,
+    rows: r.rows.map((row) => rowArray(columns, row)),
+  };
+}
+
+/** The text block: the compact result as JSON. `firstRow` is this page's 0-based start. */
 export function renderResultText(r: RenderedResult, firstRow: number): string {
-  const lines: string[] = [];
-  if (r.stats?.dryRun) {
-    lines.push(`Dry run of brand ${r.brandId}: the query is valid and would process ${r.stats.totalBytesProcessed} bytes (per-query ceiling ${r.usage.maxBytesBilled} bytes). Nothing ran or was billed.`);
-  } else if (r.rowCount === 0) {
-    lines.push(`Brand ${r.brandId}: no rows (totalRows ${r.totalRows}).`);
-  } else {
-    lines.push(`Brand ${r.brandId}: rows ${firstRow + 1}-${firstRow + r.rowCount} of ${r.totalRows}.${r.note ? ` ${r.note}` : ''}`);
-  }
-  if (r.window) {
-    lines.push(`Window: ${r.window.startDate} to ${r.window.endDate}${r.window.cadence ? ` (${r.window.cadence})` : ''}, time zone ${r.window.timezone}.`);
-  }
-  const u = r.usage;
-  const billed = r.stats && !r.stats.dryRun ? `Billed ${r.stats.totalBytesBilled} bytes. ` : '';
-  lines.push(
-    `${billed}Budget left (rolling 24 h): ${u.runsRemaining} of ${u.runsLimit} runs, ${u.bytesRemaining} of ${u.bytesLimit} bytes; per-query ceiling ${u.maxBytesBilled} bytes.`,
-  );
-  if (r.rowCount === 0) return lines.join('\n');
-  const columns = columnsOf(r.rows, r.schema);
-  return [...lines, '', columns.map(csvCell).join(','), ...r.rows.map((row) => csvLine(columns, row))].join('\n');
+  return JSON.stringify(compactResult(r, firstRow));
 }

@@ -6,9 +6,9 @@ import { QuerySchema, ReportDetailSchema } from '../../schemas/catalog';
 import { BrandIdField, ReportIdField } from '../../schemas/fields';
 import { PeriodSchema, ResolvedWindowSchema, RunQueryResponseSchema } from '../query/run-query.schemas';
 import { RESULT_ENVELOPE_CHARS } from '../query/query.tools';
-import { resultCaps, rowsThatFit } from '../query/result-text';
+import { resultCaps, rowArray, rowsThatFit } from '../query/result-text';
 import { resultSizeMeta } from '../../mcp/tool-result';
-import { ANNOTATIONS, defineTool } from '../../mcp/define-tool';
+import { ANNOTATIONS, defineTool, toolReply } from '../../mcp/define-tool';
 import { viewMeta, VIEWS } from '../../mcp/views';
 
 /** A section as show_report returns it: what list_report_queries says about it, then its rows, or why it has none. */
@@ -32,6 +32,33 @@ export const ShowReportOutput = z.object({
 export type ShowReportOutput = z.infer<typeof ShowReportOutput>;
 type ShownSection = z.infer<typeof ShownSection>;
 
+/** The `_meta` key of what only the report view needs: the dashboard layout and each section's chart. */
+export const REPORT_VIEW_META = 'warehouse/report-view';
+
+/**
+ * The model's copy of a dashboard, sent once as the text block: the report's words (name, description,
+ * instructions), the window, and each section's rows as arrays under its schema (as run_query's result). The
+ * layout and chart specs are for the view only, so they travel in the result's `_meta` instead.
+ */
+function compactReport(data: ShowReportOutput) {
+  const { dashboardConfig: _layout, ...report } = data.report;
+  return {
+    brandId: data.brandId,
+    report,
+    ...(data.window ? { window: data.window } : {}),
+    sections: data.sections.map(({ chartSpec: _chart, rows, schema, ...section }) => {
+      if (rows === undefined) return section;
+      const columns = (schema ?? []).map((f) => f.name);
+      return { ...section, schema, rows: rows.map((r) => rowArray(columns.length > 0 ? columns : Object.keys(r), r)) };
+    }),
+  };
+}
+
+function viewOnly(data: ShowReportOutput): Record<string, unknown> {
+  const charts = Object.fromEntries(data.sections.flatMap((s) => (s.chartSpec === undefined || s.chartSpec === null ? [] : [[s.id, s.chartSpec]])));
+  return { [REPORT_VIEW_META]: { dashboardConfig: data.report.dashboardConfig, chartSpecs: charts } };
+}
+
 /**
  * show_report: a whole report for one period in one call, for the report view (hosts without MCP Apps get the
  * same data as JSON). Each section is one run_query of its stored query, so it is checked, metered, audited and
@@ -49,6 +76,8 @@ export const showReportTool = defineTool({
     period: PeriodSchema.optional().describe("As run_query's period; omitted: the last full month."),
   },
   output: ShowReportOutput,
+  // The sections' rows reach the model once, as compact JSON text; the layout goes to the view in _meta.
+  result: 'text',
   // Read-only, but not idempotent: each section spends a run of the daily budget.
   annotations: ANNOTATIONS.meteredRead,
   // The sections share MCP_MAX_RESULT_BYTES, so the JSON text is about that size, like a capped run_query.
@@ -78,6 +107,7 @@ export const showReportTool = defineTool({
       }),
     );
     const window = runs.find((r) => r.window !== undefined)?.window;
-    return { brandId: report.brandId, report, ...(window ? { window } : {}), sections: runs.map((r) => r.section) };
+    const data: ShowReportOutput = { brandId: report.brandId, report, ...(window ? { window } : {}), sections: runs.map((r) => r.section) };
+    return toolReply(ShowReportOutput, data, { render: (d) => JSON.stringify(compactReport(d)), meta: viewOnly(data) });
   },
 });

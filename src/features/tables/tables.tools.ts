@@ -1,0 +1,37 @@
+import { z } from 'zod';
+import { ANNOTATIONS, defineTool } from '../../mcp/define-tool';
+import { BrandIdField } from '../../schemas/fields';
+import { TableNameSchema } from '../memories/fields';
+import { ModelMemorySchema, modelMemory } from '../memories/memories.schemas';
+import { describeTable, listTables } from './describe-table';
+import { TableDescriptionSchema, TableListSchema } from './tables.schemas';
+
+/** What the model reads: the table, its columns, and its memories without author or timestamps. */
+export const DescribeTableOutput = z.union([
+  TableDescriptionSchema.extend({ memories: z.array(ModelMemorySchema) }),
+  TableListSchema,
+]);
+
+/**
+ * describe_table: one call to know a table (columns with types and descriptions, description, layer, row count,
+ * days covered, the memories that apply), or without `table` the brand's tables. Table metadata, not a query: no
+ * run spent, nothing billed, no query log row. The same operations as GET /v1/data/brands/{brandId}/tables[/{table}].
+ */
+export const describeTableTool = defineTool({
+  name: 'describe_table',
+  title: 'Describe table',
+  description: "A brand's tables (without table), or one table's columns with descriptions, rows, days covered and memories. No run spent.",
+  input: {
+    brandId: BrandIdField.optional().describe('From list_brands.'),
+    table: TableNameSchema.optional().describe('Unqualified table name, e.g. fact__orders.'),
+  },
+  output: DescribeTableOutput,
+  // Sent once, as compact JSON text (no structuredContent copy), like run_query.
+  result: 'text',
+  annotations: ANNOTATIONS.read,
+  run: async ({ brandId, table }, { ctx }) => {
+    if (table === undefined) return listTables(ctx, { brandId });
+    const described = await describeTable(ctx, { brandId, table });
+    return { ...described, memories: described.memories.map(modelMemory) };
+  },
+});
