@@ -32,7 +32,7 @@ async function limitedKey(limits: { dailyQueries?: number; dailyBytes?: number }
     .bind(key.id, 'usage burst', key.prefix, key.secretHash, 'brand_acme', limits.dailyQueries ?? null, limits.dailyBytes ?? null)
     .run();
   if (checksPerMinute !== undefined) {
-    await env.DB.prepare('INSERT INTO api_key_meters (key_id, checks_per_minute) VALUES (?, ?)').bind(key.id, checksPerMinute).run();
+    await env.DB.prepare('UPDATE api_keys SET checks_per_minute = ? WHERE id = ?').bind(checksPerMinute, key.id).run();
   }
   const effective: PrincipalLimits = { ...defaultLimits(env), ...limits };
   return {
