@@ -313,3 +313,21 @@ CREATE TABLE IF NOT EXISTS brand_credentials (
   ciphertext      TEXT NOT NULL,             -- base64 of AES-GCM output (tag appended) of the key's JSON
   updated_at      INTEGER NOT NULL
 );
+
+-- catalog_versions: one row per catalog folder applied (`npm run admin -- catalog apply`, docs/catalog.md), and one
+-- per demo catalog content the demo seed first added. content_hash is the sha256 of the folder's catalog as
+-- canonical JSON (equal hashes = equal catalogs), plan_hash that of the plan applied (`catalog apply --expect`),
+-- applied_by who (--author, else the OS user; "demo data" for the seed), source the folder as given, summary the
+-- plan's counts, plan_json its entries. The live version is the newest row (admin pages show it, read-only).
+-- Written in the same batch as the catalog change it records, so a row exists exactly when the change does.
+CREATE TABLE IF NOT EXISTS catalog_versions (
+  id            TEXT PRIMARY KEY,        -- cv_<random>
+  content_hash  TEXT NOT NULL,
+  plan_hash     TEXT NOT NULL,
+  applied_by    TEXT NOT NULL,
+  applied_at    INTEGER NOT NULL,
+  source        TEXT,
+  summary       TEXT NOT NULL,           -- e.g. "2 to add, 1 to change, 0 to remove"
+  plan_json     TEXT NOT NULL            -- JSON array of the plan's entries
+);
+CREATE INDEX IF NOT EXISTS catalog_versions_applied ON catalog_versions(applied_at);

@@ -5,13 +5,15 @@
 // writes is exactly what the Worker verifies.
 import { parseArgs } from 'node:util';
 import { createInterface } from 'node:readline';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import { D1Error, openD1, sql, sqlLiteral } from './lib/d1.mjs';
+import { applySql, CatalogRefused, catalogModules, dryRunCatalog, exportDir, planDir, readStored, warehouseEnv } from './lib/catalog-cli.mjs';
 import { consoleCommands } from './lib/console-commands.mjs';
-import { importWorkerModules } from './lib/import-ts.mjs';
+import { importWorkerModules, ROOT } from './lib/import-ts.mjs';
 import { brandCredentialsCommands } from './lib/brand-credentials.mjs';
 
 /** The Worker's key settings and key SQL (src/features/keys/): one definition for the pages and this CLI. */
@@ -53,6 +55,7 @@ const ID_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 const DATASET_RE = /^[A-Za-z_][A-Za-z0-9_]{0,1023}$/;
 const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const MIN_PASSWORD_LENGTH = 12;
+const WAREHOUSE_CHECK_OPTIONS = { 'check-warehouse': { type: 'boolean', default: false }, 'env-file': { type: 'string' } };
 const MEMBERSHIP_OPTIONS = { user: { type: 'string' }, org: { type: 'string' }, brand: { type: 'string' } };
 /** What `membership add` and `membership remove` name (see requireMembership). */
 const MEMBERSHIP_ARGS = '--user USER_ID|EMAIL (--org ORG_ID | --brand BRAND_ID)';
@@ -109,12 +112,8 @@ const COMMANDS = {
       const id = requireId(o, 'id');
       const org = requireId(o, 'org');
       const name = requireText(o, 'name');
-      const dataset = o.dataset ?? null;
-      if (dataset !== null && !DATASET_RE.test(dataset)) {
-        throw new UsageError('--dataset must be a BigQuery dataset id: letters, digits and underscores, not starting with a digit');
-      }
-      const timezone = o.timezone ?? null;
-      if (timezone !== null && !isTimeZone(timezone)) throw new UsageError(`--timezone ${timezone} is not an IANA time zone`);
+      const dataset = o.dataset === undefined ? null : requireDataset(o.dataset);
+      const timezone = o.timezone === undefined ? null : requireTimeZone(o.timezone);
       await io.exec(
         sql`INSERT INTO brands (id, org_id, name, dataset, timezone, created_at) VALUES (${id}, ${org}, ${name}, ${dataset}, ${timezone}, ${io.now})`,
         {
@@ -139,6 +138,81 @@ const COMMANDS = {
         sql`SELECT id, org_id, name, dataset, timezone FROM brands WHERE ${org} IS NULL OR org_id = ${org} ORDER BY org_id, id`,
       );
       return { text: table(rows, ['id', 'org_id', 'name', 'dataset', 'timezone']), json: { brands: rows } };
+    },
+  },
+  'brand update': {
+    usage: 'brand update BRAND_ID [--name NAME] [--dataset DATASET | --no-dataset] [--timezone TZ | --no-timezone]',
+    summary: "change a brand's name, dataset or time zone",
+    details: `  --dataset     provision the brand (or move it to another dataset; one brand per dataset)
+  --no-dataset  unprovision it: its queries are refused with BRAND_NOT_PROVISIONED
+  --timezone    IANA time zone for stored-query periods; --no-timezone goes back to UTC
+  The Worker sees the change within CATALOG_CACHE_TTL_MS.`,
+    options: {
+      name: { type: 'string' },
+      dataset: { type: 'string' },
+      'no-dataset': { type: 'boolean', default: false },
+      timezone: { type: 'string' },
+      'no-timezone': { type: 'boolean', default: false },
+    },
+    positional: 'BRAND_ID',
+    async run(o, p, io) {
+      const id = requirePositional(p, 'the brand id (see `brand list`)');
+      if (o.dataset !== undefined && o['no-dataset']) throw new UsageError('give --dataset or --no-dataset, not both');
+      if (o.timezone !== undefined && o['no-timezone']) throw new UsageError('give --timezone or --no-timezone, not both');
+      /** @type {Record<string, string | null>} */
+      const set = {};
+      if (o.name !== undefined) set.name = requireText(o, 'name');
+      if (o.dataset !== undefined) set.dataset = requireDataset(o.dataset);
+      if (o['no-dataset']) set.dataset = null;
+      if (o.timezone !== undefined) set.timezone = requireTimeZone(o.timezone);
+      if (o['no-timezone']) set.timezone = null;
+      if (Object.keys(set).length === 0) throw new UsageError('give at least one of --name, --dataset, --no-dataset, --timezone, --no-timezone');
+      const sets = Object.entries(set).map(([col, v]) => `${col} = ${sql`${v}`}`);
+      const rows = await io.exec(`UPDATE brands SET ${sets.join(', ')} WHERE id = ${sql`${id}`} RETURNING id, org_id, name, dataset, timezone`, {
+        'brands.dataset': `dataset ${set.dataset} already belongs to another brand`,
+      });
+      const row = rows[0];
+      if (!row) throw new CommandError(`no brand ${id}`);
+      const brand = { id: row.id, orgId: row.org_id, name: row.name, dataset: row.dataset, timezone: row.timezone };
+      return {
+        text: `updated brand ${id}: name ${brand.name ?? '-'}, dataset ${brand.dataset ?? '(none: not provisioned)'}, time zone ${brand.timezone ?? 'UTC'}`,
+        json: brand,
+      };
+    },
+  },
+  'brand delete': {
+    usage: 'brand delete BRAND_ID [--cascade]',
+    summary: 'delete a brand; refused while anything belongs to it, unless --cascade deletes that too',
+    details: `  Belonging to a brand: its API keys, brand reports and their sections, saved queries, brand memories (with
+  their history) and administrator memberships. Without --cascade the command lists them and changes nothing.
+  With --cascade all of them go in one batch, and the summary says how many of each. query_log and feedback
+  rows keep the brand id as the audit trail.`,
+    options: { cascade: { type: 'boolean', default: false } },
+    positional: 'BRAND_ID',
+    async run(o, p, io) {
+      const id = requirePositional(p, 'the brand id (see `brand list`)');
+      const dependents = await brandDependents(io, id);
+      const present = Object.entries(dependents.counts).filter(([, n]) => n > 0);
+      const summary = present.map(([what, n]) => `${n} ${what}`).join(', ');
+      if (present.length > 0 && !o.cascade) {
+        throw new CommandError(`brand ${id} still has ${summary}; delete those first, or run again with --cascade to delete them with the brand`);
+      }
+      await io.exec(
+        [
+          sql`DELETE FROM api_keys WHERE brand_id = ${id}`,
+          sql`DELETE FROM report_queries WHERE report_id IN (SELECT id FROM reports WHERE brand_id = ${id})`,
+          sql`DELETE FROM reports WHERE brand_id = ${id}`,
+          sql`DELETE FROM saved_queries WHERE brand_id = ${id}`,
+          sql`DELETE FROM memory_revisions WHERE memory_id IN (SELECT id FROM memories WHERE brand_id = ${id})`,
+          sql`DELETE FROM memories WHERE brand_id = ${id}`,
+          sql`DELETE FROM memberships WHERE brand_id = ${id}`,
+          sql`DELETE FROM brands WHERE id = ${id}`,
+        ].join(';\n'),
+      );
+      return {
+        text: `deleted brand ${id}${present.length > 0 ? ` with ${summary}` : ''}`,
+        json: { id, deleted: true, cascaded: Object.fromEntries(present) },
+      };
     },
   },
   ...brandCredentialsCommands({ UsageError, CommandError, requireId, table, iso }),
@@ -195,6 +269,30 @@ const COMMANDS = {
            FROM users u ORDER BY u.email`,
       );
       return { text: table(rows, ['id', 'email', 'name', 'administers']), json: { users: rows } };
+    },
+  },
+  'user delete': {
+    usage: 'user delete USER_ID|EMAIL [--cascade]',
+    summary: 'delete an administrator login; refused while it administers anything, unless --cascade removes those memberships',
+    details: `  Its OAuth connections lose access at once (they re-check memberships on every request). Memories and keys it
+  wrote keep its name as their author.`,
+    options: { cascade: { type: 'boolean', default: false } },
+    positional: 'USER',
+    async run(o, p, io) {
+      const user = requirePositional(p, 'the user id or email (see `user list`)');
+      const [row] = await io.exec(
+        sql`SELECT u.id, u.email, (SELECT count(*) FROM memberships m WHERE m.user_id = u.id) AS memberships FROM users u WHERE u.id = ${user} OR u.email = ${user}`,
+      );
+      if (!row) throw new CommandError(`no user ${user}`);
+      const n = Number(row.memberships);
+      if (n > 0 && !o.cascade) {
+        throw new CommandError(`user ${row.id} <${row.email}> still administers ${n} organization(s) or brand(s); remove them with \`membership remove\`, or run again with --cascade`);
+      }
+      await io.exec([sql`DELETE FROM memberships WHERE user_id = ${row.id}`, sql`DELETE FROM users WHERE id = ${row.id}`].join(';\n'));
+      return {
+        text: `deleted user ${row.id} <${row.email}>${n > 0 ? ` and ${n} membership(s)` : ''}`,
+        json: { id: row.id, email: row.email, deleted: true, memberships: n },
+      };
     },
   },
   'membership add': {
@@ -350,6 +448,24 @@ ${LIMIT_HELP}
       };
     },
   },
+  'key delete': {
+    usage: 'key delete KEY_ID',
+    summary: 'delete a revoked API key (revoke it first with `key revoke`); its query log stays',
+    options: {},
+    positional: 'KEY_ID',
+    async run(_o, p, io) {
+      const id = requirePositional(p, 'the key id (see `key list`)');
+      const [row] = await io.exec(sql`SELECT id, revoked_at FROM api_keys WHERE id = ${id}`);
+      if (!row) throw new CommandError(`no key ${id}`);
+      if (row.revoked_at === null) throw new CommandError(`key ${id} is live; revoke it first (\`key revoke ${id}\`), then delete it`);
+      await io.exec(
+        [
+          sql`DELETE FROM api_keys WHERE id = ${id} AND revoked_at IS NOT NULL`,
+        ].join(';\n'),
+      );
+      return { text: `deleted key ${id}`, json: { id, deleted: true } };
+    },
+  },
   'key limits': {
     usage: `key limits KEY_ID ${LIMIT_USAGE}`,
     summary: "show or change a live key's own limits",
@@ -364,6 +480,69 @@ ${LIMIT_HELP}
       if (!row) throw new CommandError(`no live key ${id}`);
       const out = Object.fromEntries(SETTING_NAMES.map((n) => [n, row[keys.KEY_SETTINGS[n].column]]));
       return { text: `key ${id} limits: ${describeLimits(out)}`, json: { id, limits: out } };
+    },
+  },
+  'catalog plan': {
+    usage: 'catalog plan DIR [--prune] [--check-warehouse [--env-file FILE]]',
+    summary: 'check a catalog folder and show what `catalog apply` would add, change and remove',
+    details: `  DIR holds reports/, saved-queries/ and memories/ (docs/catalog.md). Every file is checked first: JSON,
+  fields, unique ids, known slots, the SQL guard for every brand an item applies to, chart and dashboard shapes;
+  each refusal names the file, the item and the line. Items in the database but not in DIR are removed only
+  with --prune (shown, marked kept, without it). --json prints the plan with its planHash.
+  --check-warehouse  also dry-run every section for each brand it applies to (last full month) and every saved
+                     query on the warehouse, through the Worker's BigQuery client, and show each bytes estimate;
+                     a dry run the warehouse refuses refuses the folder
+  --env-file FILE    the Worker's secrets for that (BIGQUERY_API_BASE, GCP_SERVICE_ACCOUNT_JSON; default .dev.vars)`,
+    options: { prune: { type: 'boolean', default: false }, ...WAREHOUSE_CHECK_OPTIONS },
+    positional: 'DIR',
+    async run(o, p, io) {
+      const dir = requirePositional(p, 'the catalog folder');
+      const planned = await catalogPlan(io, dir, o);
+      return {
+        text: `${describeLive(planned.live)}\n${(await io.catalog()).renderPlan(planned.plan)}\nplan ${planned.plan.planHash}${warningText(planned.warnings)}${estimateText(planned.dryRuns)}`,
+        json: planJson(dir, planned),
+      };
+    },
+  },
+  'catalog apply': {
+    usage: 'catalog apply DIR [--prune] [--expect PLAN_HASH] [--author NAME] [--check-warehouse [--env-file FILE]]',
+    summary: 'apply a catalog folder: exactly the plan `catalog plan` shows, in one batch (all or nothing), recorded',
+    details: `  --expect  the planHash \`catalog plan\` printed: refuse if the plan differs now (the folder or the database changed)
+  --author  who applies, recorded in catalog_versions and on memory writes (default: admin CLI and your OS user)
+  The version (content hash, who, when, the plan's summary) is written in the same batch.`,
+    options: { prune: { type: 'boolean', default: false }, expect: { type: 'string' }, author: { type: 'string' }, ...WAREHOUSE_CHECK_OPTIONS },
+    positional: 'DIR',
+    async run(o, p, io) {
+      const dir = requirePositional(p, 'the catalog folder');
+      const planned = await catalogPlan(io, dir, o);
+      const c = await io.catalog();
+      if (typeof o.expect === 'string' && o.expect !== planned.plan.planHash) {
+        throw new CommandError(`the plan is not the one expected (now ${planned.plan.planHash}, expected ${o.expect}): run catalog plan again and review it`);
+      }
+      if (c.planIsEmpty(planned.plan)) {
+        return { text: `${c.renderPlan(planned.plan)}\nnothing applied`, json: { ...planJson(dir, planned), applied: false } };
+      }
+      await io.exec(await applySql(planned, { author: cliAuthor(o), now: io.now, source: dir }));
+      const { live } = await readStored((statements) => io.exec(statements, {}, { all: true }));
+      return {
+        text: `${c.renderPlan(planned.plan)}\napplied: ${describeLive(live)}${warningText(planned.warnings)}`,
+        json: { ...planJson(dir, planned), applied: true, live },
+      };
+    },
+  },
+  'catalog export': {
+    usage: 'catalog export DIR',
+    summary: "write the database's reports, saved queries and memories as a catalog folder (`catalog plan DIR` then shows no change)",
+    details: `  Replaces DIR's reports/, saved-queries/ and memories/ folders; other files in DIR stay. Deleted memories are
+  not exported.`,
+    options: {},
+    positional: 'DIR',
+    async run(_o, p, io) {
+      const dir = requirePositional(p, 'the catalog folder');
+      const out = await exportDir({ dir, readAll: (statements) => io.exec(statements, {}, { all: true }) });
+      const c = out.catalog;
+      const counts = { reports: c.reports.length, savedQueries: c.savedQueries.length, memories: c.memories.length };
+      return { text: `exported ${counts.reports} reports, ${counts.savedQueries} saved queries and ${counts.memories} memories to ${dir}`, json: { dir, ...counts } };
     },
   },
   'memory list': {
@@ -506,13 +685,18 @@ async function memoryFields(o, io, { create }) {
 
 /** The CLI's write record: kind cli, the --author name or "admin CLI (<OS user>)". */
 function cliWrite(o, m) {
-  let user = '';
+  return { revisionId: m.newId('mrev'), actor: { kind: 'cli', id: null, name: cliAuthor(o) }, transport: 'cli', requestId: null, now: Date.now() };
+}
+
+/** Who a CLI write is recorded as: --author, else "admin CLI (<OS user>)". */
+function cliAuthor(o) {
+  if (typeof o.author === 'string') return o.author;
   try {
-    user = ` (${userInfo().username})`;
+    return `admin CLI (${userInfo().username})`;
   } catch {
     // No passwd entry (some containers): the plain name will do.
+    return 'admin CLI';
   }
-  return { revisionId: m.newId('mrev'), actor: { kind: 'cli', id: null, name: o.author ?? `admin CLI${user}` }, transport: 'cli', requestId: null, now: Date.now() };
 }
 
 /**
@@ -531,6 +715,94 @@ async function readMemory(io, id) {
   const m = await io.memories();
   const [row] = await io.exec(`SELECT ${m.MEMORY_COLUMNS} FROM memories m WHERE m.id = ${sql`${id}`}`);
   return m.toMemory(m.MemoryRowSchema.parse(row));
+}
+
+/** The catalog folder `dir` checked and planned against the database; a refusal lists every problem. */
+async function catalogPlan(io, dir, o) {
+  const planned = await planDir({
+    dir,
+    prune: o.prune === true,
+    project: warehouseProject(),
+    readAll: (statements) => io.exec(statements, {}, { all: true }),
+  }).catch((e) => {
+    if (e && typeof e === 'object' && 'code' in e && e.code === 'ENOENT') throw new CommandError(`no catalog folder ${dir}`);
+    throw e;
+  });
+  if (planned.problems.length > 0) throw new CatalogRefused(planned.problems);
+  if (!o['check-warehouse']) return { ...planned, dryRuns: null };
+  const envFile = typeof o['env-file'] === 'string' ? o['env-file'] : join(ROOT, '.dev.vars');
+  const env = await warehouseEnv(envFile).catch((e) => {
+    throw new CommandError(`--check-warehouse needs the Worker's warehouse variables: cannot read ${envFile} (${e instanceof Error ? e.message : String(e)})`);
+  });
+  const dryRuns = await dryRunCatalog(planned, env, (statements) => io.exec(statements, {}, { all: true }));
+  if (dryRuns.problems.length > 0) throw new CatalogRefused(dryRuns.problems);
+  return { ...planned, dryRuns };
+}
+
+function estimateText(dryRuns) {
+  if (!dryRuns) return '';
+  const lines = dryRuns.estimates.map((e) => `  ${e.item} on ${e.brand}: ${e.bytes.toLocaleString('en-US')} bytes`);
+  return `\nwarehouse dry runs (${dryRuns.window.start_date} to ${dryRuns.window.end_date}), bytes processed:\n${lines.join('\n')}`;
+}
+
+/** The warehouse project catalog SQL must name: BIGQUERY_PROJECT of wrangler.toml's [vars]. */
+function warehouseProject() {
+  const m = /^BIGQUERY_PROJECT\s*=\s*"([^"]+)"/m.exec(readFileSync(join(ROOT, 'wrangler.toml'), 'utf8'));
+  if (!m?.[1]) throw new CommandError('wrangler.toml has no BIGQUERY_PROJECT in [vars]');
+  return m[1];
+}
+
+function describeLive(live) {
+  return live
+    ? `live catalog version ${String(live.content_hash).slice(0, 12)} applied by ${live.applied_by} at ${iso(live.applied_at)} (${live.summary})`
+    : 'no catalog version recorded yet';
+}
+
+function warningText(warnings) {
+  return warnings.length > 0 ? `\nnot checked:\n${warnings.map((w) => `  ${w}`).join('\n')}` : '';
+}
+
+function planJson(dir, planned) {
+  const { entries, counts, contentHash, planHash, prune } = planned.plan;
+  return {
+    dir,
+    live: planned.live,
+    plan: { entries, counts, contentHash, planHash, prune },
+    warnings: planned.warnings,
+    ...(planned.dryRuns ? { dryRuns: { window: planned.dryRuns.window, estimates: planned.dryRuns.estimates } } : {}),
+  };
+}
+
+/** What belongs to a brand (what `brand delete` refuses over, or deletes with --cascade). */
+async function brandDependents(io, id) {
+  const [row] = await io.exec(
+    sql`SELECT (SELECT count(*) FROM brands WHERE id = ${id}) AS brand,
+               (SELECT count(*) FROM api_keys WHERE brand_id = ${id}) AS keys,
+               (SELECT count(*) FROM reports WHERE brand_id = ${id}) AS reports,
+               (SELECT count(*) FROM saved_queries WHERE brand_id = ${id}) AS saved_queries,
+               (SELECT count(*) FROM memories WHERE brand_id = ${id}) AS memories,
+               (SELECT count(*) FROM memberships WHERE brand_id = ${id}) AS memberships`,
+  );
+  if (!row || Number(row.brand) === 0) throw new CommandError(`no brand ${id}`);
+  return {
+    counts: {
+      'API key(s)': Number(row.keys),
+      'report(s)': Number(row.reports),
+      'saved query(ies)': Number(row.saved_queries),
+      'memory(ies)': Number(row.memories),
+      'membership(s)': Number(row.memberships),
+    },
+  };
+}
+
+function requireDataset(dataset) {
+  if (!DATASET_RE.test(dataset)) throw new UsageError('--dataset must be a BigQuery dataset id: letters, digits and underscores, not starting with a digit');
+  return dataset;
+}
+
+function requireTimeZone(tz) {
+  if (!isTimeZone(tz)) throw new UsageError(`--timezone ${tz} is not an IANA time zone`);
+  return tz;
 }
 
 function requireId(o, flag) {
@@ -794,6 +1066,7 @@ export async function runAdmin(argv, env = PROCESS_IO) {
       });
       return workerModules;
     },
+    catalog: catalogModules,
     async memories() {
       memoryModules ??= await importWorkerModules({
         'src/features/memories/store.ts': [
@@ -822,7 +1095,7 @@ export async function runAdmin(argv, env = PROCESS_IO) {
       env.err(usageHint(name, e.message));
       return USAGE_ERROR;
     }
-    if (e instanceof CommandError || e instanceof D1Error) {
+    if (e instanceof CommandError || e instanceof D1Error || e instanceof CatalogRefused) {
       env.err(`error: ${e.message}`);
       return 1;
     }

@@ -389,6 +389,24 @@ ORDER BY segment, rank_in_segment`,
     name: 'RANGE type literal',
     sql: "SELECT RANGE<DATE> '[2024-01-01, 2024-02-01)' AS r",
   },
+  // WEEK as a date part: everyday GoogleSQL (weekly cohorts and windows).
+  {
+    name: 'the last 12 weeks (INTERVAL n WEEK)',
+    sql: `SELECT COUNT(*) AS n FROM ${ORDERS} WHERE order_date >= DATE_SUB(CURRENT_DATE(), INTERVAL 12 WEEK)`,
+    tables: [N('fact__orders')],
+  },
+  { name: 'EXTRACT(WEEK FROM d)', sql: `SELECT EXTRACT(WEEK FROM order_date) AS wk, COUNT(*) AS n FROM ${ORDERS} GROUP BY wk`, tables: [N('fact__orders')] },
+  {
+    name: 'EXTRACT(WEEK(MONDAY) FROM d)',
+    sql: `SELECT EXTRACT(WEEK(MONDAY) FROM order_date) AS wk, SUM(revenue) AS revenue FROM ${ORDERS} GROUP BY wk`,
+    tables: [N('fact__orders')],
+  },
+  {
+    name: 'a weekly date spine (GENERATE_DATE_ARRAY ... INTERVAL 1 WEEK)',
+    sql: `SELECT week FROM UNNEST(GENERATE_DATE_ARRAY(DATE '2024-01-01', DATE '2024-03-31', INTERVAL 1 WEEK)) AS week`,
+    tables: [],
+  },
+  { name: 'DATE_ADD(d, INTERVAL 2 WEEK)', sql: `SELECT DATE_ADD(order_date, INTERVAL 2 WEEK) AS due FROM ${ORDERS}`, tables: [N('fact__orders')] },
 ];
 
 /**
@@ -599,4 +617,30 @@ export const ATTACKS: AttackCase[] = [
   { name: 'FROM-first query', sql: `FROM ${ORDERS} SELECT *`, code: 'QUERY_FAILED' },
   { name: 'VALUES', sql: 'VALUES (1), (2)', code: 'QUERY_FAILED' },
   { name: 'TABLE statement', sql: 'SELECT * FROM (TABLE x)', code: 'QUERY_FAILED' },
+  // Hostile twins of the WEEK cases: the date part is inert, what surrounds it is still walked.
+  {
+    name: 'INTERVAL WEEK whose count reads another dataset',
+    sql: `SELECT DATE_SUB(CURRENT_DATE(), INTERVAL (SELECT COUNT(*) FROM \`service-v1.globex.fact__orders\`) WEEK) AS d`,
+    code: 'FORBIDDEN_TABLE',
+  },
+  {
+    name: 'EXTRACT(WEEK(MONDAY) FROM a subquery of another dataset)',
+    sql: 'SELECT EXTRACT(WEEK(MONDAY) FROM (SELECT MAX(order_date) FROM `service-v1.globex.fact__orders`)) AS wk',
+    code: 'FORBIDDEN_TABLE',
+  },
+  {
+    name: 'GENERATE_DATE_ARRAY by WEEK bounded by another dataset',
+    sql: "SELECT d FROM UNNEST(GENERATE_DATE_ARRAY(DATE '2024-01-01', (SELECT MAX(order_date) FROM `service-v1.umbrella.fact__orders`), INTERVAL 1 WEEK)) AS d",
+    code: 'FORBIDDEN_TABLE',
+  },
+  {
+    name: 'DATE_ADD by WEEK over a table of another project',
+    sql: 'SELECT DATE_ADD(order_date, INTERVAL 2 WEEK) FROM `other-project.acme.fact__orders`',
+    code: 'FORBIDDEN_TABLE',
+  },
+  {
+    name: 'WEEK(...) carrying an identity function',
+    sql: 'SELECT EXTRACT(WEEK(MONDAY) FROM order_date), SESSION_USER() FROM `service-v1.acme.fact__orders`',
+    code: 'INVALID_SQL',
+  },
 ];

@@ -3,6 +3,7 @@ import { hashPassword } from '../auth/passwords';
 import { checkCatalog } from '../features/catalog-files/check';
 import { type CatalogFile, formatProblem, loadCatalog } from '../features/catalog-files/load';
 import { applyStatements, planCatalog, storedCatalog } from '../features/catalog-files/plan';
+import { recordVersionStatement } from '../features/catalog-files/versions';
 import { sha256Hex } from '../lib/ids';
 import { sqlLiteral } from '../lib/sql-literal';
 import { inlineStatement } from '../features/memories/store';
@@ -69,12 +70,14 @@ export async function demoCatalogStatements(files: readonly CatalogFile[], now: 
   const problems = [...loaded.problems, ...checked.problems];
   if (problems.length > 0) throw new Error(`the demo catalog does not pass its checks:\n${problems.map(formatProblem).join('\n')}`);
   const plan = await planCatalog(loaded.catalog, empty, { prune: false });
-  return applyStatements(loaded.catalog, plan, {
+  const statements = applyStatements(loaded.catalog, plan, {
     actor: { kind: 'seed', name: 'demo data' },
     now,
     ifMissing: true,
     revisionId: (id) => `mrev_${id.replace(/^mem_/, '')}`,
-  }).map((st) => inlineStatement(st, sqlLiteral));
+  });
+  statements.push(recordVersionStatement(plan, { appliedBy: 'demo data', now, source: 'catalog/demo', once: true }));
+  return statements.map((st) => inlineStatement(st, sqlLiteral));
 }
 
 /**

@@ -168,7 +168,7 @@ const INERT_KEYS: ReadonlySet<string> = new Set([
   // CASE, casts, special functions
   'Case', 'operand', 'conditions', 'condition', 'result', 'else_result', 'Cast', 'kind', 'format', 'array',
   'Extract', 'field', 'syntax', 'Interval', 'leading_field', 'leading_precision', 'last_field',
-  'fractional_seconds_precision', 'Substring', 'substring_from', 'substring_for', 'special', 'shorthand', 'Trim',
+  'fractional_seconds_precision', 'Week', 'Substring', 'substring_from', 'substring_for', 'special', 'shorthand', 'Trim',
   'trim_where', 'trim_what', 'trim_characters', 'Position', 'in', 'Ceil', 'Floor', 'Overlay', 'overlay_what',
   'overlay_from', 'overlay_for', 'Collate', 'collation', 'AtTimeZone', 'timestamp', 'time_zone', 'Convert',
   'is_try', 'target_before_value', 'styles', 'charset',

@@ -10,6 +10,7 @@ import { loginRoutes } from './pages/login.page';
 import { memoriesRoutes } from '../features/memories/memories.page';
 import { historyRoutes } from '../features/query-history/history.page';
 import { inboxRoutes } from '../features/feedback-inbox/inbox.page';
+import { catalogRoutes } from '../features/catalog-files/catalog.page';
 
 /**
  * The pages under /admin. Each *.page.tsx (src/web/pages/, src/features/<feature>/) is one page: its view and the routes that serve it.
@@ -30,6 +31,7 @@ const ADMIN_PAGES: ((admin: Hono<AppEnv>) => void)[] = [
   memoriesRoutes,
   inboxRoutes,
   historyRoutes,
+  catalogRoutes,
 ];
 
 /**

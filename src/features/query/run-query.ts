@@ -62,7 +62,7 @@ async function resolveTarget(ctx: OpContext, input: RunQueryRequest): Promise<Ta
     });
   }
   const period = usesDates ? resolvePeriod(input.period, ctx.now, brand.timezone) : null;
-  const sql = fillTemplate(stored.sqlTemplate, {
+  const sql = filledOrRefused(stored, {
     dataset: brand.dataset,
     start_date: period?.startDate,
     end_date: period?.endDate,
@@ -71,6 +71,24 @@ async function resolveTarget(ctx: OpContext, input: RunQueryRequest): Promise<Ta
     ? { ...period, ...(input.period?.cadence ? { cadence: input.period.cadence } : {}), timezone: brand.timezone ?? 'UTC' }
     : null;
   return { brand, sql, queryId: stored.id, period, window };
+}
+
+/**
+ * The stored query's SQL filled for this run. The catalog checks templates when they are written, so a template that
+ * does not fill (a row written around those checks) is the catalog's fault, not the caller's and not an outage: a
+ * coded 400 naming the report and section, logged (warn, with the cause) by reportError, never a 500.
+ */
+function filledOrRefused(stored: Awaited<ReturnType<typeof resolveStoredQuery>>, values: Parameters<typeof fillTemplate>[1]): string {
+  try {
+    return fillTemplate(stored.sqlTemplate, values);
+  } catch (err) {
+    const cause = err instanceof Error ? err.message : String(err);
+    const what = stored.reportId === null ? `saved query ${stored.id}` : `report ${stored.reportId} section ${stored.id}`;
+    throw new ApiError('QUERY_FAILED', `${what} cannot run: its stored SQL does not fill (${cause}); the catalog must be fixed`, {
+      details: { stage: 'template', queryId: stored.id, ...(stored.reportId === null ? {} : { reportId: stored.reportId }) },
+      internal: cause,
+    });
+  }
 }
 
 function provisioned(b: BrandTarget): BrandTarget & { dataset: string } {

@@ -19,6 +19,7 @@ interface StoredQueryRow {
   id: string;
   sql: string;
   report_type: 'system' | 'org' | 'brand';
+  report_id: string | null;
   org_id: string | null;
   brand_id: string | null;
 }
@@ -26,6 +27,8 @@ interface StoredQueryRow {
 interface ResolvedStoredQuery {
   kind: 'report' | 'saved';
   id: string;
+  /** The section's report; null for a saved query. */
+  reportId: string | null;
   sqlTemplate: string;
   parameters: string[];
   brand: BrandTarget;
@@ -51,10 +54,10 @@ export async function resolveStoredQuery(
   if (brandId !== undefined) resolveBrand(principal, brandId, { required: true });
   const [row, snapshot] = await Promise.all([
     env.DB.prepare(
-      `SELECT 'report' AS kind, q.id, q.sql_template AS sql, r.type AS report_type, r.org_id, r.brand_id
+      `SELECT 'report' AS kind, q.id, q.sql_template AS sql, r.type AS report_type, r.id AS report_id, r.org_id, r.brand_id
          FROM report_queries q JOIN reports r ON r.id = q.report_id WHERE q.id = ?1
        UNION ALL
-       SELECT 'saved', s.id, s.sql, 'brand', NULL, s.brand_id FROM saved_queries s WHERE s.id = ?1
+       SELECT 'saved', s.id, s.sql, 'brand', NULL, NULL, s.brand_id FROM saved_queries s WHERE s.id = ?1
        LIMIT 1`,
     )
       .bind(queryId)
@@ -78,5 +81,5 @@ export async function resolveStoredQuery(
   const brand = snapshot.brands.get(targetId);
   if (!brand || brandsReportAppliesTo(snapshot, report, [targetId]).length === 0) throw notFound(queryId);
 
-  return { kind: row.kind, id: row.id, sqlTemplate: row.sql, parameters: storedQueryParameters(row.kind, row.sql), brand };
+  return { kind: row.kind, id: row.id, reportId: row.report_id, sqlTemplate: row.sql, parameters: storedQueryParameters(row.kind, row.sql), brand };
 }

@@ -1,0 +1,91 @@
+import type { Hono } from 'hono';
+import type { FC } from 'hono/jsx';
+import type { AppEnv } from '../../app-env';
+import type { Env } from '../../env';
+import { requireAdmin } from '../../web/guards';
+import { AdminPage, Time } from '../../web/layout';
+import { renderPage } from '../../web/render';
+import { type CatalogVersion, versionFromRow } from './versions';
+
+/**
+ * /admin/catalog, read-only: which catalog version is live (the newest `catalog_versions` row: content hash, who
+ * applied it, when, from where, what changed) and the ones before it. Catalogs are changed with
+ * `npm run admin -- catalog apply` (docs/catalog.md), never here.
+ */
+
+const HISTORY = 10;
+
+async function readVersions(env: Env): Promise<CatalogVersion[]> {
+  const { results } = await env.DB.prepare(
+    `SELECT id, content_hash, applied_by, applied_at, source, summary FROM catalog_versions ORDER BY applied_at DESC, rowid DESC LIMIT ${HISTORY}`,
+  ).all<Record<string, unknown>>();
+  return results.map((r) => versionFromRow(r)).filter((v): v is CatalogVersion => v !== null);
+}
+
+const VersionRow: FC<{ v: CatalogVersion; live: boolean }> = ({ v, live }) => (
+  <tr>
+    <td data-label="Version">
+      <code title={v.contentHash}>{v.contentHash.slice(0, 12)}</code>
+      {live ? <strong> (live)</strong> : null}
+    </td>
+    <td data-label="Applied by">{v.appliedBy}</td>
+    <td data-label="When">
+      <Time ms={v.appliedAt} />
+    </td>
+    <td data-label="From">{v.source ?? '-'}</td>
+    <td data-label="Changes">{v.summary}</td>
+  </tr>
+);
+
+const CatalogPage: FC<{ nonce: string; email: string; csrf: string; versions: CatalogVersion[] }> = ({ nonce, email, csrf, versions }) => {
+  const [live] = versions;
+  return (
+    <AdminPage title="Catalog" nonce={nonce} current="catalog" email={email} csrf={csrf}>
+      <section class="card" aria-labelledby="live-version">
+        <h2 id="live-version">Live catalog version</h2>
+        {live ? (
+          <p>
+            <code title={live.contentHash}>{live.contentHash.slice(0, 12)}</code>, applied by {live.appliedBy} on <Time ms={live.appliedAt} />
+            {live.source ? <> from {live.source}</> : null} ({live.summary}).
+          </p>
+        ) : (
+          <p>No catalog version has been applied to this database yet.</p>
+        )}
+        <p class="muted">
+          Reports, saved queries and memories are applied from a catalog folder with <code>npm run admin -- catalog apply DIR</code>;
+          this page only shows what is live.
+        </p>
+      </section>
+      {versions.length > 0 ? (
+        <section class="card" aria-labelledby="history">
+          <h2 id="history">Recent versions</h2>
+          <table>
+            <thead>
+              <tr>
+                <th>Version</th>
+                <th>Applied by</th>
+                <th>When</th>
+                <th>From</th>
+                <th>Changes</th>
+              </tr>
+            </thead>
+            <tbody>
+              {versions.map((v, i) => (
+                <VersionRow v={v} live={i === 0} />
+              ))}
+            </tbody>
+          </table>
+        </section>
+      ) : null}
+    </AdminPage>
+  );
+};
+
+export function catalogRoutes(admin: Hono<AppEnv>): void {
+  admin.get('/catalog', async (c) => {
+    const g = await requireAdmin(c, Date.now());
+    if (!g.ok) return g.res;
+    const versions = await readVersions(c.env);
+    return renderPage(c, 200, (nonce) => <CatalogPage nonce={nonce} email={g.value.user.reach.email} csrf={g.value.csrf} versions={versions} />);
+  });
+}
