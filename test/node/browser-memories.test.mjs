@@ -36,7 +36,7 @@ describe.skipIf(!BROWSER)('the Memories page in chromium', () => {
 
     // Demo memories, grouped by table; system ones are read-only here.
     const orders = page.getByRole('region', { name: 'Table fact__orders' });
-    await expect(orders.getByRole('heading', { name: 'revenue is gross sales after discounts, in the brand currency' }).isVisible()).resolves.toBe(true);
+    await expect(orders.getByRole('heading', { name: 'revenue is after discounts, excluding tax and shipping, before returns' }).isVisible()).resolves.toBe(true);
     await expect(orders.getByText('System memories are changed with the admin CLI.').first().isVisible()).resolves.toBe(true);
     expect(await page.getByRole('region', { name: 'Table fact__orders' }).textContent()).not.toContain('Umbrella');
     await expectFitsViewport(page);
