@@ -135,13 +135,41 @@ function adversarialInputs(limit) {
     ['100 KiB IN list', within(limit, (n) => `SELECT 1 FROM ${T('t')} WHERE x IN (${Array(n).fill('1').join(',')})`)],
     ['100 KiB of columns', within(limit, (n) => `SELECT ${Array(n).fill('a').join(', ')} FROM ${T('t')}`)],
     ['100 KiB CASE with many WHENs', within(limit, (n) => `SELECT CASE ${'WHEN a THEN 1 '.repeat(n)}END FROM ${T('t')}`)],
-    ['100 KiB UNION ALL chain', within(limit, (n) => Array(n).fill(`SELECT 1 FROM ${T('t')}`).join(' UNION ALL '))],
+    [
+      '100 KiB UNION ALL chain',
+      within(limit, (n) =>
+        Array(n)
+          .fill(`SELECT 1 FROM ${T('t')}`)
+          .join(' UNION ALL '),
+      ),
+    ],
     ['100 KiB of CTEs', within(limit, (n) => `WITH ${Array.from({ length: n }, (_, i) => `c${i} AS (SELECT 1)`).join(', ')} SELECT 1`)],
-    ['100 KiB of scalar subqueries', within(limit, (n) => `SELECT ${Array(n).fill(`(SELECT MAX(x) FROM ${T('t')})`).join(', ')}`)],
+    [
+      '100 KiB of scalar subqueries',
+      within(
+        limit,
+        (n) =>
+          `SELECT ${Array(n)
+            .fill(`(SELECT MAX(x) FROM ${T('t')})`)
+            .join(', ')}`,
+      ),
+    ],
     // Issue 17: correlated array paths (each resolved against the range variables in scope) and pipe syntax.
-    ['100 KiB chain of alias paths', within(limit, (n) => `SELECT 1 FROM ${T('t')} AS a0${Array.from({ length: n }, (_, i) => `, a${i}.x AS a${i + 1}`).join('')}`)],
+    [
+      '100 KiB chain of alias paths',
+      within(limit, (n) => `SELECT 1 FROM ${T('t')} AS a0${Array.from({ length: n }, (_, i) => `, a${i}.x AS a${i + 1}`).join('')}`),
+    ],
     ['100 KiB pipe chain', within(limit, (n) => `FROM ${T('t')}${' |> WHERE x > 1'.repeat(n)}`)],
-    ['100 KiB of FROM-first subqueries', within(limit, (n) => `SELECT 1 FROM ${Array(n).fill(`(FROM ${T('t')})`).join(', ')}`)],
+    [
+      '100 KiB of FROM-first subqueries',
+      within(
+        limit,
+        (n) =>
+          `SELECT 1 FROM ${Array(n)
+            .fill(`(FROM ${T('t')})`)
+            .join(', ')}`,
+      ),
+    ],
   ];
   // Inputs sized to sit just under the prescan's work bound: k retrying levels around a malformed payload.
   for (const [open, close, k] of /** @type {[string, string, number][]} */ ([
@@ -282,7 +310,7 @@ function fuzzInput(rand) {
         planted = true;
         return pick(['1 +', 'AS', ')', 'CAST(', 'NOT', '* *']);
       }
-      return pick(['1', 'x', "'s'", 'revenue', 'DATE \'2024-01-01\'']);
+      return pick(['1', 'x', "'s'", 'revenue', "DATE '2024-01-01'"]);
     }
     const e = () => expr(depth - 1);
     return pick([
@@ -443,12 +471,27 @@ export async function run(opts = {}) {
       },
     };
     result.rows = [
-      [`checkSql ${(q2k.length / 1024).toFixed(1)} KiB report query`, `p50 ${fmt(sizes['2k'].guard.p50)}`, `p99 ${fmt(sizes['2k'].guard.p99)}`, `target p50 < ${TARGETS.p50Ms2k} ms`],
-      [`checkSql ${(q100k.length / 1024).toFixed(1)} KiB report query`, `p50 ${fmt(sizes['100k'].guard.p50)}`, `p99 ${fmt(sizes['100k'].guard.p99)}`, `target p50 < ${TARGETS.p50Ms100k} ms`],
+      [
+        `checkSql ${(q2k.length / 1024).toFixed(1)} KiB report query`,
+        `p50 ${fmt(sizes['2k'].guard.p50)}`,
+        `p99 ${fmt(sizes['2k'].guard.p99)}`,
+        `target p50 < ${TARGETS.p50Ms2k} ms`,
+      ],
+      [
+        `checkSql ${(q100k.length / 1024).toFixed(1)} KiB report query`,
+        `p50 ${fmt(sizes['100k'].guard.p50)}`,
+        `p99 ${fmt(sizes['100k'].guard.p99)}`,
+        `target p50 < ${TARGETS.p50Ms100k} ms`,
+      ],
       ['bare parse 2 KiB: WASM / node-sql-parser', fmt(sizes['2k'].wasmParseMs), fmt(sizes['2k'].nodeSqlParserParseMs), ''],
       ['bare parse 100 KiB: WASM / node-sql-parser', fmt(sizes['100k'].wasmParseMs), fmt(sizes['100k'].nodeSqlParserParseMs), ''],
       [`worst adversarial input (${adversarial.length}), p50`, fmt(worst.guardMs), worst.name, `target < ${TARGETS.worstMs} ms`],
-      [`fuzz worst (${fuzzTried} inputs, ${fuzzAccepted} accepted)`, fmt(fuzzWorst.ms), `${fuzzWorst.bytes} B`, `target < ${TARGETS.worstMs} ms`],
+      [
+        `fuzz worst (${fuzzTried} inputs, ${fuzzAccepted} accepted)`,
+        fmt(fuzzWorst.ms),
+        `${fuzzWorst.bytes} B`,
+        `target < ${TARGETS.worstMs} ms`,
+      ],
       ['cold: compile / instantiate / first parse', fmt(cold.compileMs), `${fmt(cold.instantiateMs)} / ${fmt(cold.firstParseMs)}`, ''],
       ...adversarial.map((a) => [
         `  ${a.name} (${a.bytes} B)`,

@@ -74,14 +74,22 @@ function selfTimes(profile, calls) {
     self.set(key, (self.get(key) ?? 0) + us);
     total += us;
   }
-  return { totalMs: total / 1000 / calls, top: [...self].sort((a, b) => b[1] - a[1]).slice(0, 15).map(([k, v]) => [k, v / calls]) };
+  return {
+    totalMs: total / 1000 / calls,
+    top: [...self]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 15)
+      .map(([k, v]) => [k, v / calls]),
+  };
 }
 
 const stacks = [];
 try {
   for (const [i, bundleDir] of bundles.entries()) {
     const shared = stacks[0] ? { warehouse: stacks[0].warehouse, sa: stacks[0].sa } : {};
-    stacks.push(await startStack({ bundleDir, name: `bench${i}`, ...(PROFILE && i === 0 ? { inspectorPort: INSPECTOR_PORT } : {}), ...shared }));
+    stacks.push(
+      await startStack({ bundleDir, name: `bench${i}`, ...(PROFILE && i === 0 ? { inspectorPort: INSPECTOR_PORT } : {}), ...shared }),
+    );
   }
   // Warm-up: JIT, the key and catalog caches of every isolate.
   for (const s of stacks) for (const call of Object.values(kinds)) for (let i = 0; i < 20; i++) await call(s);
@@ -102,7 +110,8 @@ try {
   for (const [i, bundleDir] of bundles.entries()) {
     const p50 = Object.fromEntries(Object.entries(samples[i]).map(([k, v]) => [k, percentiles(v).p50]));
     console.log(`${bundleDir} (${samples[i].rest.length} runs each, interleaved)`);
-    for (const [kind, v] of Object.entries(p50)) console.log(`  ${kind.padEnd(16)} p50 ${v.toFixed(2)} ms  ${(v / p50[twin(kind)]).toFixed(2)}x REST p50`);
+    for (const [kind, v] of Object.entries(p50))
+      console.log(`  ${kind.padEnd(16)} p50 ${v.toFixed(2)} ms  ${(v / p50[twin(kind)]).toFixed(2)}x REST p50`);
   }
 
   if (PROFILE) {

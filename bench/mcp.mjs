@@ -11,7 +11,11 @@ const LEGACY = '2025-11-25';
 function mcpBody(era, method, params = {}) {
   const _meta =
     era === MODERN
-      ? { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '0' }, 'io.modelcontextprotocol/clientCapabilities': {} }
+      ? {
+          'io.modelcontextprotocol/protocolVersion': MODERN,
+          'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '0' },
+          'io.modelcontextprotocol/clientCapabilities': {},
+        }
       : undefined;
   return { jsonrpc: '2.0', id: 1, method, params: { ...params, ...(_meta ? { _meta } : {}) } };
 }
@@ -26,7 +30,8 @@ export async function mcp(url, key, era, method, params) {
   };
   const res = await fetch(new URL('/v1/data/mcp', url), { method: 'POST', headers, body: JSON.stringify(mcpBody(era, method, params)) });
   const text = await res.text();
-  if (!res.ok || text.includes('"isError":true') || text.includes('"error":{')) throw new Error(`mcp ${method} answered ${res.status}: ${text.slice(0, 300)}`);
+  if (!res.ok || text.includes('"isError":true') || text.includes('"error":{'))
+    throw new Error(`mcp ${method} answered ${res.status}: ${text.slice(0, 300)}`);
   return text;
 }
 
@@ -66,10 +71,26 @@ export async function run({ quick = false, url, keys }) {
     const restStats = await time(n, pair.rest);
     const modern = await time(n, () => pair.mcp(MODERN));
     const legacy = await time(n, () => pair.mcp(LEGACY));
-    out.latency[tool] = { rest: restStats, modern, legacy, modernRatioP50: modern.p50 / restStats.p50, legacyRatioP50: legacy.p50 / restStats.p50 };
+    out.latency[tool] = {
+      rest: restStats,
+      modern,
+      legacy,
+      modernRatioP50: modern.p50 / restStats.p50,
+      legacyRatioP50: legacy.p50 / restStats.p50,
+    };
     rows.push([`REST twin of ${tool}`, `p50 ${restStats.p50.toFixed(2)} ms`, `p99 ${restStats.p99.toFixed(2)} ms`, '1.00']);
-    rows.push([`MCP ${tool} (${MODERN})`, `p50 ${modern.p50.toFixed(2)} ms`, `p99 ${modern.p99.toFixed(2)} ms`, `${(modern.p50 / restStats.p50).toFixed(2)}x REST p50`]);
-    rows.push([`MCP ${tool} (${LEGACY})`, `p50 ${legacy.p50.toFixed(2)} ms`, `p99 ${legacy.p99.toFixed(2)} ms`, `${(legacy.p50 / restStats.p50).toFixed(2)}x REST p50`]);
+    rows.push([
+      `MCP ${tool} (${MODERN})`,
+      `p50 ${modern.p50.toFixed(2)} ms`,
+      `p99 ${modern.p99.toFixed(2)} ms`,
+      `${(modern.p50 / restStats.p50).toFixed(2)}x REST p50`,
+    ]);
+    rows.push([
+      `MCP ${tool} (${LEGACY})`,
+      `p50 ${legacy.p50.toFixed(2)} ms`,
+      `p99 ${legacy.p99.toFixed(2)} ms`,
+      `${(legacy.p50 / restStats.p50).toFixed(2)}x REST p50`,
+    ]);
   }
   // The bytes an assistant reads first: the server instructions (initialize) and the tools/list result.
   const init = JSON.parse(
@@ -77,9 +98,18 @@ export async function run({ quick = false, url, keys }) {
   );
   const list = JSON.parse(await mcp(url, key, LEGACY, 'tools/list'));
   const bytes = (v) => Buffer.byteLength(typeof v === 'string' ? v : JSON.stringify(v));
-  out.firstRead = { instructionsBytes: bytes(init.result.instructions), toolsListBytes: bytes(list.result.tools), tools: list.result.tools.length };
+  out.firstRead = {
+    instructionsBytes: bytes(init.result.instructions),
+    toolsListBytes: bytes(list.result.tools),
+    tools: list.result.tools.length,
+  };
   out.firstRead.totalBytes = out.firstRead.instructionsBytes + out.firstRead.toolsListBytes;
-  rows.push(['MCP instructions + tools/list', `${out.firstRead.totalBytes} bytes`, `${out.firstRead.tools} tools`, 'target 10 KB (first 7), 14 KB (all)']);
+  rows.push([
+    'MCP instructions + tools/list',
+    `${out.firstRead.totalBytes} bytes`,
+    `${out.firstRead.tools} tools`,
+    'target 10 KB (first 7), 14 KB (all)',
+  ]);
   out.rows = rows;
   console.log(rows.map((r) => r.join('  ')).join('\n'));
   return out;

@@ -63,7 +63,9 @@ async function startDev() {
 }
 
 async function connect(url, key) {
-  const transport = new StreamableHTTPClientTransport(new URL('/v1/data/mcp', url), { requestInit: { headers: { authorization: `Bearer ${key}` } } });
+  const transport = new StreamableHTTPClientTransport(new URL('/v1/data/mcp', url), {
+    requestInit: { headers: { authorization: `Bearer ${key}` } },
+  });
   const client = new Client({ name: 'bench-paging', version: '1.0.0' });
   await client.connect(transport);
   return client;
@@ -101,7 +103,10 @@ const OLD_NOTE = (n) =>
 function oldForm(data, note) {
   const { usage: _usage, note: _note, totalRows: _t, nextCursor: _c, window: _w, ...old } = data;
   const structured = { ...old, truncated: old.truncated, ...(note ? { note } : {}) };
-  return { structuredContent: structured, content: [{ type: 'text', text: JSON.stringify(structured) }, ...(note ? [{ type: 'text', text: note }] : [])] };
+  return {
+    structuredContent: structured,
+    content: [{ type: 'text', text: JSON.stringify(structured) }, ...(note ? [{ type: 'text', text: note }] : [])],
+  };
 }
 
 async function walkBefore(client, warehouse, day) {
@@ -112,10 +117,12 @@ async function walkBefore(client, warehouse, day) {
   const times = [];
   let billed = 0;
   let rows = 0;
-  for (let offset = 0; ; ) {
+  for (let offset = 0; ;) {
     const t = performance.now();
     // One row more than a page, so the old server's `truncated` can be told from this server's totalRows.
-    const data = check(await client.callTool({ name: 'run_query', arguments: { sql: `${base} LIMIT ${OLD_ROW_CAP + 1} OFFSET ${offset}` } }));
+    const data = check(
+      await client.callTool({ name: 'run_query', arguments: { sql: `${base} LIMIT ${OLD_ROW_CAP + 1} OFFSET ${offset}` } }),
+    );
     times.push(performance.now() - t);
     billed += data.stats.totalBytesBilled;
     const page = data.rows.slice(0, OLD_ROW_CAP);
@@ -179,9 +186,17 @@ function summary(w) {
 /** Demo queries measured in both forms: the old (rows twice, as JSON) computed from the same rows, and the new as sent. */
 const DEMO_QUERIES = [
   ['table list', { sql: 'SELECT table_name, layer, data_source, description FROM `service-v1.acme.table_metadata`' }],
-  ['revenue by channel', { sql: 'SELECT channel, SUM(revenue) AS revenue, COUNT(*) AS orders FROM `service-v1.acme.fact__orders` GROUP BY channel ORDER BY channel' }],
+  [
+    'revenue by channel',
+    {
+      sql: 'SELECT channel, SUM(revenue) AS revenue, COUNT(*) AS orders FROM `service-v1.acme.fact__orders` GROUP BY channel ORDER BY channel',
+    },
+  ],
   ['report section (MONTHLY)', { queryId: 'rq_overview_channels', period: { cadence: 'MONTHLY' } }],
-  ['daily revenue, 400 days (capped)', { sql: 'SELECT day, channel, orders, revenue FROM `service-v1.acme.agg__daily_revenue` ORDER BY day, channel' }],
+  [
+    'daily revenue, 400 days (capped)',
+    { sql: 'SELECT day, channel, orders, revenue FROM `service-v1.acme.agg__daily_revenue` ORDER BY day, channel' },
+  ],
   ['SELECT * orders (capped)', { sql: 'SELECT * FROM `service-v1.acme.fact__orders`' }],
 ];
 
@@ -191,7 +206,14 @@ async function demoForms(client) {
     const result = await client.callTool({ name: 'run_query', arguments: args });
     const data = check(result);
     const old = oldForm(data, data.truncated ? OLD_NOTE(data.rowCount) : undefined);
-    out.push({ name, rows: data.rowCount, oldBytes: size(old), oldTokens: tokens(size(old)), newBytes: size(result), newTokens: tokens(size(result)) });
+    out.push({
+      name,
+      rows: data.rowCount,
+      oldBytes: size(old),
+      oldTokens: tokens(size(old)),
+      newBytes: size(result),
+      newTokens: tokens(size(result)),
+    });
   }
   return out;
 }
@@ -205,7 +227,10 @@ export async function run() {
       const before = summary(await walkBefore(client, dev.warehouse, day));
       const after = summary(await walkAfter(client, dev.warehouse, day));
       const demo = await demoForms(client);
-      const met = after.warehouseJobs <= TARGET.jobs && after.totalResultBytes <= TARGET.totalBytes && after.largestResultBytes <= TARGET.largestResultBytes;
+      const met =
+        after.warehouseJobs <= TARGET.jobs &&
+        after.totalResultBytes <= TARGET.totalBytes &&
+        after.largestResultBytes <= TARGET.largestResultBytes;
       const kb = (n) => `${(n / 1024).toFixed(1)} KiB`;
       const line = (label, s) => [
         `paging ${label}`,
@@ -225,7 +250,12 @@ export async function run() {
         rows: [
           line('before (LIMIT/OFFSET re-runs, old form)', before),
           line('after (cursor)', after),
-          ...demo.map((d) => [`paging demo: ${d.name}`, `${d.rows} rows`, `old ${d.oldBytes} B (~${d.oldTokens} tokens)`, `new ${d.newBytes} B (~${d.newTokens} tokens)`]),
+          ...demo.map((d) => [
+            `paging demo: ${d.name}`,
+            `${d.rows} rows`,
+            `old ${d.oldBytes} B (~${d.oldTokens} tokens)`,
+            `new ${d.newBytes} B (~${d.newTokens} tokens)`,
+          ]),
         ],
       };
     } finally {

@@ -143,10 +143,30 @@ export async function run(opts = {}) {
         d1BusyShareAtRate: busyShare,
       };
       const rows = [
-        ['sequential request: no-op vs + INSERT', `p50 ${f(seq.noop.p50)} ms vs ${f(seq.insert.p50)} ms`, `ratio ${f(seq.insert.p50 / seq.noop.p50, 2)}`, `${runs} pairs`],
-        ['in-Worker per row: single vs batch of 50', `${f(perRowSingleMs)} ms vs ${f(perRowBatchedMs)} ms`, `ratio ${f(perRowBatchedMs / perRowSingleMs, 2)}`, ''],
-        [`${RATE}/s for ${seconds} s: no-op vs INSERT`, `${f(loadNoop.achievedPerSec, 0)}/s vs ${f(loadInsert.achievedPerSec, 0)}/s`, `p50 ratio ${f(loadInsert.p50 / loadNoop.p50, 2)}`, `rows ${after - before} of ${loadInsert.sent} sent`],
-        [`D1 busy share at ${RATE} rows/s`, `${f(busyShare * 100, 1)} % of its one thread`, busyShare < 0.5 ? 'not the limit' : 'THE LIMIT: batch', ''],
+        [
+          'sequential request: no-op vs + INSERT',
+          `p50 ${f(seq.noop.p50)} ms vs ${f(seq.insert.p50)} ms`,
+          `ratio ${f(seq.insert.p50 / seq.noop.p50, 2)}`,
+          `${runs} pairs`,
+        ],
+        [
+          'in-Worker per row: single vs batch of 50',
+          `${f(perRowSingleMs)} ms vs ${f(perRowBatchedMs)} ms`,
+          `ratio ${f(perRowBatchedMs / perRowSingleMs, 2)}`,
+          '',
+        ],
+        [
+          `${RATE}/s for ${seconds} s: no-op vs INSERT`,
+          `${f(loadNoop.achievedPerSec, 0)}/s vs ${f(loadInsert.achievedPerSec, 0)}/s`,
+          `p50 ratio ${f(loadInsert.p50 / loadNoop.p50, 2)}`,
+          `rows ${after - before} of ${loadInsert.sent} sent`,
+        ],
+        [
+          `D1 busy share at ${RATE} rows/s`,
+          `${f(busyShare * 100, 1)} % of its one thread`,
+          busyShare < 0.5 ? 'not the limit' : 'THE LIMIT: batch',
+          '',
+        ],
       ];
       return { ...result, rows };
     } finally {

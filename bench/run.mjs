@@ -81,7 +81,13 @@ function serviceAccountJwt(sa) {
   const now = Math.floor(Date.now() / 1000);
   const header = base64url(JSON.stringify({ alg: 'RS256', typ: 'JWT', kid: parsed.private_key_id }));
   const claims = base64url(
-    JSON.stringify({ iss: parsed.client_email, sub: parsed.client_email, aud: 'https://bigquery.googleapis.com/', iat: now, exp: now + 3600 }),
+    JSON.stringify({
+      iss: parsed.client_email,
+      sub: parsed.client_email,
+      aud: 'https://bigquery.googleapis.com/',
+      iat: now,
+      exp: now + 3600,
+    }),
   );
   const signer = createSign('RSA-SHA256');
   signer.update(`${header}.${claims}`);
@@ -189,21 +195,48 @@ async function main() {
 
   const rows = [
     ['bundle JS gzip', kib(bundle.jsGzip), `limit ${kib(LIMITS.jsGzip)}`, fmt(bundle.jsGzip / LIMITS.jsGzip) + ' of limit'],
-    ['bundle total gzip (wasm incl.)', kib(bundle.totalGzip), `limit ${kib(LIMITS.totalGzip)}`, fmt(bundle.totalGzip / LIMITS.totalGzip) + ' of limit'],
+    [
+      'bundle total gzip (wasm incl.)',
+      kib(bundle.totalGzip),
+      `limit ${kib(LIMITS.totalGzip)}`,
+      fmt(bundle.totalGzip / LIMITS.totalGzip) + ' of limit',
+    ],
     ['startup: workerd ready', `${fmt(stack.startup.miniflareReadyMs, 0)} ms`, '', ''],
     ['startup: first request after ready', `${fmt(stack.startup.firstRequestMs, 1)} ms`, '', ''],
   ];
   if (results.load) {
-    rows.push(['GET /healthz (baseline)', `${fmt(results.load.baseline.requestsPerSec, 0)} req/s`, `p50 ${results.load.baseline.p50Ms} ms p99 ${results.load.baseline.p99Ms} ms`, '1.00']);
+    rows.push([
+      'GET /healthz (baseline)',
+      `${fmt(results.load.baseline.requestsPerSec, 0)} req/s`,
+      `p50 ${results.load.baseline.p50Ms} ms p99 ${results.load.baseline.p99Ms} ms`,
+      '1.00',
+    ]);
     for (const r of results.load.routes) {
-      rows.push([`GET ${r.path}`, `${fmt(r.requestsPerSec, 0)} req/s`, `p50 ${r.p50Ms} ms p99 ${r.p99Ms} ms${r.non2xx ? ` (${r.non2xx} non-2xx!)` : ''}`, `${fmt(r.throughputRatio)} of baseline`]);
+      rows.push([
+        `GET ${r.path}`,
+        `${fmt(r.requestsPerSec, 0)} req/s`,
+        `p50 ${r.p50Ms} ms p99 ${r.p99Ms} ms${r.non2xx ? ` (${r.non2xx} non-2xx!)` : ''}`,
+        `${fmt(r.throughputRatio)} of baseline`,
+      ]);
     }
   }
   if (results.query) {
     const q = results.query;
     rows.push(['warehouse direct (small query)', `p50 ${fmt(q.direct.p50)} ms`, `p99 ${fmt(q.direct.p99)} ms`, '1.00']);
-    rows.push(['POST /v1/data/query (same query)', `p50 ${fmt(q.worker.p50)} ms`, `p99 ${fmt(q.worker.p99)} ms`, `${fmt(q.worker.p50 / q.direct.p50)}x direct; +${fmt(q.overheadP50Ms)} ms p50`]);
-    rows.push(['  Server-Timing p50 by phase', Object.entries(q.serverTimingP50Ms).map(([k, v]) => `${k} ${fmt(v, 1)}`).join(', '), '', '']);
+    rows.push([
+      'POST /v1/data/query (same query)',
+      `p50 ${fmt(q.worker.p50)} ms`,
+      `p99 ${fmt(q.worker.p99)} ms`,
+      `${fmt(q.worker.p50 / q.direct.p50)}x direct; +${fmt(q.overheadP50Ms)} ms p50`,
+    ]);
+    rows.push([
+      '  Server-Timing p50 by phase',
+      Object.entries(q.serverTimingP50Ms)
+        .map(([k, v]) => `${k} ${fmt(v, 1)}`)
+        .join(', '),
+      '',
+      '',
+    ]);
   }
   for (const [name, r] of Object.entries(results.components)) {
     if (r && Array.isArray(r.rows)) for (const row of r.rows) rows.push([`${name}: ${row[0]}`, ...row.slice(1).map(String)]);

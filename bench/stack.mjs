@@ -18,7 +18,8 @@ import { applyMigrations } from '../scripts/lib/migrations.mjs';
 export async function startStack({ bundleDir, scriptName = 'index.js', name = 'bench', inspectorPort, ...shared }) {
   const sa = shared.sa ?? createServiceAccount();
   const ownWarehouse = shared.warehouse === undefined;
-  const warehouse = shared.warehouse ?? (await startWarehouse({ serviceAccounts: [{ clientEmail: sa.clientEmail, publicKeyPem: sa.publicKeyPem }] }));
+  const warehouse =
+    shared.warehouse ?? (await startWarehouse({ serviceAccounts: [{ clientEmail: sa.clientEmail, publicKeyPem: sa.publicKeyPem }] }));
   const { workerOptions } = unstable_getMiniflareWorkerOptions(join(ROOT, 'wrangler.toml'));
   const started = performance.now();
   const mf = new Miniflare({
@@ -47,11 +48,21 @@ export async function startStack({ bundleDir, scriptName = 'index.js', name = 'b
 
   const db = await mf.getD1Database('DB');
   /** @param {string} sql */
-  const execute = async (sql) => (await db.batch(unstable_splitSqlQuery(sql).map((q) => db.prepare(q)))).map((r) => /** @type {Record<string, unknown>[]} */ (r.results ?? []));
+  const execute = async (sql) =>
+    (await db.batch(unstable_splitSqlQuery(sql).map((q) => db.prepare(q)))).map(
+      (r) => /** @type {Record<string, unknown>[]} */ (r.results ?? []),
+    );
   await applyMigrations({ execute, close: async () => {} });
   const { buildDemoSeed } = await importWorkerModules({ 'src/seed/demo-tenants.ts': ['buildDemoSeed'] });
-  const keys = { org: 'wqk_benchorgkey0000000000000000000000000000000', brand: 'wqk_benchbrandkey00000000000000000000000000000', other: 'wqk_benchotherkey00000000000000000000000000000' };
-  const admins = { org: { email: 'org-admin@bench.test', password: 'bench-pass-1' }, brand: { email: 'brand-admin@bench.test', password: 'bench-pass-2' } };
+  const keys = {
+    org: 'wqk_benchorgkey0000000000000000000000000000000',
+    brand: 'wqk_benchbrandkey00000000000000000000000000000',
+    other: 'wqk_benchotherkey00000000000000000000000000000',
+  };
+  const admins = {
+    org: { email: 'org-admin@bench.test', password: 'bench-pass-1' },
+    brand: { email: 'brand-admin@bench.test', password: 'bench-pass-2' },
+  };
   const seed = await buildDemoSeed({ now: Date.now(), keys, admins, catalog: await readCatalogDir(DEMO_CATALOG_DIR) });
   const statements = [...seed, 'UPDATE api_keys SET daily_query_limit = 100000000'];
   await db.batch(statements.map((s) => db.prepare(s)));

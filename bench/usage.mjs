@@ -149,13 +149,24 @@ export async function run(opts = {}) {
   for (const [name, s] of Object.entries(scenarios)) {
     rows.push([`${name}: no-op request`, `p50 ${f(s.baseline.p50)}`, `p99 ${f(s.baseline.p99)}`, `${runs} runs`]);
     rows.push([`${name}: added by acquire`, `p50 ${f(s.addedAcquireP50Ms)}`, `p99 ${f(s.addedAcquireP99Ms)}`, 'on the response path']);
-    rows.push([`${name}: added by acquire + settle`, `p50 ${f(s.addedP50Ms)}`, `p99 ${f(s.addedP99Ms)}`, `in-Worker loop mean ${f(s.inWorkerMeanMs)}/run`]);
+    rows.push([
+      `${name}: added by acquire + settle`,
+      `p50 ${f(s.addedP50Ms)}`,
+      `p99 ${f(s.addedP99Ms)}`,
+      `in-Worker loop mean ${f(s.inWorkerMeanMs)}/run`,
+    ]);
   }
-  for (const [name, s] of Object.entries(storage)) rows.push([`${name} fsync (${s.dir})`, `p50 ${f(s.fsyncP50Ms)}`, 'one SQLite commit waits for this', '']);
+  for (const [name, s] of Object.entries(storage))
+    rows.push([`${name} fsync (${s.dir})`, `p50 ${f(s.fsyncP50Ms)}`, 'one SQLite commit waits for this', '']);
   const limiterCost = Object.entries(scenarios).filter(([name]) => name.startsWith(tmpfsRoot ? 'tmpfs' : 'disk'));
   const worstP50 = Math.max(...limiterCost.map(([, s]) => s.addedP50Ms));
   const pass = worstP50 < TARGET_P50_ADDED_MS;
-  rows.push(['target', `p50 added < ${TARGET_P50_ADDED_MS} ms (${tmpfsRoot ? 'tmpfs' : 'disk'})`, pass ? 'met' : 'MISSED', `worst ${f(worstP50)}`]);
+  rows.push([
+    'target',
+    `p50 added < ${TARGET_P50_ADDED_MS} ms (${tmpfsRoot ? 'tmpfs' : 'disk'})`,
+    pass ? 'met' : 'MISSED',
+    `worst ${f(worstP50)}`,
+  ]);
   return { runs, scenarios, storage, targetP50AddedMs: TARGET_P50_ADDED_MS, pass, rows };
 }
 

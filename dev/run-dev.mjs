@@ -86,7 +86,8 @@ async function main() {
     return;
   }
   const port = Number(args.port ?? process.env.PORT ?? 8787);
-  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new DevError(`--port must be a TCP port, got ${args.port ?? process.env.PORT}`);
+  if (!Number.isInteger(port) || port < 1 || port > 65535)
+    throw new DevError(`--port must be a TCP port, got ${args.port ?? process.env.PORT}`);
   const files = layout(args);
   const baseUrl = `http://${HOST}:${port}`;
 
@@ -203,7 +204,9 @@ async function assertPortFree(port) {
     srv.listen({ host: HOST, port, exclusive: true }, () => srv.close(() => done(true)));
   });
   if (!free) {
-    throw new DevError(`port ${port} on ${HOST} is already in use.\nStop whatever holds it, or run on another port: npm run dev -- --port ${port + 1}`);
+    throw new DevError(
+      `port ${port} on ${HOST} is already in use.\nStop whatever holds it, or run on another port: npm run dev -- --port ${port + 1}`,
+    );
   }
 }
 
@@ -295,7 +298,9 @@ function isCredentials(v) {
  * @param {Record<string, unknown>[][]} results one row array per statement of the bootstrap file
  */
 function rotatedDemoRows(results) {
-  return results.flat().flatMap((row) => (typeof row.rotated === 'string' ? [row.revoked_at == null ? row.rotated : `${row.rotated} (revoked)`] : []));
+  return results
+    .flat()
+    .flatMap((row) => (typeof row.rotated === 'string' ? [row.revoked_at == null ? row.rotated : `${row.rotated} (revoked)`] : []));
 }
 
 /**

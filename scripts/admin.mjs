@@ -11,7 +11,16 @@ import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import { D1Error, openD1, sql, sqlLiteral } from './lib/d1.mjs';
-import { applySql, CatalogRefused, catalogModules, dryRunCatalog, exportDir, planDir, readStored, warehouseEnv } from './lib/catalog-cli.mjs';
+import {
+  applySql,
+  CatalogRefused,
+  catalogModules,
+  dryRunCatalog,
+  exportDir,
+  planDir,
+  readStored,
+  warehouseEnv,
+} from './lib/catalog-cli.mjs';
 import { consoleCommands } from './lib/console-commands.mjs';
 import { importWorkerModules, ROOT } from './lib/import-ts.mjs';
 import { brandCredentialsCommands } from './lib/brand-credentials.mjs';
@@ -109,7 +118,13 @@ const COMMANDS = {
     summary: 'create a brand in an organization (without --dataset it is not provisioned)',
     details: `  --dataset   BigQuery dataset in the warehouse project (letters, digits, _); one brand per dataset
   --timezone  IANA time zone deciding "yesterday" and "last full month" for stored-query periods (default UTC)`,
-    options: { id: { type: 'string' }, org: { type: 'string' }, name: { type: 'string' }, dataset: { type: 'string' }, timezone: { type: 'string' } },
+    options: {
+      id: { type: 'string' },
+      org: { type: 'string' },
+      name: { type: 'string' },
+      dataset: { type: 'string' },
+      timezone: { type: 'string' },
+    },
     async run(o, _p, io) {
       const id = requireId(o, 'id');
       const org = requireId(o, 'org');
@@ -168,11 +183,15 @@ const COMMANDS = {
       if (o['no-dataset']) set.dataset = null;
       if (o.timezone !== undefined) set.timezone = requireTimeZone(o.timezone);
       if (o['no-timezone']) set.timezone = null;
-      if (Object.keys(set).length === 0) throw new UsageError('give at least one of --name, --dataset, --no-dataset, --timezone, --no-timezone');
+      if (Object.keys(set).length === 0)
+        throw new UsageError('give at least one of --name, --dataset, --no-dataset, --timezone, --no-timezone');
       const sets = Object.entries(set).map(([col, v]) => `${col} = ${sql`${v}`}`);
-      const rows = await io.exec(`UPDATE brands SET ${sets.join(', ')} WHERE id = ${sql`${id}`} RETURNING id, org_id, name, dataset, timezone`, {
-        'brands.dataset': `dataset ${set.dataset} already belongs to another brand`,
-      });
+      const rows = await io.exec(
+        `UPDATE brands SET ${sets.join(', ')} WHERE id = ${sql`${id}`} RETURNING id, org_id, name, dataset, timezone`,
+        {
+          'brands.dataset': `dataset ${set.dataset} already belongs to another brand`,
+        },
+      );
       const row = rows[0];
       if (!row) throw new CommandError(`no brand ${id}`);
       const brand = { id: row.id, orgId: row.org_id, name: row.name, dataset: row.dataset, timezone: row.timezone };
@@ -197,7 +216,9 @@ const COMMANDS = {
       const present = Object.entries(dependents.counts).filter(([, n]) => n > 0);
       const summary = present.map(([what, n]) => `${n} ${what}`).join(', ');
       if (present.length > 0 && !o.cascade) {
-        throw new CommandError(`brand ${id} still has ${summary}; delete those first, or run again with --cascade to delete them with the brand`);
+        throw new CommandError(
+          `brand ${id} still has ${summary}; delete those first, or run again with --cascade to delete them with the brand`,
+        );
       }
       await io.exec(
         [
@@ -288,7 +309,9 @@ const COMMANDS = {
       if (!row) throw new CommandError(`no user ${user}`);
       const n = Number(row.memberships);
       if (n > 0 && !o.cascade) {
-        throw new CommandError(`user ${row.id} <${row.email}> still administers ${n} organization(s) or brand(s); remove them with \`membership remove\`, or run again with --cascade`);
+        throw new CommandError(
+          `user ${row.id} <${row.email}> still administers ${n} organization(s) or brand(s); remove them with \`membership remove\`, or run again with --cascade`,
+        );
       }
       await io.exec([sql`DELETE FROM memberships WHERE user_id = ${row.id}`, sql`DELETE FROM users WHERE id = ${row.id}`].join(';\n'));
       return {
@@ -330,7 +353,10 @@ const COMMANDS = {
             RETURNING user_id`,
       );
       if (rows.length === 0) throw new CommandError(`${user} does not administer ${scope.kind} ${scope.target}`);
-      return { text: `${user} no longer administers ${scope.kind} ${scope.target}`, json: { userId: String(rows[0]?.user_id), ...scope.json } };
+      return {
+        text: `${user} no longer administers ${scope.kind} ${scope.target}`,
+        json: { userId: String(rows[0]?.user_id), ...scope.json },
+      };
     },
   },
   'membership list': {
@@ -357,7 +383,13 @@ const COMMANDS = {
   --memories write  the key may also create, change and delete memories inside its scope (default: read)
 ${LIMIT_HELP}
   Limits default to the Worker's DEFAULT_* variables; see \`key limits\`.`,
-    options: { org: { type: 'string' }, brand: { type: 'string' }, name: { type: 'string' }, memories: { type: 'string' }, ...LIMIT_OPTIONS },
+    options: {
+      org: { type: 'string' },
+      brand: { type: 'string' },
+      name: { type: 'string' },
+      memories: { type: 'string' },
+      ...LIMIT_OPTIONS,
+    },
     async run(o, _p, io) {
       const scope = requireScope(o);
       const name = requireText(o, 'name');
@@ -430,7 +462,10 @@ ${LIMIT_HELP}
         limits: describeLimits(k.limits),
         memories: k.memories,
       }));
-      return { text: table(display, ['id', 'name', 'prefix', 'scope', 'status', 'created', 'last_used', 'limits', 'memories']), json: { keys: list } };
+      return {
+        text: table(display, ['id', 'name', 'prefix', 'scope', 'status', 'created', 'last_used', 'limits', 'memories']),
+        json: { keys: list },
+      };
     },
   },
   'key revoke': {
@@ -460,11 +495,7 @@ ${LIMIT_HELP}
       const [row] = await io.exec(sql`SELECT id, revoked_at FROM api_keys WHERE id = ${id}`);
       if (!row) throw new CommandError(`no key ${id}`);
       if (row.revoked_at === null) throw new CommandError(`key ${id} is live; revoke it first (\`key revoke ${id}\`), then delete it`);
-      await io.exec(
-        [
-          sql`DELETE FROM api_keys WHERE id = ${id} AND revoked_at IS NOT NULL`,
-        ].join(';\n'),
-      );
+      await io.exec([sql`DELETE FROM api_keys WHERE id = ${id} AND revoked_at IS NOT NULL`].join(';\n'));
       return { text: `deleted key ${id}`, json: { id, deleted: true } };
     },
   },
@@ -512,14 +543,21 @@ ${LIMIT_HELP}
     details: `  --expect  the planHash \`catalog plan\` printed: refuse if the plan differs now (the folder or the database changed)
   --author  who applies, recorded in catalog_versions and on memory writes (default: admin CLI and your OS user)
   The version (content hash, who, when, the plan's summary) is written in the same batch.`,
-    options: { prune: { type: 'boolean', default: false }, expect: { type: 'string' }, author: { type: 'string' }, ...WAREHOUSE_CHECK_OPTIONS },
+    options: {
+      prune: { type: 'boolean', default: false },
+      expect: { type: 'string' },
+      author: { type: 'string' },
+      ...WAREHOUSE_CHECK_OPTIONS,
+    },
     positional: 'DIR',
     async run(o, p, io) {
       const dir = requirePositional(p, 'the catalog folder');
       const planned = await catalogPlan(io, dir, o);
       const c = await io.catalog();
       if (typeof o.expect === 'string' && o.expect !== planned.plan.planHash) {
-        throw new CommandError(`the plan is not the one expected (now ${planned.plan.planHash}, expected ${o.expect}): run catalog plan again and review it`);
+        throw new CommandError(
+          `the plan is not the one expected (now ${planned.plan.planHash}, expected ${o.expect}): run catalog plan again and review it`,
+        );
       }
       if (c.planIsEmpty(planned.plan)) {
         return { text: `${c.renderPlan(planned.plan)}\nnothing applied`, json: { ...planJson(dir, planned), applied: false } };
@@ -544,7 +582,10 @@ ${LIMIT_HELP}
       const out = await exportDir({ dir, readAll: (statements) => io.exec(statements, {}, { all: true }) });
       const c = out.catalog;
       const counts = { reports: c.reports.length, savedQueries: c.savedQueries.length, memories: c.memories.length };
-      return { text: `exported ${counts.reports} reports, ${counts.savedQueries} saved queries and ${counts.memories} memories to ${dir}`, json: { dir, ...counts } };
+      return {
+        text: `exported ${counts.reports} reports, ${counts.savedQueries} saved queries and ${counts.memories} memories to ${dir}`,
+        json: { dir, ...counts },
+      };
     },
   },
   'memory list': {
@@ -584,7 +625,8 @@ ${LIMIT_HELP}
     },
   },
   'memory create': {
-    usage: 'memory create (--system | --org ORG_ID | --brand BRAND_ID) --title TITLE (--content TEXT | --content-file PATH) [--table TABLE] [--author NAME]',
+    usage:
+      'memory create (--system | --org ORG_ID | --brand BRAND_ID) --title TITLE (--content TEXT | --content-file PATH) [--table TABLE] [--author NAME]',
     summary: 'create a memory; `system` memories (every brand of every organization) are written only here',
     details: `  --table   a table of the brand's dataset the memory is about (e.g. fact__orders); omit for general context
   --author  display name recorded as the writer (default: admin CLI and your OS user name)
@@ -597,7 +639,8 @@ ${LIMIT_HELP}
       await memoryWrite(
         io,
         o,
-        (m, write) => m.createMemoryStatements({ id, ...owner, table: fields.table ?? null, title: fields.title, content: fields.content }, write),
+        (m, write) =>
+          m.createMemoryStatements({ id, ...owner, table: fields.table ?? null, title: fields.title, content: fields.content }, write),
         (m) => `${owner.label} already has ${m.MEMORY_LIMITS.perOwner} memories, the most it can have`,
         { 'FOREIGN KEY': owner.missing },
       );
@@ -614,7 +657,12 @@ ${LIMIT_HELP}
       const id = requirePositional(p, 'the memory id (see `memory list`)');
       if (o.table !== undefined && o['no-table']) throw new UsageError('give --table or --no-table, not both');
       const fields = await memoryFields(o, io, { create: false });
-      await memoryWrite(io, o, (m, write) => m.updateMemoryStatements(id, fields, write), () => `no live memory ${id}`);
+      await memoryWrite(
+        io,
+        o,
+        (m, write) => m.updateMemoryStatements(id, fields, write),
+        () => `no live memory ${id}`,
+      );
       const memory = await readMemory(io, id);
       return { text: `updated memory ${id}: ${memory.title}`, json: memory };
     },
@@ -626,7 +674,12 @@ ${LIMIT_HELP}
     positional: 'MEMORY_ID',
     async run(o, p, io) {
       const id = requirePositional(p, 'the memory id (see `memory list`)');
-      await memoryWrite(io, o, (m, write) => m.deleteMemoryStatements(id, write), () => `no live memory ${id}`);
+      await memoryWrite(
+        io,
+        o,
+        (m, write) => m.deleteMemoryStatements(id, write),
+        () => `no live memory ${id}`,
+      );
       return { text: `deleted memory ${id}`, json: { id, deleted: true } };
     },
   },
@@ -661,9 +714,11 @@ function requirePositional(p, what) {
 
 /** The owner of a new memory: exactly one of --system, --org, --brand. */
 function requireMemoryOwner(o) {
-  if ([o.system, o.org, o.brand].filter(Boolean).length !== 1) throw new UsageError('give exactly one of --system, --org ORG_ID or --brand BRAND_ID');
+  if ([o.system, o.org, o.brand].filter(Boolean).length !== 1)
+    throw new UsageError('give exactly one of --system, --org ORG_ID or --brand BRAND_ID');
   if (o.system) return { scope: 'system', orgId: null, brandId: null, label: 'system', missing: 'system' };
-  if (o.org) return { scope: 'org', orgId: o.org, brandId: null, label: `organization ${o.org}`, missing: `organization ${o.org} does not exist` };
+  if (o.org)
+    return { scope: 'org', orgId: o.org, brandId: null, label: `organization ${o.org}`, missing: `organization ${o.org} does not exist` };
   return { scope: 'brand', orgId: null, brandId: o.brand, label: `brand ${o.brand}`, missing: `brand ${o.brand} does not exist` };
 }
 
@@ -674,7 +729,8 @@ function requireMemoryOwner(o) {
 async function memoryFields(o, io, { create }) {
   if (o.content !== undefined && o['content-file'] !== undefined) throw new UsageError('give --content or --content-file, not both');
   const content = o['content-file'] !== undefined ? await readFile(o['content-file'], 'utf8') : o.content;
-  if (create && (o.title === undefined || content === undefined)) throw new UsageError('--title and --content (or --content-file) are required');
+  if (create && (o.title === undefined || content === undefined))
+    throw new UsageError('--title and --content (or --content-file) are required');
   const table = o['no-table'] ? null : o.table;
   const fields = Object.fromEntries(Object.entries({ title: o.title, content, table }).filter(([, v]) => v !== undefined));
   const parsed = (await io.memories()).MemoryFieldsSchema.safeParse(fields);
@@ -687,7 +743,13 @@ async function memoryFields(o, io, { create }) {
 
 /** The CLI's write record: kind cli, the --author name or "admin CLI (<OS user>)". */
 function cliWrite(o, m) {
-  return { revisionId: m.newId('mrev'), actor: { kind: 'cli', id: null, name: cliAuthor(o) }, transport: 'cli', requestId: null, now: Date.now() };
+  return {
+    revisionId: m.newId('mrev'),
+    actor: { kind: 'cli', id: null, name: cliAuthor(o) },
+    transport: 'cli',
+    requestId: null,
+    now: Date.now(),
+  };
 }
 
 /** Who a CLI write is recorded as: --author, else "admin CLI (<OS user>)". */
@@ -734,7 +796,9 @@ async function catalogPlan(io, dir, o) {
   if (!o['check-warehouse']) return { ...planned, dryRuns: null };
   const envFile = typeof o['env-file'] === 'string' ? o['env-file'] : join(ROOT, '.dev.vars');
   const env = await warehouseEnv(envFile).catch((e) => {
-    throw new CommandError(`--check-warehouse needs the Worker's warehouse variables: cannot read ${envFile} (${e instanceof Error ? e.message : String(e)})`);
+    throw new CommandError(
+      `--check-warehouse needs the Worker's warehouse variables: cannot read ${envFile} (${e instanceof Error ? e.message : String(e)})`,
+    );
   });
   const dryRuns = await dryRunCatalog(planned, env, (statements) => io.exec(statements, {}, { all: true }));
   if (dryRuns.problems.length > 0) throw new CatalogRefused(dryRuns.problems);
@@ -798,7 +862,8 @@ async function brandDependents(io, id) {
 }
 
 function requireDataset(dataset) {
-  if (!DATASET_RE.test(dataset)) throw new UsageError('--dataset must be a BigQuery dataset id: letters, digits and underscores, not starting with a digit');
+  if (!DATASET_RE.test(dataset))
+    throw new UsageError('--dataset must be a BigQuery dataset id: letters, digits and underscores, not starting with a digit');
   return dataset;
 }
 
@@ -819,7 +884,10 @@ function requireText(o, flag) {
   if (v === undefined || v.trim() === '') throw new UsageError(`--${flag} is required`);
   // Names and emails are shown on the admin pages: no control characters (src/lib/text.ts states the same rule).
   const control = /[\u0000-\u001F\u007F-\u009F]/u.exec(v);
-  if (control) throw new UsageError(`--${flag} must not contain control characters (found U+${control[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')})`);
+  if (control)
+    throw new UsageError(
+      `--${flag} must not contain control characters (found U+${control[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')})`,
+    );
   return v;
 }
 
@@ -834,7 +902,14 @@ function requireScope(o) {
   const brandId = orgId ? null : o.brand;
   const kind = orgId ? 'org' : 'brand';
   const target = orgId ?? brandId;
-  return { kind, target, orgId, brandId, json: { orgId, brandId }, missing: `${orgId ? 'organization' : 'brand'} ${target} does not exist` };
+  return {
+    kind,
+    target,
+    orgId,
+    brandId,
+    json: { orgId, brandId },
+    missing: `${orgId ? 'organization' : 'brand'} ${target} does not exist`,
+  };
 }
 
 /**
@@ -843,7 +918,8 @@ function requireScope(o) {
  */
 async function choosePassword(o, io) {
   const given = o.password !== undefined ? o.password : io.interactive ? await promptPassword() : undefined;
-  if (given !== undefined && given.length < MIN_PASSWORD_LENGTH) throw new UsageError(`the password must be at least ${MIN_PASSWORD_LENGTH} characters`);
+  if (given !== undefined && given.length < MIN_PASSWORD_LENGTH)
+    throw new UsageError(`the password must be at least ${MIN_PASSWORD_LENGTH} characters`);
   const { hashPassword, randomBase64Url } = await io.worker();
   const password = given ?? randomBase64Url(18);
   return { password, generated: given === undefined, hashed: await hashPassword(password) };
@@ -901,7 +977,11 @@ function table(rows, cols) {
   if (rows.length === 0) return '(none)';
   const cell = (v) => (v === null || v === undefined ? '-' : String(v));
   const widths = cols.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)));
-  const line = (vals) => vals.map((v, i) => v.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
+  const line = (vals) =>
+    vals
+      .map((v, i) => v.padEnd(widths[i] ?? 0))
+      .join('  ')
+      .trimEnd();
   return [line(cols), ...rows.map((r) => line(cols.map((c) => cell(r[c]))))].join('\n');
 }
 
@@ -935,7 +1015,14 @@ function usageHint(name, message) {
 
 function commandHelp(name) {
   const c = COMMANDS[name];
-  return [`usage: npm run admin -- ${c.usage} [global options]`, '', `${c.summary}.`, ...(c.details ? ['', c.details] : []), '', GLOBAL_HELP].join('\n');
+  return [
+    `usage: npm run admin -- ${c.usage} [global options]`,
+    '',
+    `${c.summary}.`,
+    ...(c.details ? ['', c.details] : []),
+    '',
+    GLOBAL_HELP,
+  ].join('\n');
 }
 
 function groupHelp(group) {
@@ -1016,7 +1103,12 @@ export async function runAdmin(argv, env = PROCESS_IO) {
   const command = COMMANDS[name];
   let parsed;
   try {
-    parsed = parseArgs({ args: argv.slice(words), options: { ...GLOBAL_OPTIONS, ...command.options }, allowPositionals: true, strict: true });
+    parsed = parseArgs({
+      args: argv.slice(words),
+      options: { ...GLOBAL_OPTIONS, ...command.options },
+      allowPositionals: true,
+      strict: true,
+    });
   } catch (e) {
     env.err(usageHint(name, e instanceof Error ? e.message : String(e)));
     return USAGE_ERROR;

@@ -68,87 +68,148 @@ export async function runContract(o) {
 
   /** @type {[string, () => Promise<[CheckResult['status'], string]>][]} */
   const checks = [
-    ['dry run of INFORMATION_SCHEMA.COLUMNS passes the gate (the schema-discovery query the assistants are told to run)', async () => {
-      const g = await gate(`SELECT table_name, column_name, data_type FROM ${T('INFORMATION_SCHEMA.COLUMNS')}`);
-      if (!g.ok) return ['fail', g.why ?? ''];
-      return ['pass', `referencedTables: ${JSON.stringify(g.dry.referencedTables)}`];
-    }],
-    ['dry run of a wildcard table lists only the dataset\'s own shards and passes the gate', async () => {
-      if (!o.wildcardPrefix) return ['skip', `no ${VARS.wildcard} given`];
-      const g = await gate(`SELECT COUNT(*) AS n FROM ${T(`${o.wildcardPrefix}*`)}`);
-      if (!g.ok) return ['fail', g.why ?? ''];
-      const foreign = g.dry.referencedTables.filter((t) => t.projectId !== o.project || t.datasetId !== o.dataset);
-      if (foreign.length) return ['fail', `lists tables outside the dataset: ${JSON.stringify(foreign)}`];
-      return ['pass', `${g.dry.referencedTables.length} shard(s) listed`];
-    }],
-    ['dry run of a view over another dataset is refused by the gate', async () => {
-      if (!o.otherDatasetView) return ['skip', `no ${VARS.view} given`];
-      try {
-        const g = await gate(`SELECT * FROM ${T(o.otherDatasetView)} LIMIT 1`);
-        if (g.ok) return ['fail', `the gate passed it: ${JSON.stringify(g.dry?.referencedTables)}`];
-        return ['pass', g.why ?? ''];
-      } catch (err) {
-        return ['pass', `refused by the warehouse: ${errorText(err)}`];
-      }
-    }],
-    ['a repeated query is a cache hit billing 0 bytes; the dry run still lists its tables (useQueryCache: false)', async () => {
-      const sql = `SELECT COUNT(*) AS n, '${run}' AS run FROM ${T('INFORMATION_SCHEMA.COLUMNS')}`;
-      const first = await client.query(sql, queryOpts);
-      const again = await client.query(sql, queryOpts);
-      if (again.totalBytesBilled !== 0) return ['fail', `second run billed ${again.totalBytesBilled} bytes (first ${first.totalBytesBilled})`];
-      const dry = await client.dryRun(sql, { ...base, timeoutMs: TIMEOUT_MS });
-      if (dry.cacheHit) return ['fail', 'the dry run was answered from the cache despite useQueryCache: false'];
-      return ['pass', `first run billed ${first.totalBytesBilled}, the repeat 0`];
-    }],
-    ['a query past its deadline is cancelled, and what it billed is learned once the job is DONE', async () => {
-      const sql = `SELECT SUM(MOD(a * b, 7)) AS s, '${run}' AS run FROM UNNEST(GENERATE_ARRAY(1, 30000)) AS a CROSS JOIN UNNEST(GENERATE_ARRAY(1, 30000)) AS b`;
-      /** @type {Promise<number> | null} */
-      let late = null;
-      try {
-        await client.query(sql, { ...queryOpts, timeoutMs: 1_000, billedIfUnknown: -1, onLateBilling: (p) => { late = p; } });
-        return ['skip', 'the query finished within 1 s; nothing to cancel'];
-      } catch (err) {
-        if (!(err instanceof Error) || /** @type {any} */ (err).code !== 'WAREHOUSE_TIMEOUT') return ['fail', `expected WAREHOUSE_TIMEOUT, got ${errorText(err)}`];
-      }
-      if (late === null) return ['fail', 'no late billing was reported'];
-      const billed = await /** @type {Promise<number>} */ (late);
-      if (billed < 0) return ['fail', 'the job never reported DONE within the settle bound'];
-      return ['pass', `settled at ${billed} bytes billed`];
-    }],
-    ['TIMESTAMP keeps every microsecond (int64 form), at both ends of the range', async () => {
-      const r = await client.query("SELECT TIMESTAMP '9999-12-31 23:59:59.999999 UTC' AS hi, TIMESTAMP '0001-01-01 00:00:00.000001 UTC' AS lo", queryOpts);
-      const want = { hi: '9999-12-31T23:59:59.999999Z', lo: '0001-01-01T00:00:00.000001Z' };
-      return same(r.rows[0], want) ? ['pass', JSON.stringify(r.rows[0])] : ['fail', `got ${JSON.stringify(r.rows[0])}`];
-    }],
-    ['the fast path answers a short query in one request, without a job', async () => {
-      const r = await client.query(`SELECT 1 AS one, '${run}' AS run`, queryOpts);
-      if (r.requests !== 1) return ['fail', `${r.requests} requests`];
-      if (r.jobId !== null) return ['fail', `a job was created (${r.jobId})`];
-      return ['pass', `queryId ${r.queryId}`];
-    }],
-    ['every value type decodes to the documented JSON', async () => {
-      const r = await client.query(`SELECT 1 AS i, 9007199254740993 AS big, 1.5 AS f, CAST('NaN' AS FLOAT64) AS nan, NUMERIC '-0.000000001' AS n,
+    [
+      'dry run of INFORMATION_SCHEMA.COLUMNS passes the gate (the schema-discovery query the assistants are told to run)',
+      async () => {
+        const g = await gate(`SELECT table_name, column_name, data_type FROM ${T('INFORMATION_SCHEMA.COLUMNS')}`);
+        if (!g.ok) return ['fail', g.why ?? ''];
+        return ['pass', `referencedTables: ${JSON.stringify(g.dry.referencedTables)}`];
+      },
+    ],
+    [
+      "dry run of a wildcard table lists only the dataset's own shards and passes the gate",
+      async () => {
+        if (!o.wildcardPrefix) return ['skip', `no ${VARS.wildcard} given`];
+        const g = await gate(`SELECT COUNT(*) AS n FROM ${T(`${o.wildcardPrefix}*`)}`);
+        if (!g.ok) return ['fail', g.why ?? ''];
+        const foreign = g.dry.referencedTables.filter((t) => t.projectId !== o.project || t.datasetId !== o.dataset);
+        if (foreign.length) return ['fail', `lists tables outside the dataset: ${JSON.stringify(foreign)}`];
+        return ['pass', `${g.dry.referencedTables.length} shard(s) listed`];
+      },
+    ],
+    [
+      'dry run of a view over another dataset is refused by the gate',
+      async () => {
+        if (!o.otherDatasetView) return ['skip', `no ${VARS.view} given`];
+        try {
+          const g = await gate(`SELECT * FROM ${T(o.otherDatasetView)} LIMIT 1`);
+          if (g.ok) return ['fail', `the gate passed it: ${JSON.stringify(g.dry?.referencedTables)}`];
+          return ['pass', g.why ?? ''];
+        } catch (err) {
+          return ['pass', `refused by the warehouse: ${errorText(err)}`];
+        }
+      },
+    ],
+    [
+      'a repeated query is a cache hit billing 0 bytes; the dry run still lists its tables (useQueryCache: false)',
+      async () => {
+        const sql = `SELECT COUNT(*) AS n, '${run}' AS run FROM ${T('INFORMATION_SCHEMA.COLUMNS')}`;
+        const first = await client.query(sql, queryOpts);
+        const again = await client.query(sql, queryOpts);
+        if (again.totalBytesBilled !== 0)
+          return ['fail', `second run billed ${again.totalBytesBilled} bytes (first ${first.totalBytesBilled})`];
+        const dry = await client.dryRun(sql, { ...base, timeoutMs: TIMEOUT_MS });
+        if (dry.cacheHit) return ['fail', 'the dry run was answered from the cache despite useQueryCache: false'];
+        return ['pass', `first run billed ${first.totalBytesBilled}, the repeat 0`];
+      },
+    ],
+    [
+      'a query past its deadline is cancelled, and what it billed is learned once the job is DONE',
+      async () => {
+        const sql = `SELECT SUM(MOD(a * b, 7)) AS s, '${run}' AS run FROM UNNEST(GENERATE_ARRAY(1, 30000)) AS a CROSS JOIN UNNEST(GENERATE_ARRAY(1, 30000)) AS b`;
+        /** @type {Promise<number> | null} */
+        let late = null;
+        try {
+          await client.query(sql, {
+            ...queryOpts,
+            timeoutMs: 1_000,
+            billedIfUnknown: -1,
+            onLateBilling: (p) => {
+              late = p;
+            },
+          });
+          return ['skip', 'the query finished within 1 s; nothing to cancel'];
+        } catch (err) {
+          if (!(err instanceof Error) || /** @type {any} */ (err).code !== 'WAREHOUSE_TIMEOUT')
+            return ['fail', `expected WAREHOUSE_TIMEOUT, got ${errorText(err)}`];
+        }
+        if (late === null) return ['fail', 'no late billing was reported'];
+        const billed = await /** @type {Promise<number>} */ (late);
+        if (billed < 0) return ['fail', 'the job never reported DONE within the settle bound'];
+        return ['pass', `settled at ${billed} bytes billed`];
+      },
+    ],
+    [
+      'TIMESTAMP keeps every microsecond (int64 form), at both ends of the range',
+      async () => {
+        const r = await client.query(
+          "SELECT TIMESTAMP '9999-12-31 23:59:59.999999 UTC' AS hi, TIMESTAMP '0001-01-01 00:00:00.000001 UTC' AS lo",
+          queryOpts,
+        );
+        const want = { hi: '9999-12-31T23:59:59.999999Z', lo: '0001-01-01T00:00:00.000001Z' };
+        return same(r.rows[0], want) ? ['pass', JSON.stringify(r.rows[0])] : ['fail', `got ${JSON.stringify(r.rows[0])}`];
+      },
+    ],
+    [
+      'the fast path answers a short query in one request, without a job',
+      async () => {
+        const r = await client.query(`SELECT 1 AS one, '${run}' AS run`, queryOpts);
+        if (r.requests !== 1) return ['fail', `${r.requests} requests`];
+        if (r.jobId !== null) return ['fail', `a job was created (${r.jobId})`];
+        return ['pass', `queryId ${r.queryId}`];
+      },
+    ],
+    [
+      'every value type decodes to the documented JSON',
+      async () => {
+        const r = await client.query(
+          `SELECT 1 AS i, 9007199254740993 AS big, 1.5 AS f, CAST('NaN' AS FLOAT64) AS nan, NUMERIC '-0.000000001' AS n,
         BIGNUMERIC '12345678901234567890.12345678901234567' AS bn, TRUE AS b, 'x' AS s, CAST(NULL AS STRING) AS ns, b'abc' AS by,
         DATE '2024-02-29' AS d, DATETIME '2024-02-29 12:34:56.5' AS dt, TIME '12:34:56' AS t, TIMESTAMP '2024-05-01 16:00:00.123456 UTC' AS ts,
-        STRUCT(1 AS a, 'y' AS z) AS rec, [1, 2, 3] AS arr, JSON '{"a": [1, "two"]}' AS j`, queryOpts);
-      const want = {
-        i: 1, big: '9007199254740993', f: 1.5, nan: 'NaN', n: '-0.000000001', bn: '12345678901234567890.12345678901234567', b: true, s: 'x',
-        ns: null, by: 'YWJj', d: '2024-02-29', dt: '2024-02-29T12:34:56.500000', t: '12:34:56', ts: '2024-05-01T16:00:00.123456Z',
-        rec: { a: 1, z: 'y' }, arr: [1, 2, 3], j: { a: [1, 'two'] },
-      };
-      const got = r.rows[0] ?? {};
-      const wrong = Object.keys(want).filter((k) => !same(got[k], want[k]));
-      return wrong.length ? ['fail', wrong.map((k) => `${k}: ${JSON.stringify(got[k])}`).join('; ')] : ['pass', `${Object.keys(want).length} columns`];
-    }],
-    ['GEOGRAPHY, INTERVAL and RANGE<TIMESTAMP> decode, and the schema keeps RANGE\'s element type', async () => {
-      if (o.local) return ['skip', 'the local warehouse has no GEOGRAPHY or RANGE (docs/local-warehouse.md)'];
-      const r = await client.query("SELECT ST_GEOGPOINT(1, 2) AS g, INTERVAL 3 DAY AS iv, RANGE(TIMESTAMP '2024-05-01 16:00:00 UTC', NULL) AS rg", queryOpts);
-      const rg = r.schema.find((f) => f.name === 'rg');
-      if (rg?.rangeElementType?.type !== 'TIMESTAMP') return ['fail', `schema: ${JSON.stringify(rg)}`];
-      const row = r.rows[0] ?? {};
-      if (row.rg !== '[2024-05-01T16:00:00Z, UNBOUNDED)') return ['fail', `range: ${JSON.stringify(row.rg)}`];
-      return ['pass', JSON.stringify(row)];
-    }],
+        STRUCT(1 AS a, 'y' AS z) AS rec, [1, 2, 3] AS arr, JSON '{"a": [1, "two"]}' AS j`,
+          queryOpts,
+        );
+        const want = {
+          i: 1,
+          big: '9007199254740993',
+          f: 1.5,
+          nan: 'NaN',
+          n: '-0.000000001',
+          bn: '12345678901234567890.12345678901234567',
+          b: true,
+          s: 'x',
+          ns: null,
+          by: 'YWJj',
+          d: '2024-02-29',
+          dt: '2024-02-29T12:34:56.500000',
+          t: '12:34:56',
+          ts: '2024-05-01T16:00:00.123456Z',
+          rec: { a: 1, z: 'y' },
+          arr: [1, 2, 3],
+          j: { a: [1, 'two'] },
+        };
+        const got = r.rows[0] ?? {};
+        const wrong = Object.keys(want).filter((k) => !same(got[k], want[k]));
+        return wrong.length
+          ? ['fail', wrong.map((k) => `${k}: ${JSON.stringify(got[k])}`).join('; ')]
+          : ['pass', `${Object.keys(want).length} columns`];
+      },
+    ],
+    [
+      "GEOGRAPHY, INTERVAL and RANGE<TIMESTAMP> decode, and the schema keeps RANGE's element type",
+      async () => {
+        if (o.local) return ['skip', 'the local warehouse has no GEOGRAPHY or RANGE (docs/local-warehouse.md)'];
+        const r = await client.query(
+          "SELECT ST_GEOGPOINT(1, 2) AS g, INTERVAL 3 DAY AS iv, RANGE(TIMESTAMP '2024-05-01 16:00:00 UTC', NULL) AS rg",
+          queryOpts,
+        );
+        const rg = r.schema.find((f) => f.name === 'rg');
+        if (rg?.rangeElementType?.type !== 'TIMESTAMP') return ['fail', `schema: ${JSON.stringify(rg)}`];
+        const row = r.rows[0] ?? {};
+        if (row.rg !== '[2024-05-01T16:00:00Z, UNBOUNDED)') return ['fail', `range: ${JSON.stringify(row.rg)}`];
+        return ['pass', JSON.stringify(row)];
+      },
+    ],
   ];
 
   /** @type {CheckResult[]} */
@@ -185,7 +246,9 @@ async function main() {
   const e = process.env;
   const missing = [VARS.credentials, VARS.project, VARS.dataset].filter((k) => !e[k]);
   if (missing.length) {
-    console.log(`test:bigquery skipped: set ${missing.join(', ')} to run the contract suite against a real BigQuery project (docs/warehouse-client.md)`);
+    console.log(
+      `test:bigquery skipped: set ${missing.join(', ')} to run the contract suite against a real BigQuery project (docs/warehouse-client.md)`,
+    );
     return;
   }
   const results = await runContract({
@@ -199,7 +262,9 @@ async function main() {
     log: (line) => console.log(line),
   });
   const failed = results.filter((r) => r.status === 'fail').length;
-  console.log(`${results.length - failed} of ${results.length} checks did not fail (${results.filter((r) => r.status === 'skip').length} skipped)`);
+  console.log(
+    `${results.length - failed} of ${results.length} checks did not fail (${results.filter((r) => r.status === 'skip').length} skipped)`,
+  );
   if (failed) process.exitCode = 1;
 }
 

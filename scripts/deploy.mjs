@@ -11,7 +11,11 @@ import { ROOT } from './lib/import-ts.mjs';
 import { deployConfigProblems } from './lib/wrangler-toml.mjs';
 
 const args = process.argv.slice(2);
-const { values } = parseArgs({ args, options: { env: { type: 'string', short: 'e' }, config: { type: 'string', short: 'c' } }, strict: false });
+const { values } = parseArgs({
+  args,
+  options: { env: { type: 'string', short: 'e' }, config: { type: 'string', short: 'c' } },
+  strict: false,
+});
 const config = resolve(typeof values.config === 'string' ? values.config : join(ROOT, 'wrangler.toml'));
 const env = typeof values.env === 'string' ? values.env : undefined;
 const problems = deployConfigProblems(readFileSync(config, 'utf8'), env, relative(process.cwd(), config) || config);

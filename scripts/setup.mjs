@@ -130,10 +130,15 @@ export async function runSetup(argv, io = {}) {
   const childEnv = { ...procEnv, WRANGLER_BIN: wrangler, WRANGLER_SEND_METRICS: 'false', FORCE_COLOR: '0', NO_COLOR: '1' };
   const envArgs = [...(envName ? ['--env', envName] : []), '--config', config];
   const say = (/** @type {string} */ step, /** @type {string} */ text) => out(`[${step}] ${text}`);
-  const show = (/** @type {string[]} */ args) => `wrangler ${args.map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : JSON.stringify(a))).join(' ')}`;
+  const show = (/** @type {string[]} */ args) =>
+    `wrangler ${args.map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : JSON.stringify(a))).join(' ')}`;
 
   /** Runs wrangler; a failure is a SetupError naming the step and quoting wrangler. */
-  async function wr(/** @type {string} */ step, /** @type {string[]} */ args, /** @type {{ input?: string, allowFail?: boolean }} */ opts = {}) {
+  async function wr(
+    /** @type {string} */ step,
+    /** @type {string[]} */ args,
+    /** @type {{ input?: string, allowFail?: boolean }} */ opts = {},
+  ) {
     const r = await run(wrangler, args, { input: opts.input, env: childEnv, cwd });
     if (r.code !== 0 && !opts.allowFail) {
       throw new SetupError(`[${step}] \`${show(args)}\` failed (exit ${r.code}):\n${(r.stderr.trim() || r.stdout.trim()).slice(-2000)}`);
@@ -157,7 +162,9 @@ export async function runSetup(argv, io = {}) {
         throw new SetupError(`[secrets] ${saFile} is not JSON (a Google service-account key file is)`);
       }
       if (typeof sa?.client_email !== 'string' || typeof sa?.private_key !== 'string' || typeof sa?.private_key_id !== 'string') {
-        throw new SetupError(`[secrets] ${saFile} is not a service-account key file: it needs client_email, private_key_id and private_key`);
+        throw new SetupError(
+          `[secrets] ${saFile} is not a service-account key file: it needs client_email, private_key_id and private_key`,
+        );
       }
     }
 
@@ -165,7 +172,9 @@ export async function runSetup(argv, io = {}) {
     const who = await wr('login', ['whoami', '--json'], { allowFail: true });
     const me = jsonIn(who.stdout);
     if (who.code !== 0 || !me || me.loggedIn !== true) {
-      throw new SetupError('[login] not logged in to Cloudflare: run `npx wrangler login`, or export CLOUDFLARE_API_TOKEN (docs/deploy.md lists its permissions)');
+      throw new SetupError(
+        '[login] not logged in to Cloudflare: run `npx wrangler login`, or export CLOUDFLARE_API_TOKEN (docs/deploy.md lists its permissions)',
+      );
     }
     const accounts = Array.isArray(me.accounts) ? me.accounts : [];
     if (accounts.length > 1 && !procEnv.CLOUDFLARE_ACCOUNT_ID) {
@@ -177,21 +186,30 @@ export async function runSetup(argv, io = {}) {
     const identity = `${me.email ?? 'an account token'} (${me.authType}), account ${account ? `${account.name} (${account.id})` : 'unknown'}`;
     if (Array.isArray(me.tokenPermissions)) {
       const missing = REQUIRED_SCOPES.filter((s) => !me.tokenPermissions.includes(s));
-      if (missing.length > 0) throw new SetupError(`[login] ${identity} lacks the permissions ${missing.join(', ')}: run \`npx wrangler login\` again`);
+      if (missing.length > 0)
+        throw new SetupError(`[login] ${identity} lacks the permissions ${missing.join(', ')}: run \`npx wrangler login\` again`);
       say('login', `logged in as ${identity}; the token has ${REQUIRED_SCOPES.join(', ')}`);
     } else {
-      say('login', `logged in as ${identity}; wrangler cannot list an API token's permissions, so a missing one shows up as the failing step (docs/deploy.md lists them)`);
+      say(
+        'login',
+        `logged in as ${identity}; wrangler cannot list an API token's permissions, so a missing one shows up as the failing step (docs/deploy.md lists them)`,
+      );
     }
 
     // 2. Configuration: the environment exists; where its ids go.
     const targets = deployTargets(parseSections(await readFile(config, 'utf8')), envName);
-    if (!targets.envDeclared) throw new SetupError(`[config] ${configName} has no [env.${envName}]: add one (see the staging example at its end)`);
+    if (!targets.envDeclared)
+      throw new SetupError(`[config] ${configName} has no [env.${envName}]: add one (see the staging example at its end)`);
     const db = targets.d1.find((d) => d.binding === 'DB');
     const kv = targets.kv.find((k) => k.binding === 'OAUTH_KV');
-    if (!db?.name) throw new SetupError(`[config] ${configName} has no D1 binding DB with a database_name${envName ? ` in [env.${envName}]` : ''}`);
+    if (!db?.name)
+      throw new SetupError(`[config] ${configName} has no D1 binding DB with a database_name${envName ? ` in [env.${envName}]` : ''}`);
     if (!kv) throw new SetupError(`[config] ${configName} has no KV binding OAUTH_KV${envName ? ` in [env.${envName}]` : ''}`);
     const worker = targets.workerName ?? '';
-    say('config', `Worker ${worker}${envName ? ` (environment ${envName})` : ''}, database ${db.name}, namespace binding OAUTH_KV, from ${configName}`);
+    say(
+      'config',
+      `Worker ${worker}${envName ? ` (environment ${envName})` : ''}, database ${db.name}, namespace binding OAUTH_KV, from ${configName}`,
+    );
 
     // 3. D1 database.
     const dbs = /** @type {{ uuid: string, name: string }[]} */ (jsonIn((await wr('d1', ['d1', 'list', '--json'])).stdout) ?? []);
@@ -228,12 +246,15 @@ export async function runSetup(argv, io = {}) {
     const namespaces = /** @type {{ id: string, title: string }[]} */ (jsonIn((await wr('kv', ['kv', 'namespace', 'list'])).stdout) ?? []);
     if (!isPlaceholderId(kv.id)) {
       if (!namespaces.some((n) => n.id === kv.id)) {
-        throw new SetupError(`[kv] ${configName}:${kv.idLine} has id ${kv.id}, which is not a namespace of this account: fix it, or put the placeholder back to let setup create one`);
+        throw new SetupError(
+          `[kv] ${configName}:${kv.idLine} has id ${kv.id}, which is not a namespace of this account: fix it, or put the placeholder back to let setup create one`,
+        );
       }
       say('kv', `namespace ${kv.id} exists and ${configName}:${kv.idLine} has its id: nothing to do`);
     } else {
       let kvId = namespaces.find((n) => n.title === title)?.id;
-      if (!kvId && dry) say('kv', `would run \`${show(['kv', 'namespace', 'create', title])}\` and record its id at ${configName}:${kv.idLine}`);
+      if (!kvId && dry)
+        say('kv', `would run \`${show(['kv', 'namespace', 'create', title])}\` and record its id at ${configName}:${kv.idLine}`);
       else if (dry) say('kv', `namespace ${title} exists (${kvId}); would record its id at ${configName}:${kv.idLine}`);
       else {
         let did = 'exists';
@@ -260,7 +281,8 @@ export async function runSetup(argv, io = {}) {
       const r = await wr('queues', create, { allowFail: true });
       if (r.code === 0) say('queues', `created queue ${queue}`);
       else if (/already taken|already exists/i.test(r.stderr + r.stdout)) say('queues', `queue ${queue} exists: nothing to do`);
-      else throw new SetupError(`[queues] \`${show(create)}\` failed (exit ${r.code}):\n${(r.stderr.trim() || r.stdout.trim()).slice(-2000)}`);
+      else
+        throw new SetupError(`[queues] \`${show(create)}\` failed (exit ${r.code}):\n${(r.stderr.trim() || r.stdout.trim()).slice(-2000)}`);
     }
 
     // 5. Migrations: wrangler applies those not yet in the database's d1_migrations table.
@@ -269,15 +291,23 @@ export async function runSetup(argv, io = {}) {
     else {
       const r = await wr('migrations', migrate);
       const applied = [...r.stdout.matchAll(/(\d{4}_[\w-]+\.sql)/g)].map((m) => m[1]);
-      say('migrations', /No migrations to apply/.test(r.stdout) ? 'the database has every migration: nothing to apply' : `applied ${[...new Set(applied)].join(', ') || 'the pending migrations'}`);
+      say(
+        'migrations',
+        /No migrations to apply/.test(r.stdout)
+          ? 'the database has every migration: nothing to apply'
+          : `applied ${[...new Set(applied)].join(', ') || 'the pending migrations'}`,
+      );
     }
 
     // 6. Secrets: generated ones only when the Worker lacks them; given ones whenever given. They go up with the
     //    deploy (wrangler deploy --secrets-file: one version with code and secrets), never before the Worker exists.
     const listed = await wr('secrets', ['secret', 'list', '--format', 'json', ...envArgs], { allowFail: true });
-    const existing = listed.code === 0 ? new Set((/** @type {{ name: string }[]} */ (jsonIn(listed.stdout) ?? [])).map((s) => s.name)) : undefined;
+    const existing =
+      listed.code === 0 ? new Set(/** @type {{ name: string }[]} */ (jsonIn(listed.stdout) ?? []).map((s) => s.name)) : undefined;
     if (listed.code !== 0 && !/not found/i.test(listed.stderr + listed.stdout)) {
-      throw new SetupError(`[secrets] \`${show(['secret', 'list', ...envArgs])}\` failed:\n${(listed.stderr.trim() || listed.stdout.trim()).slice(-2000)}`);
+      throw new SetupError(
+        `[secrets] \`${show(['secret', 'list', ...envArgs])}\` failed:\n${(listed.stderr.trim() || listed.stdout.trim()).slice(-2000)}`,
+      );
     }
     if (!existing) say('secrets', `Worker ${worker} does not exist yet: every secret goes up with its first deploy`);
     /** @type {Record<string, string>} */
@@ -291,7 +321,10 @@ export async function runSetup(argv, io = {}) {
       // A CREDENTIALS_KEY generated by an earlier run that did not finish is reused: the admin CLI seals with it.
       const saved = name === 'CREDENTIALS_KEY' && existsSync(keyFile) ? (await readFile(keyFile, 'utf8')).trim() : undefined;
       if (dry) {
-        say('secrets', `${name} is missing: would ${saved ? `use the one in ${relative(cwd, keyFile)}` : 'generate one'} and set it with the deploy`);
+        say(
+          'secrets',
+          `${name} is missing: would ${saved ? `use the one in ${relative(cwd, keyFile)}` : 'generate one'} and set it with the deploy`,
+        );
         continue;
       }
       upload[name] = saved ?? randomBytes(32).toString('hex');
@@ -316,7 +349,10 @@ export async function runSetup(argv, io = {}) {
     } else if (existing?.has('GCP_SERVICE_ACCOUNT_JSON')) {
       say('secrets', 'GCP_SERVICE_ACCOUNT_JSON is set: kept (give --service-account FILE to replace it)');
     } else {
-      say('secrets', 'GCP_SERVICE_ACCOUNT_JSON is not set and no --service-account was given: brands without their own credentials (`npm run admin -- brand credentials set`) cannot query until it is');
+      say(
+        'secrets',
+        'GCP_SERVICE_ACCOUNT_JSON is not set and no --service-account was given: brands without their own credentials (`npm run admin -- brand credentials set`) cannot query until it is',
+      );
     }
 
     // 7. Deploy: the configuration check (no placeholder ids, staging restates every binding), the views, the Worker.
@@ -324,8 +360,12 @@ export async function runSetup(argv, io = {}) {
     const deployArgs = ['deploy', ...envArgs];
     let url;
     if (dry) {
-      if (problems.length > 0 && !problems.every((p) => /placeholder/.test(p))) throw new SetupError(`[deploy] the configuration would be refused:\n${problems.join('\n')}`);
-      say('deploy', `would build the views (node views/build-views.mjs) and run \`${show([...deployArgs, ...(Object.keys(upload).length || !existing ? ['--secrets-file', '<temp file>'] : [])])}\``);
+      if (problems.length > 0 && !problems.every((p) => /placeholder/.test(p)))
+        throw new SetupError(`[deploy] the configuration would be refused:\n${problems.join('\n')}`);
+      say(
+        'deploy',
+        `would build the views (node views/build-views.mjs) and run \`${show([...deployArgs, ...(Object.keys(upload).length || !existing ? ['--secrets-file', '<temp file>'] : [])])}\``,
+      );
     } else {
       if (problems.length > 0) throw new SetupError(`[deploy] refused before any upload:\n${problems.join('\n')}`);
       const views = await run(process.execPath, [join(ROOT, 'views', 'build-views.mjs')], { env: childEnv, cwd: ROOT });
@@ -343,7 +383,10 @@ export async function runSetup(argv, io = {}) {
         const custom = /^\s+(\S+) \(custom domain\)/m.exec(r.stdout)?.[1];
         url = custom ? `https://${custom}` : /https:\/\/\S+\.workers\.dev/.exec(r.stdout)?.[0];
         const version = /Current Version ID:\s*(\S+)/.exec(r.stdout)?.[1];
-        say('deploy', `deployed ${worker}${version ? ` (version ${version})` : ''}${url ? ` at ${url}` : ''}${names.length ? `, with the secrets ${names.join(', ')}` : ''}`);
+        say(
+          'deploy',
+          `deployed ${worker}${version ? ` (version ${version})` : ''}${url ? ` at ${url}` : ''}${names.length ? `, with the secrets ${names.join(', ')}` : ''}`,
+        );
       } finally {
         if (secretsDir) await rm(secretsDir, { recursive: true, force: true });
       }
@@ -353,16 +396,25 @@ export async function runSetup(argv, io = {}) {
     const adminArgs = ['--remote', ...(envName ? ['--env', envName] : []), '--config', config, '--json'];
     const admin = async (/** @type {string[]} */ args) => {
       const r = await run(process.execPath, [join(ROOT, 'scripts', 'admin.mjs'), ...args, ...adminArgs], { env: childEnv, cwd });
-      if (r.code !== 0) throw new SetupError(`[admin] \`npm run admin -- ${args.join(' ')} --remote\` failed:\n${(r.stderr || r.stdout).trim()}`);
+      if (r.code !== 0)
+        throw new SetupError(`[admin] \`npm run admin -- ${args.join(' ')} --remote\` failed:\n${(r.stderr || r.stdout).trim()}`);
       return JSON.parse(r.stdout);
     };
     const signIn = url ? `${url}/admin/login` : 'https://<your Worker>/admin/login';
     if (dry && !dbId) {
-      say('admin', o['admin-email'] ? `would create administrator ${o['admin-email']} of ${o.org} once the database exists` : 'no --admin-email: would create no administrator');
+      say(
+        'admin',
+        o['admin-email']
+          ? `would create administrator ${o['admin-email']} of ${o.org} once the database exists`
+          : 'no --admin-email: would create no administrator',
+      );
     } else {
       const users = /** @type {{ users: { email: string }[] }} */ (await admin(['user', 'list'])).users;
       if (users.length > 0) {
-        say('admin', `the database has ${users.length} administrator login(s) (${users.map((u) => u.email).join(', ')}): none created. Sign in at ${signIn}`);
+        say(
+          'admin',
+          `the database has ${users.length} administrator login(s) (${users.map((u) => u.email).join(', ')}): none created. Sign in at ${signIn}`,
+        );
       } else if (!o['admin-email']) {
         say('admin', `no administrator yet: rerun with --admin-email EMAIL --org ORG_ID to create the first one`);
       } else if (dry) {

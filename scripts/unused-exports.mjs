@@ -55,8 +55,16 @@ function identifierUses(sf) {
   const visit = (node) => {
     if (ts.isIdentifier(node)) {
       const p = node.parent;
-      const declared = p && /** @type {{ name?: ts.Node }} */ (p).name === node && (ts.isVariableDeclaration(p) || ts.isFunctionDeclaration(p) || ts.isClassDeclaration(p) ||
-        ts.isInterfaceDeclaration(p) || ts.isTypeAliasDeclaration(p) || ts.isEnumDeclaration(p) || ts.isExportSpecifier(p));
+      const declared =
+        p &&
+        /** @type {{ name?: ts.Node }} */ (p).name === node &&
+        (ts.isVariableDeclaration(p) ||
+          ts.isFunctionDeclaration(p) ||
+          ts.isClassDeclaration(p) ||
+          ts.isInterfaceDeclaration(p) ||
+          ts.isTypeAliasDeclaration(p) ||
+          ts.isEnumDeclaration(p) ||
+          ts.isExportSpecifier(p));
       if (!declared) counts.set(node.text, (counts.get(node.text) ?? 0) + 1);
     }
     ts.forEachChild(node, visit);
@@ -91,9 +99,10 @@ function exportsOf(path, sf) {
 function collectUses(path, text, used) {
   const sf = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true, path.endsWith('x') ? ts.ScriptKind.TSX : undefined);
   const visit = (node) => {
-    const spec = (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)
-      ? node.moduleSpecifier.text
-      : null;
+    const spec =
+      (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)
+        ? node.moduleSpecifier.text
+        : null;
     const target = spec === null ? null : resolveSpecifier(path, spec);
     if (target && ts.isImportDeclaration(node)) {
       const clause = node.importClause;
@@ -106,7 +115,8 @@ function collectUses(path, text, used) {
       }
     } else if (target && ts.isExportDeclaration(node)) {
       if (!node.exportClause) used.add(`${target}#*`);
-      else if (ts.isNamedExports(node.exportClause)) for (const el of node.exportClause.elements) used.add(`${target}#${(el.propertyName ?? el.name).text}`);
+      else if (ts.isNamedExports(node.exportClause))
+        for (const el of node.exportClause.elements) used.add(`${target}#${(el.propertyName ?? el.name).text}`);
     } else if (ts.isCallExpression(node) && node.arguments.length > 0 && ts.isStringLiteral(node.arguments[0])) {
       // import('./x') and vi.mock('./x'): the whole module.
       const callee = node.expression;

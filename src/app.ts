@@ -98,7 +98,8 @@ export function createApp(): AppOpenAPI {
     if (err instanceof HTTPException) {
       // hono's own 4xx (malformed JSON, wrong content type) carry a safe message.
       const status = err.status;
-      const code = status === 415 ? 'UNSUPPORTED_MEDIA_TYPE' : status === 413 ? 'PAYLOAD_TOO_LARGE' : status < 500 ? 'VALIDATION' : 'INTERNAL';
+      const code =
+        status === 415 ? 'UNSUPPORTED_MEDIA_TYPE' : status === 413 ? 'PAYLOAD_TOO_LARGE' : status < 500 ? 'VALIDATION' : 'INTERNAL';
       return errorResponse(c, new ApiError(code, status < 500 ? err.message : 'internal error', { internal: err }));
     }
     return errorResponse(c, err);

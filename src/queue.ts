@@ -10,8 +10,12 @@ import { createLogger } from './lib/log';
  */
 export async function handleQueueBatch(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   const log = createLogger(`queue:${batch.queue}`);
-  const isLogRow = (m: Message<unknown>) => typeof m.body === 'object' && m.body !== null && (m.body as { kind?: unknown }).kind === 'query-log';
+  const isLogRow = (m: Message<unknown>) =>
+    typeof m.body === 'object' && m.body !== null && (m.body as { kind?: unknown }).kind === 'query-log';
   const rows = batch.messages.filter(isLogRow);
   const others = batch.messages.filter((m) => !isLogRow(m));
-  await Promise.all([rows.length ? consumeQueryLog(rows, env, log) : undefined, others.length ? consumeNotifications(others, env, log) : undefined]);
+  await Promise.all([
+    rows.length ? consumeQueryLog(rows, env, log) : undefined,
+    others.length ? consumeNotifications(others, env, log) : undefined,
+  ]);
 }

@@ -29,13 +29,18 @@ export function shownSecret(html: string): string | undefined {
  * Creates a key through the form as a browser does: POST (303), then the GET it redirects to, which shows the
  * secret once. Returns the key's id, secret and the created page.
  */
-export async function createKey(browser: TestBrowser, fields: Record<string, string>): Promise<{ id: string; secret: string; html: string }> {
+export async function createKey(
+  browser: TestBrowser,
+  fields: Record<string, string>,
+): Promise<{ id: string; secret: string; html: string }> {
   const res = await browser.post('/admin/keys', { csrf: inputValue(await page(browser), 'csrf'), ...fields });
   expect(res.status).toBe(303);
   expect(location(res).pathname).toBe('/admin/keys/created');
   const html = await page(browser, location(res).pathname);
   const secret = shownSecret(html) ?? '';
   expect(secret).toMatch(/^wqk_[A-Za-z0-9_-]{43}$/);
-  const row = await env.DB.prepare('SELECT id FROM api_keys WHERE name = ? ORDER BY created_at DESC').bind(fields.name ?? '').first();
+  const row = await env.DB.prepare('SELECT id FROM api_keys WHERE name = ? ORDER BY created_at DESC')
+    .bind(fields.name ?? '')
+    .first();
   return { id: z.object({ id: z.string() }).parse(row).id, secret, html };
 }

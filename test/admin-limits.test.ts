@@ -21,10 +21,16 @@ beforeAll(async () => {
 
 const signedIn = (admin: { email: string; password: string }) => signedInAt(admin, '198.51.100.80');
 
-const LimitsRow = z.object({ daily_query_limit: z.number().nullable(), daily_bytes_limit: z.number().nullable(), max_bytes_billed: z.number().nullable() });
+const LimitsRow = z.object({
+  daily_query_limit: z.number().nullable(),
+  daily_bytes_limit: z.number().nullable(),
+  max_bytes_billed: z.number().nullable(),
+});
 
 async function limitsRow(keyId: string) {
-  return LimitsRow.parse(await env.DB.prepare('SELECT daily_query_limit, daily_bytes_limit, max_bytes_billed FROM api_keys WHERE id = ?').bind(keyId).first());
+  return LimitsRow.parse(
+    await env.DB.prepare('SELECT daily_query_limit, daily_bytes_limit, max_bytes_billed FROM api_keys WHERE id = ?').bind(keyId).first(),
+  );
 }
 
 let keyCount = 0;
@@ -60,7 +66,12 @@ describe('changing a key’s limits', () => {
     const before = await authenticateApiKey(env, key.secret, Date.now());
     expect(before.limits).toEqual(defaultLimits(env));
 
-    const res = await admin.post(`/admin/keys/${key.id}/limits`, { csrf: inputValue(await page(admin), 'csrf'), dailyQueries: '1', dailyBytes: '2.5', maxBytes: '0.25' });
+    const res = await admin.post(`/admin/keys/${key.id}/limits`, {
+      csrf: inputValue(await page(admin), 'csrf'),
+      dailyQueries: '1',
+      dailyBytes: '2.5',
+      maxBytes: '0.25',
+    });
     expect(res.status).toBe(303);
     expect(location(res).search).toBe('?notice=key-limits-saved');
     expect(await limitsRow(key.id)).toEqual({ daily_query_limit: 1, daily_bytes_limit: 2.5 * GIB, max_bytes_billed: GIB / 4 });
@@ -97,22 +108,30 @@ describe('changing a key’s limits', () => {
     { typed: '512 MiB', bytes: 2 ** 29, shown: '0.5 GiB' },
     { typed: '1.5 tib', bytes: 1.5 * 2 ** 40, shown: '1.5 TiB' },
     { typed: '0.001', bytes: 1_073_742, shown: '1,073,742 bytes' },
-  ])('a byte limit typed as "$typed" is stored as $bytes bytes and shown back as "$shown", which saves unchanged', async ({ typed, bytes, shown }) => {
-    const admin = await signedIn(TEST_ADMINS.org);
-    const key = await createKey(admin, 'org:org_demo');
-    const save = async (value: string) =>
-      admin.post(`/admin/keys/${key.id}/limits`, { csrf: inputValue(await page(admin), 'csrf'), dailyQueries: '', dailyBytes: value, maxBytes: value });
-    expect((await save(typed)).status).toBe(303);
-    expect(await limitsRow(key.id)).toEqual({ daily_query_limit: null, daily_bytes_limit: bytes, max_bytes_billed: bytes });
-    const row = keyRow(await page(admin), key.id);
-    expect(inputValue(row, 'dailyBytes')).toBe(shown);
-    expect(inputValue(row, 'maxBytes')).toBe(shown);
-    expect(row).toContain(`<li>${shown} / 24 h</li>`);
-    expect(row).toContain(`<li>${shown} per query</li>`);
-    // Saving the form as shown changes nothing.
-    expect((await save(inputValue(row, 'dailyBytes'))).status).toBe(303);
-    expect(await limitsRow(key.id)).toEqual({ daily_query_limit: null, daily_bytes_limit: bytes, max_bytes_billed: bytes });
-  });
+  ])(
+    'a byte limit typed as "$typed" is stored as $bytes bytes and shown back as "$shown", which saves unchanged',
+    async ({ typed, bytes, shown }) => {
+      const admin = await signedIn(TEST_ADMINS.org);
+      const key = await createKey(admin, 'org:org_demo');
+      const save = async (value: string) =>
+        admin.post(`/admin/keys/${key.id}/limits`, {
+          csrf: inputValue(await page(admin), 'csrf'),
+          dailyQueries: '',
+          dailyBytes: value,
+          maxBytes: value,
+        });
+      expect((await save(typed)).status).toBe(303);
+      expect(await limitsRow(key.id)).toEqual({ daily_query_limit: null, daily_bytes_limit: bytes, max_bytes_billed: bytes });
+      const row = keyRow(await page(admin), key.id);
+      expect(inputValue(row, 'dailyBytes')).toBe(shown);
+      expect(inputValue(row, 'maxBytes')).toBe(shown);
+      expect(row).toContain(`<li>${shown} / 24 h</li>`);
+      expect(row).toContain(`<li>${shown} per query</li>`);
+      // Saving the form as shown changes nothing.
+      expect((await save(inputValue(row, 'dailyBytes'))).status).toBe(303);
+      expect(await limitsRow(key.id)).toEqual({ daily_query_limit: null, daily_bytes_limit: bytes, max_bytes_billed: bytes });
+    },
+  );
 
   it('a key limited to 1 query a day through the form is refused its 2nd run of POST /v1/data/query with 429', async () => {
     const admin = await signedIn(TEST_ADMINS.brand);
@@ -132,7 +151,9 @@ describe('changing a key’s limits', () => {
     const second = await run();
     expect(second.status).toBe(429);
     expect(Number(second.headers.get('Retry-After'))).toBeGreaterThan(0);
-    expect(await second.json()).toMatchObject({ error: { code: 'USAGE_LIMIT_EXCEEDED', details: { limit: 'runs', limitValue: 1, used: 1 } } });
+    expect(await second.json()).toMatchObject({
+      error: { code: 'USAGE_LIMIT_EXCEEDED', details: { limit: 'runs', limitValue: 1, used: 1 } },
+    });
 
     // The page shows the run counted (bytes are settled in waitUntil, so wait for them) and the block.
     let row = '';
@@ -153,14 +174,18 @@ describe('changing a key’s limits', () => {
     await admin.post(`/admin/keys/${key.id}/limits`, { csrf, dailyQueries: '1', dailyBytes: '1', maxBytes: '1' });
     const now = Date.now();
     await acquireRun(env, await authenticateApiKey(env, key.secret, now), now, { consume: true });
-    expect((await expectRunRefused(acquireRun(env, await authenticateApiKey(env, key.secret, now), now, { consume: true }))).code).toBe('USAGE_LIMIT_EXCEEDED');
+    expect((await expectRunRefused(acquireRun(env, await authenticateApiKey(env, key.secret, now), now, { consume: true }))).code).toBe(
+      'USAGE_LIMIT_EXCEEDED',
+    );
 
     // Raising one limit and clearing the others.
     await admin.post(`/admin/keys/${key.id}/limits`, { csrf, dailyQueries: '2', dailyBytes: ' ', maxBytes: '' });
     expect(await limitsRow(key.id)).toEqual({ daily_query_limit: 2, daily_bytes_limit: null, max_bytes_billed: null });
     const raised = await authenticateApiKey(env, key.secret, now);
     expect(raised.limits).toEqual({ ...defaultLimits(env), dailyQueries: 2 });
-    await expect(acquireRun(env, raised, now, { consume: true })).resolves.toMatchObject({ headers: { 'RateLimit-Limit': '2', 'RateLimit-Remaining': '0' } });
+    await expect(acquireRun(env, raised, now, { consume: true })).resolves.toMatchObject({
+      headers: { 'RateLimit-Limit': '2', 'RateLimit-Remaining': '0' },
+    });
 
     await admin.post(`/admin/keys/${key.id}/limits`, { csrf, dailyQueries: '', dailyBytes: '', maxBytes: '' });
     expect(await limitsRow(key.id)).toEqual({ daily_query_limit: null, daily_bytes_limit: null, max_bytes_billed: null });
@@ -248,8 +273,14 @@ describe('changing a key’s limits', () => {
     expect(res.status).toBe(400);
     const row = keyRow(await res.text(), key.id);
     expect(row).toContain('<details open="">');
-    expect(row).toMatch(new RegExp(`<p class="alert" role="alert" id="limits-${key.id}-error">Not saved\\. ${message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
-    const input = new RegExp(`<input id="limits-${key.id}-${field}" name="${field}" value="[^"]*" aria-invalid="true" aria-describedby="limits-${key.id}-error" autofocus=""`);
+    expect(row).toMatch(
+      new RegExp(
+        `<p class="alert" role="alert" id="limits-${key.id}-error">Not saved\\. ${message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`,
+      ),
+    );
+    const input = new RegExp(
+      `<input id="limits-${key.id}-${field}" name="${field}" value="[^"]*" aria-invalid="true" aria-describedby="limits-${key.id}-error" autofocus=""`,
+    );
     expect(row).toMatch(input);
     for (const [name, v] of Object.entries(typed)) expect(inputValue(row, name)).toBe(v);
     expect(await limitsRow(key.id)).toEqual({ daily_query_limit: 7, daily_bytes_limit: null, max_bytes_billed: null });
@@ -268,11 +299,17 @@ describe('usage on the keys list', () => {
     const html = await page(admin);
     expect(html).toContain('<th scope="col">Used, last 24 h</th>');
     const row = keyRow(html, key.id);
-    expect(row).toContain('<td data-label="Used, last 24 h"><ul class="plain"><li>2 / 1,000 queries</li><li>1.5 GiB / 100 GiB billed</li></ul>');
+    expect(row).toContain(
+      '<td data-label="Used, last 24 h"><ul class="plain"><li>2 / 1,000 queries</li><li>1.5 GiB / 100 GiB billed</li></ul>',
+    );
     expect(row).not.toContain('limit reached');
     // Every input of the change-limits form has a label; the summary and the button name the key.
     // Each field's name says which key it belongs to, so no two fields on the page share a name.
-    for (const [field, label] of [['dailyQueries', 'Query runs in 24 h'], ['dailyBytes', 'Bytes billed in 24 h'], ['maxBytes', 'Max bytes billed by one query']]) {
+    for (const [field, label] of [
+      ['dailyQueries', 'Query runs in 24 h'],
+      ['dailyBytes', 'Bytes billed in 24 h'],
+      ['maxBytes', 'Max bytes billed by one query'],
+    ]) {
       expect(row).toContain(`<label for="limits-${key.id}-${field}">${label}<span class="visually-hidden"> for key ${key.name}</span>`);
     }
     expect(row).toContain(`<summary>Change limits<span class="visually-hidden"> of key ${key.name}</span></summary>`);

@@ -15,7 +15,9 @@ const USER = { id: 'user_lockout', email: 'lockout@demo.test', password: 'lockou
 beforeAll(async () => {
   await seedDemo();
   await addUser(USER.id, USER.email, USER.password);
-  await env.DB.prepare("INSERT INTO memberships (user_id, brand_id, role, created_at) VALUES (?, 'brand_acme', 'admin', ?)").bind(USER.id, Date.now()).run();
+  await env.DB.prepare("INSERT INTO memberships (user_id, brand_id, role, created_at) VALUES (?, 'brand_acme', 'admin', ?)")
+    .bind(USER.id, Date.now())
+    .run();
 });
 
 /** A sign-in from its own browser (its own login nonce) at `ip`. */
@@ -94,14 +96,9 @@ async function addSprayedAccounts(): Promise<void> {
   const h = await hashPassword(SPRAY_PASSWORD);
   await env.DB.batch(
     SPRAYED.map((u) =>
-      env.DB.prepare('INSERT INTO users (id, email, name, password_hash, password_salt, password_iterations, created_at) VALUES (?, ?, NULL, ?, ?, ?, ?)').bind(
-        u.id,
-        u.email,
-        h.hash,
-        h.salt,
-        h.iterations,
-        Date.now(),
-      ),
+      env.DB.prepare(
+        'INSERT INTO users (id, email, name, password_hash, password_salt, password_iterations, created_at) VALUES (?, ?, NULL, ?, ?, ?, ?)',
+      ).bind(u.id, u.email, h.hash, h.salt, h.iterations, Date.now()),
     ),
   );
 }
@@ -146,7 +143,9 @@ describe('per-IP sign-in throttle', () => {
       expect(r.text).toContain(`Too many failed sign-ins from your network. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`);
     }
     // The stored counts agree: exactly the limit of passwords were checked, one per account at most.
-    const rows = await env.DB.prepare("SELECT failures FROM login_account_failures WHERE user_id LIKE 'user_spray_%'").all<{ failures: number }>();
+    const rows = await env.DB.prepare("SELECT failures FROM login_account_failures WHERE user_id LIKE 'user_spray_%'").all<{
+      failures: number;
+    }>();
     expect(rows.results.reduce((n, r) => n + r.failures, 0)).toBe(IP_FAILURE_LIMIT);
     expect(rows.results.every((r) => r.failures <= 1)).toBe(true);
     expect(await ipCount(ip)).toBe(IP_FAILURE_LIMIT);
@@ -170,10 +169,14 @@ describe('per-IP sign-in throttle', () => {
       .bind(await sha256Hex(ip), ipWindowStart(Date.now()), IP_FAILURE_LIMIT - 1)
       .run();
     const right = await openForm(ip);
-    expect((await right.browser.post('/admin/login', { csrf: right.csrf, email: sprayed.email, password: SPRAY_PASSWORD })).status).toBe(303);
+    expect((await right.browser.post('/admin/login', { csrf: right.csrf, email: sprayed.email, password: SPRAY_PASSWORD })).status).toBe(
+      303,
+    );
     expect(await ipCount(ip)).toBe(IP_FAILURE_LIMIT - 1);
     // USER is locked out from this address: refused without a check, nothing counted.
-    await env.DB.prepare('INSERT INTO login_account_failures (user_id, source_hash, failures, locked_until, updated_at) VALUES (?, ?, ?, ?, ?)')
+    await env.DB.prepare(
+      'INSERT INTO login_account_failures (user_id, source_hash, failures, locked_until, updated_at) VALUES (?, ?, ?, ?, ?)',
+    )
       .bind(USER.id, await sha256Hex(ip), FAILURES_BEFORE_LOCK, Date.now() + 60_000, Date.now())
       .run();
     const locked = await openForm(ip);

@@ -13,7 +13,6 @@ beforeAll(async () => {
   await addUser('user_plain', 'plain@demo.test', 'plain-password-1');
 });
 
-
 const GIB = 1024 ** 3;
 
 describe('sign in and out', () => {
@@ -32,7 +31,11 @@ describe('sign in and out', () => {
   it('sets a __Host- session cookie that is HttpOnly, Secure and SameSite=Lax; the session lives server-side', async () => {
     const browser = new TestBrowser();
     const page = await (await browser.get('/admin/login')).text();
-    const res = await browser.post('/admin/login', { csrf: inputValue(page, 'csrf'), email: TEST_ADMINS.org.email, password: TEST_ADMINS.org.password });
+    const res = await browser.post('/admin/login', {
+      csrf: inputValue(page, 'csrf'),
+      email: TEST_ADMINS.org.email,
+      password: TEST_ADMINS.org.password,
+    });
     const cookie = res.headers.getAll('set-cookie').find((c) => c.startsWith('__Host-wq-session='));
     expect(cookie).toBeDefined();
     expect(cookie).toMatch(/; HttpOnly/i);
@@ -80,9 +83,13 @@ describe('sign in and out', () => {
   });
 
   it('keeps the pages out of the OpenAPI document', async () => {
-    const doc = z.object({ paths: z.record(z.string(), z.unknown()) }).parse(await (await SELF.fetch(`${ORIGIN}/v1/data/openapi.json`)).json());
+    const doc = z
+      .object({ paths: z.record(z.string(), z.unknown()) })
+      .parse(await (await SELF.fetch(`${ORIGIN}/v1/data/openapi.json`)).json());
     expect(Object.keys(doc.paths).length).toBeGreaterThan(0);
-    expect(Object.keys(doc.paths).filter((p) => p.startsWith('/admin') || p.startsWith('/authorize') || p.startsWith('/oauth'))).toEqual([]);
+    expect(Object.keys(doc.paths).filter((p) => p.startsWith('/admin') || p.startsWith('/authorize') || p.startsWith('/oauth'))).toEqual(
+      [],
+    );
   });
 });
 
@@ -138,19 +145,36 @@ describe('API keys', () => {
     expect(location(await new TestBrowser().get('/admin/keys/created')).pathname).toBe('/admin/login');
 
     const row = z
-      .object({ secret_hash: z.string(), brand_id: z.string(), org_id: z.null(), daily_query_limit: z.number(), daily_bytes_limit: z.number(), max_bytes_billed: z.number(), created_by_user_id: z.string() })
+      .object({
+        secret_hash: z.string(),
+        brand_id: z.string(),
+        org_id: z.null(),
+        daily_query_limit: z.number(),
+        daily_bytes_limit: z.number(),
+        max_bytes_billed: z.number(),
+        created_by_user_id: z.string(),
+      })
       .parse(await env.DB.prepare("SELECT * FROM api_keys WHERE name = 'Looker <Studio>'").first());
-    expect(row).toMatchObject({ brand_id: 'brand_globex', daily_query_limit: 25, daily_bytes_limit: 2 * GIB, max_bytes_billed: GIB / 2, created_by_user_id: DEMO_USER_IDS.org });
+    expect(row).toMatchObject({
+      brand_id: 'brand_globex',
+      daily_query_limit: 25,
+      daily_bytes_limit: 2 * GIB,
+      max_bytes_billed: GIB / 2,
+      created_by_user_id: DEMO_USER_IDS.org,
+    });
     expect(row.secret_hash).toBe(await sha256Hex(secret ?? ''));
     const stored = JSON.stringify(await env.DB.prepare("SELECT * FROM api_keys WHERE name = 'Looker <Studio>'").first());
     expect(stored).not.toContain(secret);
     // The flash is gone from KV once shown, and was never stored in the clear.
     const flashes = await env.OAUTH_KV.list({ prefix: 'admin-flash:' });
-    for (const k of flashes.keys) expect(new TextDecoder().decode(await env.OAUTH_KV.get(k.name, 'arrayBuffer') ?? new ArrayBuffer(0))).not.toContain(secret);
+    for (const k of flashes.keys)
+      expect(new TextDecoder().decode((await env.OAUTH_KV.get(k.name, 'arrayBuffer')) ?? new ArrayBuffer(0))).not.toContain(secret);
 
     const brands = await SELF.fetch(`${ORIGIN}/v1/data/brands`, { headers: { authorization: `Bearer ${secret}` } });
     expect(brands.status).toBe(200);
-    expect(await brands.json()).toEqual({ brands: [{ brandId: 'brand_globex', name: 'Globex Coffee', dataset: 'globex', timezone: 'UTC', queryable: true }] });
+    expect(await brands.json()).toEqual({
+      brands: [{ brandId: 'brand_globex', name: 'Globex Coffee', dataset: 'globex', timezone: 'UTC', queryable: true }],
+    });
 
     // Back on the list: the prefix, "Live" and the limits, not the secret.
     const list = await page(browser);
@@ -230,7 +254,9 @@ describe('CSRF on the admin forms', () => {
     const otherCsrf = inputValue(await page(await signedIn(TEST_ADMINS.org)), 'csrf');
     expect((await browser.post('/admin/keys', { csrf: otherCsrf, name: 'forged', scope: 'org:org_demo' })).status).toBe(403);
     expect(await count()).toBe(before);
-    const keyId = z.object({ id: z.string() }).parse(await env.DB.prepare("SELECT id FROM api_keys WHERE org_id = 'org_demo' AND revoked_at IS NULL").first()).id;
+    const keyId = z
+      .object({ id: z.string() })
+      .parse(await env.DB.prepare("SELECT id FROM api_keys WHERE org_id = 'org_demo' AND revoked_at IS NULL").first()).id;
     expect((await browser.post(`/admin/keys/${keyId}/revoke`, {})).status).toBe(403);
     expect(await env.DB.prepare('SELECT revoked_at FROM api_keys WHERE id = ?').bind(keyId).first()).toEqual({ revoked_at: null });
     expect((await browser.post('/admin/logout', {})).status).toBe(403);
@@ -240,7 +266,11 @@ describe('CSRF on the admin forms', () => {
 describe('connected assistants', () => {
   it('shows the MCP address to connect to, also when nothing is connected', async () => {
     await addUser('user_lonely', 'lonely@demo.test', 'lonely-password-1');
-    await env.DB.prepare("INSERT INTO memberships (user_id, brand_id, role, created_at) VALUES ('user_lonely', 'brand_initech', 'admin', ?)").bind(Date.now()).run();
+    await env.DB.prepare(
+      "INSERT INTO memberships (user_id, brand_id, role, created_at) VALUES ('user_lonely', 'brand_initech', 'admin', ?)",
+    )
+      .bind(Date.now())
+      .run();
     const html = await page(await signedIn({ email: 'lonely@demo.test', password: 'lonely-password-1' }), '/admin/assistants');
     expect(html).toContain('No assistants are connected yet');
     expect(html).toContain(`<code class="address" id="mcp-url">${ORIGIN}/v1/data/mcp</code>`);
@@ -253,7 +283,8 @@ describe('connected assistants', () => {
 
     // Use is recorded (in waitUntil) for the "last used" column.
     const grantOfBrand = (await oauthHelpers(env, ORIGIN).listUserGrants(DEMO_USER_IDS.brand)).items[0]?.id ?? '';
-    for (let i = 0; i < 50 && (await env.OAUTH_KV.get(`grant-last-used:${grantOfBrand}`)) === null; i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 50 && (await env.OAUTH_KV.get(`grant-last-used:${grantOfBrand}`)) === null; i++)
+      await new Promise((r) => setTimeout(r, 20));
 
     // The org administrator sees the brand administrator's connection (their reach is inside the org's).
     const org = await signedIn(TEST_ADMINS.org);
@@ -276,16 +307,30 @@ describe('connected assistants', () => {
     const brandAdmin = await signedIn(TEST_ADMINS.brand);
     const brandHtml = await page(brandAdmin, '/admin/assistants');
     expect(brandHtml).not.toContain(orgGrant);
-    const refused = await brandAdmin.post('/admin/assistants/revoke', { csrf: inputValue(brandHtml, 'csrf'), userId: DEMO_USER_IDS.org, grantId: orgGrant, confirm: 'yes' });
+    const refused = await brandAdmin.post('/admin/assistants/revoke', {
+      csrf: inputValue(brandHtml, 'csrf'),
+      userId: DEMO_USER_IDS.org,
+      grantId: orgGrant,
+      confirm: 'yes',
+    });
     expect(location(refused).search).toBe('?notice=assistant-not-found');
     expect((await rawToolsList(orgConn.tokens.access_token)).status).toBe(200);
 
     // Without the confirmation, back to the confirmation page, still connected.
-    const unconfirmed = await org.post('/admin/assistants/revoke', { csrf: inputValue(confirmPage, 'csrf'), userId: DEMO_USER_IDS.brand, grantId });
+    const unconfirmed = await org.post('/admin/assistants/revoke', {
+      csrf: inputValue(confirmPage, 'csrf'),
+      userId: DEMO_USER_IDS.brand,
+      grantId,
+    });
     expect(`${location(unconfirmed).pathname}${location(unconfirmed).search}`).toBe(link);
     expect((await rawToolsList(tokens.access_token)).status).toBe(200);
 
-    const revoked = await org.post('/admin/assistants/revoke', { csrf: inputValue(confirmPage, 'csrf'), userId: DEMO_USER_IDS.brand, grantId, confirm: 'yes' });
+    const revoked = await org.post('/admin/assistants/revoke', {
+      csrf: inputValue(confirmPage, 'csrf'),
+      userId: DEMO_USER_IDS.brand,
+      grantId,
+      confirm: 'yes',
+    });
     expect(revoked.status).toBe(303);
     expect(location(revoked).search).toBe('?notice=assistant-revoked');
     const after = await rawToolsList(tokens.access_token);

@@ -55,7 +55,9 @@ describe('credentialFor with brand_credentials', () => {
 
   it('opens rows sealed under CREDENTIALS_KEY_PREVIOUS during a rotation', async () => {
     await store('brand_c2', KEY_A, 'c2-old@p');
-    expect((await credentialFor({ ...env, CREDENTIALS_KEY: KEY_B, CREDENTIALS_KEY_PREVIOUS: KEY_A }, 'brand_c2')).clientEmail).toBe('c2-old@p');
+    expect((await credentialFor({ ...env, CREDENTIALS_KEY: KEY_B, CREDENTIALS_KEY_PREVIOUS: KEY_A }, 'brand_c2')).clientEmail).toBe(
+      'c2-old@p',
+    );
   });
 
   it('fails closed with 500 INTERNAL, not the default account, when a stored row does not open', async () => {

@@ -33,7 +33,13 @@ async function exported(): Promise<CatalogFile[]> {
 async function plan(files: CatalogFile[]) {
   const loaded = loadCatalog(files);
   const stored = await readStored();
-  const checked = await checkCatalog(loaded, { project: 'service-v1', orgs: stored.orgs, brands: stored.brands, current: stored.catalog, prune: false });
+  const checked = await checkCatalog(loaded, {
+    project: 'service-v1',
+    orgs: stored.orgs,
+    brands: stored.brands,
+    current: stored.catalog,
+    prune: false,
+  });
   expect([...loaded.problems, ...checked.problems]).toEqual([]);
   return { loaded, plan: await planCatalog(loaded.catalog, stored, { prune: false }) };
 }
@@ -77,8 +83,16 @@ describe('catalog round trip', () => {
     expect((await plan(edited)).plan.entries).toEqual([]);
 
     const rest = QueryListSchema.parse((await api('/v1/data/reports/rpt_business_overview/queries', 'brand')).body);
-    expect(rest.queries[0]).toMatchObject({ id: 'rq_overview_kpis', name: 'Headline numbers', narrativeHints: 'Lead with revenue.', ordinal: 1 });
-    const mcp = okData(await clients.brand.callTool({ name: 'list_report_queries', arguments: { reportId: 'rpt_business_overview' } }), QueryListSchema);
+    expect(rest.queries[0]).toMatchObject({
+      id: 'rq_overview_kpis',
+      name: 'Headline numbers',
+      narrativeHints: 'Lead with revenue.',
+      ordinal: 1,
+    });
+    const mcp = okData(
+      await clients.brand.callTool({ name: 'list_report_queries', arguments: { reportId: 'rpt_business_overview' } }),
+      QueryListSchema,
+    );
     expect(mcp).toEqual(rest);
 
     const html = await page(await signedIn(TEST_ADMINS.org), '/admin/catalog');
@@ -91,7 +105,9 @@ describe('catalog round trip', () => {
 
 describe('a stored template that cannot fill', () => {
   it('is a coded 400 naming the report and section (REST and MCP), not a 500', async () => {
-    await env.DB.prepare("UPDATE report_queries SET sql_template = sql_template || ' AND region = {region}' WHERE id = 'rq_acme_countries'").run();
+    await env.DB.prepare(
+      "UPDATE report_queries SET sql_template = sql_template || ' AND region = {region}' WHERE id = 'rq_acme_countries'",
+    ).run();
     try {
       const res = await postJson('/v1/data/query', 'brand', { queryId: 'rq_acme_countries' });
       const error = expectError(res, 400, 'QUERY_FAILED');
@@ -100,7 +116,9 @@ describe('a stored template that cannot fill', () => {
       const tool = errorOf(await clients.brand.callTool({ name: 'run_query', arguments: { queryId: 'rq_acme_countries' } }));
       expect(tool).toMatchObject({ code: 'QUERY_FAILED', message: expect.stringContaining('rpt_acme_trading section rq_acme_countries') });
     } finally {
-      await env.DB.prepare("UPDATE report_queries SET sql_template = replace(sql_template, ' AND region = {region}', '') WHERE id = 'rq_acme_countries'").run();
+      await env.DB.prepare(
+        "UPDATE report_queries SET sql_template = replace(sql_template, ' AND region = {region}', '') WHERE id = 'rq_acme_countries'",
+      ).run();
     }
   });
 });

@@ -30,8 +30,12 @@ describe('configOf', () => {
     expect(() => configOf({ ...env, ROW_CAP: 'ten' })).toThrow('configuration variable ROW_CAP must be a positive integer, got "ten"');
     expect(() => configOf({ ...env, MCP_ROW_CAP: '0' })).toThrow('configuration variable MCP_ROW_CAP must be a positive integer, got "0"');
     const { QUERY_TIMEOUT_MS: _dropped, ...missing } = env;
-    expect(() => configOf(missing as typeof env)).toThrow('configuration variable QUERY_TIMEOUT_MS must be a positive integer, got undefined');
-    expect(() => configOf({ ...env, AUTH_CACHE_TTL_MS: '-1' })).toThrow('configuration variable AUTH_CACHE_TTL_MS must be a whole number >= 0, got "-1"');
+    expect(() => configOf(missing as typeof env)).toThrow(
+      'configuration variable QUERY_TIMEOUT_MS must be a positive integer, got undefined',
+    );
+    expect(() => configOf({ ...env, AUTH_CACHE_TTL_MS: '-1' })).toThrow(
+      'configuration variable AUTH_CACHE_TTL_MS must be a whole number >= 0, got "-1"',
+    );
   });
 
   it('reads an unset or empty cache TTL as 0 (off)', () => {

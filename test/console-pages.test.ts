@@ -28,7 +28,9 @@ async function file(key: 'org' | 'brand' | 'other', body: Record<string, unknown
 beforeAll(async () => {
   await seedDemo();
   await addUser('user_other_admin', OTHER_ADMIN.email, OTHER_ADMIN.password);
-  await env.DB.prepare(`INSERT INTO memberships (user_id, org_id, brand_id, role, created_at) VALUES ('user_other_admin', 'org_other', NULL, 'admin', 0)`).run();
+  await env.DB.prepare(
+    `INSERT INTO memberships (user_id, org_id, brand_id, role, created_at) VALUES ('user_other_admin', 'org_other', NULL, 'admin', 0)`,
+  ).run();
 
   // Runs logged before filing, so the reports attach them.
   const now = Date.now();
@@ -37,19 +39,135 @@ beforeAll(async () => {
                             transport, outcome, bytes_processed, bytes_billed, row_count, duration_ms, created_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?)`,
   );
-  const rows: [string, string, 'key' | 'oauth', string, string | null, string | null, string | null, string | null, string, string, number, number, number][] = [
+  const rows: [
+    string,
+    string,
+    'key' | 'oauth',
+    string,
+    string | null,
+    string | null,
+    string | null,
+    string | null,
+    string,
+    string,
+    number,
+    number,
+    number,
+  ][] = [
     // id, request, kind, principal, org, user, brand, query, sql, outcome, bytes billed, rows, age (ms)
-    ['ql_acme_1', 'req_acme_1', 'key', DEMO_KEY_IDS.brand, 'org_demo', null, 'brand_acme', null, 'SELECT "a, b"\nFROM orders', 'OK', 3 * TIB, 10, 60_000],
-    ['ql_acme_2', 'req_acme_2', 'key', DEMO_KEY_IDS.brand, 'org_demo', null, 'brand_acme', 'rq_overview_kpis', 'SELECT 2', 'QUERY_FAILED', 0, 0, 3 * DAY],
-    ['ql_globex_1', 'req_globex_1', 'key', DEMO_KEY_IDS.org, 'org_demo', null, 'brand_globex', null, 'SELECT globex', 'OK', TIB / 2, 5, 120_000],
-    ['ql_globex_old', 'req_globex_old', 'key', DEMO_KEY_IDS.org, 'org_demo', null, 'brand_globex', null, 'SELECT old', 'OK', 1000, 1, 20 * DAY],
-    ['ql_ancient', 'req_ancient', 'key', DEMO_KEY_IDS.org, 'org_demo', null, 'brand_globex', null, 'SELECT ancient', 'OK', 999, 1, 40 * DAY],
+    [
+      'ql_acme_1',
+      'req_acme_1',
+      'key',
+      DEMO_KEY_IDS.brand,
+      'org_demo',
+      null,
+      'brand_acme',
+      null,
+      'SELECT "a, b"\nFROM orders',
+      'OK',
+      3 * TIB,
+      10,
+      60_000,
+    ],
+    [
+      'ql_acme_2',
+      'req_acme_2',
+      'key',
+      DEMO_KEY_IDS.brand,
+      'org_demo',
+      null,
+      'brand_acme',
+      'rq_overview_kpis',
+      'SELECT 2',
+      'QUERY_FAILED',
+      0,
+      0,
+      3 * DAY,
+    ],
+    [
+      'ql_globex_1',
+      'req_globex_1',
+      'key',
+      DEMO_KEY_IDS.org,
+      'org_demo',
+      null,
+      'brand_globex',
+      null,
+      'SELECT globex',
+      'OK',
+      TIB / 2,
+      5,
+      120_000,
+    ],
+    [
+      'ql_globex_old',
+      'req_globex_old',
+      'key',
+      DEMO_KEY_IDS.org,
+      'org_demo',
+      null,
+      'brand_globex',
+      null,
+      'SELECT old',
+      'OK',
+      1000,
+      1,
+      20 * DAY,
+    ],
+    [
+      'ql_ancient',
+      'req_ancient',
+      'key',
+      DEMO_KEY_IDS.org,
+      'org_demo',
+      null,
+      'brand_globex',
+      null,
+      'SELECT ancient',
+      'OK',
+      999,
+      1,
+      40 * DAY,
+    ],
     ['ql_nobrand', 'req_nobrand', 'key', DEMO_KEY_IDS.org, 'org_demo', null, null, null, 'SELECT nobrand', 'VALIDATION', 0, 0, 30_000],
-    ['ql_umbrella', 'req_umbrella', 'key', DEMO_KEY_IDS.other, 'org_other', null, 'brand_umbrella', null, 'SELECT umbrella_secret', 'OK', 2 * TIB, 3, 90_000],
+    [
+      'ql_umbrella',
+      'req_umbrella',
+      'key',
+      DEMO_KEY_IDS.other,
+      'org_other',
+      null,
+      'brand_umbrella',
+      null,
+      'SELECT umbrella_secret',
+      'OK',
+      2 * TIB,
+      3,
+      90_000,
+    ],
   ];
   await env.DB.batch(
     rows.map(([id, req, kind, principal, org, user, brand, query, sql, outcome, billed, count, age]) =>
-      insert.bind(id, req, kind, principal, org, user, brand, query, query ? JSON.stringify({ startDate: '2026-10-01', endDate: '2026-10-31' }) : null, sql, 'rest', outcome, billed, billed, count, 25, now - age),
+      insert.bind(
+        id,
+        req,
+        kind,
+        principal,
+        org,
+        user,
+        brand,
+        query,
+        query ? JSON.stringify({ startDate: '2026-10-01', endDate: '2026-10-31' }) : null,
+        sql,
+        'rest',
+        outcome,
+        billed,
+        billed,
+        count,
+        25,
+        now - age,
+      ),
     ),
   );
 
@@ -72,16 +190,31 @@ beforeAll(async () => {
   const client = await mcpClient(tokens.access_token);
   const ran = await client.callTool({ name: 'run_query', arguments: { brandId: 'brand_acme', sql: 'SELECT 1 AS one' } });
   expect(ran.isError ?? false).toBe(false);
-  const filed = await client.callTool({ name: 'report_data_issue', arguments: { summary: 'Assistant sees odd totals', brandId: 'brand_acme', severity: 'low' } });
+  const filed = await client.callTool({
+    name: 'report_data_issue',
+    arguments: { summary: 'Assistant sees odd totals', brandId: 'brand_acme', severity: 'low' },
+  });
   await client.close();
   reports.assistant = (filed.structuredContent as { feedbackRef: string }).feedbackRef;
-  const row = await env.DB.prepare('SELECT principal_id, user_id FROM feedback WHERE id = ?').bind(reports.assistant).first<{ principal_id: string; user_id: string }>();
+  const row = await env.DB.prepare('SELECT principal_id, user_id FROM feedback WHERE id = ?')
+    .bind(reports.assistant)
+    .first<{ principal_id: string; user_id: string }>();
   grantUser = { grantId: row!.principal_id, userId: row!.user_id };
 
-  browsers = { org: await signedIn(TEST_ADMINS.org), brand: await signedIn(TEST_ADMINS.brand, '198.51.100.51'), other: await signedIn(OTHER_ADMIN, '198.51.100.52') };
+  browsers = {
+    org: await signedIn(TEST_ADMINS.org),
+    brand: await signedIn(TEST_ADMINS.brand, '198.51.100.51'),
+    other: await signedIn(OTHER_ADMIN, '198.51.100.52'),
+  };
 }, 60_000);
 
-const summaries = ['Acme revenue doubled in October', 'Globex orders missing', 'Every brand looks a day late', 'Umbrella secret issue', 'Assistant sees odd totals'];
+const summaries = [
+  'Acme revenue doubled in October',
+  'Globex orders missing',
+  'Every brand looks a day late',
+  'Umbrella secret issue',
+  'Assistant sees odd totals',
+];
 const shown = (html: string) => summaries.filter((s) => html.includes(s));
 
 describe('data-issue inbox', () => {
@@ -89,10 +222,16 @@ describe('data-issue inbox', () => {
     expect(shown(await page(browsers.org, '/admin/inbox')).sort()).toEqual(
       ['Acme revenue doubled in October', 'Assistant sees odd totals', 'Every brand looks a day late', 'Globex orders missing'].sort(),
     );
-    expect(shown(await page(browsers.brand, '/admin/inbox')).sort()).toEqual(['Acme revenue doubled in October', 'Assistant sees odd totals'].sort());
+    expect(shown(await page(browsers.brand, '/admin/inbox')).sort()).toEqual(
+      ['Acme revenue doubled in October', 'Assistant sees odd totals'].sort(),
+    );
     expect(shown(await page(browsers.other, '/admin/inbox'))).toEqual(['Umbrella secret issue']);
     // A report outside one's reach is not found, not shown.
-    for (const [b, id] of [[browsers.org, reports.umbrella], [browsers.brand, reports.globex], [browsers.other, reports.acme]] as const) {
+    for (const [b, id] of [
+      [browsers.org, reports.umbrella],
+      [browsers.brand, reports.globex],
+      [browsers.other, reports.acme],
+    ] as const) {
       const res = await b.get(`/admin/inbox/${id}`);
       expect(res.status).toBe(404);
       expect(await res.text()).not.toMatch(/Umbrella secret|Globex orders|Acme revenue/);
@@ -101,8 +240,12 @@ describe('data-issue inbox', () => {
 
   it('filters by brand, severity, status, filer (key, connection, user) and date', async () => {
     expect(shown(await page(browsers.org, '/admin/inbox?severity=high'))).toEqual(['Globex orders missing']);
-    expect(shown(await page(browsers.org, '/admin/inbox?brand=brand_acme')).sort()).toEqual(['Acme revenue doubled in October', 'Assistant sees odd totals'].sort());
-    expect(shown(await page(browsers.org, `/admin/inbox?key=${DEMO_KEY_IDS.org}`)).sort()).toEqual(['Every brand looks a day late', 'Globex orders missing'].sort());
+    expect(shown(await page(browsers.org, '/admin/inbox?brand=brand_acme')).sort()).toEqual(
+      ['Acme revenue doubled in October', 'Assistant sees odd totals'].sort(),
+    );
+    expect(shown(await page(browsers.org, `/admin/inbox?key=${DEMO_KEY_IDS.org}`)).sort()).toEqual(
+      ['Every brand looks a day late', 'Globex orders missing'].sort(),
+    );
     expect(shown(await page(browsers.org, `/admin/inbox?connection=${grantUser.grantId}`))).toEqual(['Assistant sees odd totals']);
     expect(shown(await page(browsers.org, `/admin/inbox?user=${DEMO_USER_IDS.brand}`))).toEqual(['Assistant sees odd totals']);
     const today = new Date().toISOString().slice(0, 10);
@@ -121,7 +264,9 @@ describe('data-issue inbox', () => {
     const html = await page(browsers.org, `/admin/inbox/${reports.acme}`);
     expect(html).toContain('about 1.2M');
     expect(html).toContain('2.4M');
-    expect(html).toMatch(/<li class="turn turn-user"><span class="who">User<\/span><div class="said">What was October revenue\?<\/div><\/li>/);
+    expect(html).toMatch(
+      /<li class="turn turn-user"><span class="who">User<\/span><div class="said">What was October revenue\?<\/div><\/li>/,
+    );
     // Transcript text is text: markup in it is escaped, never rendered.
     expect(html).toContain('2.4M &lt;b&gt;bold&lt;/b&gt;.');
     expect(html).toContain('SELECT &quot;a, b&quot;\nFROM orders');
@@ -138,7 +283,15 @@ describe('data-issue inbox', () => {
     expect(noNote.status).toBe(400);
     expect(await noNote.text()).toContain('say why in a note to mark the report resolved');
     // A brand administrator cannot touch another brand's report; a missing CSRF token is refused.
-    expect((await browsers.brand.post(`${path}/status`, { csrf: inputValue(await page(browsers.brand, '/admin/inbox'), 'csrf'), from: 'open', status: 'acknowledged' })).status).toBe(404);
+    expect(
+      (
+        await browsers.brand.post(`${path}/status`, {
+          csrf: inputValue(await page(browsers.brand, '/admin/inbox'), 'csrf'),
+          from: 'open',
+          status: 'acknowledged',
+        })
+      ).status,
+    ).toBe(404);
     expect((await browsers.org.post(`${path}/status`, { from: 'open', status: 'acknowledged' })).status).toBe(403);
     expect(await env.DB.prepare('SELECT status FROM feedback WHERE id = ?').bind(reports.globex).first('status')).toBe('open');
 
@@ -148,19 +301,40 @@ describe('data-issue inbox', () => {
     // A form from before that change (still saying "open") is refused with the current state.
     const stale = await browsers.org.post(`${path}/status`, { csrf, from: 'open', status: 'dismissed', note: 'dup' });
     expect(stale.status).toBe(409);
-    const resolved = await browsers.org.post(`${path}/status`, { csrf, from: 'acknowledged', status: 'resolved', note: 'Late load fixed; reran the job.' });
+    const resolved = await browsers.org.post(`${path}/status`, {
+      csrf,
+      from: 'acknowledged',
+      status: 'resolved',
+      note: 'Late load fixed; reran the job.',
+    });
     expect(resolved.status).toBe(303);
 
     const html = await page(browsers.org, path);
     expect(html).toContain('<span class="st st-resolved">Resolved</span>');
     expect(html).toContain('Late load fixed; reran the job.');
     expect(html).toContain('its status is final');
-    const { results } = await env.DB.prepare('SELECT from_status, to_status, note, actor_kind, actor_id, actor_name FROM feedback_status_changes WHERE feedback_id = ? ORDER BY created_at, id')
+    const { results } = await env.DB.prepare(
+      'SELECT from_status, to_status, note, actor_kind, actor_id, actor_name FROM feedback_status_changes WHERE feedback_id = ? ORDER BY created_at, id',
+    )
       .bind(reports.globex)
       .all();
     expect(results).toEqual([
-      { from_status: 'open', to_status: 'acknowledged', note: null, actor_kind: 'user', actor_id: DEMO_USER_IDS.org, actor_name: TEST_ADMINS.org.email },
-      { from_status: 'acknowledged', to_status: 'resolved', note: 'Late load fixed; reran the job.', actor_kind: 'user', actor_id: DEMO_USER_IDS.org, actor_name: TEST_ADMINS.org.email },
+      {
+        from_status: 'open',
+        to_status: 'acknowledged',
+        note: null,
+        actor_kind: 'user',
+        actor_id: DEMO_USER_IDS.org,
+        actor_name: TEST_ADMINS.org.email,
+      },
+      {
+        from_status: 'acknowledged',
+        to_status: 'resolved',
+        note: 'Late load fixed; reran the job.',
+        actor_kind: 'user',
+        actor_id: DEMO_USER_IDS.org,
+        actor_name: TEST_ADMINS.org.email,
+      },
     ]);
     expect(shown(await page(browsers.org, '/admin/inbox?status=resolved'))).toEqual(['Globex orders missing']);
     // Final: nothing further is accepted.
@@ -170,7 +344,10 @@ describe('data-issue inbox', () => {
 });
 
 describe('query history', () => {
-  const runsShown = (html: string) => ['req_acme_1', 'req_acme_2', 'req_globex_1', 'req_globex_old', 'req_ancient', 'req_nobrand', 'req_umbrella'].filter((r) => html.includes(`request ${r}<`));
+  const runsShown = (html: string) =>
+    ['req_acme_1', 'req_acme_2', 'req_globex_1', 'req_globex_old', 'req_ancient', 'req_nobrand', 'req_umbrella'].filter((r) =>
+      html.includes(`request ${r}<`),
+    );
 
   it('shows each administrator only the runs of what they administer', async () => {
     expect(runsShown(await page(browsers.org, '/admin/history')).sort()).toEqual(
@@ -195,7 +372,11 @@ describe('query history', () => {
     expect(runsShown(await page(browsers.org, '/admin/history?outcome=QUERY_FAILED'))).toEqual(['req_acme_2']);
     expect(runsShown(await page(browsers.org, '/admin/history?query=rq_overview_kpis'))).toEqual(['req_acme_2']);
     expect(runsShown(await page(browsers.org, `/admin/history?key=${DEMO_KEY_IDS.brand}`)).sort()).toEqual(['req_acme_1', 'req_acme_2']);
-    expect(runsShown(await page(browsers.org, '/admin/history?brand=brand_globex')).sort()).toEqual(['req_ancient', 'req_globex_1', 'req_globex_old']);
+    expect(runsShown(await page(browsers.org, '/admin/history?brand=brand_globex')).sort()).toEqual([
+      'req_ancient',
+      'req_globex_1',
+      'req_globex_old',
+    ]);
     expect(runsShown(await page(browsers.org, '/admin/history?requestId=req_acme_1'))).toEqual(['req_acme_1']);
     // A brand administrator's filter cannot reach past their brand.
     expect(runsShown(await page(browsers.brand, '/admin/history?brand=brand_globex'))).toEqual([]);
@@ -213,7 +394,9 @@ describe('query history', () => {
     const now = Date.now();
     const reach = { orgIds: ['org_demo'], brandIds: ['brand_acme', 'brand_globex'] };
     const totals = await loadTotals(env, reach, now);
-    const { results } = await env.DB.prepare('SELECT principal_kind, principal_id, brand_id, org_id, bytes_billed, created_at FROM query_log').all<{
+    const { results } = await env.DB.prepare(
+      'SELECT principal_kind, principal_id, brand_id, org_id, bytes_billed, created_at FROM query_log',
+    ).all<{
       principal_kind: string;
       principal_id: string;
       brand_id: string | null;
@@ -221,18 +404,32 @@ describe('query history', () => {
       bytes_billed: number | null;
       created_at: number;
     }>();
-    const visible = results.filter((r) => (r.brand_id !== null ? reach.brandIds.includes(r.brand_id) : reach.orgIds.includes(r.org_id ?? '')));
+    const visible = results.filter((r) =>
+      r.brand_id !== null ? reach.brandIds.includes(r.brand_id) : reach.orgIds.includes(r.org_id ?? ''),
+    );
     for (const d of TOTAL_WINDOWS) {
       const inWindow = visible.filter((r) => r.created_at > now - d * DAY && r.created_at <= now);
       const sum = (rows: typeof inWindow) => ({ runs: rows.length, bytesBilled: rows.reduce((n, r) => n + (r.bytes_billed ?? 0), 0) });
       for (const t of totals.callers) {
-        const expected = sum(inWindow.filter((r) => (r.principal_kind === 'key' ? 'key' : 'connection') === t.kind && r.principal_id === t.id));
-        expect({ who: t.id, d, runs: t.windows[d].runs, bytes: t.windows[d].bytesBilled }).toEqual({ who: t.id, d, runs: expected.runs, bytes: expected.bytesBilled });
+        const expected = sum(
+          inWindow.filter((r) => (r.principal_kind === 'key' ? 'key' : 'connection') === t.kind && r.principal_id === t.id),
+        );
+        expect({ who: t.id, d, runs: t.windows[d].runs, bytes: t.windows[d].bytesBilled }).toEqual({
+          who: t.id,
+          d,
+          runs: expected.runs,
+          bytes: expected.bytesBilled,
+        });
         expect(t.windows[d].costUsd).toBeCloseTo((expected.bytesBilled / TIB) * 6.25, 9);
       }
       for (const t of totals.brands) {
         const expected = sum(inWindow.filter((r) => r.brand_id === t.id));
-        expect({ brand: t.id, d, runs: t.windows[d].runs, bytes: t.windows[d].bytesBilled }).toEqual({ brand: t.id, d, runs: expected.runs, bytes: expected.bytesBilled });
+        expect({ brand: t.id, d, runs: t.windows[d].runs, bytes: t.windows[d].bytesBilled }).toEqual({
+          brand: t.id,
+          d,
+          runs: expected.runs,
+          bytes: expected.bytesBilled,
+        });
       }
       // Every visible run of the window is in exactly one caller row and one brand row.
       expect(totals.callers.reduce((n, t) => n + t.windows[d].runs, 0)).toBe(inWindow.length);
@@ -277,12 +474,16 @@ describe('around the pages', () => {
   it('shows each connected assistant its own usage against its limits', async () => {
     const html = await page(browsers.brand, '/admin/assistants');
     // The connection ran one query (run_query) in beforeAll; the default limits apply to connections.
-    expect(html).toMatch(/<td data-label="Used, last 24 h"><ul class="plain"><li>1 \/ 1,000 queries<\/li><li>[^<]+ \/ 100 GiB billed<\/li><\/ul><\/td>/);
+    expect(html).toMatch(
+      /<td data-label="Used, last 24 h"><ul class="plain"><li>1 \/ 1,000 queries<\/li><li>[^<]+ \/ 100 GiB billed<\/li><\/ul><\/td>/,
+    );
   });
 
   it('links the inbox and the history from every page, with short labels for phones', async () => {
     const html = await page(browsers.brand, '/admin/inbox');
-    expect(html).toContain('<a href="/admin/inbox" aria-current="page"><span class="nav-long">Data issues</span><span class="nav-short" aria-hidden="true">Issues</span></a>');
+    expect(html).toContain(
+      '<a href="/admin/inbox" aria-current="page"><span class="nav-long">Data issues</span><span class="nav-short" aria-hidden="true">Issues</span></a>',
+    );
     expect(html).toContain('href="/admin/history"');
   });
 });

@@ -16,4 +16,10 @@ export const DEMO_CATALOG_FILES: readonly CatalogFile[] = Object.entries(RAW).ma
 export const DEMO_CATALOG = loadCatalog(DEMO_CATALOG_FILES).catalog;
 
 /** The demo memories with their owner spread (scope, orgId, brandId), as the memory tests read them. */
-export const DEMO_MEMORIES = DEMO_CATALOG.memories.map((m) => ({ id: m.id, ...m.owner, table: m.table, title: m.title, content: m.content }));
+export const DEMO_MEMORIES = DEMO_CATALOG.memories.map((m) => ({
+  id: m.id,
+  ...m.owner,
+  table: m.table,
+  title: m.title,
+  content: m.content,
+}));

@@ -39,11 +39,13 @@ async function signInStatus(email: string, password: string): Promise<number> {
 /** Applies a seed and returns what its rotating UPDATEs reported, as npm run dev reads it. */
 async function applySeed(input: DemoSeedInput): Promise<{ rotated: string; revoked_at: number | null }[]> {
   const results = await env.DB.batch((await buildDemoSeed(input)).map((s) => env.DB.prepare(s)));
-  return results.flatMap((r) => r.results).flatMap((row) => {
-    if (typeof row !== 'object' || row === null || !('rotated' in row) || typeof row.rotated !== 'string') return [];
-    const revoked = 'revoked_at' in row && typeof row.revoked_at === 'number' ? row.revoked_at : null;
-    return [{ rotated: row.rotated, revoked_at: revoked }];
-  });
+  return results
+    .flatMap((r) => r.results)
+    .flatMap((row) => {
+      if (typeof row !== 'object' || row === null || !('rotated' in row) || typeof row.rotated !== 'string') return [];
+      const revoked = 'revoked_at' in row && typeof row.revoked_at === 'number' ? row.revoked_at : null;
+      return [{ rotated: row.rotated, revoked_at: revoked }];
+    });
 }
 
 async function apiKeyRows(): Promise<Record<string, unknown>[]> {
@@ -58,7 +60,9 @@ beforeAll(async () => {
   // What an operator changed on demo rows: a name, a revocation, a sign-in lock.
   await env.DB.prepare("UPDATE api_keys SET name = 'renamed brand key' WHERE id = ?").bind(DEMO_KEY_IDS.brand).run();
   await env.DB.prepare('UPDATE api_keys SET revoked_at = 1 WHERE id = ?').bind(DEMO_KEY_IDS.other).run();
-  await env.DB.prepare('UPDATE users SET failed_logins = 7, locked_until = ? WHERE id = ?').bind(Date.now() + 3_600_000, DEMO_USER_IDS.brand).run();
+  await env.DB.prepare('UPDATE users SET failed_logins = 7, locked_until = ? WHERE id = ?')
+    .bind(Date.now() + 3_600_000, DEMO_USER_IDS.brand)
+    .run();
 });
 
 describe('demo seed with rotate', () => {
@@ -85,7 +89,10 @@ describe('demo seed with rotate', () => {
     const strip = (rows: Record<string, unknown>[]) => rows.map(({ secret_hash: _h, prefix: _p, ...rest }) => rest);
     expect(strip(after)).toEqual(strip(before));
     expect(after.find((r) => r.id === OWN_KEY.id)).toEqual(before.find((r) => r.id === OWN_KEY.id));
-    expect(after.find((r) => r.id === DEMO_KEY_IDS.org)).toMatchObject({ secret_hash: await sha256Hex(NEW.keys.org), prefix: NEW.keys.org.slice(0, 12) });
+    expect(after.find((r) => r.id === DEMO_KEY_IDS.org)).toMatchObject({
+      secret_hash: await sha256Hex(NEW.keys.org),
+      prefix: NEW.keys.org.slice(0, 12),
+    });
 
     expect(await brandsStatus(NEW.keys.org)).toBe(200);
     expect(await brandsStatus(NEW.keys.brand)).toBe(200);

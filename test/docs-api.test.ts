@@ -23,7 +23,10 @@ function undocumented(doc: string, operations: { method: string; path: string; o
 describe('docs/api.md covers the API', () => {
   it('finds what a synthetic reference page leaves out', () => {
     const ops = [{ method: 'GET', path: '/v1/data/things/{id}', operationId: 'getThing' }];
-    expect(undocumented('`GET /v1/data/things/{id}` and `list_things`', ops, ['list_things', 'get_thing'])).toEqual(['getThing', 'tool get_thing']);
+    expect(undocumented('`GET /v1/data/things/{id}` and `list_things`', ops, ['list_things', 'get_thing'])).toEqual([
+      'getThing',
+      'tool get_thing',
+    ]);
   });
 
   it('names every REST operation the app serves (method, path, operationId) and every registered MCP tool', async () => {

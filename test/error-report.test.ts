@@ -67,7 +67,7 @@ describe('reportError: one error report and exactly one log line per error', () 
     expect(JSON.stringify(report.body)).not.toMatch(/undefined|D1_ERROR|boom|invalidQuery|d1_write_failed|uncaught_exception/);
   });
 
-  it('carries x-request-id, the JSON content type and the error\'s own headers into the response', async () => {
+  it("carries x-request-id, the JSON content type and the error's own headers into the response", async () => {
     const { log } = recordingLogger();
     const report = reportError(new ApiError('USAGE_LIMIT_EXCEEDED', 'limit', { headers: { 'retry-after': '60' } }), 'req_2', log);
     const res = errorReportResponse(report);

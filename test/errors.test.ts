@@ -31,7 +31,11 @@ describe('error responses: one body shape, x-request-id equal to error.requestId
   });
 
   it('400 VALIDATION for malformed JSON', async () => {
-    const res = await api('/v1/data/feedback', 'org', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"summary": "x",' });
+    const res = await api('/v1/data/feedback', 'org', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"summary": "x",',
+    });
     const err = expectError(res, 400, 'VALIDATION');
     expect(err.message).toMatch(/JSON/i);
   });

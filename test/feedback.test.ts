@@ -38,12 +38,64 @@ beforeAll(async () => {
       ),
     );
   }
-  rows.push(insert.bind('ql_org_old', 'req_org_old', DEMO_KEY_IDS.org, 'brand_acme', null, null, 'SELECT old', 0, 'rest', 'OK', 1, 1, 1, 1, now - 48 * HOUR));
-  rows.push(insert.bind('ql_brand_0', 'req_brand_0', DEMO_KEY_IDS.brand, 'brand_acme', null, null, 'SELECT brand', 0, 'rest', 'OK', 1, 1, 1, 1, now - HOUR));
+  rows.push(
+    insert.bind(
+      'ql_org_old',
+      'req_org_old',
+      DEMO_KEY_IDS.org,
+      'brand_acme',
+      null,
+      null,
+      'SELECT old',
+      0,
+      'rest',
+      'OK',
+      1,
+      1,
+      1,
+      1,
+      now - 48 * HOUR,
+    ),
+  );
+  rows.push(
+    insert.bind(
+      'ql_brand_0',
+      'req_brand_0',
+      DEMO_KEY_IDS.brand,
+      'brand_acme',
+      null,
+      null,
+      'SELECT brand',
+      0,
+      'rest',
+      'OK',
+      1,
+      1,
+      1,
+      1,
+      now - HOUR,
+    ),
+  );
   // The org key's runs on its other brand, newer than any Acme run: a report about Acme must not attach them.
   for (let i = 0; i < 3; i++) {
     rows.push(
-      insert.bind(`ql_globex_${i}`, `req_globex_${i}`, DEMO_KEY_IDS.org, 'brand_globex', null, null, `SELECT g${i}`, 0, 'rest', 'OK', 1, 1, 1, 1, now - (i + 1) * 60 * 1000),
+      insert.bind(
+        `ql_globex_${i}`,
+        `req_globex_${i}`,
+        DEMO_KEY_IDS.org,
+        'brand_globex',
+        null,
+        null,
+        `SELECT g${i}`,
+        0,
+        'rest',
+        'OK',
+        1,
+        1,
+        1,
+        1,
+        now - (i + 1) * 60 * 1000,
+      ),
     );
   }
   await env.DB.batch(rows);
@@ -135,7 +187,7 @@ describe('POST /v1/data/feedback', () => {
     expect(recent[3]).toMatchObject({ outcome: 'QUERY_FAILED' });
   });
 
-  it('attaches only the calling key\'s own queries (none older than 24 h)', async () => {
+  it("attaches only the calling key's own queries (none older than 24 h)", async () => {
     const res = await postJson('/v1/data/feedback', 'brand', { summary: 'x' });
     const row = await stored(FeedbackResponseSchema.parse(res.body).feedbackRef);
     expect(JSON.parse(row.recent_queries).map((q: { requestId: string }) => q.requestId)).toEqual(['req_brand_0']);
@@ -147,7 +199,14 @@ describe('POST /v1/data/feedback', () => {
     const res = await postJson('/v1/data/feedback', 'other', { summary: 'Umbrella totals look low', brandId: 'brand_umbrella' });
     const row = await stored(FeedbackResponseSchema.parse(res.body).feedbackRef);
     expect(JSON.parse(row.recent_queries)).toEqual([]);
-    expect(row).toMatchObject({ brand_id: 'brand_umbrella', org_id: 'org_other', expected: null, observed: null, severity: null, transcript: null });
+    expect(row).toMatchObject({
+      brand_id: 'brand_umbrella',
+      org_id: 'org_other',
+      expected: null,
+      observed: null,
+      severity: null,
+      transcript: null,
+    });
   });
 
   it('files a general, organization-wide report when an org key omits brandId', async () => {
@@ -194,7 +253,11 @@ describe('POST /v1/data/feedback', () => {
       ['bad role', { summary: 'x', transcript: [{ role: 'system', content: 'hi' }] }, /transcript\.0\.role/],
       ['turn without content', { summary: 'x', transcript: [{ role: 'user' }] }, /transcript\.0\.content/],
       ['unknown turn property', { summary: 'x', transcript: [{ role: 'user', content: 'a', at: 1 }] }, /transcript\.0/],
-      ['too many turns', { summary: 'x', transcript: Array.from({ length: 101 }, () => ({ role: 'user', content: 'a' })) }, /at most 100 turns/],
+      [
+        'too many turns',
+        { summary: 'x', transcript: Array.from({ length: 101 }, () => ({ role: 'user', content: 'a' })) },
+        /at most 100 turns/,
+      ],
       ['transcript over 200 KiB of UTF-8', { summary: 'x', transcript: longTurns }, /at most 204800 bytes/],
       ['unknown top-level property', { summary: 'x', reporter: 'me' }, /reporter/],
       ['summary not a string', { summary: 42 }, /summary/],
@@ -228,9 +291,17 @@ describe('POST /v1/data/feedback', () => {
   });
 
   it('415 for a body that is not JSON, 400 for malformed JSON, 413 above 1 MiB', async () => {
-    const wrongType = await api('/v1/data/feedback', 'org', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'summary=x' });
+    const wrongType = await api('/v1/data/feedback', 'org', {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: 'summary=x',
+    });
     expectError(wrongType, 415, 'UNSUPPORTED_MEDIA_TYPE');
-    const malformed = await api('/v1/data/feedback', 'org', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"summary":' });
+    const malformed = await api('/v1/data/feedback', 'org', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"summary":',
+    });
     expectError(malformed, 400, 'VALIDATION');
     const huge = await postJson('/v1/data/feedback', 'org', { summary: 'x', observed: 'o'.repeat(1024 * 1024) });
     expectError(huge, 413, 'PAYLOAD_TOO_LARGE');

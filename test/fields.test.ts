@@ -41,7 +41,9 @@ describe('shared input fields', () => {
   it.each(['1e1', '0x10', '+5', '1.0', ' 5', '5 ', '', '-1', '0', '201', 'NaN', '9'.repeat(400)])(
     'integer query parameter %j is refused, naming it',
     (text) => {
-      expect(firstMessage(integerQuery('offset', BOUNDS, 'x'), text)).toBe('offset must be an integer from 1 to 200, written with digits only');
+      expect(firstMessage(integerQuery('offset', BOUNDS, 'x'), text)).toBe(
+        'offset must be an integer from 1 to 200, written with digits only',
+      );
     },
   );
 
@@ -52,7 +54,9 @@ describe('shared input fields', () => {
   });
 
   it('advertises the same bounds and descriptions in the JSON Schema an MCP tool publishes', () => {
-    const shape = z.toJSONSchema(z.object({ brandId: BrandIdField, cursor: CursorField, limit: pageLimitArgument(BOUNDS) }), { io: 'input' });
+    const shape = z.toJSONSchema(z.object({ brandId: BrandIdField, cursor: CursorField, limit: pageLimitArgument(BOUNDS) }), {
+      io: 'input',
+    });
     expect(shape).toMatchObject({
       properties: {
         brandId: { type: 'string', minLength: 1, maxLength: 128, description: expect.stringContaining('brandId') },

@@ -19,7 +19,9 @@ const Column = z.object({ name: z.string(), type: z.string(), notnull: z.number(
 
 /** A value the setting's form field reads back exactly, and the stored integer it means. */
 function sample(name: KeySettingName, i: number): { typed: string; stored: number } {
-  return KEY_SETTINGS[name].unit === 'bytes' ? { typed: `${i + 2} GiB`, stored: (i + 2) * 1024 ** 3 } : { typed: String(i + 3), stored: i + 3 };
+  return KEY_SETTINGS[name].unit === 'bytes'
+    ? { typed: `${i + 2} GiB`, stored: (i + 2) * 1024 ** 3 }
+    : { typed: String(i + 3), stored: i + 3 };
 }
 
 async function storedSettings(keyId: string): Promise<Record<string, unknown>> {
@@ -31,10 +33,14 @@ async function storedSettings(keyId: string): Promise<Record<string, unknown>> {
 
 describe('per-key settings: one migration and one entry each', () => {
   it('every setting is a nullable INTEGER column of api_keys, and every such column is a setting', async () => {
-    const { results } = await env.DB.prepare("SELECT name, type, \"notnull\" FROM pragma_table_info('api_keys')").all();
+    const { results } = await env.DB.prepare('SELECT name, type, "notnull" FROM pragma_table_info(\'api_keys\')').all();
     const columns = results.map((r) => Column.parse(r));
     for (const name of KEY_SETTING_NAMES) {
-      expect(columns, `api_keys.${KEY_SETTINGS[name].column}`).toContainEqual({ name: KEY_SETTINGS[name].column, type: 'INTEGER', notnull: 0 });
+      expect(columns, `api_keys.${KEY_SETTINGS[name].column}`).toContainEqual({
+        name: KEY_SETTINGS[name].column,
+        type: 'INTEGER',
+        notnull: 0,
+      });
     }
     // The other nullable integers of api_keys are timestamps; anything else is a setting someone forgot to declare.
     const undeclared = columns
@@ -47,7 +53,9 @@ describe('per-key settings: one migration and one entry each', () => {
     const admin = await signedIn(TEST_ADMINS.org, '198.51.100.81');
     const typed = Object.fromEntries(KEY_SETTING_NAMES.map((n, i) => [formField(n), sample(n, i).typed]));
     const { id } = await createKey(admin, { name: 'every setting', scope: 'brand:brand_acme', ...typed });
-    expect(await storedSettings(id)).toEqual(Object.fromEntries(KEY_SETTING_NAMES.map((n, i) => [KEY_SETTINGS[n].column, sample(n, i).stored])));
+    expect(await storedSettings(id)).toEqual(
+      Object.fromEntries(KEY_SETTING_NAMES.map((n, i) => [KEY_SETTINGS[n].column, sample(n, i).stored])),
+    );
 
     const html = await page(admin);
     const row = html.slice(html.indexOf(`<tr id="key-${id}"`));
@@ -65,7 +73,15 @@ describe('per-key settings: one migration and one entry each', () => {
     const admin = await signedIn(TEST_ADMINS.org, '198.51.100.82');
     const { id } = await createKey(admin, { name: 'slow pages', scope: 'brand:brand_acme', pageReadsPerMinute: '4' });
     const { meterRate } = await import('../src/usage/usage');
-    const principal = { kind: 'key' as const, id, label: 'slow pages', orgId: 'org_demo', scope: 'brand' as const, brandIds: ['brand_acme'], limits: { maxBytesBilled: 1, dailyQueries: 1, dailyBytes: 1 } };
+    const principal = {
+      kind: 'key' as const,
+      id,
+      label: 'slow pages',
+      orgId: 'org_demo',
+      scope: 'brand' as const,
+      brandIds: ['brand_acme'],
+      limits: { maxBytesBilled: 1, dailyQueries: 1, dailyBytes: 1 },
+    };
     expect(await meterRate(env, principal, 'pages')).toBe(4);
     expect(await meterRate(env, principal, 'checks')).toBe(Number(env.DEFAULT_CHECKS_PER_MINUTE));
   });

@@ -40,7 +40,10 @@ describe('renderMarkdown', () => {
       ['<script>alert(1)</script>', '<p>&lt;script&gt;alert(1)&lt;/script&gt;</p>'],
       ['<img src=x onerror=alert(1)>', '<p>&lt;img src=x onerror=alert(1)&gt;</p>'],
       ['[x](javascript:alert(1))', '<p>[x](javascript:alert(1))</p>'],
-      ['[x](https://a.example/"onmouseover="alert(1))', '<p><a href="https://a.example/&quot;onmouseover=&quot;alert(1" rel="noopener noreferrer nofollow">x</a>)</p>'],
+      [
+        '[x](https://a.example/"onmouseover="alert(1))',
+        '<p><a href="https://a.example/&quot;onmouseover=&quot;alert(1" rel="noopener noreferrer nofollow">x</a>)</p>',
+      ],
       ['`<b>` and **<i>**', '<p><code>&lt;b&gt;</code> and <strong>&lt;i&gt;</strong></p>'],
       ['```\n</pre><script>x</script>\n```', '<pre><code>&lt;/pre&gt;&lt;script&gt;x&lt;/script&gt;</code></pre>'],
       ['# <h1>big</h1>', '<h4>&lt;h1&gt;big&lt;/h1&gt;</h4>'],

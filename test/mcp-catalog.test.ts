@@ -39,12 +39,16 @@ describe('list_brands', () => {
     };
     const order: TestKey[] = Array.from({ length: 8 }, () => ['org', 'brand', 'other'] as const).flat();
     const results = await Promise.all(order.map(async (key) => ({ key, data: okData(await call(key, 'list_brands'), ListBrandsOutput) })));
-    for (const { key, data } of results) expect(data.brands.map((b) => b.brandId), key).toEqual(expected[key]);
+    for (const { key, data } of results)
+      expect(
+        data.brands.map((b) => b.brandId),
+        key,
+      ).toEqual(expected[key]);
   });
 });
 
 describe('list_reports', () => {
-  it.each(['org', 'brand', 'other'] as const)('%s key: same reports as REST, and no other tenant\'s', async (key) => {
+  it.each(['org', 'brand', 'other'] as const)("%s key: same reports as REST, and no other tenant's", async (key) => {
     const data = okData(await call(key, 'list_reports', {}), ReportListSchema);
     expect(data).toEqual(await rest(key, '/v1/data/reports'));
     const { reports } = data;

@@ -98,8 +98,17 @@ const Rec = z.record(z.string(), z.unknown());
 function expandRows(node: Record<string, unknown>): Record<string, unknown> {
   const { rows, schema } = node;
   if (!Array.isArray(rows) || !Array.isArray(schema)) return node;
-  const names = z.array(z.object({ name: z.string() })).parse(schema).map((f) => f.name);
-  return { ...node, rows: z.array(z.array(z.unknown())).parse(rows).map((r) => Object.fromEntries(names.map((n, i) => [n, r[i]]))) };
+  const names = z
+    .array(z.object({ name: z.string() }))
+    .parse(schema)
+    .map((f) => f.name);
+  return {
+    ...node,
+    rows: z
+      .array(z.array(z.unknown()))
+      .parse(rows)
+      .map((r) => Object.fromEntries(names.map((n, i) => [n, r[i]]))),
+  };
 }
 
 /**
@@ -116,10 +125,13 @@ export function textData(raw: unknown): Record<string, unknown> {
   const view = result._meta?.['warehouse/report-view'];
   if (view === undefined) return data;
   const { dashboardConfig, chartSpecs } = z.object({ dashboardConfig: z.unknown(), chartSpecs: Rec }).parse(view);
-  const sections = z.array(Rec).parse(data.sections).map((s) => {
-    const section = expandRows(s);
-    const chart = typeof section.id === 'string' ? chartSpecs[section.id] : undefined;
-    return chart === undefined ? section : { ...section, chartSpec: chart };
-  });
+  const sections = z
+    .array(Rec)
+    .parse(data.sections)
+    .map((s) => {
+      const section = expandRows(s);
+      const chart = typeof section.id === 'string' ? chartSpecs[section.id] : undefined;
+      return chart === undefined ? section : { ...section, chartSpec: chart };
+    });
   return { ...data, report: { ...Rec.parse(data.report), dashboardConfig }, sections };
 }

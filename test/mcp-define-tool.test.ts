@@ -23,7 +23,9 @@ describe('defineTool', () => {
 
   it('refuses hand-written annotations, even ones equal to a member of the set', () => {
     const copy = { readOnlyHint: true, idempotentHint: true, openWorldHint: false } as const;
-    expect(() => defineTool({ ...spec, name: 'own_hints', annotations: copy })).toThrow(/own_hints: annotations must be one of ANNOTATIONS/);
+    expect(() => defineTool({ ...spec, name: 'own_hints', annotations: copy })).toThrow(
+      /own_hints: annotations must be one of ANNOTATIONS/,
+    );
   });
 
   it('accepts a read tool and a declared writer', () => {

@@ -75,7 +75,11 @@ function parseRun(raw: unknown) {
   if (compact.nextCursor !== null) expect(JSON.stringify(raw).split(compact.nextCursor)).toHaveLength(2);
   const rows = compact.rows.map((r) => Object.fromEntries(columns.map((c, i) => [c, r[i]])));
   const { schema: _schema, ...facts } = compact;
-  const data = RunDataSchema.extend({ firstRow: z.number().int() }).parse({ ...facts, rows, ...(compact.schema.length > 0 ? { schema: compact.schema } : {}) });
+  const data = RunDataSchema.extend({ firstRow: z.number().int() }).parse({
+    ...facts,
+    rows,
+    ...(compact.schema.length > 0 ? { schema: compact.schema } : {}),
+  });
   return { data, compact, text, bytes };
 }
 
@@ -142,7 +146,9 @@ describe('run_query, raw SQL (flow A)', () => {
 
   it(`caps the whole result at MCP_MAX_RESULT_BYTES (${env.MCP_MAX_RESULT_BYTES}) whatever the rows hold`, async () => {
     // 150 rows of ~2 KB each, with characters that need escaping: only the byte cap can cut this.
-    const { data, bytes } = parseRun(await run('brand', { sql: `SELECT order_id, REPEAT('x"y,', 500) AS pad FROM ${ORDERS} ORDER BY order_id LIMIT 150` }));
+    const { data, bytes } = parseRun(
+      await run('brand', { sql: `SELECT order_id, REPEAT('x"y,', 500) AS pad FROM ${ORDERS} ORDER BY order_id LIMIT 150` }),
+    );
     expect(data.truncated).toBe(true);
     expect(data.totalRows).toBe(150);
     expect(data.rowCount).toBeGreaterThan(0);
@@ -154,14 +160,23 @@ describe('run_query, raw SQL (flow A)', () => {
 
   it('dry run: validates and estimates bytes without rows or billing', async () => {
     const data = await runOk('brand', { sql: `SELECT revenue FROM ${ORDERS}`, dryRun: true });
-    expect(data).toMatchObject({ rows: [], rowCount: 0, totalRows: 0, nextCursor: null, truncated: false, stats: { dryRun: true, totalBytesBilled: 0 } });
+    expect(data).toMatchObject({
+      rows: [],
+      rowCount: 0,
+      totalRows: 0,
+      nextCursor: null,
+      truncated: false,
+      stats: { dryRun: true, totalBytesBilled: 0 },
+    });
     expect(data.stats?.totalBytesProcessed).toBeGreaterThan(0);
   });
 
   it('logs the run with transport mcp and the MCP request id', async () => {
     const sql = `SELECT COUNT(*) AS n FROM ${ORDERS} WHERE channel = 'web'`;
     await runOk('brand', { sql });
-    const row = await env.DB.prepare('SELECT transport, outcome, brand_id, request_id FROM query_log WHERE sql = ? ORDER BY created_at DESC')
+    const row = await env.DB.prepare(
+      'SELECT transport, outcome, brand_id, request_id FROM query_log WHERE sql = ? ORDER BY created_at DESC',
+    )
       .bind(sql)
       .first();
     expect(row).toMatchObject({ transport: 'mcp', outcome: 'OK', brand_id: 'brand_acme', request_id: expect.stringMatching(/^req_/) });
@@ -255,11 +270,11 @@ describe('run_query errors are tool results carrying the REST error', () => {
     ['period with raw sql', 'brand', { sql: 'SELECT 1', period: { cadence: 'DAILY' } }, 'VALIDATION'],
     ['org key without brandId', 'org', { sql: 'SELECT 1' }, 'VALIDATION'],
     ['a brand outside the key', 'other', { brandId: 'brand_acme', sql: 'SELECT 1' }, 'FORBIDDEN_BRAND'],
-    ['another tenant\'s table', 'brand', { sql: 'SELECT * FROM `service-v1.umbrella.fact__orders`' }, 'FORBIDDEN_TABLE'],
+    ["another tenant's table", 'brand', { sql: 'SELECT * FROM `service-v1.umbrella.fact__orders`' }, 'FORBIDDEN_TABLE'],
     ['a write', 'brand', { sql: `DELETE FROM ${ORDERS} WHERE TRUE` }, 'INVALID_SQL'],
     ['two statements', 'brand', { sql: 'SELECT 1; SELECT 2' }, 'INVALID_SQL'],
     ['an unknown query id', 'brand', { queryId: 'rq_does_not_exist' }, 'QUERY_NOT_FOUND'],
-    ['another tenant\'s saved query', 'brand', { queryId: 'sq_umbrella_monthly_kpis' }, 'QUERY_NOT_FOUND'],
+    ["another tenant's saved query", 'brand', { queryId: 'sq_umbrella_monthly_kpis' }, 'QUERY_NOT_FOUND'],
     ['a brand without a dataset', 'org', { brandId: 'brand_initech', sql: 'SELECT 1' }, 'BRAND_NOT_PROVISIONED'],
   ] as const)('%s: isError %s', async (_case, key, args, code) => {
     const error = errorOf(await run(key, args));

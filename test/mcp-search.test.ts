@@ -8,7 +8,13 @@ const clients = mcpClientsPerKey(TEST_KEYS);
 
 // OpenAI's shapes, strictly: nothing more than these fields.
 const SearchText = z.strictObject({ results: z.array(z.strictObject({ id: z.string(), title: z.string(), url: z.url() })) });
-const FetchText = z.strictObject({ id: z.string(), title: z.string(), text: z.string(), url: z.url(), metadata: z.record(z.string(), z.string()).optional() });
+const FetchText = z.strictObject({
+  id: z.string(),
+  title: z.string(),
+  text: z.string(),
+  url: z.url(),
+  metadata: z.record(z.string(), z.string()).optional(),
+});
 
 /** The one text item of a search result, parsed with OpenAI's shape. */
 async function search(key: TestKey, query: string) {
@@ -37,7 +43,8 @@ const ALL_BRANDS = ['brand_acme', 'brand_globex', 'brand_initech', 'brand_umbrel
 describe('search', () => {
   it.each(['org', 'brand', 'other'] as const)('%s key: brands, reports, sections and tables of its own tenants only', async (key) => {
     const seen = new Set<string>();
-    for (const q of ['brand', 'report', 'revenue', 'orders', 'table', 'fact__', 'SELECT']) for (const r of await search(key, q)) seen.add(r.id);
+    for (const q of ['brand', 'report', 'revenue', 'orders', 'table', 'fact__', 'SELECT'])
+      for (const r of await search(key, q)) seen.add(r.id);
     expect(seen.size).toBeGreaterThan(3);
     for (const id of seen) {
       const brandId = id.split(':')[1];
@@ -72,13 +79,13 @@ describe('fetch', () => {
     expect(item.text).toMatch(/SQL:\n(SELECT|WITH)/i);
   });
 
-  it("a table: its columns (from INFORMATION_SCHEMA.COLUMNS)", async () => {
+  it('a table: its columns (from INFORMATION_SCHEMA.COLUMNS)', async () => {
     const item = await fetchItem('brand', 'table:brand_acme:fact__orders');
     expect(item.text).toMatch(/Columns:/);
     expect(item.text).toContain('order_id');
   });
 
-  it('a saved query of the caller; another tenant\'s ids are NOT_FOUND, same as unknown ones', async () => {
+  it("a saved query of the caller; another tenant's ids are NOT_FOUND, same as unknown ones", async () => {
     const globex = await api('/v1/data/queries?brandId=brand_globex', 'org');
     const savedId = z.object({ queries: z.array(z.object({ id: z.string() })) }).parse(globex.body).queries[0]?.id;
     if (!savedId) throw new Error('demo has no globex saved query');

@@ -28,9 +28,21 @@ describe('MCP tools/list', () => {
     const { tools } = await client.listTools();
     await client.close();
     const byName = new Map(tools.map((t) => [t.name, t]));
-    expect([...byName.keys()].sort()).toEqual(
-      ['describe_table', 'fetch', 'get_report', 'list_brands', 'list_memories', 'list_report_queries', 'list_reports', 'list_saved_queries', 'report_data_issue', 'run_query', 'save_memory', 'search', 'show_report'],
-    );
+    expect([...byName.keys()].sort()).toEqual([
+      'describe_table',
+      'fetch',
+      'get_report',
+      'list_brands',
+      'list_memories',
+      'list_report_queries',
+      'list_reports',
+      'list_saved_queries',
+      'report_data_issue',
+      'run_query',
+      'save_memory',
+      'search',
+      'show_report',
+    ]);
     for (const tool of tools) {
       expect(tool.title, tool.name).toBeTruthy();
       expect(tool.description?.length ?? 0, tool.name).toBeGreaterThan(60);
@@ -78,12 +90,25 @@ describe('MCP tools/list', () => {
     expect(schemaOf('list_reports', 'outputSchema').required?.sort()).toEqual(['hasMore', 'nextCursor', 'reports']);
     expect(schemaOf('list_report_queries', 'inputSchema').required).toEqual(['reportId']);
     expect(schemaOf('report_data_issue', 'inputSchema').required).toEqual(['summary']);
-    expect(Object.keys(schemaOf('report_data_issue', 'inputSchema').properties ?? {}).sort()).toEqual(
-      ['brandId', 'expected', 'observed', 'severity', 'summary', 'transcript'],
-    );
+    expect(Object.keys(schemaOf('report_data_issue', 'inputSchema').properties ?? {}).sort()).toEqual([
+      'brandId',
+      'expected',
+      'observed',
+      'severity',
+      'summary',
+      'transcript',
+    ]);
     expect(schemaOf('report_data_issue', 'outputSchema').required).toEqual(['feedbackRef']);
     expect(schemaOf('list_brands', 'outputSchema').required).toEqual(['brands']);
-    expect(Object.keys(schemaOf('run_query', 'inputSchema').properties ?? {}).sort()).toEqual(['brandId', 'cursor', 'dryRun', 'maxRows', 'period', 'queryId', 'sql']);
+    expect(Object.keys(schemaOf('run_query', 'inputSchema').properties ?? {}).sort()).toEqual([
+      'brandId',
+      'cursor',
+      'dryRun',
+      'maxRows',
+      'period',
+      'queryId',
+      'sql',
+    ]);
     expect(schemaOf('run_query', 'inputSchema').required).toBeUndefined();
     expect(Object.keys(schemaOf('describe_table', 'inputSchema').properties ?? {}).sort()).toEqual(['brandId', 'table']);
   });
@@ -116,7 +141,15 @@ describe("Claude's result limit", () => {
 
 describe('what an assistant reads first', () => {
   const utf8 = (v: unknown) => new TextEncoder().encode(typeof v === 'string' ? v : JSON.stringify(v)).length;
-  const ISSUE_12_TOOLS = ['list_brands', 'list_reports', 'get_report', 'list_report_queries', 'list_saved_queries', 'run_query', 'report_data_issue'];
+  const ISSUE_12_TOOLS = [
+    'list_brands',
+    'list_reports',
+    'get_report',
+    'list_report_queries',
+    'list_saved_queries',
+    'run_query',
+    'report_data_issue',
+  ];
 
   it.each(ERAS)('%s: instructions plus tools/list are at most 10 KB for the first seven tools, 14 KB for all', async (era) => {
     const client = await connectMcp(key, era);

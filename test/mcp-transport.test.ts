@@ -103,24 +103,34 @@ describe('MCP endpoint transport', () => {
   });
 
   it('answers a lone tools/call without a prior initialize (stateless: one POST is a whole exchange)', async () => {
-    const res = await post({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'list_brands', arguments: {} } }, {
-      authorization: `Bearer ${TEST_KEYS.brand}`,
-    });
+    const res = await post(
+      { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'list_brands', arguments: {} } },
+      {
+        authorization: `Bearer ${TEST_KEYS.brand}`,
+      },
+    );
     expect(res.status).toBe(200);
     const body = await res.json<{ id: number; result: { structuredContent: unknown; isError?: boolean } }>();
     expect(body.id).toBe(3);
-    expect(body.result.structuredContent).toEqual({ brands: [{ brandId: 'brand_acme', name: 'Acme Outdoor', dataset: 'acme', timezone: 'UTC', queryable: true }] });
+    expect(body.result.structuredContent).toEqual({
+      brands: [{ brandId: 'brand_acme', name: 'Acme Outdoor', dataset: 'acme', timezone: 'UTC', queryable: true }],
+    });
   });
 
   it('answers a notification-only POST with 202 and x-request-id', async () => {
-    const res = await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, { authorization: `Bearer ${orgKey}`, 'mcp-protocol-version': '2025-06-18' });
+    const res = await post(
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { authorization: `Bearer ${orgKey}`, 'mcp-protocol-version': '2025-06-18' },
+    );
     expect(res.status).toBe(202);
     expect(res.headers.get('x-request-id')).toMatch(/^req_/);
   });
 
   it('a revoked key is refused at once', async () => {
     const key = await generateApiKey();
-    await env.DB.prepare('INSERT INTO api_keys (id, name, prefix, secret_hash, org_id, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, 0, 1)')
+    await env.DB.prepare(
+      'INSERT INTO api_keys (id, name, prefix, secret_hash, org_id, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, 0, 1)',
+    )
       .bind(key.id, 'revoked', key.prefix, key.secretHash, 'org_demo')
       .run();
     const res = await post(initialize, { authorization: `Bearer ${key.secret}` });
@@ -145,7 +155,10 @@ function modern(method: string, params: Record<string, unknown> = {}, name?: str
   );
 }
 
-const JsonRpcError = z.object({ jsonrpc: z.literal('2.0'), error: z.object({ code: z.number(), message: z.string(), data: z.unknown().optional() }) });
+const JsonRpcError = z.object({
+  jsonrpc: z.literal('2.0'),
+  error: z.object({ code: z.number(), message: z.string(), data: z.unknown().optional() }),
+});
 
 describe.each(ERAS)('both protocol eras, one endpoint: %s', (era) => {
   it('a v2 SDK client lists the tools and calls list_brands with the same scoping', async () => {
@@ -180,7 +193,11 @@ describe('2026-07-28 over raw HTTP', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('x-request-id')).toMatch(/^req_/);
     const body = await res.json<{ result: Record<string, unknown> }>();
-    expect(body.result).toMatchObject({ supportedVersions: [MODERN], capabilities: { tools: { listChanged: false } }, cacheScope: 'private' });
+    expect(body.result).toMatchObject({
+      supportedVersions: [MODERN],
+      capabilities: { tools: { listChanged: false } },
+      cacheScope: 'private',
+    });
     expect(body.result.instructions).toEqual(expect.stringContaining('list_brands'));
     expect(body.result.ttlMs).toBeGreaterThan(0);
   });
@@ -206,7 +223,18 @@ describe('2026-07-28 over raw HTTP', () => {
 
   it('Mcp-Method must agree with the body (-32020), and Mcp-Name with the tool called', async () => {
     const res = await post(
-      { jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '0' }, 'io.modelcontextprotocol/clientCapabilities': {} } } },
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/list',
+        params: {
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': MODERN,
+            'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '0' },
+            'io.modelcontextprotocol/clientCapabilities': {},
+          },
+        },
+      },
       { ...auth, 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call' },
     );
     expect(res.status).toBe(400);
@@ -219,7 +247,9 @@ describe('2026-07-28 over raw HTTP', () => {
     const lines: unknown[] = [];
     const spy = vi.spyOn(console, 'log').mockImplementation((line: unknown) => void lines.push(line));
     try {
-      const responses = await Promise.all(Array.from({ length: 4 }, () => modern('tools/call', { name: 'list_brands', arguments: {} }, 'run_query')));
+      const responses = await Promise.all(
+        Array.from({ length: 4 }, () => modern('tools/call', { name: 'list_brands', arguments: {} }, 'run_query')),
+      );
       const refused = lines
         .map((l) => (typeof l === 'string' ? (JSON.parse(l) as { msg?: string; requestId?: string; internal?: string }) : {}))
         .filter((l) => l.msg === 'mcp request refused');
@@ -232,11 +262,14 @@ describe('2026-07-28 over raw HTTP', () => {
   });
 
   it('refuses a JSON-RPC batch', async () => {
-    const res = await post([{ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN } } }], {
-      ...auth,
-      'mcp-protocol-version': MODERN,
-      'mcp-method': 'tools/list',
-    });
+    const res = await post(
+      [{ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN } } }],
+      {
+        ...auth,
+        'mcp-protocol-version': MODERN,
+        'mcp-method': 'tools/list',
+      },
+    );
     expect(res.status).toBe(400);
     expect(JsonRpcError.parse(await res.json()).error.code).toBe(-32600);
   });
@@ -258,7 +291,10 @@ describe('2025 era over raw HTTP', () => {
   });
 
   it.each(['2025-11-25', '2025-06-18'])('refuses a JSON-RPC batch under %s (batches were removed in 2025-06-18)', async (version) => {
-    const batch = [{ jsonrpc: '2.0', id: 1, method: 'ping' }, { jsonrpc: '2.0', id: 2, method: 'ping' }];
+    const batch = [
+      { jsonrpc: '2.0', id: 1, method: 'ping' },
+      { jsonrpc: '2.0', id: 2, method: 'ping' },
+    ];
     const res = await post(batch, { ...auth, 'mcp-protocol-version': version });
     expect(res.status).toBe(400);
     const body = JsonRpcError.parse(await res.json());
@@ -267,7 +303,10 @@ describe('2025 era over raw HTTP', () => {
   });
 
   it('still answers a batch under 2025-03-26, which allowed them', async () => {
-    const batch = [{ jsonrpc: '2.0', id: 1, method: 'ping' }, { jsonrpc: '2.0', id: 2, method: 'tools/list' }];
+    const batch = [
+      { jsonrpc: '2.0', id: 1, method: 'ping' },
+      { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+    ];
     const res = await post(batch, { ...auth, 'mcp-protocol-version': '2025-03-26' });
     expect(res.status).toBe(200);
     const body = await res.json<{ id: number }[]>();

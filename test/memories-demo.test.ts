@@ -25,7 +25,9 @@ beforeAll(async () => {
 
 describe('demo memories are true of the demo warehouse', () => {
   it('covers system, org and table-linked brand memories for brand_acme and brand_umbrella', () => {
-    const kinds = new Set(DEMO_MEMORIES.map((m) => (m.scope === 'brand' ? `${m.brandId}:${m.table === null ? 'general' : 'table'}` : m.scope)));
+    const kinds = new Set(
+      DEMO_MEMORIES.map((m) => (m.scope === 'brand' ? `${m.brandId}:${m.table === null ? 'general' : 'table'}` : m.scope)),
+    );
     for (const k of ['system', 'org', 'brand_acme:table', 'brand_umbrella:table']) expect(kinds).toContain(k);
   });
 

@@ -112,7 +112,11 @@ describe('If-Match', () => {
     expect(MemorySchema.parse((await api(`/v1/data/memories/${id}`, 'org')).body)).toMatchObject({ title: 'v2', version: 2 });
     expect((await patch(id, { title: 'v3' }, { 'if-match': '"1", "2"' })).headers.get('etag')).toBe('"3"');
     expect((await patch(id, { title: 'v4' }, { 'if-match': '*' })).headers.get('etag')).toBe('"4"');
-    expectError(await api(`/v1/data/memories/${id}`, 'org', { method: 'DELETE', headers: { 'if-match': '"3"' } }), 412, 'PRECONDITION_FAILED');
+    expectError(
+      await api(`/v1/data/memories/${id}`, 'org', { method: 'DELETE', headers: { 'if-match': '"3"' } }),
+      412,
+      'PRECONDITION_FAILED',
+    );
     const del = await api(`/v1/data/memories/${id}`, 'org', { method: 'DELETE', headers: { 'if-match': '"4"' } });
     expect(del.status).toBe(200);
     expect(del.body).toEqual({ memoryId: id, deleted: true, version: 5 });

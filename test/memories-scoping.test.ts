@@ -19,7 +19,8 @@ const OWNERS: Owner[] = [
 ];
 
 const visible = (key: TestKey, o: Owner) => reachingBrands(key, o).length > 0;
-const writable = (key: TestKey, o: Owner) => (o.scope === 'org' ? KEY_ORG[key] === o.org : o.scope === 'brand' && KEY_BRANDS[key].includes(o.brand));
+const writable = (key: TestKey, o: Owner) =>
+  o.scope === 'org' ? KEY_ORG[key] === o.org : o.scope === 'brand' && KEY_BRANDS[key].includes(o.brand);
 
 /** One memory per owner for the listings (never changed), and one per (key, owner) for that key's writes. */
 const listId = (o: Owner) => `mem_mx_list_${o.name}`;
@@ -48,17 +49,28 @@ beforeAll(async () => {
 const listed = async (key: TestKey, query: string) => {
   const res = await api(`/v1/data/memories?q=matrix-list&limit=200${query}`, key);
   expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return MemoryListSchema.parse(res.body).memories.map((m) => m.memoryId).sort();
+  return MemoryListSchema.parse(res.body)
+    .memories.map((m) => m.memoryId)
+    .sort();
 };
 
 describe.each(KEYS)('memories, %s key', (key) => {
   it.each(BRANDS)('listMemories?brandId=%s', async (brand) => {
-    if (!KEY_BRANDS[key].includes(brand)) return void expectError(await api(`/v1/data/memories?brandId=${brand}`, key), 403, 'FORBIDDEN_BRAND');
-    expect(await listed(key, `&brandId=${brand}`)).toEqual(OWNERS.filter((o) => appliesTo(o, brand)).map(listId).sort());
+    if (!KEY_BRANDS[key].includes(brand))
+      return void expectError(await api(`/v1/data/memories?brandId=${brand}`, key), 403, 'FORBIDDEN_BRAND');
+    expect(await listed(key, `&brandId=${brand}`)).toEqual(
+      OWNERS.filter((o) => appliesTo(o, brand))
+        .map(listId)
+        .sort(),
+    );
   });
 
-  it('listMemories without brandId: exactly what reaches the key\'s brands, each once', async () => {
-    expect(await listed(key, '')).toEqual(OWNERS.filter((o) => visible(key, o)).map(listId).sort());
+  it("listMemories without brandId: exactly what reaches the key's brands, each once", async () => {
+    expect(await listed(key, '')).toEqual(
+      OWNERS.filter((o) => visible(key, o))
+        .map(listId)
+        .sort(),
+    );
   });
 
   it.each(OWNERS.map((o) => [o.name, o] as const))('getMemory of a %s memory', async (_, o) => {
@@ -70,7 +82,11 @@ describe.each(KEYS)('memories, %s key', (key) => {
 
   it.each(OWNERS.map((o) => [o.name, o] as const))('updateMemory then deleteMemory of a %s memory', async (_, o) => {
     const id = writeId(key, o);
-    const patch = await api(`/v1/data/memories/${id}`, key, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ title: `edited by ${key}` }) });
+    const patch = await api(`/v1/data/memories/${id}`, key, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ title: `edited by ${key}` }),
+    });
     const del = await api(`/v1/data/memories/${id}`, key, { method: 'DELETE' });
     const row = await env.DB.prepare('SELECT title, deleted_at FROM memories WHERE id = ?').bind(id).first();
     if (!visible(key, o)) {

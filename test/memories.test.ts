@@ -10,7 +10,9 @@ import { api, expectError, postJson, seedDemo, type TestKey } from './seed';
 
 /** Grants or withdraws `memories:write` the way the admin CLI and pages store it. */
 async function setWrite(keyId: string, on: boolean) {
-  await env.DB.prepare('UPDATE api_keys SET memories_write = ? WHERE id = ?').bind(on ? 1 : 0, keyId).run();
+  await env.DB.prepare('UPDATE api_keys SET memories_write = ? WHERE id = ?')
+    .bind(on ? 1 : 0, keyId)
+    .run();
 }
 
 function send(method: string, path: string, key: TestKey, body: unknown) {
@@ -75,7 +77,7 @@ describe('write permission', () => {
     expect(expectError(await postJson('/v1/data/memories', key, body), 403, 'MEMORY_WRITE_FORBIDDEN').message).toMatch(message);
   });
 
-  it('a visible memory outside the writer\'s scope is 403 on PATCH and DELETE (system for everyone, org for a brand key)', async () => {
+  it("a visible memory outside the writer's scope is 403 on PATCH and DELETE (system for everyone, org for a brand key)", async () => {
     for (const [key, id] of [
       ['org', 'mem_demo_orders_revenue'],
       ['brand', 'mem_demo_orders_revenue'],
@@ -110,7 +112,10 @@ describe('create, read, update, delete, with the audit trail', () => {
     expect(JSON.stringify(m)).not.toContain('key_demo_org');
     expect((await api(`/v1/data/memories/${m.memoryId}`, 'org')).body).toEqual(m);
 
-    const updated = await send('PATCH', `/v1/data/memories/${m.memoryId}`, 'org', { table: null, content: 'Closed on 25 and 26 December.' });
+    const updated = await send('PATCH', `/v1/data/memories/${m.memoryId}`, 'org', {
+      table: null,
+      content: 'Closed on 25 and 26 December.',
+    });
     expect(updated.status, JSON.stringify(updated.body)).toBe(200);
     expect(MemorySchema.parse(updated.body)).toMatchObject({ table: null, title: 'store days', content: 'Closed on 25 and 26 December.' });
 
@@ -123,18 +128,33 @@ describe('create, read, update, delete, with the audit trail', () => {
 
     const revs = await revisions(m.memoryId);
     expect(revs.map((r) => r.action)).toEqual(['create', 'update', 'delete']);
-    for (const r of revs) expect(r).toMatchObject({ actor_kind: 'key', actor_id: 'key_demo_org', actor_name: 'Demo org key (org_demo)', transport: 'rest' });
+    for (const r of revs)
+      expect(r).toMatchObject({ actor_kind: 'key', actor_id: 'key_demo_org', actor_name: 'Demo org key (org_demo)', transport: 'rest' });
     expect(revs.every((r) => r.request_id?.startsWith('req_'))).toBe(true);
     const state = (s: string | null) => (s === null ? null : JSON.parse(s));
     expect(state(revs[0]!.before_json)).toBeNull();
-    expect(state(revs[1]!.before_json)).toEqual({ title: 'store days', table: 'agg__daily_revenue', content: '**Closed** on 25 December.', deletedAt: null });
-    expect(state(revs[1]!.after_json)).toEqual({ title: 'store days', table: null, content: 'Closed on 25 and 26 December.', deletedAt: null });
+    expect(state(revs[1]!.before_json)).toEqual({
+      title: 'store days',
+      table: 'agg__daily_revenue',
+      content: '**Closed** on 25 December.',
+      deletedAt: null,
+    });
+    expect(state(revs[1]!.after_json)).toEqual({
+      title: 'store days',
+      table: null,
+      content: 'Closed on 25 and 26 December.',
+      deletedAt: null,
+    });
     expect(state(revs[2]!.before_json)).toEqual(state(revs[1]!.after_json));
     expect(state(revs[2]!.after_json)).toBeNull();
   });
 
   it('an org key writes an org memory of its org, visible to the brand key of that org', async () => {
-    const created = await postJson('/v1/data/memories', 'org', { scope: 'org', title: 'fiscal year', content: 'The group fiscal year starts in April.' });
+    const created = await postJson('/v1/data/memories', 'org', {
+      scope: 'org',
+      title: 'fiscal year',
+      content: 'The group fiscal year starts in April.',
+    });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     const m = MemorySchema.parse(created.body);
     expect(m).toMatchObject({ scope: 'org', brandId: null, table: null });
@@ -145,14 +165,24 @@ describe('create, read, update, delete, with the audit trail', () => {
 
 describe('limits and validation: clear errors, nothing cut', () => {
   it.each([
-    ['content over 8 KB', { title: 't', content: 'é'.repeat(MEMORY_LIMITS.contentBytes / 2 + 1) }, /content must be at most 8192 bytes of UTF-8, got 8194/],
+    [
+      'content over 8 KB',
+      { title: 't', content: 'é'.repeat(MEMORY_LIMITS.contentBytes / 2 + 1) },
+      /content must be at most 8192 bytes of UTF-8, got 8194/,
+    ],
     ['empty content', { title: 't', content: '   ' }, /content must not be empty/],
     ['a title over 200 characters', { title: 'x'.repeat(201), content: 'c' }, /title must be at most 200 characters/],
     ['a qualified table name', { title: 't', content: 'c', table: 'service-v1.acme.fact__orders' }, /table must be a table name/],
     ['an unknown field', { title: 't', content: 'c', tags: ['x'] }, /tags/],
-    ['brandId on an org memory', { scope: 'org', brandId: 'brand_acme', title: 't', content: 'c' }, /organization memories have no brandId/],
+    [
+      'brandId on an org memory',
+      { scope: 'org', brandId: 'brand_acme', title: 't', content: 'c' },
+      /organization memories have no brandId/,
+    ],
   ])('%s is 400 VALIDATION', async (_, body, message) => {
-    expect(expectError(await postJson('/v1/data/memories', 'org', { brandId: 'brand_acme', ...body }), 400, 'VALIDATION').message).toMatch(message);
+    expect(expectError(await postJson('/v1/data/memories', 'org', { brandId: 'brand_acme', ...body }), 400, 'VALIDATION').message).toMatch(
+      message,
+    );
   });
 
   it('content of exactly 8 KB is stored whole', async () => {
@@ -167,7 +197,9 @@ describe('limits and validation: clear errors, nothing cut', () => {
   });
 
   it(`a brand with ${MEMORY_LIMITS.perOwner} live memories refuses the next with 409 MEMORY_LIMIT_EXCEEDED; deleting one frees a place`, async () => {
-    const live = Number(await env.DB.prepare(`SELECT count(*) AS n FROM memories WHERE brand_id = 'brand_globex' AND deleted_at IS NULL`).first('n'));
+    const live = Number(
+      await env.DB.prepare(`SELECT count(*) AS n FROM memories WHERE brand_id = 'brand_globex' AND deleted_at IS NULL`).first('n'),
+    );
     const fill = Array.from({ length: MEMORY_LIMITS.perOwner - live }, (_, i) =>
       env.DB.prepare(
         `INSERT INTO memories (id, scope, brand_id, title, content, author_kind, author_name, updated_by_kind, updated_by_name, created_at, updated_at)
@@ -196,14 +228,21 @@ describe('listMemories filters and paging', () => {
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const res = await api(`/v1/data/memories?brandId=brand_umbrella&limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, 'other');
+      const res = await api(
+        `/v1/data/memories?brandId=brand_umbrella&limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+        'other',
+      );
       const page = MemoryListSchema.parse(res.body);
       expect(page.memories.length).toBeLessThanOrEqual(2);
       expect(page.hasMore).toBe(page.nextCursor !== null);
       seen.push(...page.memories.map((m) => m.memoryId));
       if (page.nextCursor && cursor === null) {
         expectError(await api(`/v1/data/memories?limit=2&cursor=${encodeURIComponent(page.nextCursor)}`, 'other'), 400, 'VALIDATION');
-        expectError(await api(`/v1/data/memories?brandId=brand_acme&limit=2&cursor=${encodeURIComponent(page.nextCursor)}`, 'org'), 400, 'VALIDATION');
+        expectError(
+          await api(`/v1/data/memories?brandId=brand_acme&limit=2&cursor=${encodeURIComponent(page.nextCursor)}`, 'org'),
+          400,
+          'VALIDATION',
+        );
       }
       cursor = page.nextCursor;
     } while (cursor);
@@ -223,15 +262,34 @@ describe('listMemories filters and paging', () => {
 });
 
 describe('OpenAPI document', () => {
-  const Operation = z.object({ operationId: z.string(), tags: z.array(z.string()), responses: z.record(z.string(), z.object({ description: z.string() })) });
+  const Operation = z.object({
+    operationId: z.string(),
+    tags: z.array(z.string()),
+    responses: z.record(z.string(), z.object({ description: z.string() })),
+  });
   const Doc = z.object({ paths: z.record(z.string(), z.record(z.string(), Operation)) });
 
   it.each([
     ['get', '/v1/data/memories', 'listMemories', { 200: [], 400: ['VALIDATION'], 403: ['FORBIDDEN_BRAND'] }],
-    ['post', '/v1/data/memories', 'createMemory', { 201: [], 403: ['FORBIDDEN_BRAND', 'MEMORY_WRITE_FORBIDDEN'], 409: ['MEMORY_LIMIT_EXCEEDED'] }],
+    [
+      'post',
+      '/v1/data/memories',
+      'createMemory',
+      { 201: [], 403: ['FORBIDDEN_BRAND', 'MEMORY_WRITE_FORBIDDEN'], 409: ['MEMORY_LIMIT_EXCEEDED'] },
+    ],
     ['get', '/v1/data/memories/{memoryId}', 'getMemory', { 200: [], 404: ['MEMORY_NOT_FOUND'] }],
-    ['patch', '/v1/data/memories/{memoryId}', 'updateMemory', { 200: [], 403: ['MEMORY_WRITE_FORBIDDEN'], 404: ['MEMORY_NOT_FOUND'], 412: ['PRECONDITION_FAILED'] }],
-    ['delete', '/v1/data/memories/{memoryId}', 'deleteMemory', { 200: [], 403: ['MEMORY_WRITE_FORBIDDEN'], 404: ['MEMORY_NOT_FOUND'], 412: ['PRECONDITION_FAILED'] }],
+    [
+      'patch',
+      '/v1/data/memories/{memoryId}',
+      'updateMemory',
+      { 200: [], 403: ['MEMORY_WRITE_FORBIDDEN'], 404: ['MEMORY_NOT_FOUND'], 412: ['PRECONDITION_FAILED'] },
+    ],
+    [
+      'delete',
+      '/v1/data/memories/{memoryId}',
+      'deleteMemory',
+      { 200: [], 403: ['MEMORY_WRITE_FORBIDDEN'], 404: ['MEMORY_NOT_FOUND'], 412: ['PRECONDITION_FAILED'] },
+    ],
   ] as const)('%s %s is %s under the Memories tag, with its status codes', async (method, path, operationId, statuses) => {
     const doc = Doc.parse((await api('/v1/data/openapi.json', null)).body);
     const op = doc.paths[path]?.[method];
@@ -252,7 +310,9 @@ describe('admin pages: restore (domain functions behind /admin/memories)', () =>
 
     await deleteManagedMemory(env, orgAdmin, writer, 'mem_demo_monthly_date_column');
     expectError(await api('/v1/data/memories/mem_demo_monthly_date_column', 'brand'), 404, 'MEMORY_NOT_FOUND');
-    await expect(restoreManagedMemory(env, brandAdmin, adminWriter(brandAdmin, null, Date.now()), 'mem_demo_monthly_date_column')).rejects.toMatchObject({
+    await expect(
+      restoreManagedMemory(env, brandAdmin, adminWriter(brandAdmin, null, Date.now()), 'mem_demo_monthly_date_column'),
+    ).rejects.toMatchObject({
       code: 'MEMORY_WRITE_FORBIDDEN',
     });
     await restoreManagedMemory(env, orgAdmin, { ...writer, now: Date.now() }, 'mem_demo_monthly_date_column');
@@ -266,7 +326,9 @@ describe('admin pages: restore (domain functions behind /admin/memories)', () =>
 
     // At the limit, a restore is refused and the memory stays deleted.
     await deleteManagedMemory(env, orgAdmin, { ...writer, now: Date.now() }, 'mem_demo_monthly_date_column');
-    const live = Number(await env.DB.prepare(`SELECT count(*) AS n FROM memories WHERE org_id = 'org_demo' AND deleted_at IS NULL`).first('n'));
+    const live = Number(
+      await env.DB.prepare(`SELECT count(*) AS n FROM memories WHERE org_id = 'org_demo' AND deleted_at IS NULL`).first('n'),
+    );
     await env.DB.batch(
       Array.from({ length: MEMORY_LIMITS.perOwner - live }, (_, i) =>
         env.DB.prepare(
@@ -275,10 +337,14 @@ describe('admin pages: restore (domain functions behind /admin/memories)', () =>
         ).bind(`mem_orgfill_${i}`),
       ),
     );
-    await expect(restoreManagedMemory(env, orgAdmin, { ...writer, now: Date.now() }, 'mem_demo_monthly_date_column')).rejects.toMatchObject({
-      code: 'MEMORY_LIMIT_EXCEEDED',
-    });
-    expect(await env.DB.prepare(`SELECT deleted_at IS NOT NULL AS d FROM memories WHERE id = 'mem_demo_monthly_date_column'`).first('d')).toBe(1);
+    await expect(restoreManagedMemory(env, orgAdmin, { ...writer, now: Date.now() }, 'mem_demo_monthly_date_column')).rejects.toMatchObject(
+      {
+        code: 'MEMORY_LIMIT_EXCEEDED',
+      },
+    );
+    expect(
+      await env.DB.prepare(`SELECT deleted_at IS NOT NULL AS d FROM memories WHERE id = 'mem_demo_monthly_date_column'`).first('d'),
+    ).toBe(1);
     await env.DB.prepare(`DELETE FROM memories WHERE id LIKE 'mem_orgfill_%'`).run();
   });
 });

@@ -41,7 +41,9 @@ interface DeliveryRow {
 }
 
 async function deliveries(ref: string): Promise<DeliveryRow[]> {
-  const { results } = await env.DB.prepare('SELECT attempt, outcome, http_status, error FROM webhook_deliveries WHERE feedback_id = ? ORDER BY attempt')
+  const { results } = await env.DB.prepare(
+    'SELECT attempt, outcome, http_status, error FROM webhook_deliveries WHERE feedback_id = ? ORDER BY attempt',
+  )
     .bind(ref)
     .all<DeliveryRow>();
   return results;
@@ -62,7 +64,11 @@ describe('feedback notifications', () => {
     const ref = (res.body as { feedbackRef: string }).feedbackRef;
     expect(await received(summary)).toEqual([]);
 
-    const got = await until('a successful delivery', () => received(summary), (r) => r.some((x) => x.status === 200));
+    const got = await until(
+      'a successful delivery',
+      () => received(summary),
+      (r) => r.some((x) => x.status === 200),
+    );
     expect(got.map((r) => r.status)).toEqual([503, 503, 200]);
     expect(got[2]!.body).toEqual({
       event: 'feedback.filed',
@@ -77,7 +83,11 @@ describe('feedback notifications', () => {
     });
     // Retries waited: 1 s, then 2 s.
     expect(Date.now() - started).toBeGreaterThanOrEqual(3000);
-    const rows = await until('three recorded attempts', () => deliveries(ref), (r) => r.length === 3);
+    const rows = await until(
+      'three recorded attempts',
+      () => deliveries(ref),
+      (r) => r.length === 3,
+    );
     expect(rows).toEqual([
       { attempt: 1, outcome: 'failed', http_status: 503, error: 'HTTP 503' },
       { attempt: 2, outcome: 'failed', http_status: 503, error: 'HTTP 503' },
@@ -90,10 +100,19 @@ describe('feedback notifications', () => {
     const res = await postJson('/v1/data/feedback', 'brand', { summary });
     const ref = (res.body as { feedbackRef: string }).feedbackRef;
     // Whatever the queue already delivered for it is done; now a batch on its 4th (last) attempt against a refusal.
-    await until('the first delivery', () => deliveries(ref), (r) => r.length >= 1);
+    await until(
+      'the first delivery',
+      () => deliveries(ref),
+      (r) => r.length >= 1,
+    );
     await plan(summary, 1);
     const batch = createMessageBatch('warehouse-query-api-notifications', [
-      { id: 'msg-last', timestamp: new Date(), attempts: 4, body: { kind: 'feedback-filed', feedbackRef: ref, origin: 'https://console.example' } },
+      {
+        id: 'msg-last',
+        timestamp: new Date(),
+        attempts: 4,
+        body: { kind: 'feedback-filed', feedbackRef: ref, origin: 'https://console.example' },
+      },
     ]);
     const ctx = createExecutionContext();
     await worker.queue(batch, env);
@@ -108,10 +127,19 @@ describe('feedback notifications', () => {
     const summary = `Retries ${crypto.randomUUID()}`;
     const res = await postJson('/v1/data/feedback', 'brand', { summary });
     const ref = (res.body as { feedbackRef: string }).feedbackRef;
-    await until('the first delivery', () => deliveries(ref), (r) => r.length >= 1);
+    await until(
+      'the first delivery',
+      () => deliveries(ref),
+      (r) => r.length >= 1,
+    );
     await plan(summary, 1);
     const batch = createMessageBatch('warehouse-query-api-notifications', [
-      { id: 'msg-2', timestamp: new Date(), attempts: 2, body: { kind: 'feedback-filed', feedbackRef: ref, origin: 'https://console.example' } },
+      {
+        id: 'msg-2',
+        timestamp: new Date(),
+        attempts: 2,
+        body: { kind: 'feedback-filed', feedbackRef: ref, origin: 'https://console.example' },
+      },
     ]);
     const ctx = createExecutionContext();
     await worker.queue(batch, env);
@@ -128,7 +156,15 @@ describe('feedback notifications', () => {
   it('has a Slack-compatible text form with the link', () => {
     const body = webhookBody(
       'slack',
-      { id: 'fb_1', brand_id: 'brand_acme', brand_name: 'Acme <Corp>', org_id: 'org_demo', severity: 'high', summary: 'a & b', created_at: 0 },
+      {
+        id: 'fb_1',
+        brand_id: 'brand_acme',
+        brand_name: 'Acme <Corp>',
+        org_id: 'org_demo',
+        severity: 'high',
+        summary: 'a & b',
+        created_at: 0,
+      },
       'https://console.example/admin/inbox/fb_1',
     );
     expect(body).toEqual({

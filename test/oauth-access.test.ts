@@ -75,14 +75,21 @@ describe('losing admin rights cuts access at once', () => {
     expect(refresh.status).toBe(400);
 
     // Restoring the membership does not revive the old connection: it must be approved again.
-    await env.DB.prepare("INSERT INTO memberships (user_id, brand_id, role, created_at) VALUES (?, 'brand_acme', 'admin', ?)").bind(DEMO_USER_IDS.brand, Date.now()).run();
+    await env.DB.prepare("INSERT INTO memberships (user_id, brand_id, role, created_at) VALUES (?, 'brand_acme', 'admin', ?)")
+      .bind(DEMO_USER_IDS.brand, Date.now())
+      .run();
     expect((await rawToolsList(tokens.access_token)).status).toBe(401);
   });
 
   it('a refresh after losing rights is refused even before any MCP call', async () => {
     await addUser('user_temp_admin', 'temp-admin@demo.test', 'temp-admin-password-1');
-    await env.DB.prepare("INSERT INTO memberships (user_id, org_id, role, created_at) VALUES ('user_temp_admin', 'org_other', 'admin', ?)").bind(Date.now()).run();
-    const { tokens, clientId } = await connectAssistant({ email: 'temp-admin@demo.test', password: 'temp-admin-password-1' }, new TestBrowser('203.0.113.12'));
+    await env.DB.prepare("INSERT INTO memberships (user_id, org_id, role, created_at) VALUES ('user_temp_admin', 'org_other', 'admin', ?)")
+      .bind(Date.now())
+      .run();
+    const { tokens, clientId } = await connectAssistant(
+      { email: 'temp-admin@demo.test', password: 'temp-admin-password-1' },
+      new TestBrowser('203.0.113.12'),
+    );
     await env.DB.prepare("DELETE FROM memberships WHERE user_id = 'user_temp_admin'").run();
     const refresh = await refreshRequest(tokens.refresh_token, clientId);
     expect(refresh.status).toBe(400);
@@ -92,10 +99,21 @@ describe('losing admin rights cuts access at once', () => {
 
   it('a membership change takes effect on the next request (brands recomputed)', async () => {
     await addUser('user_growing', 'growing@demo.test', 'growing-password-1');
-    await env.DB.prepare("INSERT INTO memberships (user_id, brand_id, role, created_at) VALUES ('user_growing', 'brand_globex', 'admin', ?)").bind(Date.now()).run();
-    const { tokens } = await connectAssistant({ email: 'growing@demo.test', password: 'growing-password-1' }, new TestBrowser('203.0.113.13'));
+    await env.DB.prepare(
+      "INSERT INTO memberships (user_id, brand_id, role, created_at) VALUES ('user_growing', 'brand_globex', 'admin', ?)",
+    )
+      .bind(Date.now())
+      .run();
+    const { tokens } = await connectAssistant(
+      { email: 'growing@demo.test', password: 'growing-password-1' },
+      new TestBrowser('203.0.113.13'),
+    );
     expect(await brandIdsOver(tokens.access_token)).toEqual(['brand_globex']);
-    await env.DB.prepare("INSERT INTO memberships (user_id, brand_id, role, created_at) VALUES ('user_growing', 'brand_initech', 'admin', ?)").bind(Date.now()).run();
+    await env.DB.prepare(
+      "INSERT INTO memberships (user_id, brand_id, role, created_at) VALUES ('user_growing', 'brand_initech', 'admin', ?)",
+    )
+      .bind(Date.now())
+      .run();
     expect(await brandIdsOver(tokens.access_token)).toEqual(['brand_globex', 'brand_initech']);
   });
 });
@@ -111,7 +129,11 @@ describe('CSRF on the authorization pages', () => {
     const forged = await browser.post('/authorize', { intent: 'consent', csrf: 'f'.repeat(64), handle, decision: 'allow' });
     expect(forged.status).toBe(403);
     expect(forged.headers.get('location')).toBeNull();
-    const crossSite = await browser.post('/authorize', { intent: 'consent', csrf: inputValue(consent, 'csrf'), handle, decision: 'allow' }, 'https://evil.example');
+    const crossSite = await browser.post(
+      '/authorize',
+      { intent: 'consent', csrf: inputValue(consent, 'csrf'), handle, decision: 'allow' },
+      'https://evil.example',
+    );
     expect(crossSite.status).toBe(403);
     // The real form still works afterwards.
     const ok = await browser.post('/authorize', { intent: 'consent', csrf: inputValue(consent, 'csrf'), handle, decision: 'allow' });
@@ -152,7 +174,9 @@ describe('sign-in throttling', () => {
     expect((await lockRow())?.failures).toBe(FAILURES_BEFORE_LOCK);
 
     // When the lock has passed, the right password works and resets the count.
-    await env.DB.prepare('UPDATE login_account_failures SET locked_until = ? WHERE user_id = ?').bind(Date.now() - 1, DEMO_USER_IDS.org).run();
+    await env.DB.prepare('UPDATE login_account_failures SET locked_until = ? WHERE user_id = ?')
+      .bind(Date.now() - 1, DEMO_USER_IDS.org)
+      .run();
     const ok = await attempt(TEST_ADMINS.org.password);
     expect(ok.status).toBe(303);
     expect(await lockRow()).toBeNull();
@@ -178,7 +202,11 @@ describe('sign-in throttling', () => {
     expect(await blocked.text()).toContain('Too many failed sign-ins from your network');
     // Another address is unaffected.
     const other = new TestBrowser('203.0.113.98');
-    const ok = await other.post('/admin/login', { csrf: await signInCsrf(other, '/admin/login'), email: TEST_ADMINS.brand.email, password: TEST_ADMINS.brand.password });
+    const ok = await other.post('/admin/login', {
+      csrf: await signInCsrf(other, '/admin/login'),
+      email: TEST_ADMINS.brand.email,
+      password: TEST_ADMINS.brand.password,
+    });
     expect(ok.status).toBe(303);
   }, 60_000);
 });

@@ -63,7 +63,6 @@ const chatgptDocument = {
   token_endpoint_auth_method: 'none',
 };
 
-
 /** The whole flow for a metadata-document client: consent, code, token with only the URL as client_id. */
 async function connectWithDocument(clientId: string, redirectUri: string, ip: string) {
   const { verifier, challenge } = await pkcePair();
@@ -172,7 +171,19 @@ describe('the metadata fetch is bounded', () => {
   });
 
   it('refuses private, loopback and local hosts before fetching anything, at /authorize and at the token endpoint', async () => {
-    const hosts = ['10.0.0.8', '127.0.0.1', 'localhost', '169.254.169.254', '192.168.1.20', '172.20.0.1', '[::1]', '[fd00::1]', '[::ffff:10.0.0.1]', 'metadata.internal', '2130706433'];
+    const hosts = [
+      '10.0.0.8',
+      '127.0.0.1',
+      'localhost',
+      '169.254.169.254',
+      '192.168.1.20',
+      '172.20.0.1',
+      '[::1]',
+      '[fd00::1]',
+      '[::ffff:10.0.0.1]',
+      'metadata.internal',
+      '2130706433',
+    ];
     const ids = hosts.map((h) => `https://${h}/oauth/client.json`);
     const calls = serve(Object.fromEntries(ids.map((id) => [id, { body: doc({ client_id: id }) }])));
     for (const id of ids) {
@@ -183,7 +194,13 @@ describe('the metadata fetch is bounded', () => {
       expect(body.error.message).toMatch(/not a public/);
       expect(res.headers.get('x-request-id')).toBe(body.error.requestId);
 
-      const token = await tokenRequest({ grant_type: 'authorization_code', code: 'x:y:z', redirect_uri: 'http://localhost:5000/callback', client_id: id, code_verifier: 'v'.repeat(43) });
+      const token = await tokenRequest({
+        grant_type: 'authorization_code',
+        code: 'x:y:z',
+        redirect_uri: 'http://localhost:5000/callback',
+        client_id: id,
+        code_verifier: 'v'.repeat(43),
+      });
       expect(token.status, id).toBe(401);
       expect(OAuthErrorSchema.parse(await token.json()).error).toBe('invalid_client');
     }
@@ -191,10 +208,29 @@ describe('the metadata fetch is bounded', () => {
   });
 
   it('classifies hosts: public names and addresses pass, reserved ranges do not', () => {
-    for (const ok of ['https://claude.ai/x', 'https://chatgpt.com/x', 'https://8.8.8.8/x', 'https://[2606:4700::1111]/x', 'https://172.32.0.1/x', 'not a url', 'cursor://x']) {
+    for (const ok of [
+      'https://claude.ai/x',
+      'https://chatgpt.com/x',
+      'https://8.8.8.8/x',
+      'https://[2606:4700::1111]/x',
+      'https://172.32.0.1/x',
+      'not a url',
+      'cursor://x',
+    ]) {
       expect(clientIdHostProblem(ok), ok).toBeNull();
     }
-    for (const bad of ['https://0.0.0.0/x', 'https://100.64.1.1/x', 'https://127.1/x', 'https://0x7f000001/x', 'https://[fe80::1]/x', 'https://[::]/x', 'https://host.local/x', 'https://printer/x', 'https://a.localhost/x', 'https://198.18.0.1/x']) {
+    for (const bad of [
+      'https://0.0.0.0/x',
+      'https://100.64.1.1/x',
+      'https://127.1/x',
+      'https://0x7f000001/x',
+      'https://[fe80::1]/x',
+      'https://[::]/x',
+      'https://host.local/x',
+      'https://printer/x',
+      'https://a.localhost/x',
+      'https://198.18.0.1/x',
+    ]) {
       expect(clientIdHostProblem(bad), bad).not.toBeNull();
     }
   });
@@ -203,7 +239,9 @@ describe('the metadata fetch is bounded', () => {
 describe('dynamic client registration stays (deprecated)', () => {
   it('still registers a client and advertises both CIMD and the registration endpoint', async () => {
     const meta = await SELF.fetch(`${ORIGIN}/.well-known/oauth-authorization-server`);
-    const body = z.object({ registration_endpoint: z.string(), client_id_metadata_document_supported: z.boolean() }).parse(await meta.json());
+    const body = z
+      .object({ registration_endpoint: z.string(), client_id_metadata_document_supported: z.boolean() })
+      .parse(await meta.json());
     expect(body.client_id_metadata_document_supported).toBe(true);
     expect(body.registration_endpoint).toBe(`${ORIGIN}/oauth/register`);
   });

@@ -36,7 +36,8 @@ export class TestBrowser {
       const eq = pair.indexOf('=');
       const name = pair.slice(0, eq);
       const value = pair.slice(eq + 1);
-      const expired = attrs.some((a) => /^max-age=0$/i.test(a)) || attrs.some((a) => /^expires=/i.test(a) && Date.parse(a.slice(8)) < Date.now());
+      const expired =
+        attrs.some((a) => /^max-age=0$/i.test(a)) || attrs.some((a) => /^expires=/i.test(a) && Date.parse(a.slice(8)) < Date.now());
       if (expired || value === '') this.cookies.delete(name);
       else this.cookies.set(name, value);
     }
@@ -56,7 +57,12 @@ export class TestBrowser {
 }
 
 function unescapeHtml(s: string): string {
-  return s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+  return s
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
 }
 
 /** Value of the first input named `name` in a page (hidden CSRF tokens, consent handles). */
@@ -163,7 +169,13 @@ export const ErrorBodySchema = z.object({ error: z.object({ code: z.string(), me
 export const OAuthErrorSchema = z.object({ error: z.string(), error_description: z.string().optional() });
 
 /** Exchanges an authorization code (PKCE) at the token endpoint; `resource` null leaves the RFC 8707 parameter out. */
-export function codeRequest(p: { code: string; clientId: string; verifier: string; redirectUri?: string; resource?: string | null }): Promise<Response> {
+export function codeRequest(p: {
+  code: string;
+  clientId: string;
+  verifier: string;
+  redirectUri?: string;
+  resource?: string | null;
+}): Promise<Response> {
   const fields: Record<string, string> = {
     grant_type: 'authorization_code',
     code: p.code,
@@ -205,7 +217,12 @@ export async function approveInBrowser(
   expect(first.status).toBe(200);
   let page = await first.text();
   if (page.includes('name="intent" value="signin"')) {
-    const signedIn = await browser.post(url, { intent: 'signin', csrf: inputValue(page, 'csrf'), email: admin.email, password: admin.password });
+    const signedIn = await browser.post(url, {
+      intent: 'signin',
+      csrf: inputValue(page, 'csrf'),
+      email: admin.email,
+      password: admin.password,
+    });
     expect(signedIn.status, await signedIn.clone().text()).toBe(303);
     const consent = await browser.get(`${location(signedIn).pathname}${location(signedIn).search}`);
     expect(consent.status).toBe(200);

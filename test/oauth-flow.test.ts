@@ -38,9 +38,19 @@ describe('discovery metadata', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('x-request-id')).toMatch(/^req_/);
     const body = z
-      .object({ resource: z.string(), authorization_servers: z.array(z.string()), scopes_supported: z.array(z.string()), bearer_methods_supported: z.array(z.string()) })
+      .object({
+        resource: z.string(),
+        authorization_servers: z.array(z.string()),
+        scopes_supported: z.array(z.string()),
+        bearer_methods_supported: z.array(z.string()),
+      })
       .parse(await res.json());
-    expect(body).toMatchObject({ resource: MCP_URL, authorization_servers: [ORIGIN], scopes_supported: ['data:read'], bearer_methods_supported: ['header'] });
+    expect(body).toMatchObject({
+      resource: MCP_URL,
+      authorization_servers: [ORIGIN],
+      scopes_supported: ['data:read'],
+      bearer_methods_supported: ['header'],
+    });
   });
 
   it('publishes RFC 8414 authorization-server metadata: S256 only, DCR, CIMD, refresh, revocation', async () => {
@@ -105,7 +115,12 @@ describe('the whole flow with a scripted client', () => {
     expect(signInHtml).toContain('name="password"');
 
     // 2. Sign in with the administrator's login.
-    const signedIn = await browser.post(url, { intent: 'signin', csrf: inputValue(signInHtml, 'csrf'), email: TEST_ADMINS.org.email, password: TEST_ADMINS.org.password });
+    const signedIn = await browser.post(url, {
+      intent: 'signin',
+      csrf: inputValue(signInHtml, 'csrf'),
+      email: TEST_ADMINS.org.email,
+      password: TEST_ADMINS.org.password,
+    });
     expect(signedIn.status).toBe(303);
     expect(location(signedIn).search).toBe(new URL(url, ORIGIN).search);
 
@@ -122,7 +137,12 @@ describe('the whole flow with a scripted client', () => {
     expect(consent).not.toContain('Umbrella Health');
 
     // 4. Allow: back to the client with a code, the state and the issuer.
-    const allowed = await browser.post('/authorize', { intent: 'consent', csrf: inputValue(consent, 'csrf'), handle: inputValue(consent, 'handle'), decision: 'allow' });
+    const allowed = await browser.post('/authorize', {
+      intent: 'consent',
+      csrf: inputValue(consent, 'csrf'),
+      handle: inputValue(consent, 'handle'),
+      decision: 'allow',
+    });
     expect(allowed.status).toBe(302);
     const back = location(allowed);
     expect(`${back.origin}${back.pathname}`).toBe(CALLBACK);
@@ -171,7 +191,12 @@ describe('the whole flow with a scripted client', () => {
     const url = authorizeUrl({ clientId, challenge, state: 'deny-me' });
     expect((await signIn(browser, url, TEST_ADMINS.brand)).status).toBe(303);
     const consent = await (await browser.get(url)).text();
-    const denied = await browser.post('/authorize', { intent: 'consent', csrf: inputValue(consent, 'csrf'), handle: inputValue(consent, 'handle'), decision: 'deny' });
+    const denied = await browser.post('/authorize', {
+      intent: 'consent',
+      csrf: inputValue(consent, 'csrf'),
+      handle: inputValue(consent, 'handle'),
+      decision: 'deny',
+    });
     expect(denied.status).toBe(302);
     const back = location(denied);
     expect(`${back.origin}${back.pathname}`).toBe(CALLBACK);
@@ -187,7 +212,12 @@ describe('the whole flow with a scripted client', () => {
     const { clientId, challenge } = await startClient();
     const browser = new TestBrowser();
     const { consentHtml } = await approveInBrowser(browser, TEST_ADMINS.org, clientId, challenge);
-    const replay = await browser.post('/authorize', { intent: 'consent', csrf: inputValue(consentHtml, 'csrf'), handle: inputValue(consentHtml, 'handle'), decision: 'allow' });
+    const replay = await browser.post('/authorize', {
+      intent: 'consent',
+      csrf: inputValue(consentHtml, 'csrf'),
+      handle: inputValue(consentHtml, 'handle'),
+      decision: 'allow',
+    });
     expect(replay.status).toBe(400);
     expect(await replay.text()).toContain('This approval page expired');
   });

@@ -56,7 +56,11 @@ describe('REST 401s carry WWW-Authenticate: Bearer (RFC 6750)', () => {
       ['POST', '/v1/data/query'],
       ['POST', '/v1/data/feedback'],
     ] as const) {
-      const res = await SELF.fetch(`${ORIGIN}${path}`, { method, headers: { 'content-type': 'application/json' }, body: method === 'POST' ? '{}' : undefined });
+      const res = await SELF.fetch(`${ORIGIN}${path}`, {
+        method,
+        headers: { 'content-type': 'application/json' },
+        body: method === 'POST' ? '{}' : undefined,
+      });
       expect(res.status, path).toBe(401);
       expect(res.headers.get('www-authenticate'), path).toBe('Bearer realm="Warehouse Query API"');
       const body = ErrorBodySchema.parse(await res.json());
@@ -84,7 +88,9 @@ describe('REST 401s carry WWW-Authenticate: Bearer (RFC 6750)', () => {
     expect(doc.status).toBe(200);
     const mcp = await SELF.fetch(mcpPost({}));
     expect(mcp.status).toBe(401);
-    expect(mcp.headers.get('www-authenticate')).toMatch(/^Bearer realm="OAuth", resource_metadata="https:\/\/api\.test\/\.well-known\/oauth-protected-resource\/v1\/data\/mcp"/);
+    expect(mcp.headers.get('www-authenticate')).toMatch(
+      /^Bearer realm="OAuth", resource_metadata="https:\/\/api\.test\/\.well-known\/oauth-protected-resource\/v1\/data\/mcp"/,
+    );
   });
 });
 
@@ -101,7 +107,7 @@ describe('Origin validation on the MCP endpoint (default: no browser origins all
     expect((await SELF.fetch(mcpPost({ origin: 'null', authorization: `Bearer ${TEST_KEYS.org}` }))).status).toBe(403);
   });
 
-  it('lets requests without Origin through (server-to-server), and the service\'s own origin', async () => {
+  it("lets requests without Origin through (server-to-server), and the service's own origin", async () => {
     expect((await SELF.fetch(mcpPost({ authorization: `Bearer ${TEST_KEYS.org}` }))).status).toBe(200);
     const own = await SELF.fetch(mcpPost({ origin: ORIGIN, authorization: `Bearer ${TEST_KEYS.org}` }));
     expect(own.status).toBe(200);
@@ -127,7 +133,15 @@ describe('CORS for allowlisted origins (ALLOWED_ORIGINS)', () => {
       expect(res.status, url).toBe(204);
       expect(res.headers.get('access-control-allow-origin')).toBe(INSPECTOR);
       const allowHeaders = (res.headers.get('access-control-allow-headers') ?? '').split(',').map((h) => h.trim());
-      for (const h of ['Authorization', 'Content-Type', 'Mcp-Protocol-Version', 'Mcp-Session-Id', 'Mcp-Method', 'Mcp-Name', 'Last-Event-ID']) {
+      for (const h of [
+        'Authorization',
+        'Content-Type',
+        'Mcp-Protocol-Version',
+        'Mcp-Session-Id',
+        'Mcp-Method',
+        'Mcp-Name',
+        'Last-Event-ID',
+      ]) {
         expect(allowHeaders).toContain(h);
       }
       expect(allowHeaders).toEqual([...CORS_ALLOW_HEADERS]);
@@ -156,13 +170,19 @@ describe('CORS for allowlisted origins (ALLOWED_ORIGINS)', () => {
     expect(rest401.headers.get('www-authenticate')).toBe('Bearer realm="Warehouse Query API"');
     expect(exposed(rest401)).toContain('www-authenticate');
 
-    const rest = await withAllowlist(allowlist, restGet('/v1/data/brands', { origin: INSPECTOR, authorization: `Bearer ${TEST_KEYS.org}` }));
+    const rest = await withAllowlist(
+      allowlist,
+      restGet('/v1/data/brands', { origin: INSPECTOR, authorization: `Bearer ${TEST_KEYS.org}` }),
+    );
     expect(rest.status).toBe(200);
     expect(rest.headers.get('access-control-allow-origin')).toBe(INSPECTOR);
   });
 
   it('an origin not on the list is still refused on MCP', async () => {
-    const res = await withAllowlist(allowlist, mcpPost({ origin: 'https://inspector.example.evil.test', authorization: `Bearer ${TEST_KEYS.org}` }));
+    const res = await withAllowlist(
+      allowlist,
+      mcpPost({ origin: 'https://inspector.example.evil.test', authorization: `Bearer ${TEST_KEYS.org}` }),
+    );
     expect(res.status).toBe(403);
     expect(ErrorBodySchema.parse(await res.json()).error.code).toBe('FORBIDDEN_ORIGIN');
   });

@@ -66,7 +66,7 @@ describe('tokens are bound to the MCP resource (RFC 8707)', () => {
     await expectMcpTokens(await codeRequest({ code, clientId, verifier, resource: null }));
   });
 
-  it('a token issued for this origin\'s MCP endpoint is refused at another resource (401 invalid_token)', async () => {
+  it("a token issued for this origin's MCP endpoint is refused at another resource (401 invalid_token)", async () => {
     const { tokens } = await connectAssistant(TEST_ADMINS.org, new TestBrowser('198.51.100.54'));
     expect((await rawToolsList(tokens.access_token)).status).toBe(200);
     const elsewhere = await rawToolsList(tokens.access_token, 'https://other-tenant.test/v1/data/mcp');

@@ -133,9 +133,14 @@ describe('GET /v1/data/openapi.json', () => {
   });
 
   it('documents every error response each operation can return, with the Error schema and x-request-id', () => {
-    for (const [id, { errors }] of Object.entries(OPERATIONS) as [keyof typeof OPERATIONS, (typeof OPERATIONS)[keyof typeof OPERATIONS]][]) {
+    for (const [id, { errors }] of Object.entries(OPERATIONS) as [
+      keyof typeof OPERATIONS,
+      (typeof OPERATIONS)[keyof typeof OPERATIONS],
+    ][]) {
       const responses = op(id).responses;
-      const documented = Object.keys(responses).filter((s) => s !== '200').sort();
+      const documented = Object.keys(responses)
+        .filter((s) => s !== '200')
+        .sort();
       expect(documented, id).toEqual([...Object.keys(errors), '500'].sort());
       for (const [status, codes] of Object.entries({ ...errors, 500: ['INTERNAL'] })) {
         const r = responses[status];
@@ -147,7 +152,7 @@ describe('GET /v1/data/openapi.json', () => {
     }
   });
 
-  it('has runQuery at POST /v1/data/query with a JSON body, RunQueryResponse, bearer auth and the spec\'s error statuses', () => {
+  it("has runQuery at POST /v1/data/query with a JSON body, RunQueryResponse, bearer auth and the spec's error statuses", () => {
     const run = doc.paths['/v1/data/query']?.post;
     expect(run?.operationId).toBe('runQuery');
     expect(run?.security).toEqual([{ bearerAuth: [] }]);
@@ -177,7 +182,10 @@ describe('GET /v1/data/openapi.json', () => {
       sql: "SELECT 1 AS i, 1.5 AS f, TRUE AS b, 'x' AS s, DATE '2026-01-01' AS d, NUMERIC '1.1' AS n",
     });
     expect(run.status).toBe(200);
-    const returned = z.object({ schema: z.array(z.object({ type: z.string() })) }).parse(run.body).schema.map((f) => f.type);
+    const returned = z
+      .object({ schema: z.array(z.object({ type: z.string() })) })
+      .parse(run.body)
+      .schema.map((f) => f.type);
     expect(returned).toEqual(['INTEGER', 'FLOAT', 'BOOLEAN', 'STRING', 'DATE', 'NUMERIC']);
     const field = z.object({ properties: z.object({ type: z.object({ description: z.string() }) }) }).parse(schema('Field'));
     const listed = field.properties.type.description.match(/\b[A-Z][A-Z0-9_]+\b/g) ?? [];
@@ -214,10 +222,24 @@ describe('GET /v1/data/openapi.json', () => {
       },
     });
     expect(Object.keys(schema('Query').properties ?? {}).sort()).toEqual(
-      ['brandId', 'chartSpec', 'description', 'id', 'name', 'narrativeHints', 'ordinal', 'parameterized', 'parameters', 'sql', 'tables'].sort(),
+      [
+        'brandId',
+        'chartSpec',
+        'description',
+        'id',
+        'name',
+        'narrativeHints',
+        'ordinal',
+        'parameterized',
+        'parameters',
+        'sql',
+        'tables',
+      ].sort(),
     );
     // The saved-query owner is an optional extension, documented where a client reads it.
-    expect(schema('Query')).toMatchObject({ properties: { brandId: { type: 'string', description: expect.stringContaining('saved queries only') } } });
+    expect(schema('Query')).toMatchObject({
+      properties: { brandId: { type: 'string', description: expect.stringContaining('saved queries only') } },
+    });
     expect(op('listSavedQueries').description).toMatch(/brandId/);
     expect(op('listReports').responses['200']?.content?.['application/json']?.schema).toMatchObject({
       required: ['reports', 'nextCursor', 'hasMore'],
@@ -225,7 +247,9 @@ describe('GET /v1/data/openapi.json', () => {
     });
     expect(op('getReport').responses['200']?.content?.['application/json']?.schema).toEqual(ref('ReportDetail'));
     for (const id of ['listReportQueries', 'listSavedQueries'] as const) {
-      expect(op(id).responses['200']?.content?.['application/json']?.schema).toMatchObject({ properties: { queries: { items: ref('Query') } } });
+      expect(op(id).responses['200']?.content?.['application/json']?.schema).toMatchObject({
+        properties: { queries: { items: ref('Query') } },
+      });
     }
   });
 
@@ -258,10 +282,12 @@ describe('GET /v1/data/openapi.json', () => {
 
     /** How many of the oneOf's closed shapes a value's keys fit: a valid value fits exactly one. */
     function fits(node: unknown, value: Record<string, unknown>): number {
-      return Branches.parse(node).oneOf.map(resolve).filter((shape) => {
-        const keys = Object.keys(value);
-        return shape.required.every((k) => keys.includes(k)) && keys.every((k) => k in shape.properties);
-      }).length;
+      return Branches.parse(node)
+        .oneOf.map(resolve)
+        .filter((shape) => {
+          const keys = Object.keys(value);
+          return shape.required.every((k) => keys.includes(k)) && keys.every((k) => k in shape.properties);
+        }).length;
     }
 
     const BAD_BODIES: [string, Record<string, unknown>][] = [
@@ -294,7 +320,10 @@ describe('GET /v1/data/openapi.json', () => {
     it.each([
       ...BAD_BODIES,
       ['a period with one date', { queryId: 'rq_overview_kpis', brandId: 'brand_acme', period: { startDate: '2026-10-01' } }],
-      ['a cadence with a date', { queryId: 'rq_overview_kpis', brandId: 'brand_acme', period: { cadence: 'DAILY', endDate: '2026-10-31' } }],
+      [
+        'a cadence with a date',
+        { queryId: 'rq_overview_kpis', brandId: 'brand_acme', period: { cadence: 'DAILY', endDate: '2026-10-31' } },
+      ],
     ])('the server refuses what the document refuses: %s is 400 VALIDATION', async (_name, body) => {
       await seedDemo();
       expectError(await postJson('/v1/data/query', 'org', body), 400, 'VALIDATION');
@@ -323,7 +352,10 @@ describe('GET /v1/data/openapi.json', () => {
   });
 
   it('describes FeedbackRequest strictly: summary required, enums for severity and roles, no extra properties', () => {
-    expect(op('submitFeedback').requestBody).toMatchObject({ required: true, content: { 'application/json': { schema: ref('FeedbackRequest') } } });
+    expect(op('submitFeedback').requestBody).toMatchObject({
+      required: true,
+      content: { 'application/json': { schema: ref('FeedbackRequest') } },
+    });
     expect(schema('FeedbackRequest')).toMatchObject({
       type: 'object',
       required: ['summary'],
@@ -334,7 +366,11 @@ describe('GET /v1/data/openapi.json', () => {
         transcript: {
           type: 'array',
           maxItems: 100,
-          items: { required: ['role', 'content'], additionalProperties: false, properties: { role: { enum: ['user', 'assistant', 'tool'] } } },
+          items: {
+            required: ['role', 'content'],
+            additionalProperties: false,
+            properties: { role: { enum: ['user', 'assistant', 'tool'] } },
+          },
         },
       },
     });

@@ -49,10 +49,12 @@ describe('periodProblem', () => {
   ])('%j is refused', (p, re) => {
     expect(periodProblem(p)).toMatch(re);
   });
-  it.each([[{}], [{ cadence: 'WEEKLY' as const }], [{ startDate: '2026-01-01', endDate: '2026-01-01' }], [{ startDate: '2025-01-01', endDate: '2026-02-04' }]])(
-    '%j is fine',
-    (p) => expect(periodProblem(p)).toBeNull(),
-  );
+  it.each([
+    [{}],
+    [{ cadence: 'WEEKLY' as const }],
+    [{ startDate: '2026-01-01', endDate: '2026-01-01' }],
+    [{ startDate: '2025-01-01', endDate: '2026-02-04' }],
+  ])('%j is fine', (p) => expect(periodProblem(p)).toBeNull());
 });
 
 describe('extension cadences: LAST_FULL_WEEK (ISO, Monday-Sunday) and LAST_FULL_QUARTER', () => {
@@ -77,14 +79,23 @@ describe('extension cadences: LAST_FULL_WEEK (ISO, Monday-Sunday) and LAST_FULL_
     // Monday 2026-11-23 01:00 UTC is still Sunday the 22nd in Los Angeles: that week is not over there yet.
     const now = at('2026-11-23T01:00:00Z');
     expect(resolvePeriod({ cadence: 'LAST_FULL_WEEK' }, now, null)).toEqual({ startDate: '2026-11-16', endDate: '2026-11-22' });
-    expect(resolvePeriod({ cadence: 'LAST_FULL_WEEK' }, now, 'America/Los_Angeles')).toEqual({ startDate: '2026-11-09', endDate: '2026-11-15' });
+    expect(resolvePeriod({ cadence: 'LAST_FULL_WEEK' }, now, 'America/Los_Angeles')).toEqual({
+      startDate: '2026-11-09',
+      endDate: '2026-11-15',
+    });
     // 2026-12-31 20:00 UTC is already 2027-01-01 in Tokyo: the last full quarter there is Q4 2026.
     const newYear = at('2026-12-31T20:00:00Z');
     expect(resolvePeriod({ cadence: 'LAST_FULL_QUARTER' }, newYear, null)).toEqual({ startDate: '2026-07-01', endDate: '2026-09-30' });
-    expect(resolvePeriod({ cadence: 'LAST_FULL_QUARTER' }, newYear, 'Asia/Tokyo')).toEqual({ startDate: '2026-10-01', endDate: '2026-12-31' });
+    expect(resolvePeriod({ cadence: 'LAST_FULL_QUARTER' }, newYear, 'Asia/Tokyo')).toEqual({
+      startDate: '2026-10-01',
+      endDate: '2026-12-31',
+    });
   });
 
   it('WEEKLY stays the rolling 7 days to yesterday (the spec meaning), whatever the weekday', () => {
-    expect(resolvePeriod({ cadence: 'WEEKLY' }, at('2026-11-25T10:00:00Z'), null)).toEqual({ startDate: '2026-11-18', endDate: '2026-11-24' });
+    expect(resolvePeriod({ cadence: 'WEEKLY' }, at('2026-11-25T10:00:00Z'), null)).toEqual({
+      startDate: '2026-11-18',
+      endDate: '2026-11-24',
+    });
   });
 });

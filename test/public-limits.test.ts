@@ -94,7 +94,9 @@ describe('per-source rate limits of the public endpoints', () => {
   it('the sign-in pages share 100 per minute per address (GET and POST, /admin/login and /authorize)', async () => {
     await inOneWindow(async (tag) => {
       const ip = `203.0.113.${240 + tag}`;
-      const answered = await Promise.all(Array.from({ length: 100 }, (_, i) => signInPage(ip, i % 2 === 0 ? '/admin/login' : '/authorize')));
+      const answered = await Promise.all(
+        Array.from({ length: 100 }, (_, i) => signInPage(ip, i % 2 === 0 ? '/admin/login' : '/authorize')),
+      );
       for (const res of answered) {
         expect(res.status).not.toBe(429);
         await res.body?.cancel();

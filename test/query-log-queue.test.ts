@@ -26,7 +26,9 @@ async function run(body: unknown): Promise<string> {
 }
 
 async function loggedRequests(ids: string[]): Promise<Map<string, number>> {
-  const { results } = await env.DB.prepare('SELECT request_id, COUNT(*) AS n FROM query_log WHERE request_id IN (SELECT value FROM json_each(?)) GROUP BY request_id')
+  const { results } = await env.DB.prepare(
+    'SELECT request_id, COUNT(*) AS n FROM query_log WHERE request_id IN (SELECT value FROM json_each(?)) GROUP BY request_id',
+  )
     .bind(JSON.stringify(ids))
     .all<{ request_id: string; n: number }>();
   return new Map(results.map((r) => [r.request_id, r.n]));

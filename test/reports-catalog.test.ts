@@ -17,7 +17,10 @@ const INPUT: DemoSeedInput = {
 };
 
 /** The demo folder with one more file. */
-const withFile = (path: string, value: unknown): DemoSeedInput => ({ ...INPUT, catalog: [...DEMO_CATALOG_FILES, { path, text: JSON.stringify(value, null, 2) }] });
+const withFile = (path: string, value: unknown): DemoSeedInput => ({
+  ...INPUT,
+  catalog: [...DEMO_CATALOG_FILES, { path, text: JSON.stringify(value, null, 2) }],
+});
 
 async function counts() {
   const tables = ['organizations', 'brands', 'api_keys', 'users', 'memberships', 'reports', 'report_queries', 'saved_queries'];
@@ -42,7 +45,9 @@ describe('template slots', () => {
   });
 
   it('refuses a template with an unknown slot, naming it', () => {
-    expect(() => assertKnownSlots('SELECT * FROM `service-v1.{dataset}.t` WHERE brand = {brand_id}')).toThrow(/unknown slot\(s\) \{brand_id\}/);
+    expect(() => assertKnownSlots('SELECT * FROM `service-v1.{dataset}.t` WHERE brand = {brand_id}')).toThrow(
+      /unknown slot\(s\) \{brand_id\}/,
+    );
     expect(assertKnownSlots("SELECT 1 FROM `service-v1.{dataset}.t` WHERE d = DATE '{start_date}'")).toEqual(['dataset', 'start_date']);
   });
 
@@ -65,7 +70,9 @@ describe('demo seed', () => {
       name: 'Bad',
       sections: [{ id: 'rq_bad', name: 'Bad', description: 'x', sql: 'SELECT * FROM `service-v1.{dataset}.t` WHERE x = {region}' }],
     };
-    await expect(buildDemoSeed(withFile('reports/rpt_bad.json', bad))).rejects.toThrow(/reports\/rpt_bad\.json:\d+: report rpt_bad section rq_bad: .*\{region\}/);
+    await expect(buildDemoSeed(withFile('reports/rpt_bad.json', bad))).rejects.toThrow(
+      /reports\/rpt_bad\.json:\d+: report rpt_bad section rq_bad: .*\{region\}/,
+    );
   });
 
   it('refuses key secrets the Worker would never accept', async () => {
@@ -161,7 +168,9 @@ describe('demo seed', () => {
   });
 
   it('stores only hashes of the key secrets, with a visible prefix, and each key authenticates with its scope', async () => {
-    const { results } = await env.DB.prepare('SELECT id, prefix, secret_hash, org_id, brand_id, revoked_at FROM api_keys ORDER BY id').all();
+    const { results } = await env.DB.prepare(
+      'SELECT id, prefix, secret_hash, org_id, brand_id, revoked_at FROM api_keys ORDER BY id',
+    ).all();
     expect(results.map((r) => [r.id, r.org_id, r.brand_id, r.revoked_at])).toEqual([
       ['key_demo_brand', null, 'brand_acme', null],
       ['key_demo_org', 'org_demo', null, null],
@@ -184,7 +193,14 @@ describe('demo seed', () => {
     const { results } = await env.DB.prepare(
       `SELECT u.email, u.password_hash, u.password_salt, u.password_iterations, m.org_id, m.brand_id
          FROM users u JOIN memberships m ON m.user_id = u.id ORDER BY u.email`,
-    ).all<{ email: string; password_hash: string; password_salt: string; password_iterations: number; org_id: string | null; brand_id: string | null }>();
+    ).all<{
+      email: string;
+      password_hash: string;
+      password_salt: string;
+      password_iterations: number;
+      org_id: string | null;
+      brand_id: string | null;
+    }>();
     expect(results.map((r) => [r.email, r.org_id, r.brand_id])).toEqual([
       [TEST_ADMINS.brand.email, null, 'brand_acme'],
       [TEST_ADMINS.org.email, 'org_demo', null],
@@ -215,8 +231,11 @@ describe('demo seed', () => {
     for (const r of results) expect(r.n).toBeGreaterThanOrEqual(2);
   });
 
-  it('stores each section\'s parameters as its template slots', async () => {
-    const { results } = await env.DB.prepare('SELECT sql_template, parameters FROM report_queries').all<{ sql_template: string; parameters: string }>();
+  it("stores each section's parameters as its template slots", async () => {
+    const { results } = await env.DB.prepare('SELECT sql_template, parameters FROM report_queries').all<{
+      sql_template: string;
+      parameters: string;
+    }>();
     expect(results).toHaveLength(14);
     for (const r of results) expect(JSON.parse(r.parameters)).toEqual(templateSlots(r.sql_template));
   });

@@ -28,7 +28,11 @@ function lastFullMonth(iso: string) {
 const cases = [
   ...DEMO_CATALOG.reports.flatMap((r) =>
     r.sections.flatMap((s) =>
-      reportDatasets(r, DEMO_BRANDS).map(({ dataset }) => ({ id: s.id, dataset, sql: fillTemplate(s.sql, { dataset, ...lastFullMonth(today) }) })),
+      reportDatasets(r, DEMO_BRANDS).map(({ dataset }) => ({
+        id: s.id,
+        dataset,
+        sql: fillTemplate(s.sql, { dataset, ...lastFullMonth(today) }),
+      })),
     ),
   ),
   ...DEMO_CATALOG.savedQueries.map((q) => ({

@@ -108,7 +108,11 @@ describe('GET /v1/data/reports', () => {
     const sections = QueryListSchema.parse((await api('/v1/data/reports/rpt_business_overview/queries?brandId=brand_initech', 'org')).body);
     const first = sections.queries[0];
     if (!first) throw new Error('the report has no sections');
-    expectError(await postJson('/v1/data/query', 'org', { queryId: first.id, brandId: 'brand_initech', dryRun: true }), 409, 'BRAND_NOT_PROVISIONED');
+    expectError(
+      await postJson('/v1/data/query', 'org', { queryId: first.id, brandId: 'brand_initech', dryRun: true }),
+      409,
+      'BRAND_NOT_PROVISIONED',
+    );
     // The same report through a provisioned brand is runnable, and does run.
     const acme = await listPage('org', { brandId: 'brand_acme', type: 'system' });
     expect(acme.reports.map((r) => r.runnable)).toEqual([true]);
@@ -199,14 +203,21 @@ describe('GET /v1/data/reports', () => {
     });
 
     // Number() reads all of these as numbers (10, 16, 5, 1, 5, 5, 1); a query parameter takes digits only.
-    it.each(['1e1', '0x10', '+5', '1.0', ' 5', '5 ', '0b1', 'Infinity', '\u0661\u0660', '5%00'])('strict integer: limit=%j', async (limit) => {
-      const res = await api(`/v1/data/reports?limit=${encodeURIComponent(limit)}`, 'org');
-      const err = expectError(res, 400, 'VALIDATION');
-      expect(err.message).toBe('invalid query parameter limit: limit must be an integer from 1 to 200, written with digits only');
-      expect(err.details).toMatchObject({ in: 'query', issues: [{ path: 'limit' }] });
-    });
+    it.each(['1e1', '0x10', '+5', '1.0', ' 5', '5 ', '0b1', 'Infinity', '\u0661\u0660', '5%00'])(
+      'strict integer: limit=%j',
+      async (limit) => {
+        const res = await api(`/v1/data/reports?limit=${encodeURIComponent(limit)}`, 'org');
+        const err = expectError(res, 400, 'VALIDATION');
+        expect(err.message).toBe('invalid query parameter limit: limit must be an integer from 1 to 200, written with digits only');
+        expect(err.details).toMatchObject({ in: 'query', issues: [{ path: 'limit' }] });
+      },
+    );
 
-    it.each([['10', 10], ['010', 10], ['200', EXPECTED.org.length]])('digits only are fine: limit=%j', async (limit, rows) => {
+    it.each([
+      ['10', 10],
+      ['010', 10],
+      ['200', EXPECTED.org.length],
+    ])('digits only are fine: limit=%j', async (limit, rows) => {
       expect((await listPage('org', { limit })).reports).toHaveLength(Math.min(rows, EXPECTED.org.length));
     });
 
@@ -298,7 +309,10 @@ describe('GET /v1/data/reports/{reportId}', () => {
     );
     expect(detail).toMatchObject({ reportId: 'rpt_business_overview', brandId: 'brand_globex', type: 'system', queryCount: 4 });
     expect(detail.instructions).toMatch(/^## Business Overview/);
-    expect(detail.dashboardConfig).toMatchObject({ layout: 'grid', tiles: expect.arrayContaining([{ queryId: 'rq_overview_kpis', kind: 'kpi', span: 2 }]) });
+    expect(detail.dashboardConfig).toMatchObject({
+      layout: 'grid',
+      tiles: expect.arrayContaining([{ queryId: 'rq_overview_kpis', kind: 'kpi', span: 2 }]),
+    });
   });
 
   it('returns null instructions and dashboardConfig when the report has none', async () => {

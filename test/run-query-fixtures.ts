@@ -11,6 +11,11 @@ export const RunResultSchema = z.strictObject({
   schema: z.array(z.object({ name: z.string(), type: z.string() }).passthrough()).optional(),
   stats: z.strictObject({ dryRun: z.boolean(), totalBytesBilled: z.number(), totalBytesProcessed: z.number() }).optional(),
   window: z
-    .strictObject({ startDate: z.string(), endDate: z.string(), cadence: z.enum(['DAILY', 'WEEKLY', 'MONTHLY']).optional(), timezone: z.string() })
+    .strictObject({
+      startDate: z.string(),
+      endDate: z.string(),
+      cadence: z.enum(['DAILY', 'WEEKLY', 'MONTHLY']).optional(),
+      timezone: z.string(),
+    })
     .optional(),
 });

@@ -23,7 +23,9 @@ const ORDERS = '`service-v1.acme.fact__orders`';
 
 const Page = RunResultSchema;
 
-const Journal = z.object({ requests: z.array(z.object({ op: z.string(), path: z.string(), query: z.record(z.string(), z.string()), status: z.number().nullable() })) });
+const Journal = z.object({
+  requests: z.array(z.object({ op: z.string(), path: z.string(), query: z.record(z.string(), z.string()), status: z.number().nullable() })),
+});
 
 /** BigQuery calls the local warehouse received whose SQL contains `marker` (jobs.query / jobs.insert), by op. */
 async function warehouseCalls(op: string, marker: string) {
@@ -72,7 +74,13 @@ describe('result cursors over REST', () => {
     const second = await postJson('/v1/data/query/page', 'brand', { cursor });
     expect(second.status).toBe(200);
     const b = Page.parse(second.body);
-    expect(b).toMatchObject({ brandId: 'brand_acme', truncated: false, nextCursor: null, totalRows: a.totalRows, rowCount: a.totalRows - a.rowCount });
+    expect(b).toMatchObject({
+      brandId: 'brand_acme',
+      truncated: false,
+      nextCursor: null,
+      totalRows: a.totalRows,
+      rowCount: a.totalRows - a.rowCount,
+    });
     expect(b.stats).toEqual({ dryRun: false, totalBytesBilled: 0, totalBytesProcessed: 0 });
     expect(b.schema).toEqual(a.schema);
     const ids = [...a.rows, ...b.rows].map((r) => r.order_id);
@@ -95,9 +103,9 @@ describe('result cursors over REST', () => {
     expect(b.rowCount).toBeGreaterThan(0);
     const [run] = await warehouseCalls('query', m);
     expect(run?.status).toBe(200);
-    const reads = (await fetch(`${WH}/__requests?op=getQueryResults&limit=500`).then(async (r) => Journal.parse(await r.json()).requests)).filter(
-      (r) => r.query.startIndex === String(Number(env.ROW_CAP)),
-    );
+    const reads = (
+      await fetch(`${WH}/__requests?op=getQueryResults&limit=500`).then(async (r) => Journal.parse(await r.json()).requests)
+    ).filter((r) => r.query.startIndex === String(Number(env.ROW_CAP)));
     expect(reads.length).toBeGreaterThanOrEqual(1);
     expect(reads.at(-1)?.query).toMatchObject({ location: 'US', maxResults: String(b.rowCount) });
     // No jobs.get or cancel for the page: it bills nothing and there is nothing to stop.
@@ -128,7 +136,11 @@ describe('result cursors over REST', () => {
     const principal = acmePrincipal('key_demo_brand');
     const t0 = Date.UTC(2026, 0, 1);
     const token = await issueResultCursor(env, principal, { b: 'brand_acme', j: 'job_x', l: 'US', o: 200, n: 500 }, t0);
-    expect(await openResultCursor(env, principal, token, t0 + RESULT_CURSOR_TTL_MS)).toMatchObject({ j: 'job_x', o: 200, x: t0 + RESULT_CURSOR_TTL_MS });
+    expect(await openResultCursor(env, principal, token, t0 + RESULT_CURSOR_TTL_MS)).toMatchObject({
+      j: 'job_x',
+      o: 200,
+      x: t0 + RESULT_CURSOR_TTL_MS,
+    });
     await expect(openResultCursor(env, principal, token, t0 + RESULT_CURSOR_TTL_MS + 1)).rejects.toMatchObject({
       code: 'VALIDATION',
       message: expect.stringMatching(/expired/),
@@ -151,26 +163,48 @@ describe('the OpenAPI document agrees', () => {
   it('documents POST /v1/data/query/page and the paging fields of RunQueryResponse', async () => {
     const doc = z
       .object({
-        paths: z.record(z.string(), z.record(z.string(), z.object({ operationId: z.string(), responses: z.record(z.string(), z.unknown()) }).passthrough())),
-        components: z.object({ schemas: z.record(z.string(), z.object({ required: z.array(z.string()).optional(), properties: z.record(z.string(), z.unknown()).optional() }).passthrough()) }),
+        paths: z.record(
+          z.string(),
+          z.record(z.string(), z.object({ operationId: z.string(), responses: z.record(z.string(), z.unknown()) }).passthrough()),
+        ),
+        components: z.object({
+          schemas: z.record(
+            z.string(),
+            z.object({ required: z.array(z.string()).optional(), properties: z.record(z.string(), z.unknown()).optional() }).passthrough(),
+          ),
+        }),
       })
       .parse((await api('/v1/data/openapi.json', null)).body);
     const page = doc.paths['/v1/data/query/page']?.post;
     expect(page?.operationId).toBe('readQueryPage');
     expect(Object.keys(page?.responses ?? {})).toEqual(expect.arrayContaining(['200', '400', '401', '429']));
     expect(doc.components.schemas.QueryPageRequest?.required).toEqual(['cursor']);
-    expect(doc.components.schemas.RunQueryResponse?.required).toEqual(expect.arrayContaining(['rowCount', 'totalRows', 'nextCursor', 'truncated']));
+    expect(doc.components.schemas.RunQueryResponse?.required).toEqual(
+      expect.arrayContaining(['rowCount', 'totalRows', 'nextCursor', 'truncated']),
+    );
     expect(Object.keys(doc.components.schemas.RunQueryResponse?.properties ?? {})).toContain('window');
   });
 });
 
 describe('say what ran', () => {
   it('a stored query echoes its resolved window (cadence when given, time zone); totalRows on every result', async () => {
-    const monthly = Page.parse((await postJson('/v1/data/query', 'brand', { queryId: 'rq_overview_channels', period: { cadence: 'MONTHLY' } })).body);
-    expect(monthly.window).toEqual({ startDate: expect.stringMatching(/^\d{4}-\d{2}-01$/), endDate: expect.any(String), cadence: 'MONTHLY', timezone: 'UTC' });
+    const monthly = Page.parse(
+      (await postJson('/v1/data/query', 'brand', { queryId: 'rq_overview_channels', period: { cadence: 'MONTHLY' } })).body,
+    );
+    expect(monthly.window).toEqual({
+      startDate: expect.stringMatching(/^\d{4}-\d{2}-01$/),
+      endDate: expect.any(String),
+      cadence: 'MONTHLY',
+      timezone: 'UTC',
+    });
     expect(monthly.totalRows).toBe(monthly.rowCount);
     const fixed = Page.parse(
-      (await postJson('/v1/data/query', 'brand', { queryId: 'rq_overview_channels', period: { startDate: '2026-01-01', endDate: '2026-01-31' } })).body,
+      (
+        await postJson('/v1/data/query', 'brand', {
+          queryId: 'rq_overview_channels',
+          period: { startDate: '2026-01-01', endDate: '2026-01-31' },
+        })
+      ).body,
     );
     expect(fixed.window).toEqual({ startDate: '2026-01-01', endDate: '2026-01-31', timezone: 'UTC' });
     const dry = Page.parse((await postJson('/v1/data/query', 'brand', { queryId: 'rq_overview_channels', dryRun: true })).body);
@@ -182,12 +216,20 @@ describe('say what ran', () => {
 });
 
 describe('a typo is not a permission problem', () => {
-  it('a table missing from the brand\'s own dataset is 400 QUERY_FAILED naming the table', async () => {
-    const err = expectError(await postJson('/v1/data/query', 'brand', { sql: 'SELECT * FROM `service-v1.acme.fact__orderz`' }), 400, 'QUERY_FAILED');
+  it("a table missing from the brand's own dataset is 400 QUERY_FAILED naming the table", async () => {
+    const err = expectError(
+      await postJson('/v1/data/query', 'brand', { sql: 'SELECT * FROM `service-v1.acme.fact__orderz`' }),
+      400,
+      'QUERY_FAILED',
+    );
     expect(err.message).toContain('service-v1.acme.fact__orderz');
     expect(err.details).toMatchObject({ stage: 'warehouse', reason: 'notFound', table: 'service-v1.acme.fact__orderz' });
     // Another brand's dataset is still the guard's 403, whether or not the table exists.
-    expectError(await postJson('/v1/data/query', 'brand', { sql: 'SELECT * FROM `service-v1.globex.fact__orderz`' }), 403, 'FORBIDDEN_TABLE');
+    expectError(
+      await postJson('/v1/data/query', 'brand', { sql: 'SELECT * FROM `service-v1.globex.fact__orderz`' }),
+      403,
+      'FORBIDDEN_TABLE',
+    );
   });
 });
 
@@ -207,7 +249,11 @@ describe('dry runs and refused queries are metered', () => {
       transport: 'rest',
       waitUntil: (p) => void background.push(p),
     });
-    const code = (p: Promise<unknown>) => p.then(() => 'OK', (err: unknown) => (err instanceof ApiError ? err : String(err)));
+    const code = (p: Promise<unknown>) =>
+      p.then(
+        () => 'OK',
+        (err: unknown) => (err instanceof ApiError ? err : String(err)),
+      );
     const perMinute = Number(env.DEFAULT_CHECKS_PER_MINUTE);
     for (let i = 0; i < perMinute - 1; i++) {
       const out = await code(runQuery(ctx(T), { sql: `DELETE FROM ${ORDERS} WHERE ${i} = ${i}` }));
@@ -226,10 +272,16 @@ describe('dry runs and refused queries are metered', () => {
     await Promise.all(background);
   });
 
-  it('a key\'s own rates (its api_keys settings) override the defaults', async () => {
+  it("a key's own rates (its api_keys settings) override the defaults", async () => {
     const key = await generateApiKey();
     await env.DB.batch([
-      env.DB.prepare('INSERT INTO api_keys (id, name, prefix, secret_hash, brand_id, created_at) VALUES (?, ?, ?, ?, ?, 0)').bind(key.id, 'metered', key.prefix, key.secretHash, 'brand_acme'),
+      env.DB.prepare('INSERT INTO api_keys (id, name, prefix, secret_hash, brand_id, created_at) VALUES (?, ?, ?, ?, ?, 0)').bind(
+        key.id,
+        'metered',
+        key.prefix,
+        key.secretHash,
+        'brand_acme',
+      ),
       env.DB.prepare('UPDATE api_keys SET checks_per_minute = 2 WHERE id = ?').bind(key.id),
     ]);
     const principal = acmePrincipal(key.id);

@@ -15,7 +15,17 @@ async function logRows(principalId: string) {
     'SELECT brand_id, query_id, period, sql, dry_run, outcome, bytes_billed, row_count, request_id FROM query_log WHERE principal_id = ? ORDER BY created_at, rowid',
   )
     .bind(principalId)
-    .all<{ brand_id: string | null; query_id: string | null; period: string | null; sql: string | null; dry_run: number; outcome: string; bytes_billed: number | null; row_count: number | null; request_id: string }>();
+    .all<{
+      brand_id: string | null;
+      query_id: string | null;
+      period: string | null;
+      sql: string | null;
+      dry_run: number;
+      outcome: string;
+      bytes_billed: number | null;
+      row_count: number | null;
+      request_id: string;
+    }>();
   return results;
 }
 
@@ -51,7 +61,9 @@ describe('POST /v1/data/query: raw SQL', () => {
     expect(res.headers.get('RateLimit-Reset')).toMatch(/^\d+$/);
     expect(res.headers.get('x-request-id')).toMatch(/^req_/);
     // usage first appears with the checks token taken before the dry run.
-    expect(res.headers.get('Server-Timing')).toMatch(/^resolve;dur=[\d.]+, guard;dur=[\d.]+, usage;dur=[\d.]+, dryrun;dur=[\d.]+, warehouse;dur=[\d.]+, total;dur=[\d.]+$/);
+    expect(res.headers.get('Server-Timing')).toMatch(
+      /^resolve;dur=[\d.]+, guard;dur=[\d.]+, usage;dur=[\d.]+, dryrun;dur=[\d.]+, warehouse;dur=[\d.]+, total;dur=[\d.]+$/,
+    );
     const log = await logRows('key_demo_brand');
     expect(log).toHaveLength(1);
     expect(log[0]).toMatchObject({ brand_id: 'brand_acme', outcome: 'OK', row_count: 3, dry_run: 0 });
@@ -59,7 +71,11 @@ describe('POST /v1/data/query: raw SQL', () => {
   });
 
   it('org keys must name the brand', async () => {
-    const err = expectError(await postJson('/v1/data/query', 'org', { sql: `SELECT 1 AS x FROM ${ACME_ORDERS} LIMIT 1` }), 400, 'VALIDATION');
+    const err = expectError(
+      await postJson('/v1/data/query', 'org', { sql: `SELECT 1 AS x FROM ${ACME_ORDERS} LIMIT 1` }),
+      400,
+      'VALIDATION',
+    );
     expect(err.message).toMatch(/brandId/);
     const ok = await postJson('/v1/data/query', 'org', { sql: `SELECT COUNT(*) AS n FROM ${GLOBEX_ORDERS}`, brandId: 'brand_globex' });
     expect(ok.status).toBe(200);
@@ -99,12 +115,20 @@ describe('POST /v1/data/query: raw SQL', () => {
   });
 
   it('a syntax error is 400 QUERY_FAILED with the position', async () => {
-    const err = expectError(await postJson('/v1/data/query', 'brand', { sql: `SELECT channel,\n  SUM(revenue AS r FROM ${ACME_ORDERS} GROUP BY channel` }), 400, 'QUERY_FAILED');
+    const err = expectError(
+      await postJson('/v1/data/query', 'brand', { sql: `SELECT channel,\n  SUM(revenue AS r FROM ${ACME_ORDERS} GROUP BY channel` }),
+      400,
+      'QUERY_FAILED',
+    );
     expect(err.details).toMatchObject({ stage: 'guard', line: 2, column: expect.any(Number) });
   });
 
   it("the warehouse's own complaint (unknown column) is 400 QUERY_FAILED at stage warehouse", async () => {
-    const err = expectError(await postJson('/v1/data/query', 'brand', { sql: `SELECT no_such_column FROM ${ACME_ORDERS}` }), 400, 'QUERY_FAILED');
+    const err = expectError(
+      await postJson('/v1/data/query', 'brand', { sql: `SELECT no_such_column FROM ${ACME_ORDERS}` }),
+      400,
+      'QUERY_FAILED',
+    );
     expect(err.details).toMatchObject({ stage: 'warehouse' });
     expect(err.message).toMatch(/no_such_column/);
   });
@@ -124,7 +148,11 @@ describe('POST /v1/data/query: raw SQL', () => {
 
   it('over the per-key byte ceiling is 400 QUERY_TOO_EXPENSIVE before running', async () => {
     await env.DB.prepare("UPDATE api_keys SET max_bytes_billed = 1000 WHERE id = 'key_demo_brand'").run();
-    const err = expectError(await postJson('/v1/data/query', 'brand', { sql: `SELECT revenue FROM ${ACME_ORDERS}` }), 400, 'QUERY_TOO_EXPENSIVE');
+    const err = expectError(
+      await postJson('/v1/data/query', 'brand', { sql: `SELECT revenue FROM ${ACME_ORDERS}` }),
+      400,
+      'QUERY_TOO_EXPENSIVE',
+    );
     expect(err.details).toMatchObject({ maxBytesBilled: 1000 });
     const log = await logRows('key_demo_brand');
     expect(log[0]).toMatchObject({ outcome: 'QUERY_TOO_EXPENSIVE', row_count: null });
@@ -178,12 +206,19 @@ describe('POST /v1/data/query: stored queries by id', () => {
   });
 
   it('a period sent to a non-parameterized saved query is refused, not ignored', async () => {
-    const err = expectError(await postJson('/v1/data/query', 'brand', { queryId: 'sq_acme_monthly_kpis', period: { cadence: 'DAILY' } }), 400, 'VALIDATION');
+    const err = expectError(
+      await postJson('/v1/data/query', 'brand', { queryId: 'sq_acme_monthly_kpis', period: { cadence: 'DAILY' } }),
+      400,
+      'VALIDATION',
+    );
     expect(err.message).toMatch(/not parameterized/);
   });
 
   it('a system report section fills the brand dataset and the period window', async () => {
-    const res = await postJson('/v1/data/query', 'brand', { queryId: 'rq_overview_daily', period: { startDate: '2026-01-01', endDate: '2026-01-01' } });
+    const res = await postJson('/v1/data/query', 'brand', {
+      queryId: 'rq_overview_daily',
+      period: { startDate: '2026-01-01', endDate: '2026-01-01' },
+    });
     expect(res.status).toBe(200);
     const log = await logRows('key_demo_brand');
     expect(log[0]!.sql).toContain('`service-v1.acme.');
@@ -201,7 +236,9 @@ describe('POST /v1/data/query: stored queries by id', () => {
     const lastOfPrev = new Date(firstOfThis.getTime() - 86_400_000);
     expect(monthly!.endDate).toBe(lastOfPrev.toISOString().slice(0, 10));
     expect(monthly!.startDate).toBe(lastOfPrev.toISOString().slice(0, 8) + '01');
-    const yesterday = new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate()) - 86_400_000).toISOString().slice(0, 10);
+    const yesterday = new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate()) - 86_400_000)
+      .toISOString()
+      .slice(0, 10);
     expect(daily).toEqual({ startDate: yesterday, endDate: yesterday });
   });
 
@@ -228,7 +265,11 @@ describe('POST /v1/data/query: daily usage limit', () => {
     await env.DB.prepare("UPDATE api_keys SET daily_query_limit = 2 WHERE id = 'key_other_org'").run();
     const sql = 'SELECT COUNT(*) AS n FROM `service-v1.umbrella.dim__customers`';
     expect((await postJson('/v1/data/query', 'other', { sql, brandId: 'brand_umbrella', dryRun: true })).status).toBe(200);
-    expectError(await postJson('/v1/data/query', 'other', { sql: 'DELETE FROM x WHERE TRUE', brandId: 'brand_umbrella' }), 400, 'INVALID_SQL');
+    expectError(
+      await postJson('/v1/data/query', 'other', { sql: 'DELETE FROM x WHERE TRUE', brandId: 'brand_umbrella' }),
+      400,
+      'INVALID_SQL',
+    );
     const first = await postJson('/v1/data/query', 'other', { sql, brandId: 'brand_umbrella' });
     expect(first.status).toBe(200);
     expect(first.headers.get('RateLimit-Remaining')).toBe('1');

@@ -20,7 +20,12 @@ const REPORTS: ReportModel[] = [
   { id: 'rpt_umbrella_clinics', scope: 'brand', brand: 'brand_umbrella' },
 ];
 const SAVED_QUERY_BRANDS: Record<string, number> = { brand_acme: 3, brand_globex: 2, brand_initech: 0, brand_umbrella: 2 };
-const DATASET: Record<string, string | null> = { brand_acme: 'acme', brand_globex: 'globex', brand_initech: null, brand_umbrella: 'umbrella' };
+const DATASET: Record<string, string | null> = {
+  brand_acme: 'acme',
+  brand_globex: 'globex',
+  brand_initech: null,
+  brand_umbrella: 'umbrella',
+};
 /** One saved query and one section of a brand-owned report per brand that has them. */
 const OWNED_QUERIES: [queryId: string, owner: string][] = [
   ['sq_acme_monthly_kpis', 'brand_acme'],
@@ -60,7 +65,7 @@ describe('scoping matrix', () => {
       expect(page.reports.every((r) => r.brandId === brand)).toBe(true);
     });
 
-    it('listReports without brandId covers exactly the key\'s brands', async () => {
+    it("listReports without brandId covers exactly the key's brands", async () => {
       const page = ReportListSchema.parse((await api('/v1/data/reports', key)).body);
       const expected = KEY_BRANDS[key].flatMap((b) => REPORTS.filter((r) => appliesTo(r, b)).map((r) => `${b}/${r.id}`));
       expect(page.reports.map((r) => `${r.brandId}/${r.reportId}`).sort()).toEqual(expected.sort());
@@ -96,7 +101,11 @@ describe('scoping matrix', () => {
     it('runQuery refuses a table of another tenant inside its own brand (403 FORBIDDEN_TABLE)', async () => {
       const own = KEY_BRANDS[key][0] ?? '';
       const foreign = key === 'other' ? 'acme' : 'umbrella';
-      const res = await postJson('/v1/data/query', key, { sql: `SELECT * FROM \`service-v1.${foreign}.fact__orders\``, brandId: own, dryRun: true });
+      const res = await postJson('/v1/data/query', key, {
+        sql: `SELECT * FROM \`service-v1.${foreign}.fact__orders\``,
+        brandId: own,
+        dryRun: true,
+      });
       expectError(res, 403, 'FORBIDDEN_TABLE');
     });
 

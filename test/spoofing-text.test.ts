@@ -22,7 +22,8 @@ beforeAll(async () => {
 
 describe('the rules', () => {
   it('names refuse every control character and line break; text allows tab and line breaks only', () => {
-    for (const bad of ['a\u0000b', 'a\u0007', 'a\nb', 'a\tb', 'a\u007Fb', 'a\u0085b']) expect(nameProblem(bad), JSON.stringify(bad)).not.toBeNull();
+    for (const bad of ['a\u0000b', 'a\u0007', 'a\nb', 'a\tb', 'a\u007Fb', 'a\u0085b'])
+      expect(nameProblem(bad), JSON.stringify(bad)).not.toBeNull();
     expect(nameProblem(`ok ${RLO} ${ZWSP} é 漢字`)).toBeNull();
     expect(textProblem('line\n\tindented\r\n')).toBeNull();
     expect(textProblem('a\u0000b')).toMatch(/U\+0000/);
@@ -44,16 +45,28 @@ describe('the rules', () => {
 
 describe('on write', () => {
   it('REST refuses control characters in a memory title and content (400 VALIDATION naming the code point)', async () => {
-    const title = expectError(await postJson('/v1/data/memories', 'org', { brandId: 'brand_acme', title: 'a\u0000b', content: 'c' }), 400, 'VALIDATION');
+    const title = expectError(
+      await postJson('/v1/data/memories', 'org', { brandId: 'brand_acme', title: 'a\u0000b', content: 'c' }),
+      400,
+      'VALIDATION',
+    );
     expect(title.message).toMatch(/title must not contain control characters \(found U\+0000\)/);
-    const content = expectError(await postJson('/v1/data/memories', 'org', { brandId: 'brand_acme', title: 't', content: 'bell\u0007' }), 400, 'VALIDATION');
+    const content = expectError(
+      await postJson('/v1/data/memories', 'org', { brandId: 'brand_acme', title: 't', content: 'bell\u0007' }),
+      400,
+      'VALIDATION',
+    );
     expect(content.message).toMatch(/U\+0007/);
     expect((await postJson('/v1/data/memories', 'org', { brandId: 'brand_acme', title: 't', content: 'line\n\tok' })).status).toBe(201);
   });
 
   it('the admin pages refuse a key name with a control character', async () => {
     const browser = await signedIn(TEST_ADMINS.org, '198.51.100.90');
-    const res = await browser.post('/admin/keys', { csrf: inputValue(await page(browser), 'csrf'), name: 'evil\u0001key', scope: 'brand:brand_acme' });
+    const res = await browser.post('/admin/keys', {
+      csrf: inputValue(await page(browser), 'csrf'),
+      name: 'evil\u0001key',
+      scope: 'brand:brand_acme',
+    });
     expect(res.status).toBe(400);
     expect(await res.text()).toContain('must not contain control characters');
     expect(await env.DB.prepare("SELECT 1 FROM api_keys WHERE name LIKE 'evil%'").first()).toBeNull();
@@ -62,7 +75,11 @@ describe('on write', () => {
 
 describe('on the admin pages', () => {
   it('a memory title with a right-to-left override and a zero-width space is shown neutralised, and edits keep it', async () => {
-    const created = await postJson('/v1/data/memories', 'org', { brandId: 'brand_acme', title: `refund${RLO}gnp.exe${ZWSP}`, content: 'spoof' });
+    const created = await postJson('/v1/data/memories', 'org', {
+      brandId: 'brand_acme',
+      title: `refund${RLO}gnp.exe${ZWSP}`,
+      content: 'spoof',
+    });
     expect(created.status).toBe(201);
     const memory = MemorySchema.parse(created.body);
     const browser = await signedIn(TEST_ADMINS.org, '198.51.100.91');

@@ -82,11 +82,19 @@ describe('positions and messages', () => {
 
   it('points at an unterminated string where it starts', async () => {
     const result = await checkSql("SELECT 1,\n  'abc", ACME);
-    expect(result).toMatchObject({ ok: false, code: 'QUERY_FAILED', message: expect.stringContaining('unterminated'), position: { line: 2, column: 3 } });
+    expect(result).toMatchObject({
+      ok: false,
+      code: 'QUERY_FAILED',
+      message: expect.stringContaining('unterminated'),
+      position: { line: 2, column: 3 },
+    });
   });
 
   it('points at a forbidden table and names it', async () => {
-    const result = await checkSql('SELECT *\nFROM `service-v1.acme.fact__orders` o\nJOIN `service-v1.globex.dim__customers` c USING (customer_id)', ACME);
+    const result = await checkSql(
+      'SELECT *\nFROM `service-v1.acme.fact__orders` o\nJOIN `service-v1.globex.dim__customers` c USING (customer_id)',
+      ACME,
+    );
     expect(result).toMatchObject({
       ok: false,
       code: 'FORBIDDEN_TABLE',
@@ -100,7 +108,11 @@ describe('positions and messages', () => {
     const tail = "' AS s";
     const fill = (n: number) => head + 'x'.repeat(n - head.length - tail.length) + tail;
     expect(await checkSql(fill(MAX_SQL_LENGTH), ACME)).toMatchObject({ ok: true, tables: [] });
-    expect(await checkSql(fill(MAX_SQL_LENGTH + 1), ACME)).toMatchObject({ ok: false, code: 'QUERY_FAILED', message: expect.stringContaining('102400') });
+    expect(await checkSql(fill(MAX_SQL_LENGTH + 1), ACME)).toMatchObject({
+      ok: false,
+      code: 'QUERY_FAILED',
+      message: expect.stringContaining('102400'),
+    });
   });
 
   it('the same brand-scoped SQL passes for its own brand only', async () => {
@@ -117,16 +129,24 @@ describe('correlated array paths and pipe syntax', () => {
     // BigQuery resolves a FROM path whose first name is a range variable in scope as an array scan before it
     // looks for a table (ZetaSQL ShouldResolveAsArrayScan), so this reads the field fact__orders of each row,
     // never the dataset globex; BigQuery's dry run (gate 2c) would list any table it did read.
-    expect(await checkSql(`SELECT * FROM ${T} AS globex, globex.fact__orders`, ACME)).toMatchObject({ ok: true, tables: ['service-v1.acme.fact__orders'] });
+    expect(await checkSql(`SELECT * FROM ${T} AS globex, globex.fact__orders`, ACME)).toMatchObject({
+      ok: true,
+      tables: ['service-v1.acme.fact__orders'],
+    });
     // The same path with nothing in scope is a table of another dataset.
     expect(await checkSql(`SELECT * FROM ${T} AS g, globex.fact__orders`, ACME)).toMatchObject({ ok: false, code: 'FORBIDDEN_TABLE' });
   });
 
-  it('positions after a FROM-first query point into the user\'s text', async () => {
+  it("positions after a FROM-first query point into the user's text", async () => {
     const result = await checkSql(`FROM ${T}\n|> JOIN \`service-v1.globex.dim__customers\` USING (customer_id)`, ACME);
     expect(result).toMatchObject({ ok: false, code: 'FORBIDDEN_TABLE', position: { line: 2, column: 9 } });
     const syntax = await checkSql(`FROM ${T} |> SELECT a b c`, ACME);
-    expect(syntax).toMatchObject({ ok: false, code: 'QUERY_FAILED', message: expect.stringContaining('found: c'), position: { line: 1, column: 51 } });
+    expect(syntax).toMatchObject({
+      ok: false,
+      code: 'QUERY_FAILED',
+      message: expect.stringContaining('found: c'),
+      position: { line: 1, column: 51 },
+    });
   });
 
   it('a pipe operator the checker does not read is named in the error', async () => {
@@ -138,7 +158,11 @@ describe('correlated array paths and pipe syntax', () => {
   });
 
   it('a statement that starts with something else still says what is expected', async () => {
-    expect(await checkSql('|> WHERE TRUE', ACME)).toMatchObject({ ok: false, code: 'QUERY_FAILED', message: expect.stringContaining('expected SELECT, WITH or FROM') });
+    expect(await checkSql('|> WHERE TRUE', ACME)).toMatchObject({
+      ok: false,
+      code: 'QUERY_FAILED',
+      message: expect.stringContaining('expected SELECT, WITH or FROM'),
+    });
   });
 });
 
@@ -158,21 +182,33 @@ describe('identity and session facts are refused (they describe our service acco
     expect(result).toMatchObject({ ok: false, code: 'INVALID_SQL', message: expect.stringContaining('service account') });
   });
 
-  it.each(['@@session_user', '@@project_id', '@@dataset_id', '@@dataset_project_id', '@@current_job_id', '@@session_id', '@@location', '@@query_label', '@@time_zone', '@@script.job_id', '@@row_count'])(
-    'the system variable %s is INVALID_SQL and says why',
-    async (variable) => {
-      const result = await checkSql(`SELECT ${variable} AS v FROM ${T}`, ACME);
-      expect(result).toMatchObject({
-        ok: false,
-        code: 'INVALID_SQL',
-        message: expect.stringContaining('system variables'),
-        position: { line: 1, column: 8 },
-      });
-    },
-  );
+  it.each([
+    '@@session_user',
+    '@@project_id',
+    '@@dataset_id',
+    '@@dataset_project_id',
+    '@@current_job_id',
+    '@@session_id',
+    '@@location',
+    '@@query_label',
+    '@@time_zone',
+    '@@script.job_id',
+    '@@row_count',
+  ])('the system variable %s is INVALID_SQL and says why', async (variable) => {
+    const result = await checkSql(`SELECT ${variable} AS v FROM ${T}`, ACME);
+    expect(result).toMatchObject({
+      ok: false,
+      code: 'INVALID_SQL',
+      message: expect.stringContaining('system variables'),
+      position: { line: 1, column: 8 },
+    });
+  });
 
   it('a column that happens to be called session_user is just a column', async () => {
-    expect(await checkSql(`SELECT session_user, current_user FROM ${T}`, ACME)).toMatchObject({ ok: true, tables: ['service-v1.acme.fact__orders'] });
+    expect(await checkSql(`SELECT session_user, current_user FROM ${T}`, ACME)).toMatchObject({
+      ok: true,
+      tables: ['service-v1.acme.fact__orders'],
+    });
   });
 
   it('a query parameter stays QUERY_FAILED: the API cannot send its value', async () => {
@@ -185,11 +221,17 @@ describe('identity and session facts are refused (they describe our service acco
 });
 
 describe('limits that keep the parser safe', () => {
-  const chain = (operators: number) => Array(operators + 1).fill('revenue').join(' + ');
+  const chain = (operators: number) =>
+    Array(operators + 1)
+      .fill('revenue')
+      .join(' + ');
   const T = '`service-v1.acme.fact__orders`';
 
   it('parses the longest accepted operator chain and refuses one more operator', async () => {
-    expect(await checkSql(`SELECT ${chain(MAX_EXPRESSION_DEPTH)} FROM ${T}`, ACME)).toMatchObject({ ok: true, tables: ['service-v1.acme.fact__orders'] });
+    expect(await checkSql(`SELECT ${chain(MAX_EXPRESSION_DEPTH)} FROM ${T}`, ACME)).toMatchObject({
+      ok: true,
+      tables: ['service-v1.acme.fact__orders'],
+    });
     expect(await checkSql(`SELECT ${chain(MAX_EXPRESSION_DEPTH + 1)} FROM ${T}`, ACME)).toMatchObject({
       ok: false,
       code: 'QUERY_FAILED',
@@ -206,7 +248,10 @@ describe('limits that keep the parser safe', () => {
   });
 
   it('a chain of set operations counts across the commas of its SELECT lists', async () => {
-    const union = (n: number) => Array(n + 1).fill(`SELECT order_id, revenue FROM ${T}`).join(' UNION ALL ');
+    const union = (n: number) =>
+      Array(n + 1)
+        .fill(`SELECT order_id, revenue FROM ${T}`)
+        .join(' UNION ALL ');
     expect(await checkSql(union(MAX_EXPRESSION_DEPTH), ACME)).toMatchObject({ ok: true });
     expect(await checkSql(union(MAX_EXPRESSION_DEPTH + 1), ACME)).toMatchObject({ ok: false, code: 'QUERY_FAILED' });
   });
@@ -241,8 +286,14 @@ describe('limits that keep the parser safe', () => {
   });
 
   it('refuses a chain of IS DISTINCT FROM as deep (FROM does not end an expression there)', async () => {
-    const chain = Array(MAX_EXPRESSION_DEPTH + 2).fill('quantity').join(' IS DISTINCT FROM ');
-    expect(await checkSql(`SELECT ${chain} FROM ${T}`, ACME)).toMatchObject({ ok: false, code: 'QUERY_FAILED', message: expect.stringContaining('too deep') });
+    const chain = Array(MAX_EXPRESSION_DEPTH + 2)
+      .fill('quantity')
+      .join(' IS DISTINCT FROM ');
+    expect(await checkSql(`SELECT ${chain} FROM ${T}`, ACME)).toMatchObject({
+      ok: false,
+      code: 'QUERY_FAILED',
+      message: expect.stringContaining('too deep'),
+    });
   });
 });
 
@@ -314,7 +365,11 @@ describe('the contract project is mapped at the references the guard resolved, a
     ['a quoted path', 'SELECT 1 FROM `service-v1.acme.fact__orders`', 'SELECT 1 FROM `demo-analytics-dev.acme.fact__orders`'],
     ['a quoted project part', 'SELECT 1 FROM `service-v1`.acme.fact__orders', 'SELECT 1 FROM `demo-analytics-dev`.acme.fact__orders'],
     ['an unquoted dashed project', 'SELECT 1 FROM service-v1.acme.fact__orders', 'SELECT 1 FROM demo-analytics-dev.acme.fact__orders'],
-    ['a wildcard', 'SELECT 1 FROM `service-v1.acme.events_*` WHERE _TABLE_SUFFIX > "2"', 'SELECT 1 FROM `demo-analytics-dev.acme.events_*` WHERE _TABLE_SUFFIX > "2"'],
+    [
+      'a wildcard',
+      'SELECT 1 FROM `service-v1.acme.events_*` WHERE _TABLE_SUFFIX > "2"',
+      'SELECT 1 FROM `demo-analytics-dev.acme.events_*` WHERE _TABLE_SUFFIX > "2"',
+    ],
     [
       'INFORMATION_SCHEMA.COLUMNS',
       "SELECT column_name FROM `service-v1.acme.INFORMATION_SCHEMA.COLUMNS` WHERE table_name = 'fact__orders'",
@@ -323,8 +378,8 @@ describe('the contract project is mapped at the references the guard resolved, a
     ['a routine of the dataset', 'SELECT `service-v1.acme.band`(1) AS b', 'SELECT `demo-analytics-dev.acme.band`(1) AS b'],
     [
       'string literals, comments and aliases that spell it',
-      "-- service-v1.acme.fact__orders\nSELECT 'service-v1.acme.fact__orders' AS `service-v1`, \"service-v1\" AS s /* `service-v1.acme.x` */ FROM `service-v1.acme.fact__orders` AS o",
-      "-- service-v1.acme.fact__orders\nSELECT 'service-v1.acme.fact__orders' AS `service-v1`, \"service-v1\" AS s /* `service-v1.acme.x` */ FROM `demo-analytics-dev.acme.fact__orders` AS o",
+      '-- service-v1.acme.fact__orders\nSELECT \'service-v1.acme.fact__orders\' AS `service-v1`, "service-v1" AS s /* `service-v1.acme.x` */ FROM `service-v1.acme.fact__orders` AS o',
+      '-- service-v1.acme.fact__orders\nSELECT \'service-v1.acme.fact__orders\' AS `service-v1`, "service-v1" AS s /* `service-v1.acme.x` */ FROM `demo-analytics-dev.acme.fact__orders` AS o',
     ],
     [
       'pipe syntax (the parser sees inserted text) after multi-byte characters',
@@ -380,7 +435,11 @@ describe('checkDryRun (gate 2c)', () => {
     ['empty lists of other reference kinds', dry({ otherReferences: { referencedModels: [], referencedPropertyGraphs: [] } }), ORDERS],
     ['a wildcard over 50 shards of the dataset', dry({ referencedTables: shards(MAX_REFERENCED_TABLES) }), EVENTS],
     ['a wildcard over 400 shards of the dataset', dry({ referencedTables: shards(400) }), EVENTS],
-    ['two wildcards of the dataset', dry({ referencedTables: [...shards(30), ...shards(30, 'acme', 'pages_')] }), [...EVENTS, 'service-v1.acme.pages_*']],
+    [
+      'two wildcards of the dataset',
+      dry({ referencedTables: [...shards(30), ...shards(30, 'acme', 'pages_')] }),
+      [...EVENTS, 'service-v1.acme.pages_*'],
+    ],
   ])('accepts %s', (_name, facts, parsed) => {
     expect(checkDryRun(facts, ACME, parsed)).toEqual({ ok: true });
   });
@@ -394,18 +453,63 @@ describe('checkDryRun (gate 2c)', () => {
     ['a dataset differing in case', dry({ referencedTables: [table('ACME')] }), ORDERS, 'FORBIDDEN_TABLE'],
     ['a routine of another dataset', dry({ referencedRoutines: [routine('globex')] }), ORDERS, 'FORBIDDEN_TABLE'],
     ['a routine of another project', dry({ referencedRoutines: [routine('acme', 'bqutil')] }), ORDERS, 'FORBIDDEN_TABLE'],
-    ['50 tables (BigQuery may omit some)', dry({ referencedTables: Array.from({ length: MAX_REFERENCED_TABLES }, (_, i) => table('acme', `t${i}`)) }), ORDERS, 'QUERY_FAILED'],
+    [
+      '50 tables (BigQuery may omit some)',
+      dry({ referencedTables: Array.from({ length: MAX_REFERENCED_TABLES }, (_, i) => table('acme', `t${i}`)) }),
+      ORDERS,
+      'QUERY_FAILED',
+    ],
     // A cache hit or a list BigQuery left out: the parser saw a table, the dry run vouches for none.
     ['no tables where the parser found one', dry({ referencedTables: [] }), ORDERS, 'QUERY_FAILED'],
     ['no tables for a wildcard', dry({ referencedTables: [] }), EVENTS, 'QUERY_FAILED'],
-    ['a model', dry({ otherReferences: { referencedModels: [{ projectId: 'service-v1', datasetId: 'acme', modelId: 'm' }] } }), ORDERS, 'FORBIDDEN_TABLE'],
-    ['a property graph', dry({ otherReferences: { referencedPropertyGraphs: [{ projectId: 'p', datasetId: 'd', propertyGraphId: 'g' }] } }), ORDERS, 'FORBIDDEN_TABLE'],
-    ['an unknown reference kind that is not a list', dry({ otherReferences: { referencedSomething: { projectId: 'p' } } }), ORDERS, 'FORBIDDEN_TABLE'],
-    ['a wildcard plus a named table over 50 tables', dry({ referencedTables: [...shards(60), table('acme')] }), [...EVENTS, ...ORDERS], 'QUERY_FAILED'],
-    ['a wildcard whose 50+ tables include one it does not match', dry({ referencedTables: [...shards(60), table('acme', 'secrets')] }), EVENTS, 'QUERY_FAILED'],
-    ['a wildcard whose 50+ tables include another dataset', dry({ referencedTables: [...shards(60), ...shards(1, 'globex')] }), EVENTS, 'FORBIDDEN_TABLE'],
-    ['a wildcard of another dataset over 50 shards', dry({ referencedTables: shards(60, 'globex') }), ['service-v1.globex.events_*'], 'FORBIDDEN_TABLE'],
-    ['50+ shards where the parser saw only INFORMATION_SCHEMA', dry({ referencedTables: shards(60) }), ['service-v1.acme.INFORMATION_SCHEMA.COLUMNS'], 'QUERY_FAILED'],
+    [
+      'a model',
+      dry({ otherReferences: { referencedModels: [{ projectId: 'service-v1', datasetId: 'acme', modelId: 'm' }] } }),
+      ORDERS,
+      'FORBIDDEN_TABLE',
+    ],
+    [
+      'a property graph',
+      dry({ otherReferences: { referencedPropertyGraphs: [{ projectId: 'p', datasetId: 'd', propertyGraphId: 'g' }] } }),
+      ORDERS,
+      'FORBIDDEN_TABLE',
+    ],
+    [
+      'an unknown reference kind that is not a list',
+      dry({ otherReferences: { referencedSomething: { projectId: 'p' } } }),
+      ORDERS,
+      'FORBIDDEN_TABLE',
+    ],
+    [
+      'a wildcard plus a named table over 50 tables',
+      dry({ referencedTables: [...shards(60), table('acme')] }),
+      [...EVENTS, ...ORDERS],
+      'QUERY_FAILED',
+    ],
+    [
+      'a wildcard whose 50+ tables include one it does not match',
+      dry({ referencedTables: [...shards(60), table('acme', 'secrets')] }),
+      EVENTS,
+      'QUERY_FAILED',
+    ],
+    [
+      'a wildcard whose 50+ tables include another dataset',
+      dry({ referencedTables: [...shards(60), ...shards(1, 'globex')] }),
+      EVENTS,
+      'FORBIDDEN_TABLE',
+    ],
+    [
+      'a wildcard of another dataset over 50 shards',
+      dry({ referencedTables: shards(60, 'globex') }),
+      ['service-v1.globex.events_*'],
+      'FORBIDDEN_TABLE',
+    ],
+    [
+      '50+ shards where the parser saw only INFORMATION_SCHEMA',
+      dry({ referencedTables: shards(60) }),
+      ['service-v1.acme.INFORMATION_SCHEMA.COLUMNS'],
+      'QUERY_FAILED',
+    ],
   ])('refuses %s', (_name, facts, parsed, code) => {
     expect(checkDryRun(facts, ACME, parsed)).toMatchObject({ ok: false, code });
   });
@@ -424,7 +528,12 @@ describe('guardError', () => {
 
   it('a forbidden table is a 403 and a dry-run verdict says so', () => {
     const verdict = checkDryRun(
-      { statementType: 'SELECT', referencedTables: [{ projectId: 'service-v1', datasetId: 'globex', tableId: 't' }], referencedRoutines: [], otherReferences: {} },
+      {
+        statementType: 'SELECT',
+        referencedTables: [{ projectId: 'service-v1', datasetId: 'globex', tableId: 't' }],
+        referencedRoutines: [],
+        otherReferences: {},
+      },
       ACME,
       ['service-v1.acme.t'],
     );

@@ -27,7 +27,7 @@ async function runsLeft(): Promise<number> {
 }
 
 describe('GET /v1/data/brands/{brandId}/tables/{table} (describeTable)', () => {
-  it("describes a table from tables.get: columns with types and descriptions, layer, row count, coverage, the memories that apply", async () => {
+  it('describes a table from tables.get: columns with types and descriptions, layer, row count, coverage, the memories that apply', async () => {
     const res = await api('/v1/data/brands/brand_acme/tables/fact__orders', 'brand');
     expect(res.status).toBe(200);
     const t = TableDescriptionSchema.parse(res.body);
@@ -73,7 +73,7 @@ describe('GET /v1/data/brands/{brandId}/tables/{table} (describeTable)', () => {
   });
 
   it.each([
-    ['another tenant\'s brand', '/v1/data/brands/brand_umbrella/tables/fact__orders', 403, 'FORBIDDEN_BRAND'],
+    ["another tenant's brand", '/v1/data/brands/brand_umbrella/tables/fact__orders', 403, 'FORBIDDEN_BRAND'],
     ['a brand without a dataset', '/v1/data/brands/brand_initech/tables/fact__orders', 409, 'BRAND_NOT_PROVISIONED'],
     ['a qualified name', '/v1/data/brands/brand_acme/tables/acme.fact__orders', 400, 'VALIDATION'],
   ] as const)('refuses %s', async (_name, path, status, code) => {
@@ -90,7 +90,11 @@ describe('GET /v1/data/brands/{brandId}/tables (listTables)', () => {
     expect(list.dataset).toBe('globex');
     const names = list.tables.map((t) => t.table);
     expect(names).toEqual(expect.arrayContaining(['fact__orders', 'dim__customers', 'report__monthly_kpis', 'raw__web_events']));
-    expect(list.tables.find((t) => t.table === 'fact__orders')).toMatchObject({ layer: 'mart', rowCount: 20_000, sqlName: '`service-v1.globex.fact__orders`' });
+    expect(list.tables.find((t) => t.table === 'fact__orders')).toMatchObject({
+      layer: 'mart',
+      rowCount: 20_000,
+      sqlName: '`service-v1.globex.fact__orders`',
+    });
     expect(list.tables.find((t) => t.table === 'raw__web_events')?.layer).toBe('raw');
     expect(list.tables.every((t) => typeof t.description === 'string' && t.description.length > 0)).toBe(true);
     expect(await logCount()).toBe(logs);

@@ -13,7 +13,9 @@ const freshStub = () => env.USAGE.getByName(`test:limiter-${Date.now()}-${n++}`)
 
 function rows(state: DurableObjectState) {
   return {
-    buckets: state.storage.sql.exec<{ start: number; runs: number; bytes: number }>('SELECT start, runs, bytes FROM buckets ORDER BY start').toArray(),
+    buckets: state.storage.sql
+      .exec<{ start: number; runs: number; bytes: number }>('SELECT start, runs, bytes FROM buckets ORDER BY start')
+      .toArray(),
     tickets: state.storage.sql.exec<{ id: string; bucket: number }>('SELECT id, bucket FROM tickets').toArray(),
   };
 }
@@ -26,7 +28,10 @@ describe('UsageLimiter (the Durable Object)', () => {
       expect(out.refusal).toBeNull();
       expect(out.ticketId).toMatch(/^[0-9a-f]{32}$/);
       expect(out.rate).toEqual({ limit: 5, remaining: 4, resetSeconds: (bucketExpiry(bucketStart(T0)) - T0) / 1000 });
-      expect(rows(state)).toEqual({ buckets: [{ start: bucketStart(T0), runs: 1, bytes: 0 }], tickets: [{ id: out.ticketId, bucket: bucketStart(T0) }] });
+      expect(rows(state)).toEqual({
+        buckets: [{ start: bucketStart(T0), runs: 1, bytes: 0 }],
+        tickets: [{ id: out.ticketId, bucket: bucketStart(T0) }],
+      });
     });
   });
 
@@ -34,7 +39,12 @@ describe('UsageLimiter (the Durable Object)', () => {
     const stub = freshStub();
     await runInDurableObject(stub, async (obj: UsageLimiter, state) => {
       const out = obj.acquire(budget, T0, false);
-      expect(out).toEqual({ refusal: null, ticketId: null, rate: { limit: 5, remaining: 5, resetSeconds: 0 }, used: { runs: 0, bytes: 0 } });
+      expect(out).toEqual({
+        refusal: null,
+        ticketId: null,
+        rate: { limit: 5, remaining: 5, resetSeconds: 0 },
+        used: { runs: 0, bytes: 0 },
+      });
       expect(rows(state)).toEqual({ buckets: [], tickets: [] });
     });
   });
@@ -102,7 +112,7 @@ describe('UsageLimiter (the Durable Object)', () => {
     await runInDurableObject(stub, (_obj: UsageLimiter, state) => {
       state.storage.sql.exec('DROP TABLE tickets');
       state.storage.sql.exec('CREATE TABLE tickets (id TEXT PRIMARY KEY, bucket INTEGER NOT NULL)');
-      state.storage.sql.exec("INSERT INTO buckets (start, runs, bytes) VALUES (?, 1, 0)", bucketStart(T0));
+      state.storage.sql.exec('INSERT INTO buckets (start, runs, bytes) VALUES (?, 1, 0)', bucketStart(T0));
       state.storage.sql.exec("INSERT INTO tickets (id, bucket) VALUES ('old', ?)", bucketStart(T0));
       const reopened = new UsageLimiter(state, env);
       expect(reopened.settle('old', 5_000)).toBe(true);
@@ -133,7 +143,12 @@ describe('UsageLimiter (the Durable Object)', () => {
     const { ticketId } = await stub.acquire(budget, T0, true);
     await stub.settle(ticketId ?? '', budget.bytes);
     const refused = await stub.acquire(budget, T0 + MIN, true);
-    expect(refused.refusal).toEqual({ limit: 'bytes', limitValue: budget.bytes, used: budget.bytes, retryAt: bucketExpiry(bucketStart(T0)) });
+    expect(refused.refusal).toEqual({
+      limit: 'bytes',
+      limitValue: budget.bytes,
+      used: budget.bytes,
+      retryAt: bucketExpiry(bucketStart(T0)),
+    });
     expect(refused.rate).toEqual({ limit: 5, remaining: 0, resetSeconds: (bucketExpiry(bucketStart(T0)) - (T0 + MIN)) / 1000 });
     expect((await stub.acquire(budget, bucketExpiry(bucketStart(T0)), true)).refusal).toBeNull();
   });

@@ -16,7 +16,9 @@ const Stats = z.object({ stats: z.object({ dryRun: z.boolean(), totalBytesBilled
 /** A successful run_query tool result's data: its one text block, compact JSON with the stats and the budget left. */
 const McpRunData = Stats.extend({ usage: z.object({ runsRemaining: z.number(), runsLimit: z.number() }) });
 const mcpRun = (raw: unknown) => {
-  const result = z.object({ isError: z.literal(false).optional(), content: z.tuple([z.object({ type: z.literal('text'), text: z.string() })]) }).parse(raw);
+  const result = z
+    .object({ isError: z.literal(false).optional(), content: z.tuple([z.object({ type: z.literal('text'), text: z.string() })]) })
+    .parse(raw);
   return McpRunData.parse(JSON.parse(result.content[0].text));
 };
 const clients: Client[] = [];

@@ -13,7 +13,11 @@ const MIN = 60_000;
 
 let n = 0;
 /** A principal with its own fresh window (unique id per call). */
-function principal(limits: Partial<Principal['limits']> = {}, kind: Principal['kind'] = 'key', id = `key_usage${Date.now()}${n++}`): Principal {
+function principal(
+  limits: Partial<Principal['limits']> = {},
+  kind: Principal['kind'] = 'key',
+  id = `key_usage${Date.now()}${n++}`,
+): Principal {
   return {
     kind,
     id,
@@ -70,7 +74,10 @@ describe('acquireRun', () => {
     const p = principal({ dailyQueries: 2 });
     await acquireRun(env, p, T0, { consume: true });
     await acquireRun(env, p, T0 + 6 * 60 * MIN, { consume: true });
-    await expect(apiError(() => acquireRun(env, p, T0 + WINDOW_MS, { consume: true }))).resolves.toHaveProperty('code', 'USAGE_LIMIT_EXCEEDED');
+    await expect(apiError(() => acquireRun(env, p, T0 + WINDOW_MS, { consume: true }))).resolves.toHaveProperty(
+      'code',
+      'USAGE_LIMIT_EXCEEDED',
+    );
     const later = await acquireRun(env, p, bucketExpiry(bucketStart(T0)), { consume: true });
     expect(later.headers['RateLimit-Remaining']).toBe('0');
   });
@@ -94,7 +101,11 @@ describe('acquireRun', () => {
     const p = principal({ dailyQueries: 10 });
     for (let i = 0; i < 4; i++) await acquireRun(env, p, T0 + i, { consume: true });
     const lowered = { ...p, limits: { ...p.limits, dailyQueries: 4 } };
-    expect((await apiError(() => acquireRun(env, lowered, T0 + 10, { consume: true }))).details).toMatchObject({ limit: 'runs', used: 4, limitValue: 4 });
+    expect((await apiError(() => acquireRun(env, lowered, T0 + 10, { consume: true }))).details).toMatchObject({
+      limit: 'runs',
+      used: 4,
+      limitValue: 4,
+    });
     const raised = { ...p, limits: { ...p.limits, dailyQueries: 5 } };
     expect((await acquireRun(env, raised, T0 + 20, { consume: true })).headers['RateLimit-Remaining']).toBe('0');
   });
@@ -190,7 +201,11 @@ describe('settleRun', () => {
     // 10,000 bytes billed, limit 10,000: the first run's 6,000 must leave before another run is let in.
     const nextRunAt = bucketExpiry(bucketStart(T0));
     expect(err.details).toEqual({ limit: 'bytes', limitValue: 10_000, used: 10_000, resetAt: new Date(nextRunAt).toISOString() });
-    expect(err.headers).toMatchObject({ 'Retry-After': String(Math.ceil((nextRunAt - now) / 1000)), 'RateLimit-Remaining': '0', 'RateLimit-Limit': '100' });
+    expect(err.headers).toMatchObject({
+      'Retry-After': String(Math.ceil((nextRunAt - now) / 1000)),
+      'RateLimit-Remaining': '0',
+      'RateLimit-Limit': '100',
+    });
     const dry = await apiError(() => acquireRun(env, p, now, { consume: false }));
     expect(dry.details).toMatchObject({ limit: 'bytes' });
   });
@@ -228,7 +243,10 @@ describe('OpenAPI header descriptions', () => {
     const p = principal({ dailyQueries: 1 });
     const ok = await acquireRun(env, p, T0, { consume: true });
     const refused = await apiError(() => acquireRun(env, p, T0, { consume: true }));
-    const documented = (schema: z.ZodObject) => Object.keys(schema.shape).filter((h) => h !== 'x-request-id').sort();
+    const documented = (schema: z.ZodObject) =>
+      Object.keys(schema.shape)
+        .filter((h) => h !== 'x-request-id')
+        .sort();
     expect(documented(RateLimitHeaders)).toEqual(Object.keys(ok.headers).sort());
     expect(documented(UsageLimitExceededHeaders)).toEqual(Object.keys(refused.headers ?? {}).sort());
   });

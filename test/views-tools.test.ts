@@ -47,10 +47,16 @@ describe('tools that link the views', () => {
   });
 
   it('run_query results carry no view data: the one text block a host without apps reads is what the view reads', async () => {
-    const raw = await call('run_query', { sql: 'SELECT channel, COUNT(*) AS orders FROM `service-v1.acme.fact__orders` GROUP BY channel ORDER BY channel' });
+    const raw = await call('run_query', {
+      sql: 'SELECT channel, COUNT(*) AS orders FROM `service-v1.acme.fact__orders` GROUP BY channel ORDER BY channel',
+    });
     const data = structured(raw);
     // Only the protocol's own envelope beside the result: nothing for a view.
-    expect(Object.keys(raw).filter((k) => k !== '_meta').sort()).toEqual(['content']);
+    expect(
+      Object.keys(raw)
+        .filter((k) => k !== '_meta')
+        .sort(),
+    ).toEqual(['content']);
     expect(JSON.stringify(raw._meta ?? {})).not.toMatch(/"ui"|ui\/resourceUri/);
     expect(RowsOf.parse(data).rows.map((r) => r.channel)).toEqual(['marketplace', 'store', 'web']);
   });
@@ -85,7 +91,11 @@ describe('tools that link the views', () => {
     const period = { startDate: '2026-02-03', endDate: '2026-02-26' };
     const res = await fetch(`${env.BIGQUERY_API_BASE}/__faults`, {
       method: 'POST',
-      body: JSON.stringify({ kind: 'http500', persistent: true, match: { op: 'query', sql: "agg__daily_revenue`\nWHERE day BETWEEN DATE '2026-02-03'" } }),
+      body: JSON.stringify({
+        kind: 'http500',
+        persistent: true,
+        match: { op: 'query', sql: "agg__daily_revenue`\nWHERE day BETWEEN DATE '2026-02-03'" },
+      }),
     });
     expect(res.status).toBe(201);
     armed.push(z.object({ id: z.string() }).parse(await res.json()).id);
@@ -103,7 +113,9 @@ describe('tools that link the views', () => {
   it('show_report refuses what run_query and get_report refuse, with their codes', async () => {
     expect(errorOf(await call('show_report', { reportId: 'rpt_nope' })).code).toBe('REPORT_NOT_FOUND');
     const other = await connectMcp(TEST_KEYS.other);
-    expect(errorOf(await other.callTool({ name: 'show_report', arguments: { reportId: 'rpt_acme_trading' } })).code).toBe('REPORT_NOT_FOUND');
+    expect(errorOf(await other.callTool({ name: 'show_report', arguments: { reportId: 'rpt_acme_trading' } })).code).toBe(
+      'REPORT_NOT_FOUND',
+    );
     await other.close();
     const bad = await call('show_report', { reportId: 'rpt_business_overview', period: { startDate: '2026-02-03' } });
     expect(bad.isError).toBe(true);

@@ -64,7 +64,14 @@ afterEach(async () => {
   while (armed.length) await fetch(`${WH}/__faults/${armed.pop()}`, { method: 'DELETE' });
 });
 
-async function arm(spec: { kind: string; count?: number; persistent?: boolean; ms?: number; status?: number; match: Record<string, unknown> }) {
+async function arm(spec: {
+  kind: string;
+  count?: number;
+  persistent?: boolean;
+  ms?: number;
+  status?: number;
+  match: Record<string, unknown>;
+}) {
   const res = await fetch(`${WH}/__faults`, { method: 'POST', body: JSON.stringify(spec) });
   expect(res.status).toBe(201);
   const { id } = z.object({ id: z.string() }).parse(await res.json());
@@ -86,7 +93,15 @@ function newTag(): string {
 }
 
 function opts(tag: string, over: Partial<QueryOptions> = {}): QueryOptions {
-  return { brandId: 'brand_acme', requestId: 'req_test', labels: { t: tag }, maxBytesBilled: 10 * 1024 ** 3, rowCap: 1000, timeoutMs: 20_000, ...over };
+  return {
+    brandId: 'brand_acme',
+    requestId: 'req_test',
+    labels: { t: tag },
+    maxBytesBilled: 10 * 1024 ** 3,
+    rowCap: 1000,
+    timeoutMs: 20_000,
+    ...over,
+  };
 }
 
 async function failure(p: Promise<unknown>): Promise<ApiError> {
@@ -160,13 +175,20 @@ describe('query: results', () => {
     expect(r.requests).toBe(1);
   });
 
-  it('timestamps keep every microsecond anywhere in BigQuery\'s range: integer microseconds are asked for and decoded', async () => {
+  it("timestamps keep every microsecond anywhere in BigQuery's range: integer microseconds are asked for and decoded", async () => {
     const tag = newTag();
     const sql = `SELECT TIMESTAMP '9999-12-31 23:59:59.999999 UTC' AS hi, TIMESTAMP '0001-01-01 00:00:00.000001 UTC' AS lo,
       TIMESTAMP '2024-05-01 16:00:00.000001 UTC' AS near, [TIMESTAMP '1970-01-01 00:00:01 UTC'] AS arr`;
     const r = await createWarehouseClient(env).query(sql, opts(tag));
     // Float seconds (the REST default) cannot carry these: 253402300799.999999 has more digits than a double.
-    expect(r.rows).toEqual([{ hi: '9999-12-31T23:59:59.999999Z', lo: '0001-01-01T00:00:00.000001Z', near: '2024-05-01T16:00:00.000001Z', arr: ['1970-01-01T00:00:01Z'] }]);
+    expect(r.rows).toEqual([
+      {
+        hi: '9999-12-31T23:59:59.999999Z',
+        lo: '0001-01-01T00:00:00.000001Z',
+        near: '2024-05-01T16:00:00.000001Z',
+        arr: ['1970-01-01T00:00:01Z'],
+      },
+    ]);
     const [sent] = await journal({ tag, op: 'query' });
     expect(QueryBody.parse(sent?.body).formatOptions).toEqual({ useInt64Timestamp: true });
   });
@@ -263,8 +285,10 @@ describe('dryRun', () => {
     expect(await journal({ tag, op: 'query' })).toHaveLength(0);
   });
 
-  it('a syntax error is 400 QUERY_FAILED with BigQuery\'s message and its line and column', async () => {
-    const err = await failure(createWarehouseClient(env).dryRun('SELECT 1,\n  2 +', { brandId: 'brand_acme', requestId: 'r', labels: { t: newTag() } }));
+  it("a syntax error is 400 QUERY_FAILED with BigQuery's message and its line and column", async () => {
+    const err = await failure(
+      createWarehouseClient(env).dryRun('SELECT 1,\n  2 +', { brandId: 'brand_acme', requestId: 'r', labels: { t: newTag() } }),
+    );
     expect(err).toMatchObject({ code: 'QUERY_FAILED', status: 400 });
     expect(err.message).toMatch(/Syntax error/);
     expect(err.details).toMatchObject({ stage: 'warehouse', reason: 'invalidQuery', line: 2 });
@@ -273,7 +297,11 @@ describe('dryRun', () => {
   it('retries a dry run through a 503', async () => {
     const tag = newTag();
     await arm({ kind: 'http503', count: 1, match: { op: 'insert', label: { t: tag } } });
-    const d = await createWarehouseClient(env, FAST).dryRun(`SELECT order_id FROM ${ORDERS}`, { brandId: 'brand_acme', requestId: 'r', labels: { t: tag } });
+    const d = await createWarehouseClient(env, FAST).dryRun(`SELECT order_id FROM ${ORDERS}`, {
+      brandId: 'brand_acme',
+      requestId: 'r',
+      labels: { t: tag },
+    });
     expect(d.statementType).toBe('SELECT');
     expect((await journal({ tag, op: 'insert' })).map((r) => r.status)).toEqual([503, 200]);
   });
@@ -283,7 +311,12 @@ describe('query: error mapping', () => {
   it('a query over the byte ceiling is 400 QUERY_TOO_EXPENSIVE, enforced by the warehouse', async () => {
     const err = await failure(createWarehouseClient(env).query(`SELECT * FROM ${ORDERS}`, opts(newTag(), { maxBytesBilled: 1000 })));
     expect(err).toMatchObject({ code: 'QUERY_TOO_EXPENSIVE', status: 400 });
-    expect(err.details).toMatchObject({ stage: 'warehouse', reason: 'bytesBilledLimitExceeded', maxBytesBilled: 1000, bytesRequired: expect.any(Number) });
+    expect(err.details).toMatchObject({
+      stage: 'warehouse',
+      reason: 'bytesBilledLimitExceeded',
+      maxBytesBilled: 1000,
+      bytesRequired: expect.any(Number),
+    });
   });
 
   it('a syntax error is 400 QUERY_FAILED and is not retried', async () => {
@@ -293,17 +326,23 @@ describe('query: error mapping', () => {
     expect(await journal({ tag, op: 'query' })).toHaveLength(1);
   });
 
-  it('a table missing from the brand\'s dataset is 400 QUERY_FAILED naming it; the dry run says the same', async () => {
+  it("a table missing from the brand's dataset is 400 QUERY_FAILED naming it; the dry run says the same", async () => {
     const sql = `SELECT * FROM \`${P}.acme.no_such_table\``;
     const err = await failure(createWarehouseClient(env).query(sql, opts(newTag(), { dataset: 'acme' })));
     expect(err).toMatchObject({ code: 'QUERY_FAILED', status: 400, details: { reason: 'notFound', table: `${P}.acme.no_such_table` } });
-    const dry = await failure(createWarehouseClient(env).dryRun(sql, { brandId: 'brand_acme', dataset: 'acme', requestId: 'r', labels: {} }));
+    const dry = await failure(
+      createWarehouseClient(env).dryRun(sql, { brandId: 'brand_acme', dataset: 'acme', requestId: 'r', labels: {} }),
+    );
     expect(dry).toMatchObject({ code: 'QUERY_FAILED', details: { table: `${P}.acme.no_such_table` } });
   });
 
-  it('without the brand\'s dataset to compare with, a missing table is 403 FORBIDDEN_TABLE, with no upstream text on the wire', async () => {
+  it("without the brand's dataset to compare with, a missing table is 403 FORBIDDEN_TABLE, with no upstream text on the wire", async () => {
     const err = await failure(createWarehouseClient(env).query(`SELECT * FROM \`${P}.acme.no_such_table\``, opts(newTag())));
-    expect(err).toMatchObject({ code: 'FORBIDDEN_TABLE', status: 403, details: { reason: 'notFound', reference: `${P}:acme.no_such_table` } });
+    expect(err).toMatchObject({
+      code: 'FORBIDDEN_TABLE',
+      status: 403,
+      details: { reason: 'notFound', reference: `${P}:acme.no_such_table` },
+    });
     expect(err.message).not.toMatch(/location US/);
   });
 
@@ -321,14 +360,17 @@ describe('query: retries', () => {
   it.each([
     ['rateLimitExceeded', undefined],
     ['rateLimitExceeded', 429],
-  ])('the fast path is resent through two refusals (%s, status %s): BigQuery refused them before running anything', async (kind, status) => {
-    const tag = newTag();
-    await arm({ kind, count: 2, status, match: { op: 'query', label: { t: tag } } });
-    const r = await createWarehouseClient(env, FAST).query('SELECT 42 AS answer', opts(tag));
-    expect(r.rows).toEqual([{ answer: 42 }]);
-    expect(r.requests).toBe(3);
-    expect(await journal({ tag, op: 'query' })).toHaveLength(3);
-  });
+  ])(
+    'the fast path is resent through two refusals (%s, status %s): BigQuery refused them before running anything',
+    async (kind, status) => {
+      const tag = newTag();
+      await arm({ kind, count: 2, status, match: { op: 'query', label: { t: tag } } });
+      const r = await createWarehouseClient(env, FAST).query('SELECT 42 AS answer', opts(tag));
+      expect(r.rows).toEqual([{ answer: 42 }]);
+      expect(r.requests).toBe(3);
+      expect(await journal({ tag, op: 'query' })).toHaveLength(3);
+    },
+  );
 
   it.each([
     ['http503', 'WAREHOUSE_UNAVAILABLE', 503],
@@ -336,23 +378,46 @@ describe('query: retries', () => {
     ['dropConnection', 'WAREHOUSE_UNAVAILABLE', 503],
     ['http500', 'WAREHOUSE_ERROR', 502],
     ['backendError', 'WAREHOUSE_ERROR', 502],
-  ])('a fast-path submission with an unknown outcome (%s) is never resent: it may have run, and the estimate is counted', async (kind, code, status) => {
-    const tag = newTag();
-    await arm({ kind, persistent: true, match: { op: 'query', label: { t: tag } } });
-    let late: Promise<number> | null = null;
-    const err = await failure(createWarehouseClient(env, FAST).query('SELECT 1 AS x', opts(tag, { billedIfUnknown: 12_345, onLateBilling: (p) => { late = p; } })));
-    expect(err).toMatchObject({ code, status });
-    expect(err.message).not.toMatch(/<html|Exceeded rate limits|internal error occurred/i);
-    // Resending would start a second billed job: BigQuery may ignore requestId for read-only queries.
-    expect(await journal({ tag, op: 'query' })).toHaveLength(1);
-    expect(await (late ?? Promise.resolve(-1))).toBe(12_345);
-  });
+  ])(
+    'a fast-path submission with an unknown outcome (%s) is never resent: it may have run, and the estimate is counted',
+    async (kind, code, status) => {
+      const tag = newTag();
+      await arm({ kind, persistent: true, match: { op: 'query', label: { t: tag } } });
+      let late: Promise<number> | null = null;
+      const err = await failure(
+        createWarehouseClient(env, FAST).query(
+          'SELECT 1 AS x',
+          opts(tag, {
+            billedIfUnknown: 12_345,
+            onLateBilling: (p) => {
+              late = p;
+            },
+          }),
+        ),
+      );
+      expect(err).toMatchObject({ code, status });
+      expect(err.message).not.toMatch(/<html|Exceeded rate limits|internal error occurred/i);
+      // Resending would start a second billed job: BigQuery may ignore requestId for read-only queries.
+      expect(await journal({ tag, op: 'query' })).toHaveLength(1);
+      expect(await (late ?? Promise.resolve(-1))).toBe(12_345);
+    },
+  );
 
   it('gives up on a persistent refusal after 4 tries with WAREHOUSE_UNAVAILABLE, counting nothing', async () => {
     const tag = newTag();
     await arm({ kind: 'rateLimitExceeded', persistent: true, match: { op: 'query', label: { t: tag } } });
     let late: Promise<number> | null = null;
-    const err = await failure(createWarehouseClient(env, FAST).query('SELECT 1 AS x', opts(tag, { billedIfUnknown: 99, onLateBilling: (p) => { late = p; } })));
+    const err = await failure(
+      createWarehouseClient(env, FAST).query(
+        'SELECT 1 AS x',
+        opts(tag, {
+          billedIfUnknown: 99,
+          onLateBilling: (p) => {
+            late = p;
+          },
+        }),
+      ),
+    );
     expect(err).toMatchObject({ code: 'WAREHOUSE_UNAVAILABLE', status: 503 });
     expect(await journal({ tag, op: 'query' })).toHaveLength(4);
     expect(late).toBeNull();
@@ -384,7 +449,10 @@ describe('query: a job with a client-chosen id (requireJob)', () => {
   it('jobs.insert with jobReference.jobId, then getQueryResults and jobs.get; retries resend the same id', async () => {
     const tag = newTag();
     await arm({ kind: 'http503', count: 2, match: { op: 'insert', label: { t: tag } } });
-    const r = await createWarehouseClient(env, FAST).query(`SELECT order_id FROM ${ORDERS} ORDER BY order_id LIMIT 3 /* ${tag} */`, opts(tag, { requireJob: true }));
+    const r = await createWarehouseClient(env, FAST).query(
+      `SELECT order_id FROM ${ORDERS} ORDER BY order_id LIMIT 3 /* ${tag} */`,
+      opts(tag, { requireJob: true }),
+    );
     expect(r.rows).toHaveLength(3);
     expect(r.jobId).toMatch(/^wqa_[0-9a-f]{32}$/);
     expect(r.totalBytesBilled).toBeGreaterThan(0);
@@ -408,7 +476,10 @@ describe('query: a job with a client-chosen id (requireJob)', () => {
       }
       return res;
     };
-    const r = await createWarehouseClient(env, { ...FAST, fetch: lossy }).query(`SELECT 5 AS five /* ${tag} */`, opts(tag, { requireJob: true }));
+    const r = await createWarehouseClient(env, { ...FAST, fetch: lossy }).query(
+      `SELECT 5 AS five /* ${tag} */`,
+      opts(tag, { requireJob: true }),
+    );
     expect(r.rows).toEqual([{ five: 5 }]);
     const inserts = await journal({ tag, op: 'insert' });
     expect(inserts.map((i) => i.status)).toEqual([200, 409]);
@@ -446,7 +517,16 @@ describe('query: byte budget', () => {
     expect(r.jobId).toMatch(/\S/);
     // The second page (another ~10 MB) was never fetched.
     expect((await journal({ op: 'getQueryResults', jobId: r.jobId ?? '' })).filter((p) => p.query.pageToken)).toHaveLength(0);
-    const page = await createWarehouseClient(env).readPage({ brandId: 'brand_acme', requestId: 'r', labels: {}, jobId: r.jobId ?? '', location: 'US', startIndex: r.rows.length, maxResults: 10_000, maxResultBytes: 1024 * 1024 });
+    const page = await createWarehouseClient(env).readPage({
+      brandId: 'brand_acme',
+      requestId: 'r',
+      labels: {},
+      jobId: r.jobId ?? '',
+      location: 'US',
+      startIndex: r.rows.length,
+      maxResults: 10_000,
+      maxResultBytes: 1024 * 1024,
+    });
     expect(page.rows[0]).toMatchObject({ n: r.rows.length + 1 });
     expect(page.rows.length).toBeLessThan(520);
   });
@@ -465,7 +545,13 @@ describe('query: polling, deadline and cancel', () => {
     expect(r.totalBytesProcessed).toBe(direct.totalBytesProcessed);
     const polls = await journal({ op: 'getQueryResults', jobId: r.jobId ?? '' });
     expect(polls).toHaveLength(3);
-    for (const p of polls) expect(p.query).toMatchObject({ location: 'US', maxResults: '1000', timeoutMs: expect.stringMatching(/^\d+$/), 'formatOptions.useInt64Timestamp': 'true' });
+    for (const p of polls)
+      expect(p.query).toMatchObject({
+        location: 'US',
+        maxResults: '1000',
+        timeoutMs: expect.stringMatching(/^\d+$/),
+        'formatOptions.useInt64Timestamp': 'true',
+      });
     expect(await journal({ op: 'get', jobId: r.jobId ?? '' })).toHaveLength(1);
   });
 
@@ -487,7 +573,17 @@ describe('query: polling, deadline and cancel', () => {
     const started = Date.now();
     let late: Promise<number> | null = null;
     const sql = `SELECT SUM(quantity) AS n FROM ${ORDERS}`;
-    const err = await failure(createWarehouseClient(env, { cancelTimeoutMs: 5000 }).query(`${sql} /* ${tag} */`, opts(tag, { timeoutMs: 1200, onLateBilling: (p) => { late = p; } })));
+    const err = await failure(
+      createWarehouseClient(env, { cancelTimeoutMs: 5000 }).query(
+        `${sql} /* ${tag} */`,
+        opts(tag, {
+          timeoutMs: 1200,
+          onLateBilling: (p) => {
+            late = p;
+          },
+        }),
+      ),
+    );
     const elapsed = Date.now() - started;
     expect(err).toMatchObject({ code: 'WAREHOUSE_TIMEOUT', status: 504, details: { stage: 'warehouse', timeoutMs: 1200 } });
     expect(elapsed).toBeGreaterThanOrEqual(1100);
@@ -512,9 +608,24 @@ describe('query: polling, deadline and cancel', () => {
     await arm({ kind: 'slowJob', ms: 5000, match: { op: 'query', label: { t: tag } } });
     await arm({ kind: 'dropConnection', persistent: true, match: { op: 'cancel', label: { t: tag } } });
     const background: Promise<unknown>[] = [];
-    const client = createWarehouseClient(env, { jobTimeoutMarginMs: 300, cancelTimeoutMs: 300, settleTimeoutMs: 4000, waitUntil: (p) => background.push(p) });
+    const client = createWarehouseClient(env, {
+      jobTimeoutMarginMs: 300,
+      cancelTimeoutMs: 300,
+      settleTimeoutMs: 4000,
+      waitUntil: (p) => background.push(p),
+    });
     let late: Promise<number> | null = null;
-    const err = await failure(client.query(`SELECT 3 AS x /* ${tag} */`, opts(tag, { timeoutMs: 600, onLateBilling: (p) => { late = p; } })));
+    const err = await failure(
+      client.query(
+        `SELECT 3 AS x /* ${tag} */`,
+        opts(tag, {
+          timeoutMs: 600,
+          onLateBilling: (p) => {
+            late = p;
+          },
+        }),
+      ),
+    );
     expect(err).toMatchObject({ code: 'WAREHOUSE_TIMEOUT' });
     const [sent] = await journal({ tag, op: 'query' });
     expect(QueryBody.parse(sent?.body).jobTimeoutMs).toBe('900');
@@ -586,7 +697,16 @@ describe('query: polling that cannot flood', () => {
     let late: Promise<number> | null = null;
     const client = createWarehouseClient(env, { graceMs: 200, waitUntil: (p) => background.push(p) });
     const err = await failure(
-      client.query(`SELECT order_id FROM ${ORDERS}`, opts(tag, { timeoutMs: 800, billedIfUnknown: 4_242, onLateBilling: (p) => { late = p; } })),
+      client.query(
+        `SELECT order_id FROM ${ORDERS}`,
+        opts(tag, {
+          timeoutMs: 800,
+          billedIfUnknown: 4_242,
+          onLateBilling: (p) => {
+            late = p;
+          },
+        }),
+      ),
     );
     expect(err).toMatchObject({ code: 'WAREHOUSE_TIMEOUT', status: 504 });
     expect(err.message).not.toMatch(/cancel/i);
@@ -605,7 +725,15 @@ describe('readPage', () => {
     const sql = `SELECT order_id FROM ${ORDERS} ORDER BY order_id LIMIT 300`;
     const r = await client.query(sql, opts(tag, { rowCap: 100 }));
     expect(r).toMatchObject({ truncated: true, totalRows: 300, location: 'US' });
-    const page = await client.readPage({ brandId: 'brand_acme', requestId: 'r', labels: {}, jobId: r.jobId ?? '', location: r.location ?? '', startIndex: 100, maxResults: 150 });
+    const page = await client.readPage({
+      brandId: 'brand_acme',
+      requestId: 'r',
+      labels: {},
+      jobId: r.jobId ?? '',
+      location: r.location ?? '',
+      startIndex: 100,
+      maxResults: 150,
+    });
     expect(page.totalRows).toBe(300);
     expect(page.rows).toHaveLength(150);
     const all = await client.query(sql, opts(newTag(), { rowCap: 1000 }));
@@ -616,13 +744,17 @@ describe('readPage', () => {
 });
 
 describe('credentials', () => {
-  const mainAccount = z.object({ client_email: z.string(), private_key_id: z.string(), private_key: z.string() }).parse(JSON.parse(env.GCP_SERVICE_ACCOUNT_JSON ?? ''));
+  const mainAccount = z
+    .object({ client_email: z.string(), private_key_id: z.string(), private_key: z.string() })
+    .parse(JSON.parse(env.GCP_SERVICE_ACCOUNT_JSON ?? ''));
 
   it('a token signed with another key is refused (401) and surfaces as 502 WAREHOUSE_ERROR', async () => {
     const tag = newTag();
     const { pem } = await newKeyPair();
     const impostor = JSON.stringify({ ...mainAccount, type: 'service_account', private_key: pem });
-    const err = await failure(createWarehouseClient({ ...env, GCP_SERVICE_ACCOUNT_JSON: impostor }, FAST).query('SELECT 1 AS x', opts(tag)));
+    const err = await failure(
+      createWarehouseClient({ ...env, GCP_SERVICE_ACCOUNT_JSON: impostor }, FAST).query('SELECT 1 AS x', opts(tag)),
+    );
     expect(err).toMatchObject({ code: 'WAREHOUSE_ERROR', status: 502 });
     const sent = await journal({ tag, op: 'query' });
     expect(sent.map((s) => [s.status, s.auth])).toEqual([[401, { ok: false, why: 'bad signature' }]]);
@@ -647,17 +779,22 @@ describe('credentials', () => {
     await client.query('SELECT 1 AS x', opts(newTag()));
     expect(seen[2]).not.toBe(seen[0]);
     expect(jwtPart((seen[0] ?? '').replace(/^Bearer /, ''), 1)).toMatchObject({ iat: Math.floor((real - 58 * 60_000) / 1000) });
-    expect(jwtPart((seen[2] ?? '').replace(/^Bearer /, ''), 1)).toMatchObject({ iat: Math.floor(real / 1000), exp: Math.floor(real / 1000) + 3600 });
+    expect(jwtPart((seen[2] ?? '').replace(/^Bearer /, ''), 1)).toMatchObject({
+      iat: Math.floor(real / 1000),
+      exp: Math.floor(real / 1000) + 3600,
+    });
   });
 
   it('a token the warehouse considers expired (client clock 2 h behind) is 502 WAREHOUSE_ERROR, not retried', async () => {
     const tag = newTag();
-    const err = await failure(createWarehouseClient(env, { ...FAST, now: () => Date.now() - 2 * 3600_000 }).query('SELECT 1 AS x', opts(tag)));
+    const err = await failure(
+      createWarehouseClient(env, { ...FAST, now: () => Date.now() - 2 * 3600_000 }).query('SELECT 1 AS x', opts(tag)),
+    );
     expect(err).toMatchObject({ code: 'WAREHOUSE_ERROR', status: 502 });
     expect((await journal({ tag, op: 'query' })).map((s) => s.auth)).toEqual([{ ok: false, why: 'token expired' }]);
   });
 
-  it('signs with the brand\'s own account when one is configured; IAM then keeps it to its dataset', async () => {
+  it("signs with the brand's own account when one is configured; IAM then keeps it to its dataset", async () => {
     const perBrand = { ...env, GCP_SERVICE_ACCOUNTS_BY_BRAND: inject('serviceAccountsByBrandJson') };
     const client = createWarehouseClient(perBrand);
     const own = newTag();

@@ -18,10 +18,15 @@ describe('mapUpstreamError', () => {
     expect(retryable).toBe(false);
     expect(error).toMatchObject({ code: 'QUERY_TOO_EXPENSIVE', status: 400 });
     expect(error.message).toContain('1000 bytes');
-    expect(error.details).toEqual({ stage: 'warehouse', reason: 'bytesBilledLimitExceeded', maxBytesBilled: 1000, bytesRequired: 10485760 });
+    expect(error.details).toEqual({
+      stage: 'warehouse',
+      reason: 'bytesBilledLimitExceeded',
+      maxBytesBilled: 1000,
+      bytesRequired: 10485760,
+    });
   });
 
-  it('invalidQuery -> 400 QUERY_FAILED with BigQuery\'s message and line/column', () => {
+  it("invalidQuery -> 400 QUERY_FAILED with BigQuery's message and line/column", () => {
     const msg = 'Syntax error: Expected end of input but got identifier "x" at [2:15]';
     const { retryable, error } = mapUpstreamError(400, gErr(400, 'invalidQuery', msg, 'query'));
     expect(retryable).toBe(false);
@@ -38,13 +43,18 @@ describe('mapUpstreamError', () => {
     ['resourcesExceeded', 400, 'Resources exceeded during query execution: too many partitions'],
     ['responseTooLarge', 403, 'Response too large to return.'],
     ['invalid', 400, 'Bad int64 value: abc'],
-  ])('%s about the user\'s query -> 400 QUERY_FAILED', (reason, status, msg) => {
+  ])("%s about the user's query -> 400 QUERY_FAILED", (reason, status, msg) => {
     const { error } = mapUpstreamError(status, gErr(status, reason, msg, 'query'));
     expect(error).toMatchObject({ code: 'QUERY_FAILED', message: msg });
   });
 
   it.each([
-    ['accessDenied', 403, 'Access Denied: Table service-v1:globex.fact__orders: User does not have permission to query table service-v1:globex.fact__orders.', 'service-v1:globex.fact__orders'],
+    [
+      'accessDenied',
+      403,
+      'Access Denied: Table service-v1:globex.fact__orders: User does not have permission to query table service-v1:globex.fact__orders.',
+      'service-v1:globex.fact__orders',
+    ],
     ['notFound', 404, 'Not found: Table service-v1:acme.nope was not found in location US', 'service-v1:acme.nope'],
     ['notFound', 404, 'Not found: Dataset service-v1:secret was not found in location US', 'service-v1:secret'],
   ])('%s on a table or dataset -> 403 FORBIDDEN_TABLE without upstream text', (reason, status, msg, ref) => {
@@ -58,16 +68,21 @@ describe('mapUpstreamError', () => {
   it.each([
     ['Not found: Table service-v1:acme.fact__orderz was not found in location US', 'service-v1.acme.fact__orderz'],
     ['Not found: Table service-v1.acme.typo was not found in location US', 'service-v1.acme.typo'],
-  ])('notFound on a table of the brand\'s own dataset (%s) -> 400 QUERY_FAILED naming it: a typo, not a permission problem', (msg, table) => {
-    const { retryable, error } = mapUpstreamError(404, gErr(404, 'notFound', msg), { dataset: { project: 'service-v1', dataset: 'acme' } });
-    expect(retryable).toBe(false);
-    expect(error).toMatchObject({ code: 'QUERY_FAILED', status: 400, details: { stage: 'warehouse', reason: 'notFound', table } });
-    expect(error.message).toContain(table);
-    expect(error.message).not.toContain('location US');
-    // The hint names something the SQL guard accepts (it refuses INFORMATION_SCHEMA.TABLES).
-    expect(error.message).toContain('`service-v1.acme.INFORMATION_SCHEMA.COLUMNS`');
-    expect(error.message).not.toContain('INFORMATION_SCHEMA.TABLES');
-  });
+  ])(
+    "notFound on a table of the brand's own dataset (%s) -> 400 QUERY_FAILED naming it: a typo, not a permission problem",
+    (msg, table) => {
+      const { retryable, error } = mapUpstreamError(404, gErr(404, 'notFound', msg), {
+        dataset: { project: 'service-v1', dataset: 'acme' },
+      });
+      expect(retryable).toBe(false);
+      expect(error).toMatchObject({ code: 'QUERY_FAILED', status: 400, details: { stage: 'warehouse', reason: 'notFound', table } });
+      expect(error.message).toContain(table);
+      expect(error.message).not.toContain('location US');
+      // The hint names something the SQL guard accepts (it refuses INFORMATION_SCHEMA.TABLES).
+      expect(error.message).toContain('`service-v1.acme.INFORMATION_SCHEMA.COLUMNS`');
+      expect(error.message).not.toContain('INFORMATION_SCHEMA.TABLES');
+    },
+  );
 
   it.each([
     ['the own dataset in another location', 'Not found: Dataset service-v1:acme was not found in location US'],
@@ -98,7 +113,10 @@ describe('mapUpstreamError', () => {
 
   it('an evicted result table behind a cursor is the same "result gone", never FORBIDDEN_TABLE', () => {
     const msg = 'Not found: Table service-v1:_8c3b1d0a.anon4f2e9c1b was not found in location US';
-    const { error } = mapUpstreamError(404, gErr(404, 'notFound', msg), { readsStoredResult: true, dataset: { project: 'service-v1', dataset: 'acme' } });
+    const { error } = mapUpstreamError(404, gErr(404, 'notFound', msg), {
+      readsStoredResult: true,
+      dataset: { project: 'service-v1', dataset: 'acme' },
+    });
     expect(error).toMatchObject({ code: 'VALIDATION', status: 400, details: { issues: [{ path: 'cursor' }] } });
   });
 
@@ -124,7 +142,15 @@ describe('mapUpstreamError', () => {
   });
 
   it.each([
-    ['accessDenied on the project (our IAM)', 403, gErr(403, 'accessDenied', 'Access Denied: Project service-v1: User does not have bigquery.jobs.create permission in project service-v1.')],
+    [
+      'accessDenied on the project (our IAM)',
+      403,
+      gErr(
+        403,
+        'accessDenied',
+        'Access Denied: Project service-v1: User does not have bigquery.jobs.create permission in project service-v1.',
+      ),
+    ],
     ['notFound on a job', 404, gErr(404, 'notFound', 'Not found: Job service-v1:US.job_123')],
     ['401 bad credentials', 401, gErr(401, 'authError', 'Request had invalid authentication credentials.')],
     ['an unknown 400', 400, gErr(400, 'invalid', 'Invalid value for maxResults')],
@@ -154,7 +180,10 @@ describe('mapUpstreamError', () => {
   });
 
   it('quotaExceeded is 503 but not retried (quotas do not clear in seconds)', () => {
-    const { retryable, error } = mapUpstreamError(403, gErr(403, 'quotaExceeded', 'Quota exceeded: Your project exceeded quota for free query bytes scanned.'));
+    const { retryable, error } = mapUpstreamError(
+      403,
+      gErr(403, 'quotaExceeded', 'Quota exceeded: Your project exceeded quota for free query bytes scanned.'),
+    );
     expect(retryable).toBe(false);
     expect(error).toMatchObject({ code: 'WAREHOUSE_UNAVAILABLE', status: 503 });
   });

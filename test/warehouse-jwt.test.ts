@@ -27,7 +27,13 @@ describe('bearerTokenFor', () => {
     const token = await bearerTokenFor(account, T0);
     const [h, p, s] = token.split('.');
     expect(jwtPart(token, 0)).toEqual({ alg: 'RS256', typ: 'JWT', kid: 'kid-123' });
-    expect(jwtPart(token, 1)).toEqual({ iss: account.clientEmail, sub: account.clientEmail, aud: BIGQUERY_AUDIENCE, iat: T0 / 1000, exp: T0 / 1000 + 3600 });
+    expect(jwtPart(token, 1)).toEqual({
+      iss: account.clientEmail,
+      sub: account.clientEmail,
+      aud: BIGQUERY_AUDIENCE,
+      iat: T0 / 1000,
+      exp: T0 / 1000 + 3600,
+    });
     const ok = await crypto.subtle.verify('RSASSA-PKCS1-v1_5', publicKey, b64urlDecode(s ?? ''), new TextEncoder().encode(`${h}.${p}`));
     expect(ok).toBe(true);
   });
@@ -65,7 +71,7 @@ describe('credentialFor', () => {
     expect(account.privateKeyPem).toContain('BEGIN PRIVATE KEY');
   });
 
-  it('uses a brand\'s own account when GCP_SERVICE_ACCOUNTS_BY_BRAND has one, the default otherwise', async () => {
+  it("uses a brand's own account when GCP_SERVICE_ACCOUNTS_BY_BRAND has one, the default otherwise", async () => {
     const { pem } = await newKeyPair();
     const byBrand = JSON.stringify({ brand_acme: JSON.parse(sa('acme-reader@p.iam.gserviceaccount.com', pem)) });
     const cfg = { ...env, GCP_SERVICE_ACCOUNT_JSON: sa('default@p.iam.gserviceaccount.com', pem), GCP_SERVICE_ACCOUNTS_BY_BRAND: byBrand };

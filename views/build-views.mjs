@@ -68,7 +68,11 @@ function page(title, css, js) {
  */
 export function externalReferences(html) {
   const found = [];
-  const patterns = [/\b(?:src|href)\s*=\s*["']?(?!data:|#)([a-z][a-z0-9+.-]*:)?\/\/[^"'\s>]*/gi, /url\(\s*["']?(?!data:)[^)"']+/gi, /@import\s/gi];
+  const patterns = [
+    /\b(?:src|href)\s*=\s*["']?(?!data:|#)([a-z][a-z0-9+.-]*:)?\/\/[^"'\s>]*/gi,
+    /url\(\s*["']?(?!data:)[^)"']+/gi,
+    /@import\s/gi,
+  ];
   for (const re of patterns) for (const m of html.matchAll(re)) found.push(m[0]);
   return found;
 }
@@ -109,7 +113,9 @@ export async function buildViews({ quiet = false } = {}) {
     await writeIfChanged(join(VIEWS_OUT, view.file), html);
     sizes.push({ file: view.file, bytes: Buffer.byteLength(html), gzip });
   }
-  if (!quiet) for (const s of sizes) console.log(`[views] dist/views/${s.file}: ${(s.bytes / 1024).toFixed(1)} KiB, ${(s.gzip / 1024).toFixed(1)} KiB gzip`);
+  if (!quiet)
+    for (const s of sizes)
+      console.log(`[views] dist/views/${s.file}: ${(s.bytes / 1024).toFixed(1)} KiB, ${(s.gzip / 1024).toFixed(1)} KiB gzip`);
   return sizes;
 }
 

@@ -81,7 +81,8 @@ function render(first: RunResult, host: ViewHost) {
   const drawMore = () => {
     more.replaceChildren();
     if (s.nextCursor === null) {
-      if (s.first.truncated && (s.totalRows === null || s.rows.length < s.totalRows)) moreStatus.textContent = 'The rest of this result cannot be paged from here.';
+      if (s.first.truncated && (s.totalRows === null || s.rows.length < s.totalRows))
+        moreStatus.textContent = 'The rest of this result cannot be paged from here.';
       more.append(moreStatus);
       return;
     }

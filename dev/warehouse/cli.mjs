@@ -40,7 +40,9 @@ const wh = await startWarehouse({
   serviceAccounts: [{ clientEmail: account.clientEmail, publicKeyPem: account.publicKeyPem, keyId: account.keyId || undefined }],
 });
 console.log(wh.url);
-console.error(`local warehouse: ${wh.url} (demo data for ${wh.today}, ${wh.startup.generated ? 'generated' : 'cached'}; ready in ${Math.round(wh.startup.totalMs)} ms; service account ${account.clientEmail} in ${file})`);
+console.error(
+  `local warehouse: ${wh.url} (demo data for ${wh.today}, ${wh.startup.generated ? 'generated' : 'cached'}; ready in ${Math.round(wh.startup.totalMs)} ms; service account ${account.clientEmail} in ${file})`,
+);
 const stop = async () => {
   await wh.close();
   process.exit(0);

@@ -33,7 +33,14 @@ export async function runCorpus(url, serviceAccountJson) {
     const body = await res.json();
     const ms = performance.now() - started;
     if (res.ok && body.jobComplete) results.push({ name, ok: true, ms, rows: Number(body.totalRows), response: body });
-    else results.push({ name, ok: false, ms, rows: 0, error: `${res.status} ${body.error?.errors?.[0]?.reason ?? ''}: ${body.error?.message ?? JSON.stringify(body)}` });
+    else
+      results.push({
+        name,
+        ok: false,
+        ms,
+        rows: 0,
+        error: `${res.status} ${body.error?.errors?.[0]?.reason ?? ''}: ${body.error?.message ?? JSON.stringify(body)}`,
+      });
   }
   return results;
 }

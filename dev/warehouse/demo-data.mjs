@@ -24,46 +24,85 @@ export const TABLES = {
     layer: 'meta',
     dataSource: 'warehouse',
     description: 'Catalog of the tables in this dataset: one row per table.',
-    columns: [['table_name', 'STRING'], ['layer', 'STRING'], ['data_source', 'STRING'], ['description', 'STRING']],
+    columns: [
+      ['table_name', 'STRING'],
+      ['layer', 'STRING'],
+      ['data_source', 'STRING'],
+      ['description', 'STRING'],
+    ],
   },
   fact__orders: {
     layer: 'mart',
     dataSource: 'shop + pos',
     description: 'One row per order, all channels; revenue in the brand currency after discounts.',
     columns: [
-      ['order_id', 'STRING'], ['order_date', 'DATE'], ['order_ts', 'TIMESTAMP'], ['customer_id', 'STRING'],
-      ['product_id', 'STRING'], ['channel', 'STRING'], ['quantity', 'INT64'], ['revenue', 'FLOAT64'], ['currency', 'STRING'],
+      ['order_id', 'STRING'],
+      ['order_date', 'DATE'],
+      ['order_ts', 'TIMESTAMP'],
+      ['customer_id', 'STRING'],
+      ['product_id', 'STRING'],
+      ['channel', 'STRING'],
+      ['quantity', 'INT64'],
+      ['revenue', 'FLOAT64'],
+      ['currency', 'STRING'],
     ],
   },
   dim__customers: {
     layer: 'mart',
     dataSource: 'crm',
     description: 'One row per customer: signup date, country and loyalty segment.',
-    columns: [['customer_id', 'STRING'], ['signup_date', 'DATE'], ['country', 'STRING'], ['segment', 'STRING']],
+    columns: [
+      ['customer_id', 'STRING'],
+      ['signup_date', 'DATE'],
+      ['country', 'STRING'],
+      ['segment', 'STRING'],
+    ],
   },
   dim__products: {
     layer: 'mart',
     dataSource: 'pim',
     description: 'One row per product with its category and list price.',
-    columns: [['product_id', 'STRING'], ['name', 'STRING'], ['category', 'STRING'], ['unit_price', 'FLOAT64']],
+    columns: [
+      ['product_id', 'STRING'],
+      ['name', 'STRING'],
+      ['category', 'STRING'],
+      ['unit_price', 'FLOAT64'],
+    ],
   },
   agg__daily_revenue: {
     layer: 'mart',
     dataSource: 'fact__orders',
     description: 'Orders and revenue per day and channel; sums match fact__orders.',
-    columns: [['day', 'DATE'], ['channel', 'STRING'], ['orders', 'INT64'], ['revenue', 'FLOAT64']],
+    columns: [
+      ['day', 'DATE'],
+      ['channel', 'STRING'],
+      ['orders', 'INT64'],
+      ['revenue', 'FLOAT64'],
+    ],
   },
   report__monthly_kpis: {
     layer: 'mart',
     dataSource: 'fact__orders',
     description: 'Monthly orders, revenue, distinct customers and average order value; sums match fact__orders.',
-    columns: [['month', 'DATE'], ['orders', 'INT64'], ['revenue', 'FLOAT64'], ['customers', 'INT64'], ['aov', 'FLOAT64']],
+    columns: [
+      ['month', 'DATE'],
+      ['orders', 'INT64'],
+      ['revenue', 'FLOAT64'],
+      ['customers', 'INT64'],
+      ['aov', 'FLOAT64'],
+    ],
   },
   raw__web_events: {
     layer: 'raw',
     dataSource: 'web analytics',
     description: 'Raw storefront events; customer_id is null for anonymous visitors.',
-    columns: [['event_id', 'STRING'], ['event_ts', 'TIMESTAMP'], ['customer_id', 'STRING'], ['event_name', 'STRING'], ['page', 'STRING']],
+    columns: [
+      ['event_id', 'STRING'],
+      ['event_ts', 'TIMESTAMP'],
+      ['customer_id', 'STRING'],
+      ['event_name', 'STRING'],
+      ['page', 'STRING'],
+    ],
   },
 };
 
@@ -96,7 +135,13 @@ export const DEMO_ROUTINE = {
  */
 export const DATASETS = [
   {
-    name: 'acme', seed: 1000, orders: 500_000, customers: 60_000, products: 240, events: 100_000, currency: 'USD',
+    name: 'acme',
+    seed: 1000,
+    orders: 500_000,
+    customers: 60_000,
+    products: 240,
+    events: 100_000,
+    currency: 'USD',
     channelWeights: [0.55, 0.3],
     countries: ['US', 'US', 'US', 'US', 'CA', 'CA', 'GB', 'DE', 'AU', 'NZ'],
     adjectives: ['Summit', 'Ridge', 'Trailhead', 'Alpine', 'Basecamp', 'Canyon', 'Glacier', 'Timberline'],
@@ -110,7 +155,13 @@ export const DATASETS = [
     ],
   },
   {
-    name: 'globex', seed: 2000, orders: 20_000, customers: 3_000, products: 60, events: 10_000, currency: 'EUR',
+    name: 'globex',
+    seed: 2000,
+    orders: 20_000,
+    customers: 3_000,
+    products: 60,
+    events: 10_000,
+    currency: 'EUR',
     channelWeights: [0.7, 0.2],
     countries: ['DE', 'DE', 'FR', 'FR', 'NL', 'IT', 'ES', 'BE'],
     adjectives: ['Classic', 'Reserve', 'Signature', 'Barista', 'Morning', 'Single Origin'],
@@ -122,7 +173,13 @@ export const DATASETS = [
     ],
   },
   {
-    name: 'umbrella', seed: 3000, orders: 20_000, customers: 4_000, products: 80, events: 10_000, currency: 'GBP',
+    name: 'umbrella',
+    seed: 3000,
+    orders: 20_000,
+    customers: 4_000,
+    products: 80,
+    events: 10_000,
+    currency: 'GBP',
     channelWeights: [0.5, 0.35],
     countries: ['GB', 'GB', 'GB', 'IE', 'GB', 'IE'],
     adjectives: ['Daily', 'Pro', 'Essential', 'Advanced', 'Gentle', 'Active'],
@@ -296,8 +353,9 @@ export function datasetStatements(ds, today, project = PROJECT) {
         WHEN rn < 0.87 THEN '/cart' WHEN rn < 0.95 THEN '/checkout' ELSE '/checkout/thank-you' END AS page
     FROM e`);
 
-  const metaRows = Object.entries(TABLES).map(([name, t]) =>
-    `(${sqlString(name)}, ${sqlString(t.layer)}, ${sqlString(t.dataSource)}, ${sqlString(t.description)})`);
+  const metaRows = Object.entries(TABLES).map(
+    ([name, t]) => `(${sqlString(name)}, ${sqlString(t.layer)}, ${sqlString(t.dataSource)}, ${sqlString(t.description)})`,
+  );
   stmts.push(`CREATE TABLE ${S}.table_metadata AS
     SELECT * FROM (VALUES ${metaRows.join(', ')}) AS v(table_name, layer, data_source, description)`);
 
@@ -360,7 +418,9 @@ export async function buildDemoDatabase(path, today, { threads = 2, datasets = D
       const bytes = type === 'VARCHAR' ? `coalesce(sum(2 + strlen(${c})), 0)` : `${FIXED_WIDTH_BYTES} * count(${c})`;
       const key = `${sqlIdent(String(schema))}.${sqlIdent(String(table))}`;
       const list = byTable.get(key) ?? [];
-      list.push(`struct_pack(d := ${sqlString(String(schema))}, t := ${sqlString(String(table))}, c := ${sqlString(String(column))}, b := ${bytes})`);
+      list.push(
+        `struct_pack(d := ${sqlString(String(schema))}, t := ${sqlString(String(table))}, c := ${sqlString(String(column))}, b := ${bytes})`,
+      );
       byTable.set(key, list);
     }
     for (const [key, structs] of byTable) {

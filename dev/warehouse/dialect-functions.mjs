@@ -1,7 +1,23 @@
 // BigQuery GoogleSQL -> DuckDB: function calls (renames, argument reordering, date parts, formats) and the type
 // names of CAST and typed constructors. A call's arguments are rewritten by the rewrite stage, which this module
 // reaches through the state it is given (`st.rewrite`), so the two stay free of an import cycle.
-import { DialectError, cat, duckIdent, duckString, isGroup, isOp, isTrivia, isWord, joinPieces, nextSig, nodePos, sig, splitArgs, text, trimWs } from './dialect-tokenize.mjs';
+import {
+  DialectError,
+  cat,
+  duckIdent,
+  duckString,
+  isGroup,
+  isOp,
+  isTrivia,
+  isWord,
+  joinPieces,
+  nextSig,
+  nodePos,
+  sig,
+  splitArgs,
+  text,
+  trimWs,
+} from './dialect-tokenize.mjs';
 
 /**
  * @typedef {import('./dialect-tokenize.mjs').Node} Node
@@ -29,17 +45,51 @@ import { DialectError, cat, duckIdent, duckString, isGroup, isOp, isTrivia, isWo
 const rwSeq = (nodes, st) => st.rewrite(nodes, st);
 
 export const DATE_PARTS = new Set([
-  'MICROSECOND', 'MILLISECOND', 'SECOND', 'MINUTE', 'HOUR', 'DAY', 'DAYOFWEEK', 'DAYOFYEAR', 'WEEK', 'ISOWEEK',
-  'MONTH', 'QUARTER', 'YEAR', 'ISOYEAR', 'DATE', 'TIME', 'DATETIME',
+  'MICROSECOND',
+  'MILLISECOND',
+  'SECOND',
+  'MINUTE',
+  'HOUR',
+  'DAY',
+  'DAYOFWEEK',
+  'DAYOFYEAR',
+  'WEEK',
+  'ISOWEEK',
+  'MONTH',
+  'QUARTER',
+  'YEAR',
+  'ISOYEAR',
+  'DATE',
+  'TIME',
+  'DATETIME',
 ]);
 export const WEEKDAYS = ['SUNDAY', 'MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY', 'SATURDAY'];
 
 const SCALAR_TYPES = {
-  INT64: 'BIGINT', INT: 'BIGINT', INTEGER: 'BIGINT', SMALLINT: 'BIGINT', BIGINT: 'BIGINT', TINYINT: 'BIGINT', BYTEINT: 'BIGINT',
+  INT64: 'BIGINT',
+  INT: 'BIGINT',
+  INTEGER: 'BIGINT',
+  SMALLINT: 'BIGINT',
+  BIGINT: 'BIGINT',
+  TINYINT: 'BIGINT',
+  BYTEINT: 'BIGINT',
   // BIGNUMERIC's 76 digits do not fit DuckDB's 38; scale 18 keeps it distinct from NUMERIC's 9.
-  FLOAT64: 'DOUBLE', FLOAT: 'DOUBLE', NUMERIC: 'DECIMAL(38,9)', DECIMAL: 'DECIMAL(38,9)', BIGNUMERIC: 'DECIMAL(38,18)',
-  BIGDECIMAL: 'DECIMAL(38,18)', STRING: 'VARCHAR', BYTES: 'BLOB', BOOL: 'BOOLEAN', BOOLEAN: 'BOOLEAN', DATE: 'DATE',
-  DATETIME: 'TIMESTAMP', TIMESTAMP: 'TIMESTAMPTZ', TIME: 'TIME', JSON: 'JSON', INTERVAL: 'INTERVAL',
+  FLOAT64: 'DOUBLE',
+  FLOAT: 'DOUBLE',
+  NUMERIC: 'DECIMAL(38,9)',
+  DECIMAL: 'DECIMAL(38,9)',
+  BIGNUMERIC: 'DECIMAL(38,18)',
+  BIGDECIMAL: 'DECIMAL(38,18)',
+  STRING: 'VARCHAR',
+  BYTES: 'BLOB',
+  BOOL: 'BOOLEAN',
+  BOOLEAN: 'BOOLEAN',
+  DATE: 'DATE',
+  DATETIME: 'TIMESTAMP',
+  TIMESTAMP: 'TIMESTAMPTZ',
+  TIME: 'TIME',
+  JSON: 'JSON',
+  INTERVAL: 'INTERVAL',
 };
 
 /** Splits `expr [AS] alias`; unaliased paths are named by their last part, others `_field_N`. */
@@ -51,7 +101,8 @@ export function aliasOf(item, idx) {
     const cut = item.indexOf(beforeLast);
     return { expr: item.slice(0, cut), name: last.tok.type === 'qid' ? last.tok.value : last.tok.text };
   }
-  const pathLike = s.length > 0 && s.every((nd, n) => (n % 2 === 0 ? nd.k === 'tok' && (nd.tok.type === 'id' || nd.tok.type === 'qid') : isOp(nd, '.')));
+  const pathLike =
+    s.length > 0 && s.every((nd, n) => (n % 2 === 0 ? nd.k === 'tok' && (nd.tok.type === 'id' || nd.tok.type === 'qid') : isOp(nd, '.')));
   if (pathLike) {
     const tok = s[s.length - 1].tok;
     return { expr: item, name: tok.type === 'qid' ? tok.value.split('.').pop() : tok.text };
@@ -147,7 +198,8 @@ export function typeFromNodes(nodes) {
   const parsed = parseType(tokens, 0);
   if (parsed.next < tokens.length) {
     const extra = tokens[parsed.next];
-    if (extra.word?.toUpperCase() === 'FORMAT') throw new DialectError('CAST ... FORMAT is not supported by the local warehouse', nodePos(s[0]));
+    if (extra.word?.toUpperCase() === 'FORMAT')
+      throw new DialectError('CAST ... FORMAT is not supported by the local warehouse', nodePos(s[0]));
   }
   return parsed.duck;
 }
@@ -181,7 +233,12 @@ export function functionCall(path, group, st) {
     const special = SPECIAL_FORMS[upper];
     if (special) return special(group, { p, st, name: names[0] });
     const fn = FUNCTIONS[upper];
-    if (fn) return fn(rawArgs.map((a) => rwSeq(a, st)), rawArgs, { p, st, group });
+    if (fn)
+      return fn(
+        rawArgs.map((a) => rwSeq(a, st)),
+        rawArgs,
+        { p, st, group },
+      );
     return cat(p, names[0], '(', rwSeq(group.kids, st), ')');
   }
   if (names.length === 2 && names[0].toUpperCase() === 'SAFE' && !path.parts[0].quoted) {
@@ -287,12 +344,19 @@ function aggWithModifiers(group, c, duckName) {
   const exprNodes = firstArg.filter((nd) => !isWord(nd, 'DISTINCT'));
   const orderIdx = exprNodes.findIndex((nd) => isWord(nd, 'ORDER'));
   const valueNodes = orderIdx >= 0 ? exprNodes.slice(0, orderIdx) : exprNodes;
-  let call = cat(c.p, `${duckName}(`, joinPieces(args.map((a) => rwSeq(a, c.st)), ', ', c.p), ')');
+  let call = cat(
+    c.p,
+    `${duckName}(`,
+    joinPieces(
+      args.map((a) => rwSeq(a, c.st)),
+      ', ',
+      c.p,
+    ),
+    ')',
+  );
   if (ignoreNulls) call = cat(c.p, call, ' FILTER (WHERE (', rwSeq(valueNodes, c.st), ') IS NOT NULL)');
   if (limit) {
-    call = duckName === 'array_agg'
-      ? cat(c.p, 'list_slice(', call, ', 1, ', limit, ')')
-      : cat(c.p, call); // STRING_AGG ... LIMIT is rare; DuckDB has no equivalent, keep all values.
+    call = duckName === 'array_agg' ? cat(c.p, 'list_slice(', call, ', 1, ', limit, ')') : cat(c.p, call); // STRING_AGG ... LIMIT is rare; DuckDB has no equivalent, keep all values.
   }
   return call;
 }
@@ -446,14 +510,22 @@ export const FUNCTIONS = {
     return cat(c.p, 'quantile_disc(', a[0], `, [${fractions.join(', ')}])`);
   },
   // Exact counts (BigQuery's are approximate): ARRAY<STRUCT<value, count>>, most frequent first.
-  APPROX_TOP_COUNT: (a, r, c) => cat(c.p, 'list_transform(list_slice(list_sort(list_transform(map_entries(histogram(', a[0],
-    ')), e -> struct_pack(c := e.value, v := e.key)), \'DESC\'), 1, ', a[1], '), e -> struct_pack("value" := e.v, "count" := e.c))'),
+  APPROX_TOP_COUNT: (a, r, c) =>
+    cat(
+      c.p,
+      'list_transform(list_slice(list_sort(list_transform(map_entries(histogram(',
+      a[0],
+      ")), e -> struct_pack(c := e.value, v := e.key)), 'DESC'), 1, ",
+      a[1],
+      '), e -> struct_pack("value" := e.v, "count" := e.c))',
+    ),
   CONCAT: (a, r, c) => (a.length === 0 ? text("''", c.p) : cat(c.p, '(', joinPieces(a, ' || ', c.p), ')')),
   FORMAT: (a, r, c) => {
     const s = sig(r[0] ?? []);
-    const fmt = s.length === 1 && s[0].k === 'tok' && s[0].tok.type === 'str'
-      ? text(duckString(s[0].tok.value.replaceAll('%t', '%s').replaceAll('%T', '%s')), c.p)
-      : a[0];
+    const fmt =
+      s.length === 1 && s[0].k === 'tok' && s[0].tok.type === 'str'
+        ? text(duckString(s[0].tok.value.replaceAll('%t', '%s').replaceAll('%T', '%s')), c.p)
+        : a[0];
     return cat(c.p, 'printf(', joinPieces([fmt, ...a.slice(1)], ', ', c.p), ')');
   },
   CHAR_LENGTH: rename('length'),
@@ -483,16 +555,26 @@ export const FUNCTIONS = {
   TO_JSON_STRING: (a, r, c) => cat(c.p, 'CAST(to_json(', a[0], ') AS VARCHAR)'),
   PARSE_JSON: (a, r, c) => cat(c.p, 'CAST(', a[0], ' AS JSON)'),
   ARRAY_LENGTH: rename('len'),
-  ARRAY_TO_STRING: (a, r, c) => (a.length === 3
-    ? cat(c.p, 'array_to_string(list_transform(', a[0], ', x -> coalesce(CAST(x AS VARCHAR), ', a[2], ')), ', a[1], ')')
-    : rename('array_to_string')(a, r, c)),
+  ARRAY_TO_STRING: (a, r, c) =>
+    a.length === 3
+      ? cat(c.p, 'array_to_string(list_transform(', a[0], ', x -> coalesce(CAST(x AS VARCHAR), ', a[2], ')), ', a[1], ')')
+      : rename('array_to_string')(a, r, c),
   ARRAY_CONCAT: (a, r, c) => a.slice(1).reduce((acc, x) => cat(c.p, 'list_concat(', acc, ', ', x, ')'), a[0]),
   ARRAY_REVERSE: rename('list_reverse'),
   ARRAY_FIRST: (a, r, c) => cat(c.p, 'list_extract(', a[0], ', 1)'),
   ARRAY_LAST: (a, r, c) => cat(c.p, 'list_extract(', a[0], ', -1)'),
   GENERATE_ARRAY: rename('generate_series'),
-  GENERATE_DATE_ARRAY: (a, r, c) => cat(c.p, 'CAST(generate_series(CAST(', a[0], ' AS TIMESTAMP), CAST(', a[1], ' AS TIMESTAMP), ',
-    a[2] ?? 'INTERVAL 1 DAY', ') AS DATE[])'),
+  GENERATE_DATE_ARRAY: (a, r, c) =>
+    cat(
+      c.p,
+      'CAST(generate_series(CAST(',
+      a[0],
+      ' AS TIMESTAMP), CAST(',
+      a[1],
+      ' AS TIMESTAMP), ',
+      a[2] ?? 'INTERVAL 1 DAY',
+      ') AS DATE[])',
+    ),
   GENERATE_TIMESTAMP_ARRAY: rename('generate_series'),
   DATE: (a, r, c) => {
     if (a.length === 3) return rename('make_date')(a, r, c);
@@ -504,23 +586,20 @@ export const FUNCTIONS = {
     if (a.length === 2) return cat(c.p, '(CAST(', a[0], ' AS DATE) + CAST(', a[1], ' AS TIME))');
     return cat(c.p, 'CAST(', a[0], ' AS TIMESTAMP)');
   },
-  TIMESTAMP: (a, r, c) => (a.length === 2
-    ? cat(c.p, 'timezone(', a[1], ', CAST(', a[0], ' AS TIMESTAMP))')
-    : cat(c.p, 'CAST(', a[0], ' AS TIMESTAMPTZ)')),
+  TIMESTAMP: (a, r, c) =>
+    a.length === 2 ? cat(c.p, 'timezone(', a[1], ', CAST(', a[0], ' AS TIMESTAMP))') : cat(c.p, 'CAST(', a[0], ' AS TIMESTAMPTZ)'),
   TIME: (a, r, c) => (a.length === 3 ? rename('make_time')(a, r, c) : cat(c.p, 'CAST(', a[0], ' AS TIME)')),
-  STRING: (a, r, c) => (a.length === 2
-    ? cat(c.p, 'CAST(timezone(', a[1], ', ', a[0], ') AS VARCHAR)')
-    : cat(c.p, 'CAST(', a[0], ' AS VARCHAR)')),
+  STRING: (a, r, c) =>
+    a.length === 2 ? cat(c.p, 'CAST(timezone(', a[1], ', ', a[0], ') AS VARCHAR)') : cat(c.p, 'CAST(', a[0], ' AS VARCHAR)'),
   CURRENT_DATE: (a, r, c) => text(todayLiteral(c.st), c.p),
   CURRENT_TIMESTAMP: (a, r, c) => text(nowExpr(c.st), c.p),
-  CURRENT_DATETIME: (a, r, c) => (a.length === 1
-    ? cat(c.p, 'timezone(', a[0], `, ${nowExpr(c.st)})`)
-    : text(`timezone('UTC', ${nowExpr(c.st)})`, c.p)),
+  CURRENT_DATETIME: (a, r, c) =>
+    a.length === 1 ? cat(c.p, 'timezone(', a[0], `, ${nowExpr(c.st)})`) : text(`timezone('UTC', ${nowExpr(c.st)})`, c.p),
   CURRENT_TIME: (a, r, c) => text(`CAST(timezone('UTC', ${nowExpr(c.st)}) AS TIME)`, c.p),
   UNIX_SECONDS: (a, r, c) => cat(c.p, 'CAST(floor(epoch(', a[0], ')) AS BIGINT)'),
   UNIX_MILLIS: rename('epoch_ms'),
   UNIX_MICROS: rename('epoch_us'),
-  UNIX_DATE: (a, r, c) => cat(c.p, "(CAST(", a[0], " AS DATE) - DATE '1970-01-01')"),
+  UNIX_DATE: (a, r, c) => cat(c.p, '(CAST(', a[0], " AS DATE) - DATE '1970-01-01')"),
   DATE_FROM_UNIX_DATE: (a, r, c) => cat(c.p, "(DATE '1970-01-01' + CAST(", a[0], ' AS INTEGER))'),
   TIMESTAMP_SECONDS: (a, r, c) => cat(c.p, 'to_timestamp(', a[0], ')'),
   TIMESTAMP_MILLIS: (a, r, c) => cat(c.p, 'CAST(make_timestamp(CAST(', a[0], ' AS BIGINT) * 1000) AS TIMESTAMPTZ)'),
@@ -543,14 +622,15 @@ export const FUNCTIONS = {
   DATE_TRUNC: (a, r, c) => truncate(a, r, c, 'DATE'),
   DATETIME_TRUNC: (a, r, c) => truncate(a, r, c, 'TIMESTAMP'),
   TIMESTAMP_TRUNC: (a, r, c) => truncate(a, r, c, 'TIMESTAMPTZ'),
-  TIME_TRUNC: (a, r, c) => cat(c.p, `CAST(date_trunc(${partLiteral(readPart(r[1] ?? [], c.p).name)}, TIMESTAMP '1970-01-01' + `, a[0], ') AS TIME)'),
+  TIME_TRUNC: (a, r, c) =>
+    cat(c.p, `CAST(date_trunc(${partLiteral(readPart(r[1] ?? [], c.p).name)}, TIMESTAMP '1970-01-01' + `, a[0], ') AS TIME)'),
   LAST_DAY: (a, r, c) => {
     const part = a.length > 1 ? readPart(r[1], c.p) : { name: 'MONTH', weekday: 0 };
     switch (part.name) {
       case 'YEAR':
         return cat(c.p, 'make_date(year(', a[0], '), 12, 31)');
       case 'QUARTER':
-        return cat(c.p, "CAST(date_trunc('quarter', ", a[0], ") + INTERVAL 3 MONTH - INTERVAL 1 DAY AS DATE)");
+        return cat(c.p, "CAST(date_trunc('quarter', ", a[0], ') + INTERVAL 3 MONTH - INTERVAL 1 DAY AS DATE)');
       case 'WEEK':
         return cat(c.p, `(bq_week_start(`, a[0], `, ${part.weekday}) + 6)`);
       default:

@@ -1,7 +1,23 @@
 // BigQuery GoogleSQL -> DuckDB: the rewrite of a statement's tree, clause by clause. Table references are
 // qualified against the job's project, UNNEST, SELECT AS STRUCT, typed literals and constructors, intervals and
 // subscripts take DuckDB's form; function calls go to the functions stage. The rest is handed on as written.
-import { DialectError, cat, duckIdent, duckString, isGroup, isOp, isTrivia, isWord, joinPieces, nextSig, nodePos, sig, splitArgs, text, trimWs } from './dialect-tokenize.mjs';
+import {
+  DialectError,
+  cat,
+  duckIdent,
+  duckString,
+  isGroup,
+  isOp,
+  isTrivia,
+  isWord,
+  joinPieces,
+  nextSig,
+  nodePos,
+  sig,
+  splitArgs,
+  text,
+  trimWs,
+} from './dialect-tokenize.mjs';
 import { DATE_PARTS, FUNCTIONS, aliasOf, flattenTypeTokens, functionCall, parseType, typeFromNodes } from './dialect-functions.mjs';
 
 /**
@@ -13,11 +29,67 @@ import { DATE_PARTS, FUNCTIONS, aliasOf, flattenTypeTokens, functionCall, parseT
 
 /** Keywords that may be followed by "(" without being a function call. */
 const NOT_FUNCTIONS = new Set([
-  'AS', 'IN', 'EXISTS', 'OVER', 'FROM', 'JOIN', 'ON', 'USING', 'AND', 'OR', 'NOT', 'WHEN', 'THEN', 'ELSE', 'SELECT',
-  'WITH', 'UNION', 'ALL', 'DISTINCT', 'BY', 'WINDOW', 'QUALIFY', 'WHERE', 'HAVING', 'VALUES', 'RECURSIVE', 'LATERAL',
-  'IS', 'LIKE', 'BETWEEN', 'CASE', 'END', 'ANY', 'SOME', 'PARTITION', 'ORDER', 'ROWS', 'RANGE', 'INTERSECT',
-  'EXCEPT', 'LIMIT', 'OFFSET', 'GROUP', 'CROSS', 'INNER', 'LEFT', 'RIGHT', 'FULL', 'OUTER', 'TABLESAMPLE',
-  'PRECEDING', 'FOLLOWING', 'CURRENT', 'UNBOUNDED', 'ASC', 'DESC', 'NULLS', 'FIRST', 'LAST', 'INTERVAL', 'RETURNS',
+  'AS',
+  'IN',
+  'EXISTS',
+  'OVER',
+  'FROM',
+  'JOIN',
+  'ON',
+  'USING',
+  'AND',
+  'OR',
+  'NOT',
+  'WHEN',
+  'THEN',
+  'ELSE',
+  'SELECT',
+  'WITH',
+  'UNION',
+  'ALL',
+  'DISTINCT',
+  'BY',
+  'WINDOW',
+  'QUALIFY',
+  'WHERE',
+  'HAVING',
+  'VALUES',
+  'RECURSIVE',
+  'LATERAL',
+  'IS',
+  'LIKE',
+  'BETWEEN',
+  'CASE',
+  'END',
+  'ANY',
+  'SOME',
+  'PARTITION',
+  'ORDER',
+  'ROWS',
+  'RANGE',
+  'INTERSECT',
+  'EXCEPT',
+  'LIMIT',
+  'OFFSET',
+  'GROUP',
+  'CROSS',
+  'INNER',
+  'LEFT',
+  'RIGHT',
+  'FULL',
+  'OUTER',
+  'TABLESAMPLE',
+  'PRECEDING',
+  'FOLLOWING',
+  'CURRENT',
+  'UNBOUNDED',
+  'ASC',
+  'DESC',
+  'NULLS',
+  'FIRST',
+  'LAST',
+  'INTERVAL',
+  'RETURNS',
 ]);
 
 /** Words after which "[" starts an array literal rather than a subscript. */
@@ -67,7 +139,8 @@ export function rwSeq(nodes, st) {
     const t = nd.tok;
     if (t.type === 'str') out.push(...text(duckString(t.value), t.p));
     else if (t.type === 'bytes') out.push(...text(`unhex('${Buffer.from(t.bytes ?? []).toString('hex')}')`, t.p));
-    else if (t.type === 'num') out.push(...text(/^[0-9.]*[.eE]/.test(t.text) && !/^0[xX]/.test(t.text) ? `CAST(${t.text} AS DOUBLE)` : t.text, t.p));
+    else if (t.type === 'num')
+      out.push(...text(/^[0-9.]*[.eE]/.test(t.text) && !/^0[xX]/.test(t.text) ? `CAST(${t.text} AS DOUBLE)` : t.text, t.p));
     else if (t.type === 'param') throw new DialectError('Query parameters are not supported by the local warehouse', t.p);
     else if (t.type === 'op') {
       out.push(...text(t.text, t.p));
@@ -129,8 +202,18 @@ function rwWord(nodes, i, st, { from, prev, aliases }) {
     if (next?.k === 'tok' && next.tok.type === 'str' && upper in TYPED_LITERALS) {
       return done(text(TYPED_LITERALS[upper](next.tok.value), t.p), j);
     }
-    if ((upper === 'CURRENT_DATE' || upper === 'CURRENT_DATETIME' || upper === 'CURRENT_TIME' || upper === 'CURRENT_TIMESTAMP') && !isGroup(next)) {
-      return done(text(FUNCTIONS[upper]([], [], { p: t.p, st }).map((x) => x.s).join(''), t.p));
+    if (
+      (upper === 'CURRENT_DATE' || upper === 'CURRENT_DATETIME' || upper === 'CURRENT_TIME' || upper === 'CURRENT_TIMESTAMP') &&
+      !isGroup(next)
+    ) {
+      return done(
+        text(
+          FUNCTIONS[upper]([], [], { p: t.p, st })
+            .map((x) => x.s)
+            .join(''),
+          t.p,
+        ),
+      );
     }
     if ((upper === 'ARRAY' || upper === 'STRUCT') && isOp(next, '<')) return typedConstructor(nodes, i, j, st, from);
     if (upper === 'UNNEST' && from === EXPECT_TABLE && isGroup(next)) return unnestTable(nodes, i, j, st);
@@ -147,7 +230,11 @@ function rwWord(nodes, i, st, { from, prev, aliases }) {
     const head = path.parts[0].name.toLowerCase();
     if (path.parts.length >= 2 && aliases.has(head) && !st.datasets.has(head)) {
       // BigQuery's correlated array path: FROM t, t.items AS item  ==  FROM t, UNNEST(t.items) AS item
-      const arg = joinPieces(path.parts.map((pt) => text(pt.quoted ? duckIdent(pt.name) : pt.name, pt.p)), '.', t.p);
+      const arg = joinPieces(
+        path.parts.map((pt) => text(pt.quoted ? duckIdent(pt.name) : pt.name, pt.p)),
+        '.',
+        t.p,
+      );
       return unnestFrom(nodes, arg, path.last, t.p, st);
     }
     // A table is its own range variable too: FROM t, t.arr
@@ -155,7 +242,14 @@ function rwWord(nodes, i, st, { from, prev, aliases }) {
     return done(tablePath(path, st), path.last, IN_FROM);
   }
   if (from === IN_FROM && path.parts.length === 1) aliases.add(path.parts[0].name.toLowerCase());
-  return done(joinPieces(path.parts.map((pt) => text(pt.quoted ? duckIdent(pt.name) : pt.name, pt.p)), '.', t.p), path.last);
+  return done(
+    joinPieces(
+      path.parts.map((pt) => text(pt.quoted ? duckIdent(pt.name) : pt.name, pt.p)),
+      '.',
+      t.p,
+    ),
+    path.last,
+  );
 }
 
 /**
@@ -176,8 +270,13 @@ function readPath(nodes, i, tablePosition) {
       // Unquoted project names may contain hyphens in table paths: service-v1.ds.t, my-proj-123.ds.t
       let name = tok.text;
       let m = k;
-      while (isOp(nodes[m + 1], '-') && nodes[m + 2]?.k === 'tok' && (nodes[m + 2].tok.type === 'id' || nodes[m + 2].tok.type === 'num')
-        && nodes[m + 1].tok.p === nodes[m].tok.e && nodes[m + 2].tok.p === nodes[m + 1].tok.e) {
+      while (
+        isOp(nodes[m + 1], '-') &&
+        nodes[m + 2]?.k === 'tok' &&
+        (nodes[m + 2].tok.type === 'id' || nodes[m + 2].tok.type === 'num') &&
+        nodes[m + 1].tok.p === nodes[m].tok.e &&
+        nodes[m + 2].tok.p === nodes[m + 1].tok.e
+      ) {
         const piece = nodes[m + 2].tok.text;
         m += 2;
         if (piece.endsWith('.')) {
@@ -235,7 +334,14 @@ function unnestFrom(nodes, arg, j, p, st) {
   let alias = null;
   if (isWord(nodes[k], 'AS')) k = nextSig(nodes, k + 1);
   const cand = nodes[k];
-  if (cand?.k === 'tok' && (cand.tok.type === 'qid' || (cand.tok.type === 'id' && !KEYWORDS.has(cand.tok.text.toUpperCase()) && !FROM_ENDERS.has(cand.tok.text.toUpperCase()) && !['WITH', 'CROSS', 'LEFT', 'RIGHT', 'INNER', 'FULL', 'JOIN', 'ON'].includes(cand.tok.text.toUpperCase())))) {
+  if (
+    cand?.k === 'tok' &&
+    (cand.tok.type === 'qid' ||
+      (cand.tok.type === 'id' &&
+        !KEYWORDS.has(cand.tok.text.toUpperCase()) &&
+        !FROM_ENDERS.has(cand.tok.text.toUpperCase()) &&
+        !['WITH', 'CROSS', 'LEFT', 'RIGHT', 'INNER', 'FULL', 'JOIN', 'ON'].includes(cand.tok.text.toUpperCase())))
+  ) {
     alias = cand.tok.type === 'qid' ? cand.tok.value : cand.tok.text;
   }
   let last = alias ? k : j;
@@ -248,7 +354,11 @@ function unnestFrom(nodes, arg, j, p, st) {
     let a = nextSig(nodes, m + 1);
     if (isWord(nodes[a], 'AS')) a = nextSig(nodes, a + 1);
     const on = nodes[a];
-    if (on?.k === 'tok' && (on.tok.type === 'qid' || (on.tok.type === 'id' && !KEYWORDS.has(on.tok.text.toUpperCase()) && !FROM_ENDERS.has(on.tok.text.toUpperCase())))) {
+    if (
+      on?.k === 'tok' &&
+      (on.tok.type === 'qid' ||
+        (on.tok.type === 'id' && !KEYWORDS.has(on.tok.text.toUpperCase()) && !FROM_ENDERS.has(on.tok.text.toUpperCase())))
+    ) {
       offset = on.tok.type === 'qid' ? on.tok.value : on.tok.text;
       last = a;
     }
@@ -256,7 +366,11 @@ function unnestFrom(nodes, arg, j, p, st) {
   const n = ++st.unnestCount;
   if (offset !== null) {
     const value = duckIdent(alias ?? 'f0_');
-    return { out: cat(p, '(SELECT unnest(', arg, `) AS ${value}, generate_subscripts(`, arg, `, 1) - 1 AS ${duckIdent(offset)}) AS _unnest_${n}`), last, from: IN_FROM };
+    return {
+      out: cat(p, '(SELECT unnest(', arg, `) AS ${value}, generate_subscripts(`, arg, `, 1) - 1 AS ${duckIdent(offset)}) AS _unnest_${n}`),
+      last,
+      from: IN_FROM,
+    };
   }
   if (alias !== null) return { out: cat(p, 'UNNEST(', arg, `) AS _unnest_${n}(${duckIdent(alias)})`), last, from: IN_FROM };
   return { out: cat(p, 'UNNEST(', arg, ')'), last: j, from: IN_FROM };
@@ -266,7 +380,8 @@ function unnestFrom(nodes, arg, j, p, st) {
 function interval(nodes, i, st, from) {
   const p = nodes[i].tok.p;
   const j = nextSig(nodes, i + 1);
-  if (nodes[j]?.k === 'tok' && nodes[j].tok.type === 'str') return { out: cat(p, 'INTERVAL ', duckString(nodes[j].tok.value)), last: j, from };
+  if (nodes[j]?.k === 'tok' && nodes[j].tok.type === 'str')
+    return { out: cat(p, 'INTERVAL ', duckString(nodes[j].tok.value)), last: j, from };
   let k = j;
   while (k < nodes.length && !(nodes[k].k === 'tok' && nodes[k].tok.type === 'id' && DATE_PARTS.has(nodes[k].tok.text.toUpperCase()))) k++;
   if (k >= nodes.length) throw new DialectError('Syntax error: Expected an INTERVAL date part', p);
@@ -276,8 +391,10 @@ function interval(nodes, i, st, from) {
 
 /** `arr[OFFSET(i)]`, `arr[ORDINAL(i)]`, `arr[SAFE_OFFSET(i)]`, `arr[i]` (BigQuery: 0-based), or an array literal. */
 function rwBracket(nd, prev, st) {
-  const subscript = prev && (prev.k === 'group'
-    || (prev.k === 'tok' && (prev.tok.type === 'qid' || (prev.tok.type === 'id' && !KEYWORDS.has(prev.tok.text.toUpperCase())))));
+  const subscript =
+    prev &&
+    (prev.k === 'group' ||
+      (prev.k === 'tok' && (prev.tok.type === 'qid' || (prev.tok.type === 'id' && !KEYWORDS.has(prev.tok.text.toUpperCase())))));
   if (!subscript) return cat(nd.p, '[', rwSeq(nd.kids, st), ']');
   const s = sig(nd.kids);
   if (s.length === 2 && isWord(s[0], 'OFFSET', 'SAFE_OFFSET', 'ORDINAL', 'SAFE_ORDINAL') && isGroup(s[1])) {
@@ -293,7 +410,11 @@ function rwBracket(nd, prev, st) {
 function selectAsStruct(nodes, i, structIdx, st) {
   const p = nodes[i].tok.p;
   let end = structIdx + 1;
-  while (end < nodes.length && !(nodes[end].k === 'tok' && nodes[end].tok.type === 'id' && SELECT_LIST_ENDERS.has(nodes[end].tok.text.toUpperCase()))) end++;
+  while (
+    end < nodes.length &&
+    !(nodes[end].k === 'tok' && nodes[end].tok.type === 'id' && SELECT_LIST_ENDERS.has(nodes[end].tok.text.toUpperCase()))
+  )
+    end++;
   const items = splitArgs(nodes.slice(structIdx + 1, end));
   const fields = items.map((item, idx) => {
     const { expr, name } = aliasOf(item, idx);

@@ -20,7 +20,20 @@ export class DialectError extends Error {
  *   bytes?: number[], p: number, e: number }} Token
  */
 
-const SIMPLE_ESCAPES = { a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', '?': '?', '"': '"', "'": "'", '`': '`' };
+const SIMPLE_ESCAPES = {
+  a: '\x07',
+  b: '\b',
+  f: '\f',
+  n: '\n',
+  r: '\r',
+  t: '\t',
+  v: '\v',
+  '\\': '\\',
+  '?': '?',
+  '"': '"',
+  "'": "'",
+  '`': '`',
+};
 const TWO_CHAR_OPS = new Set(['<=', '>=', '<>', '!=', '||', '<<', '>>', '=>']);
 
 /** @returns {Token[]} */

@@ -63,7 +63,11 @@ export function toDuckDb(sql, ctx) {
     unnestCount: 0,
     rewrite: rwSeq,
   };
-  const pieces = joinPieces(statements.map((st) => rwSeq(st, state)), ';\n', 0);
+  const pieces = joinPieces(
+    statements.map((st) => rwSeq(st, state)),
+    ';\n',
+    0,
+  );
   let out = '';
   const starts = [];
   const srcs = [];
@@ -162,6 +166,9 @@ function statementTypeOf(nodes) {
     case 'REPEAT':
       return 'SCRIPT';
     default:
-      throw new DialectError(`Syntax error: Unexpected ${first ? `keyword ${first}` : 'token'}`, nodes.find((nd) => !isTrivia(nd)) ? nodePos(nodes.find((nd) => !isTrivia(nd))) : 0);
+      throw new DialectError(
+        `Syntax error: Unexpected ${first ? `keyword ${first}` : 'token'}`,
+        nodes.find((nd) => !isTrivia(nd)) ? nodePos(nodes.find((nd) => !isTrivia(nd))) : 0,
+      );
   }
 }

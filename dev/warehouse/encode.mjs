@@ -38,7 +38,8 @@ export function fieldFor(name, type) {
     case DuckDBTypeId.LIST:
     case DuckDBTypeId.ARRAY: {
       const inner = fieldFor(name, type.valueType);
-      if (inner.mode === 'REPEATED') throw new EncodeError(`Cannot output an ARRAY of ARRAYs for column ${name}; BigQuery does not support nested arrays`);
+      if (inner.mode === 'REPEATED')
+        throw new EncodeError(`Cannot output an ARRAY of ARRAYs for column ${name}; BigQuery does not support nested arrays`);
       return { ...inner, mode: 'REPEATED' };
     }
     case DuckDBTypeId.STRUCT:
@@ -217,16 +218,19 @@ export function encodeValue(type, value, opts) {
       break;
     }
     case DuckDBTypeId.TIMESTAMP_TZ:
-      if (value instanceof DuckDBTimestampTZValue) return opts.int64Timestamp ? String(value.micros) : formatDouble(Number(value.micros) / 1e6);
+      if (value instanceof DuckDBTimestampTZValue)
+        return opts.int64Timestamp ? String(value.micros) : formatDouble(Number(value.micros) / 1e6);
       break;
     case DuckDBTypeId.INTERVAL:
       if (value instanceof DuckDBIntervalValue) return intervalString(value);
       break;
     case DuckDBTypeId.LIST:
-      if (type instanceof DuckDBListType && value instanceof DuckDBListValue) return value.items.map((item) => ({ v: encodeValue(type.valueType, item, opts) }));
+      if (type instanceof DuckDBListType && value instanceof DuckDBListValue)
+        return value.items.map((item) => ({ v: encodeValue(type.valueType, item, opts) }));
       break;
     case DuckDBTypeId.ARRAY:
-      if (type instanceof DuckDBArrayType && value instanceof DuckDBArrayValue) return value.items.map((item) => ({ v: encodeValue(type.valueType, item, opts) }));
+      if (type instanceof DuckDBArrayType && value instanceof DuckDBArrayValue)
+        return value.items.map((item) => ({ v: encodeValue(type.valueType, item, opts) }));
       break;
     case DuckDBTypeId.STRUCT:
       if (type instanceof DuckDBStructType && value instanceof DuckDBStructValue) {
@@ -235,7 +239,9 @@ export function encodeValue(type, value, opts) {
       break;
     case DuckDBTypeId.MAP:
       if (type instanceof DuckDBMapType && value instanceof DuckDBMapValue) {
-        return value.entries.map((e) => ({ v: { f: [{ v: encodeValue(type.keyType, e.key, opts) }, { v: encodeValue(type.valueType, e.value, opts) }] } }));
+        return value.entries.map((e) => ({
+          v: { f: [{ v: encodeValue(type.keyType, e.key, opts) }, { v: encodeValue(type.valueType, e.value, opts) }] },
+        }));
       }
       break;
     case DuckDBTypeId.VARCHAR:

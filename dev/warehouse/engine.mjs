@@ -9,7 +9,8 @@ import { EncodeError, fieldFor } from './encode.mjs';
 import { BqError, invalidQuery } from './errors.mjs';
 
 /** Built-in functions a query may not call: file access, settings and catalog introspection. */
-const DENIED_FUNCTION = /^(read_|glob$|query$|query_table$|duckdb_|pragma_|current_setting$|getvariable$|sniff_csv$|parquet_|iceberg_|delta_|sqlite_|postgres_|mysql_|which_secret$|enable_|disable_|checkpoint$|force_checkpoint$)/i;
+const DENIED_FUNCTION =
+  /^(read_|glob$|query$|query_table$|duckdb_|pragma_|current_setting$|getvariable$|sniff_csv$|parquet_|iceberg_|delta_|sqlite_|postgres_|mysql_|which_secret$|enable_|disable_|checkpoint$|force_checkpoint$)/i;
 
 /**
  * @typedef {{ projectId: string, datasetId: string, tableId: string }} TableRef
@@ -47,7 +48,8 @@ async function loadCatalog(conn, project) {
   const datasets = new Map();
   const schemas = await conn.runAndReadAll(`SELECT schema_name FROM duckdb_schemas() WHERE database_name = ${P}
     AND schema_name NOT IN ('main', 'information_schema', 'pg_catalog', ${sqlString(META_SCHEMA)})`);
-  for (const [name] of schemas.getRowsJS()) datasets.set(String(name).toLowerCase(), { name: String(name), tables: new Map(), routines: new Map() });
+  for (const [name] of schemas.getRowsJS())
+    datasets.set(String(name).toLowerCase(), { name: String(name), tables: new Map(), routines: new Map() });
   const bytes = await conn.runAndReadAll(`SELECT c.schema_name, c.table_name, c.column_name, coalesce(b.bytes, 0), coalesce(b.row_count, 0)
     FROM duckdb_columns() c LEFT JOIN ${sqlIdent(project)}.${sqlIdent(META_SCHEMA)}.column_bytes b
       ON b.dataset = c.schema_name AND b.table_name = c.table_name AND b.column_name = c.column_name
@@ -93,7 +95,10 @@ class Engine {
    */
   exclusive(fn) {
     const run = this.queue.then(fn, fn);
-    this.queue = run.then(() => undefined, () => undefined);
+    this.queue = run.then(
+      () => undefined,
+      () => undefined,
+    );
     return run;
   }
 
@@ -110,7 +115,17 @@ class Engine {
     } catch (e) {
       throw dialectFailure(e, sql);
     }
-    const base = { sourceSql: sql, duckSql: '', referencedTables: [], referencedRoutines: [], totalBytesProcessed: 0, billedPerTable: [], fields: [], columnNames: [], rewritten: null };
+    const base = {
+      sourceSql: sql,
+      duckSql: '',
+      referencedTables: [],
+      referencedRoutines: [],
+      totalBytesProcessed: 0,
+      billedPerTable: [],
+      fields: [],
+      columnNames: [],
+      rewritten: null,
+    };
     if (statementType !== 'SELECT') return { ...base, statementType, runnable: false };
     let rewritten;
     try {
@@ -123,7 +138,11 @@ class Engine {
       const ast = JSON.parse(String(astJson.getRowsJS()[0][0]));
       if (ast.error) {
         const pos = Number(ast.position);
-        throw located(invalidQuery(cleanMessage(`Parser Error: ${ast.error_message}`)), sql, Number.isFinite(pos) ? rewritten.sourceOffset(pos) : null);
+        throw located(
+          invalidQuery(cleanMessage(`Parser Error: ${ast.error_message}`)),
+          sql,
+          Number.isFinite(pos) ? rewritten.sourceOffset(pos) : null,
+        );
       }
       const facts = collectFacts(ast);
       // Fail closed: a FROM item of a kind this analysis does not read could name data it never checks.
@@ -158,7 +177,9 @@ class Engine {
         runnable: true,
         duckSql: rewritten.sql,
         rewritten,
-        referencedTables: tables.filter((t) => !t.tableId.startsWith('INFORMATION_SCHEMA.')).map(({ projectId, datasetId, tableId }) => ({ projectId, datasetId, tableId })),
+        referencedTables: tables
+          .filter((t) => !t.tableId.startsWith('INFORMATION_SCHEMA.'))
+          .map(({ projectId, datasetId, tableId }) => ({ projectId, datasetId, tableId })),
         referencedRoutines: routines,
         totalBytesProcessed: perTable.reduce((a, b) => a + b, 0),
         billedPerTable: perTable,
@@ -179,18 +200,40 @@ class Engine {
       const projectId = ref.catalog || opts.jobProject;
       const display = `${projectId}:${ref.schema}.${ref.table}`;
       if (projectId !== this.project) {
-        throw new BqError(403, 'accessDenied', `Access Denied: Table ${display}: User does not have permission to query table ${display}, or perhaps it does not exist.`);
+        throw new BqError(
+          403,
+          'accessDenied',
+          `Access Denied: Table ${display}: User does not have permission to query table ${display}, or perhaps it does not exist.`,
+        );
       }
       const ds = this.catalog.get(ref.schema.toLowerCase());
-      if (!ds) throw new BqError(404, 'notFound', `Not found: Dataset ${projectId}:${ref.schema} was not found in location ${this.location}`);
+      if (!ds)
+        throw new BqError(404, 'notFound', `Not found: Dataset ${projectId}:${ref.schema} was not found in location ${this.location}`);
       const t = ds.tables.get(ref.table.toLowerCase());
-      if (!t) throw new BqError(404, 'notFound', `Not found: Table ${projectId}:${ds.name}.${ref.table} was not found in location ${this.location}`);
+      if (!t)
+        throw new BqError(
+          404,
+          'notFound',
+          `Not found: Table ${projectId}:${ds.name}.${ref.table} was not found in location ${this.location}`,
+        );
       if (opts.allowedDatasets && !opts.allowedDatasets.some((d) => d.toLowerCase() === ds.name.toLowerCase())) {
         const name = `${projectId}:${ds.name}.${t.name}`;
-        throw new BqError(403, 'accessDenied', `Access Denied: Table ${name}: User does not have permission to query table ${name}, or perhaps it does not exist.`);
+        throw new BqError(
+          403,
+          'accessDenied',
+          `Access Denied: Table ${name}: User does not have permission to query table ${name}, or perhaps it does not exist.`,
+        );
       }
       const key = `${ds.name}.${t.name}`;
-      const entry = seen.get(key) ?? { projectId, datasetId: ds.name, tableId: t.name, table: t, allColumns: false, excluded: new Set(), names: new Set() };
+      const entry = seen.get(key) ?? {
+        projectId,
+        datasetId: ds.name,
+        tableId: t.name,
+        table: t,
+        allColumns: false,
+        excluded: new Set(),
+        names: new Set(),
+      };
       entry.names.add(t.name.toLowerCase());
       if (ref.alias) entry.names.add(ref.alias.toLowerCase());
       seen.set(key, entry);
@@ -198,7 +241,12 @@ class Engine {
     const list = [...seen.values()];
     for (const star of facts.stars) {
       for (const entry of list) {
-        if (!star.tables.some((t) => t.schema.toLowerCase() === entry.datasetId.toLowerCase() && t.table.toLowerCase() === entry.tableId.toLowerCase())) continue;
+        if (
+          !star.tables.some(
+            (t) => t.schema.toLowerCase() === entry.datasetId.toLowerCase() && t.table.toLowerCase() === entry.tableId.toLowerCase(),
+          )
+        )
+          continue;
         if (star.relation && !entry.names.has(star.relation.toLowerCase())) continue;
         entry.allColumns = true;
         for (const x of star.exclude) entry.excluded.add(x.toLowerCase());
@@ -212,15 +260,21 @@ class Engine {
     for (const fn of facts.functions) {
       // DuckDB expands list literals and operators to main.* functions; those are not routines.
       if (!fn.schema || (!fn.catalog && fn.schema === 'main')) {
-        if (DENIED_FUNCTION.test(fn.name)) throw located(invalidQuery(`Function not found: ${fn.name}`), sql, rewritten.sourceOffset(fn.location));
+        if (DENIED_FUNCTION.test(fn.name))
+          throw located(invalidQuery(`Function not found: ${fn.name}`), sql, rewritten.sourceOffset(fn.location));
         continue;
       }
       const projectId = fn.catalog || opts.jobProject;
       const ds = projectId === this.project ? this.catalog.get(fn.schema.toLowerCase()) : undefined;
       const routine = ds?.routines.get(fn.name.toLowerCase());
-      if (!ds || !routine) throw located(invalidQuery(`Function not found: ${fn.schema}.${fn.name}`), sql, rewritten.sourceOffset(fn.location));
+      if (!ds || !routine)
+        throw located(invalidQuery(`Function not found: ${fn.schema}.${fn.name}`), sql, rewritten.sourceOffset(fn.location));
       if (opts.allowedDatasets && !opts.allowedDatasets.some((d) => d.toLowerCase() === ds.name.toLowerCase())) {
-        throw new BqError(403, 'accessDenied', `Access Denied: Routine ${projectId}:${ds.name}.${routine}: User does not have permission to invoke routine ${projectId}:${ds.name}.${routine}.`);
+        throw new BqError(
+          403,
+          'accessDenied',
+          `Access Denied: Routine ${projectId}:${ds.name}.${routine}: User does not have permission to invoke routine ${projectId}:${ds.name}.${routine}.`,
+        );
       }
       out.set(`${ds.name}.${routine}`, { projectId, datasetId: ds.name, routineId: routine });
     }
@@ -255,7 +309,8 @@ class Engine {
     try {
       return await conn.run(analysis.duckSql);
     } catch (e) {
-      if (/INTERRUPT/i.test(String(e?.message))) throw new BqError(400, 'stopped', 'Job execution was cancelled: User requested cancellation');
+      if (/INTERRUPT/i.test(String(e?.message)))
+        throw new BqError(400, 'stopped', 'Job execution was cancelled: User requested cancellation');
       throw duckFailure(e, analysis.sourceSql, analysis.rewritten);
     } finally {
       conn.closeSync();
@@ -298,13 +353,24 @@ function collectFacts(ast) {
     if (node.type === 'PIVOT') checkRef(node.source);
     if (node.cte_map?.map) for (const entry of node.cte_map.map) facts.ctes.add(String(entry.key).toLowerCase());
     if (node.type === 'BASE_TABLE') {
-      facts.tables.push({ catalog: node.catalog_name ?? '', schema: node.schema_name ?? '', table: node.table_name, alias: node.alias ?? '', location: Number(node.query_location) });
+      facts.tables.push({
+        catalog: node.catalog_name ?? '',
+        schema: node.schema_name ?? '',
+        table: node.table_name,
+        alias: node.alias ?? '',
+        location: Number(node.query_location),
+      });
     }
     if (node.type === 'TABLE_FUNCTION' && node.function?.function_name) {
       facts.tableFunctions.push({ name: node.function.function_name, location: Number(node.query_location) });
     }
     if (node.class === 'FUNCTION') {
-      facts.functions.push({ name: node.function_name, schema: node.schema ?? '', catalog: node.catalog ?? '', location: Number(node.query_location) });
+      facts.functions.push({
+        name: node.function_name,
+        schema: node.schema ?? '',
+        catalog: node.catalog ?? '',
+        location: Number(node.query_location),
+      });
     }
     if (node.class === 'COLUMN_REF') for (const n of node.column_names ?? []) facts.columnNames.add(String(n).toLowerCase());
     if (Array.isArray(node.using_columns)) for (const n of node.using_columns) facts.columnNames.add(String(n).toLowerCase());
@@ -393,8 +459,14 @@ function located(err, sql, offset) {
 
 function duckFailure(e, sql, rewritten) {
   const raw = String(e?.message ?? e);
-  if (/^(INTERNAL|FATAL) Error/i.test(raw)) return new BqError(500, 'internalError', 'An internal error occurred and the request could not be completed.');
-  if (/Out of Memory Error/i.test(raw)) return new BqError(400, 'resourcesExceeded', 'Resources exceeded during query execution: The query could not be executed in the allotted memory.');
+  if (/^(INTERNAL|FATAL) Error/i.test(raw))
+    return new BqError(500, 'internalError', 'An internal error occurred and the request could not be completed.');
+  if (/Out of Memory Error/i.test(raw))
+    return new BqError(
+      400,
+      'resourcesExceeded',
+      'Resources exceeded during query execution: The query could not be executed in the allotted memory.',
+    );
   let offset = null;
   const m = /\nLINE (\d+): (.*)\n( *)\^/.exec(raw);
   if (m && rewritten) {
@@ -450,7 +522,10 @@ export function cleanMessage(raw) {
     msg = `Unrecognized name: ${r[1]}`;
   } else if ((r = /^column "([^"]+)" must appear in the GROUP BY clause/.exec(first))) {
     msg = `SELECT list expression references column ${r[1]} which is neither grouped nor aggregated`;
-  } else if ((r = /^Scalar Function with name (\S+) does not exist/.exec(first)) || (r = /^Aggregate Function with name (\S+) does not exist/.exec(first))) {
+  } else if (
+    (r = /^Scalar Function with name (\S+) does not exist/.exec(first)) ||
+    (r = /^Aggregate Function with name (\S+) does not exist/.exec(first))
+  ) {
     msg = `Function not found: ${r[1]}`;
   } else if ((r = /^Table Function with name (\S+) does not exist/.exec(first))) {
     msg = `Table-valued function not found: ${r[1]}`;

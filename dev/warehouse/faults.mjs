@@ -7,12 +7,19 @@ import { randomBytes } from 'node:crypto';
 export const FAULT_KINDS = {
   latency: { ops: null, about: 'delay the HTTP response by `ms` (default 1000), then answer normally' },
   slowJob: { ops: ['query', 'insert'], about: 'the created job needs `ms` more before it completes (jobComplete:false until then)' },
-  jobIncomplete: { ops: ['query', 'getQueryResults'], about: 'answer jobComplete:false (the job itself runs on); each poll uses one count' },
+  jobIncomplete: {
+    ops: ['query', 'getQueryResults'],
+    about: 'answer jobComplete:false (the job itself runs on); each poll uses one count',
+  },
   http500: { ops: null, about: '500 internalError' },
   http503: { ops: null, about: '503 backendError (service unavailable)' },
   backendError: { ops: null, about: '500 backendError (`status` may set 503)' },
   rateLimitExceeded: { ops: null, about: '403 rateLimitExceeded (`status` may set 429, as BigQuery does for some quotas)' },
-  jobInternalError: { ops: ['query', 'getQueryResults'], about: "400 jobInternalError: the job failed in the warehouse (BigQuery reports a job's failure as an HTTP error of the call that waits for it)" },
+  jobInternalError: {
+    ops: ['query', 'getQueryResults'],
+    about:
+      "400 jobInternalError: the job failed in the warehouse (BigQuery reports a job's failure as an HTTP error of the call that waits for it)",
+  },
   malformedJson: { ops: null, about: '200 with a truncated JSON body' },
   html502: { ops: null, about: '502 with an HTML body, as a Google front end sends' },
   dropConnection: { ops: null, about: 'destroy the socket without answering' },
@@ -38,11 +45,13 @@ export function parseFaultSpec(input) {
   if (count !== undefined && (!Number.isInteger(count) || count < 1)) throw new FaultSpecError('count must be a positive integer');
   if (persistent !== undefined && typeof persistent !== 'boolean') throw new FaultSpecError('persistent must be a boolean');
   if (ms !== undefined && (!Number.isFinite(ms) || ms < 0 || ms > 600_000)) throw new FaultSpecError('ms must be between 0 and 600000');
-  if (status !== undefined && (!Number.isInteger(status) || status < 400 || status > 599)) throw new FaultSpecError('status must be an HTTP error status');
+  if (status !== undefined && (!Number.isInteger(status) || status < 400 || status > 599))
+    throw new FaultSpecError('status must be an HTTP error status');
   const m = match ?? {};
   if (typeof m !== 'object' || Array.isArray(m)) throw new FaultSpecError('match must be an object');
   for (const key of Object.keys(m)) {
-    if (!['op', 'method', 'path', 'sql', 'requestId', 'jobId', 'label', 'dryRun'].includes(key)) throw new FaultSpecError(`unknown match field ${key}`);
+    if (!['op', 'method', 'path', 'sql', 'requestId', 'jobId', 'label', 'dryRun'].includes(key))
+      throw new FaultSpecError(`unknown match field ${key}`);
   }
   if (m.op !== undefined && !OPERATIONS.includes(m.op)) throw new FaultSpecError(`match.op must be one of ${OPERATIONS.join(', ')}`);
   for (const key of ['method', 'path', 'sql', 'requestId', 'jobId']) {
@@ -84,7 +93,17 @@ export class FaultRegistry {
   }
 
   describe(f) {
-    return { id: f.id, kind: f.kind, count: f.count, persistent: f.persistent, remaining: f.persistent ? null : f.remaining, hits: f.hits, match: f.match, ms: f.ms, status: f.status ?? null };
+    return {
+      id: f.id,
+      kind: f.kind,
+      count: f.count,
+      persistent: f.persistent,
+      remaining: f.persistent ? null : f.remaining,
+      hits: f.hits,
+      match: f.match,
+      ms: f.ms,
+      status: f.status ?? null,
+    };
   }
 
   list() {

@@ -84,7 +84,15 @@ export async function startWarehouse(opts) {
   const cache = new Map();
   jobs.cache = cache;
   const ctx = {
-    engine, project, faults, journal, jobs, location, now, accounts: opts.serviceAccounts, maxJobMs: opts.maxJobMs ?? 60_000,
+    engine,
+    project,
+    faults,
+    journal,
+    jobs,
+    location,
+    now,
+    accounts: opts.serviceAccounts,
+    maxJobMs: opts.maxJobMs ?? 60_000,
     cancelDelayMs: opts.cancelDelayMs ?? DEFAULT_CANCEL_DELAY_MS,
     /** @type {Map<string, string>} query cache: (project, account, location, SQL text) -> id of the job holding the result */
     cache,
@@ -92,7 +100,8 @@ export async function startWarehouse(opts) {
 
   const server = createServer((req, res) => {
     handle(ctx, req, res).catch((err) => {
-      if (!res.headersSent && !res.destroyed) sendError(res, new BqError(500, 'internalError', 'An internal error occurred and the request could not be completed.'));
+      if (!res.headersSent && !res.destroyed)
+        sendError(res, new BqError(500, 'internalError', 'An internal error occurred and the request could not be completed.'));
       process.emitWarning(`local warehouse: ${err?.stack ?? err}`);
     });
   });
@@ -174,9 +183,22 @@ async function handle(ctx, req, res) {
   if (!auth.ok) {
     res.setHeader('www-authenticate', 'Bearer realm="https://accounts.google.com/", error="invalid_token"');
     res.setHeader('x-local-warehouse-auth', auth.why);
-    return sendError(res, auth.missing
-      ? new BqError(401, 'required', 'Request is missing required authentication credential. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project.', { location: 'Authorization', locationType: 'header' })
-      : new BqError(401, 'authError', 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project.', { location: 'Authorization', locationType: 'header' }));
+    return sendError(
+      res,
+      auth.missing
+        ? new BqError(
+            401,
+            'required',
+            'Request is missing required authentication credential. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project.',
+            { location: 'Authorization', locationType: 'header' },
+          )
+        : new BqError(
+            401,
+            'authError',
+            'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project.',
+            { location: 'Authorization', locationType: 'header' },
+          ),
+    );
   }
 
   const facts = requestFacts(ctx, op, method, path, body, jobId);
@@ -187,10 +209,24 @@ async function handle(ctx, req, res) {
   }
   const incomplete = ctx.faults.take(facts, ['jobIncomplete']) !== null;
   const slow = ctx.faults.take(facts, ['slowJob']);
-  const call = { ctx, project, jobId, tableRef, body: body ?? {}, params: url.searchParams, account: auth.account, incomplete, slowMs: slow?.ms ?? 0 };
+  const call = {
+    ctx,
+    project,
+    jobId,
+    tableRef,
+    body: body ?? {},
+    params: url.searchParams,
+    account: auth.account,
+    incomplete,
+    slowMs: slow?.ms ?? 0,
+  };
   try {
     if (project !== ctx.project && (op === 'insert' || op === 'query')) {
-      throw new BqError(403, 'accessDenied', `Access Denied: Project ${project}: User does not have bigquery.jobs.create permission in project ${project}.`);
+      throw new BqError(
+        403,
+        'accessDenied',
+        `Access Denied: Project ${project}: User does not have bigquery.jobs.create permission in project ${project}.`,
+      );
     }
     const out = await OPERATIONS[op](call);
     entry.answer = answerSummary(out);
@@ -207,8 +243,17 @@ function requestFacts(ctx, op, method, path, body, jobId) {
   const sql = op === 'query' ? body?.query : op === 'insert' ? body?.configuration?.query?.query : job?.sql;
   const labels = (op === 'query' ? body?.labels : op === 'insert' ? body?.configuration?.labels : job?.labels) ?? {};
   const dryRun = op === 'query' ? body?.dryRun === true : op === 'insert' ? body?.configuration?.dryRun === true : false;
-  const requestId = op === 'query' ? body?.requestId ?? null : job?.requestId ?? null;
-  return { op, method, path, sql: typeof sql === 'string' ? sql : null, requestId, jobId, labels: typeof labels === 'object' && labels ? labels : {}, dryRun };
+  const requestId = op === 'query' ? (body?.requestId ?? null) : (job?.requestId ?? null);
+  return {
+    op,
+    method,
+    path,
+    sql: typeof sql === 'string' ? sql : null,
+    requestId,
+    jobId,
+    labels: typeof labels === 'object' && labels ? labels : {},
+    dryRun,
+  };
 }
 
 /** A fault requested by the request itself (direct callers and tests): `x-warehouse-fault: <kind>` or a JSON spec. */
@@ -229,21 +274,46 @@ async function applyFault(fault, req, res) {
       await sleepUnlessClosed(fault.ms, req);
       return res.destroyed;
     case 'http500':
-      sendError(res, new BqError(fault.status ?? 500, 'internalError', 'An internal error occurred and the request could not be completed. This is usually caused by a transient issue. Retrying the job with back-off as described in the BigQuery SLA should solve the problem: https://cloud.google.com/bigquery/sla.'));
+      sendError(
+        res,
+        new BqError(
+          fault.status ?? 500,
+          'internalError',
+          'An internal error occurred and the request could not be completed. This is usually caused by a transient issue. Retrying the job with back-off as described in the BigQuery SLA should solve the problem: https://cloud.google.com/bigquery/sla.',
+        ),
+      );
       return true;
     case 'http503':
       sendError(res, new BqError(fault.status ?? 503, 'backendError', 'The service is currently unavailable.'));
       return true;
     case 'backendError':
-      sendError(res, new BqError(fault.status ?? 500, 'backendError', 'Error encountered during execution. Retrying may solve the problem.'));
+      sendError(
+        res,
+        new BqError(fault.status ?? 500, 'backendError', 'Error encountered during execution. Retrying may solve the problem.'),
+      );
       return true;
     case 'rateLimitExceeded': {
       const status = fault.status ?? 403;
-      sendError(res, new BqError(status, 'rateLimitExceeded', 'Exceeded rate limits: too many api requests per user per method for this user_method. For more information, see https://cloud.google.com/bigquery/docs/troubleshoot-quotas', { status: status === 429 ? 'RESOURCE_EXHAUSTED' : 'PERMISSION_DENIED' }));
+      sendError(
+        res,
+        new BqError(
+          status,
+          'rateLimitExceeded',
+          'Exceeded rate limits: too many api requests per user per method for this user_method. For more information, see https://cloud.google.com/bigquery/docs/troubleshoot-quotas',
+          { status: status === 429 ? 'RESOURCE_EXHAUSTED' : 'PERMISSION_DENIED' },
+        ),
+      );
       return true;
     }
     case 'jobInternalError':
-      sendError(res, new BqError(fault.status ?? 400, 'jobInternalError', 'The job encountered an internal error during execution and was unable to complete successfully.'));
+      sendError(
+        res,
+        new BqError(
+          fault.status ?? 400,
+          'jobInternalError',
+          'The job encountered an internal error during execution and was unable to complete successfully.',
+        ),
+      );
       return true;
     case 'malformedJson':
       res.writeHead(200, { 'content-type': 'application/json; charset=UTF-8' });
@@ -251,7 +321,9 @@ async function applyFault(fault, req, res) {
       return true;
     case 'html502':
       res.writeHead(502, { 'content-type': 'text/html; charset=UTF-8' });
-      res.end('<!DOCTYPE html>\n<html lang=en><meta charset=utf-8><title>Error 502 (Server Error)!!1</title><p><b>502.</b> <ins>That’s an error.</ins><p>The server encountered a temporary error and could not complete your request.<p>Please try again in 30 seconds.  <ins>That’s all we know.</ins>');
+      res.end(
+        '<!DOCTYPE html>\n<html lang=en><meta charset=utf-8><title>Error 502 (Server Error)!!1</title><p><b>502.</b> <ins>That’s an error.</ins><p>The server encountered a temporary error and could not complete your request.<p>Please try again in 30 seconds.  <ins>That’s all we know.</ins>',
+      );
       return true;
     case 'dropConnection':
       req.socket.destroy();
@@ -361,7 +433,11 @@ const OPERATIONS = {
     const { ctx, project } = call;
     const { datasetId, tableId } = /** @type {{ datasetId: string, tableId: string }} */ (call.tableRef);
     const display = `${project}:${datasetId}.${tableId}`;
-    const ds = readableDataset(call, `Permission bigquery.tables.get denied on table ${display} (or it may not exist).`, `Table ${display}`);
+    const ds = readableDataset(
+      call,
+      `Permission bigquery.tables.get denied on table ${display} (or it may not exist).`,
+      `Table ${display}`,
+    );
     const table = ds.tables.get(tableId.toLowerCase());
     const meta = TABLES[table?.name ?? ''];
     if (!table || !meta) throw new BqError(404, 'notFound', `Not found: Table ${display}`);
@@ -396,8 +472,15 @@ const OPERATIONS = {
   async tablesList(call) {
     const { ctx, project, params } = call;
     const { datasetId } = /** @type {{ datasetId: string }} */ (call.tableRef);
-    const ds = readableDataset(call, `Permission bigquery.tables.list denied on dataset ${project}:${datasetId} (or it may not exist).`, `Dataset ${project}:${datasetId}`);
-    const names = [...ds.tables.values()].map((t) => t.name).filter((n) => TABLES[n] !== undefined).sort();
+    const ds = readableDataset(
+      call,
+      `Permission bigquery.tables.list denied on dataset ${project}:${datasetId} (or it may not exist).`,
+      `Dataset ${project}:${datasetId}`,
+    );
+    const names = [...ds.tables.values()]
+      .map((t) => t.name)
+      .filter((n) => TABLES[n] !== undefined)
+      .sort();
     const maxResults = optionalCount(params.get('maxResults') ?? undefined, 'maxResults') ?? 1000;
     const token = params.get('pageToken');
     const start = token === null ? 0 : Number(Buffer.from(token, 'base64url').toString('utf8'));
@@ -437,11 +520,25 @@ const OPERATIONS = {
     if (body.dryRun === true) {
       const cached = useCache ? cachedJob(ctx, call, location, q) : null;
       const analysis = await analyze(ctx, q, call, location);
-      const out = { kind: 'bigquery#queryResponse', jobReference: { projectId: call.project, location }, totalBytesProcessed: cached ? '0' : String(analysis.totalBytesProcessed), jobComplete: true, cacheHit: cached !== null };
+      const out = {
+        kind: 'bigquery#queryResponse',
+        jobReference: { projectId: call.project, location },
+        totalBytesProcessed: cached ? '0' : String(analysis.totalBytesProcessed),
+        jobComplete: true,
+        cacheHit: cached !== null,
+      };
       if (analysis.runnable) out.schema = { fields: analysis.fields };
       return out;
     }
-    const job = await newQueryJob(ctx, call, { sql: q, location, labels, requestId, maximumBytesBilled: body.maximumBytesBilled, useCache, jobTimeoutMs });
+    const job = await newQueryJob(ctx, call, {
+      sql: q,
+      location,
+      labels,
+      requestId,
+      maximumBytesBilled: body.maximumBytesBilled,
+      useCache,
+      jobTimeoutMs,
+    });
     const out = /** @type {any} */ (await queryResponse(ctx, job, { maxResults, waitMs, int64Timestamp, incomplete: call.incomplete }));
     if (mode === 'JOB_CREATION_OPTIONAL' && out.jobComplete && out.pageToken === undefined) {
       // Short query optimized mode: a query that finished within the wait and whose whole result is in this
@@ -470,7 +567,8 @@ const OPERATIONS = {
     const wanted = body.jobReference?.jobId;
     if (wanted !== undefined && config.dryRun !== true) {
       if (typeof wanted !== 'string' || !/^[A-Za-z0-9_-]{1,1024}$/.test(wanted)) throw new BqError(400, 'invalid', 'Invalid job ID');
-      if (ctx.jobs.get(wanted) || ctx.jobs.wasUsed(wanted)) throw new BqError(409, 'duplicate', `Already Exists: Job ${call.project}:${location}.${wanted}`);
+      if (ctx.jobs.get(wanted) || ctx.jobs.wasUsed(wanted))
+        throw new BqError(409, 'duplicate', `Already Exists: Job ${call.project}:${location}.${wanted}`);
     }
     if (config.dryRun === true) {
       const cached = useCache ? cachedJob(ctx, call, location, q) : null;
@@ -479,7 +577,12 @@ const OPERATIONS = {
       return {
         kind: 'bigquery#job',
         etag: etag(),
-        configuration: { query: { query: q, priority: 'INTERACTIVE', useLegacySql: false }, dryRun: true, jobType: 'QUERY', ...(labels ? { labels } : {}) },
+        configuration: {
+          query: { query: q, priority: 'INTERACTIVE', useLegacySql: false },
+          dryRun: true,
+          jobType: 'QUERY',
+          ...(labels ? { labels } : {}),
+        },
         jobReference: { projectId: call.project, location },
         statistics: {
           creationTime: created,
@@ -491,7 +594,16 @@ const OPERATIONS = {
         user_email: call.account.clientEmail,
       };
     }
-    const job = await newQueryJob(ctx, call, { sql: q, location, labels, requestId: null, maximumBytesBilled: config.query.maximumBytesBilled, jobId: wanted, useCache, jobTimeoutMs });
+    const job = await newQueryJob(ctx, call, {
+      sql: q,
+      location,
+      labels,
+      requestId: null,
+      maximumBytesBilled: config.query.maximumBytesBilled,
+      jobId: wanted,
+      useCache,
+      jobTimeoutMs,
+    });
     await within(job.done, 0);
     return jobResource(job);
   },
@@ -547,7 +659,9 @@ function validateQueryRequest(query, useLegacySql, holder) {
   if (typeof query !== 'string' || query.trim() === '') throw new BqError(400, 'invalid', 'Required parameter is missing: query');
   // BigQuery's REST default is legacy SQL; the Worker must always ask for GoogleSQL.
   if (useLegacySql !== false) {
-    throw invalidQuery('Legacy SQL is not supported by the local warehouse: send useLegacySql: false (the REST API defaults to legacy SQL)');
+    throw invalidQuery(
+      'Legacy SQL is not supported by the local warehouse: send useLegacySql: false (the REST API defaults to legacy SQL)',
+    );
   }
   if (holder.queryParameters?.length) throw invalidQuery('Query parameters are not supported by the local warehouse');
   return query;
@@ -555,12 +669,23 @@ function validateQueryRequest(query, useLegacySql, holder) {
 
 function validateLabels(labels) {
   if (labels === undefined || labels === null) return undefined;
-  if (typeof labels !== 'object' || Array.isArray(labels)) throw new BqError(400, 'invalid', 'Invalid value for labels: expected an object');
+  if (typeof labels !== 'object' || Array.isArray(labels))
+    throw new BqError(400, 'invalid', 'Invalid value for labels: expected an object');
   const entries = Object.entries(labels);
   if (entries.length > 64) throw new BqError(400, 'invalid', 'Too many labels: at most 64 are allowed');
   for (const [k, v] of entries) {
-    if (!LABEL_KEY.test(k)) throw new BqError(400, 'invalid', `Label key "${k}" has invalid characters: keys start with a lowercase letter and use lowercase letters, digits, "_" and "-", at most 63 characters`);
-    if (typeof v !== 'string' || !LABEL_VALUE.test(v)) throw new BqError(400, 'invalid', `Label value "${String(v)}" for key "${k}" has invalid characters: lowercase letters, digits, "_" and "-", at most 63 characters`);
+    if (!LABEL_KEY.test(k))
+      throw new BqError(
+        400,
+        'invalid',
+        `Label key "${k}" has invalid characters: keys start with a lowercase letter and use lowercase letters, digits, "_" and "-", at most 63 characters`,
+      );
+    if (typeof v !== 'string' || !LABEL_VALUE.test(v))
+      throw new BqError(
+        400,
+        'invalid',
+        `Label value "${String(v)}" for key "${k}" has invalid characters: lowercase letters, digits, "_" and "-", at most 63 characters`,
+      );
   }
   return labels;
 }
@@ -611,7 +736,17 @@ async function newQueryJob(ctx, call, { sql, location, labels, requestId, maximu
   // A request carrying a slowJob fault is never a cache hit: the fault asks for a job that runs.
   const cached = useCache && call.slowMs === 0 ? cachedJob(ctx, call, location, sql) : null;
   const analysis = await analyze(ctx, sql, call, location);
-  const job = startJob(ctx, call, { sql, analysis, location, labels, requestId, maximumBytesBilled, jobId, cachedFrom: cached, jobTimeoutMs });
+  const job = startJob(ctx, call, {
+    sql,
+    analysis,
+    location,
+    labels,
+    requestId,
+    maximumBytesBilled,
+    jobId,
+    cachedFrom: cached,
+    jobTimeoutMs,
+  });
   if (!cached && useCache && !NON_DETERMINISTIC.test(sql)) {
     const key = cacheKey(call, location, sql);
     job.done?.then(() => {
@@ -716,13 +851,18 @@ class JobStore {
  */
 function startJob(ctx, call, { sql, analysis, location, labels, requestId, maximumBytesBilled, jobId, cachedFrom, jobTimeoutMs }) {
   if (!analysis.runnable) {
-    throw new BqError(403, 'accessDenied', `Access Denied: the local warehouse is read-only; ${analysis.statementType} statements are not allowed.`);
+    throw new BqError(
+      403,
+      'accessDenied',
+      `Access Denied: the local warehouse is read-only; ${analysis.statementType} statements are not allowed.`,
+    );
   }
   // A cache hit bills nothing ("you aren't charged for queries that use cached results").
   const billed = cachedFrom ? 0 : bytesBilled(analysis);
   if (maximumBytesBilled !== undefined && maximumBytesBilled !== null) {
     const max = Number(maximumBytesBilled);
-    if (!Number.isSafeInteger(max) || max < 0) throw new BqError(400, 'invalid', `Invalid value for maximumBytesBilled: ${JSON.stringify(maximumBytesBilled)}`);
+    if (!Number.isSafeInteger(max) || max < 0)
+      throw new BqError(400, 'invalid', `Invalid value for maximumBytesBilled: ${JSON.stringify(maximumBytesBilled)}`);
     if (billed > max) {
       throw new BqError(400, 'bytesBilledLimitExceeded', `Query exceeded limit for bytes billed: ${max}. ${billed} or higher required.`);
     }
@@ -770,7 +910,13 @@ async function runJob(ctx, job, slowMs) {
     job.conn?.interrupt();
   }, limitMs);
   try {
-    if (slowMs > 0) await within(new Promise((resolve) => { job.wake = resolve; }), slowMs);
+    if (slowMs > 0)
+      await within(
+        new Promise((resolve) => {
+          job.wake = resolve;
+        }),
+        slowMs,
+      );
     if (job.timedOut) throw new BqError(400, 'timeout', 'timed out');
     if (job.cancelled) throw new BqError(400, 'stopped', 'Job execution was cancelled: User requested cancellation');
     const result = await ctx.engine.execute(job.analysis, (conn) => {
@@ -784,9 +930,16 @@ async function runJob(ctx, job, slowMs) {
     }
     job.result = { result, types: result.columnTypes(), offsets, total, cache: { index: -1, rows: [] } };
   } catch (e) {
-    if (job.timedOut) job.error = new BqError(400, 'timeout', `Operation timed out after ${Math.round(limitMs / 1000)} seconds. Consider reducing the amount of work performed by your operation so that it can complete within this limit.`);
+    if (job.timedOut)
+      job.error = new BqError(
+        400,
+        'timeout',
+        `Operation timed out after ${Math.round(limitMs / 1000)} seconds. Consider reducing the amount of work performed by your operation so that it can complete within this limit.`,
+      );
     else if (job.cancelled) job.error = new BqError(400, 'stopped', 'Job execution was cancelled: User requested cancellation');
-    else job.error = e instanceof BqError ? e : new BqError(500, 'internalError', 'An internal error occurred and the request could not be completed.');
+    else
+      job.error =
+        e instanceof BqError ? e : new BqError(500, 'internalError', 'An internal error occurred and the request could not be completed.');
   } finally {
     clearTimeout(limit);
     job.conn = null;
@@ -1026,7 +1179,12 @@ async function control(ctx, req, res, url) {
   }
   if (path === '/__requests' && method === 'GET') {
     const p = url.searchParams;
-    const list = ctx.journal.list({ op: p.get('op') ?? undefined, sql: p.get('sql') ?? undefined, requestId: p.get('requestId') ?? undefined, label: p.get('label') ?? undefined });
+    const list = ctx.journal.list({
+      op: p.get('op') ?? undefined,
+      sql: p.get('sql') ?? undefined,
+      requestId: p.get('requestId') ?? undefined,
+      label: p.get('label') ?? undefined,
+    });
     const limit = Number(p.get('limit') ?? 100);
     return send(res, 200, { requests: list.slice(-Math.max(1, Math.min(500, limit))) });
   }

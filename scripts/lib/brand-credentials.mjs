@@ -47,7 +47,9 @@ export function brandCredentialsCommands({ UsageError, CommandError, requireId, 
   async function keys(o, io, { required }) {
     const previous = process.env.CREDENTIALS_KEY_PREVIOUS || undefined;
     if (process.env.CREDENTIALS_KEY) return { current: process.env.CREDENTIALS_KEY, previous, source: 'CREDENTIALS_KEY' };
-    const file = o['key-file'] ?? (io.target.remote ? credentialsKeyFile(io.target.env, io.target.config ? dirname(resolve(io.target.config)) : undefined) : undefined);
+    const file =
+      o['key-file'] ??
+      (io.target.remote ? credentialsKeyFile(io.target.env, io.target.config ? dirname(resolve(io.target.config)) : undefined) : undefined);
     if (file && (o['key-file'] !== undefined || existsSync(file))) {
       const text = (await readFile(file, 'utf8')).trim();
       return { current: text, previous, source: file };
@@ -101,7 +103,12 @@ ${KEY_HELP}`,
         }
         const sa = parsed.data;
         await requireBrand(io, brand);
-        const plaintext = JSON.stringify({ type: 'service_account', client_email: sa.client_email, private_key_id: sa.private_key_id, private_key: sa.private_key });
+        const plaintext = JSON.stringify({
+          type: 'service_account',
+          client_email: sa.client_email,
+          private_key_id: sa.private_key_id,
+          private_key: sa.private_key,
+        });
         const sealed = await m.seal(key.current, brand, plaintext);
         const before = await io.exec(sql`SELECT client_email FROM brand_credentials WHERE brand_id = ${brand}`);
         await io.exec(
@@ -189,7 +196,9 @@ ${KEY_HELP}`,
         const key = await requireKey(o, io);
         const m = await sealModules();
         const currentId = await m.keyIdOf(key.current);
-        const rows = await io.exec(sql`SELECT brand_id, key_id, iv, ciphertext FROM brand_credentials WHERE key_id <> ${currentId} ORDER BY brand_id`);
+        const rows = await io.exec(
+          sql`SELECT brand_id, key_id, iv, ciphertext FROM brand_credentials WHERE key_id <> ${currentId} ORDER BY brand_id`,
+        );
         const resealed = [];
         const failed = [];
         for (const r of rows) {
@@ -214,7 +223,10 @@ ${KEY_HELP}`,
         if (failed.length > 0) {
           throw new CommandError(`${summary}; ${failed.length} could not be opened:\n${failed.map((f) => `  ${f.reason}`).join('\n')}`);
         }
-        return { text: rows.length === 0 ? `every stored brand key is already sealed under key ${currentId}` : summary, json: { keyId: currentId, resealed } };
+        return {
+          text: rows.length === 0 ? `every stored brand key is already sealed under key ${currentId}` : summary,
+          json: { keyId: currentId, resealed },
+        };
       },
     },
   };

@@ -61,7 +61,13 @@ export async function planDir(o) {
   const files = await readCatalogDir(o.dir);
   const loaded = m.loadCatalog(files);
   const { stored, live } = await readStored(o.readAll);
-  const checked = await m.checkCatalog(loaded, { project: o.project, orgs: stored.orgs, brands: stored.brands, current: stored.catalog, prune: o.prune });
+  const checked = await m.checkCatalog(loaded, {
+    project: o.project,
+    orgs: stored.orgs,
+    brands: stored.brands,
+    current: stored.catalog,
+    prune: o.prune,
+  });
   const problems = [...loaded.problems, ...checked.problems].map(m.formatProblem);
   const warnings = checked.warnings.map(m.formatProblem);
   const plan = problems.length === 0 ? await m.planCatalog(loaded.catalog, stored, { prune: o.prune }) : null;
@@ -137,7 +143,10 @@ export async function dryRunCatalog(planned, env, readAll) {
   const client = createWarehouseClient({ ...env, DB });
   const d = new Date();
   const iso = (/** @type {number} */ ms) => new Date(ms).toISOString().slice(0, 10);
-  const window = { start_date: iso(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() - 1, 1)), end_date: iso(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 0)) };
+  const window = {
+    start_date: iso(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() - 1, 1)),
+    end_date: iso(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 0)),
+  };
   /** @type {{ item: string, brand: string, bytes: number }[]} */
   const estimates = [];
   /** @type {string[]} */
@@ -146,7 +155,14 @@ export async function dryRunCatalog(planned, env, readAll) {
   const runs = [];
   for (const r of planned.loaded.catalog.reports) {
     for (const b of m.reportDatasets(r, planned.stored.brands)) {
-      for (const s of r.sections) runs.push({ key: `section:${s.id}`, item: `report ${r.id} section ${s.id}`, brand: b.id, dataset: b.dataset, sql: m.fillTemplate(s.sql, { dataset: b.dataset, ...window }) });
+      for (const s of r.sections)
+        runs.push({
+          key: `section:${s.id}`,
+          item: `report ${r.id} section ${s.id}`,
+          brand: b.id,
+          dataset: b.dataset,
+          sql: m.fillTemplate(s.sql, { dataset: b.dataset, ...window }),
+        });
     }
   }
   for (const q of planned.loaded.catalog.savedQueries) {
@@ -155,7 +171,12 @@ export async function dryRunCatalog(planned, env, readAll) {
   }
   for (const run of runs) {
     try {
-      const dry = await client.dryRun(run.sql, { brandId: run.brand, dataset: run.dataset, requestId: `catalog_check_${Date.now()}`, labels: { source: 'catalog-check' } });
+      const dry = await client.dryRun(run.sql, {
+        brandId: run.brand,
+        dataset: run.dataset,
+        requestId: `catalog_check_${Date.now()}`,
+        labels: { source: 'catalog-check' },
+      });
       estimates.push({ item: run.item, brand: run.brand, bytes: dry.totalBytesProcessed });
     } catch (e) {
       const file = planned.loaded.sources.get(run.key)?.file ?? '(catalog)';

@@ -63,7 +63,12 @@ export function consoleCommands({ UsageError, CommandError, iso, table, sql, sql
             FROM users u WHERE u.id = ${o.as} OR u.email = ${o.as} COLLATE NOCASE`,
     );
     if (!row) throw new CommandError(`no user ${o.as}`);
-    return { orgIds: JSON.parse(String(row.orgs)), brandIds: JSON.parse(String(row.brands)), label: String(row.email), email: String(row.email) };
+    return {
+      orgIds: JSON.parse(String(row.orgs)),
+      brandIds: JSON.parse(String(row.brands)),
+      label: String(row.email),
+      email: String(row.email),
+    };
   }
 
   async function run(io, m, statement) {
@@ -91,7 +96,9 @@ export function consoleCommands({ UsageError, CommandError, iso, table, sql, sql
   const HISTORY_FILTERS = ['brand', 'key', 'connection', 'user', 'outcome', 'query', 'from', 'to'];
   const text = (n) => Object.fromEntries(n.map((k) => [k, { type: 'string' }]));
 
-  const filer = (f) => (f.filer.kind === 'key' ? `key ${f.filer.name ?? f.filer.id}` : `assistant ${f.filer.id}`) + (f.user ? ` (${f.user.email ?? f.user.id})` : '');
+  const filer = (f) =>
+    (f.filer.kind === 'key' ? `key ${f.filer.name ?? f.filer.id}` : `assistant ${f.filer.id}`) +
+    (f.user ? ` (${f.user.email ?? f.user.id})` : '');
 
   async function detail(io, m, v, id) {
     const [one, changes, deliveries] = m.feedbackDetailStatements(v, id);
@@ -115,8 +122,9 @@ export function consoleCommands({ UsageError, CommandError, iso, table, sql, sql
 
   return {
     'feedback list': {
-      usage: 'feedback list [--as USER] [--brand B] [--severity low|medium|high] [--status S] [--key KEY_ID] [--connection GRANT_ID] [--user USER_ID] [--from DATE] [--to DATE] [--limit N]',
-      summary: 'list data-issue reports, newest first (the admin pages\' inbox)',
+      usage:
+        'feedback list [--as USER] [--brand B] [--severity low|medium|high] [--status S] [--key KEY_ID] [--connection GRANT_ID] [--user USER_ID] [--from DATE] [--to DATE] [--limit N]',
+      summary: "list data-issue reports, newest first (the admin pages' inbox)",
       details: `${AS_HELP}
   --status    open, acknowledged, resolved or dismissed
   --from/--to first and last day (UTC, YYYY-MM-DD)
@@ -139,7 +147,12 @@ export function consoleCommands({ UsageError, CommandError, iso, table, sql, sql
           user: f.user,
           summary: f.summary,
         }));
-        const display = reports.map((r, i) => ({ ...r, brand: r.brandId ?? 'org-wide', filed_by: filer(items[i]), severity: r.severity ?? '-' }));
+        const display = reports.map((r, i) => ({
+          ...r,
+          brand: r.brandId ?? 'org-wide',
+          filed_by: filer(items[i]),
+          severity: r.severity ?? '-',
+        }));
         const more = rows.length > limit ? `\n(more than ${limit}: narrow the filters or raise --limit)` : '';
         return {
           text: table(display, ['id', 'createdAt', 'brand', 'severity', 'status', 'filed_by', 'summary']) + more,
@@ -171,14 +184,20 @@ export function consoleCommands({ UsageError, CommandError, iso, table, sql, sql
           '',
           `attached queries (${d.recentQueries.length}):`,
           ...d.recentQueries.map(
-            (q) => `  ${iso(q.createdAt)}  ${q.outcome}  ${q.bytesBilled ?? '-'} bytes billed  request ${q.requestId}\n    ${(q.sql ?? '').replace(/\n/g, '\n    ')}`,
+            (q) =>
+              `  ${iso(q.createdAt)}  ${q.outcome}  ${q.bytesBilled ?? '-'} bytes billed  request ${q.requestId}\n    ${(q.sql ?? '').replace(/\n/g, '\n    ')}`,
           ),
           '',
           'status history:',
-          ...(d.history.length ? d.history.map((c) => `  ${c.at}  ${c.from} -> ${c.to}  by ${c.actorName}${c.note ? `: ${c.note}` : ''}`) : ['  (none)']),
+          ...(d.history.length
+            ? d.history.map((c) => `  ${c.at}  ${c.from} -> ${c.to}  by ${c.actorName}${c.note ? `: ${c.note}` : ''}`)
+            : ['  (none)']),
           'webhook deliveries:',
           ...(d.deliveries.length
-            ? d.deliveries.map((x) => `  attempt ${x.attempt}  ${x.at}  ${x.outcome}${x.httpStatus !== null ? ` HTTP ${x.httpStatus}` : ''}${x.error ? ` (${x.error})` : ''}`)
+            ? d.deliveries.map(
+                (x) =>
+                  `  attempt ${x.attempt}  ${x.at}  ${x.outcome}${x.httpStatus !== null ? ` HTTP ${x.httpStatus}` : ''}${x.error ? ` (${x.error})` : ''}`,
+              )
             : ['  (none)']),
         ];
         return { text: lines.join('\n'), json: d };
@@ -186,7 +205,7 @@ export function consoleCommands({ UsageError, CommandError, iso, table, sql, sql
     },
     'feedback resolve': {
       usage: 'feedback resolve REPORT_ID --note TEXT [--status resolved|dismissed|acknowledged] [--as USER] [--author NAME]',
-      summary: 'change a report\'s status (default resolved) with a note; recorded with who changed it',
+      summary: "change a report's status (default resolved) with a note; recorded with who changed it",
       details: `${AS_HELP}
   --status  acknowledged, resolved (default) or dismissed; resolved and dismissed need a note and are final
   --author  display name recorded as who changed it (default: the --as user, else admin CLI and your OS user name)`,
@@ -197,7 +216,8 @@ export function consoleCommands({ UsageError, CommandError, iso, table, sql, sql
         if (!id) throw new UsageError('give the report id (fb_..., see `feedback list`)');
         const m = await load();
         const to = o.status ?? 'resolved';
-        if (!m.FEEDBACK_STATUSES.includes(to) || to === 'open') throw new UsageError('--status must be acknowledged, resolved or dismissed');
+        if (!m.FEEDBACK_STATUSES.includes(to) || to === 'open')
+          throw new UsageError('--status must be acknowledged, resolved or dismissed');
         const v = await visibility(o, io);
         const before = await detail(io, m, v, id);
         const note = typeof o.note === 'string' && o.note.trim() !== '' ? o.note.trim() : null;
@@ -211,7 +231,15 @@ export function consoleCommands({ UsageError, CommandError, iso, table, sql, sql
         }
         const name = o.author ?? (v.email ? `${v.email} via admin CLI` : `admin CLI${osUser}`);
         const changeId = m.newId('fsc');
-        const statements = m.changeStatusStatements(v, { id, changeId, from: before.status, to, note, actor: { kind: 'cli', id: null, name }, now: io.now });
+        const statements = m.changeStatusStatements(v, {
+          id,
+          changeId,
+          from: before.status,
+          to,
+          note,
+          actor: { kind: 'cli', id: null, name },
+          now: io.now,
+        });
         await io.exec(statements.map((s) => m.inlineStatement(s, sqlLiteral)).join(';\n'), {}, { all: true });
         const [applied] = await io.exec(sql`SELECT id FROM feedback_status_changes WHERE id = ${changeId}`);
         if (!applied) throw new CommandError(`report ${id} changed while this ran (it is no longer ${before.status}); nothing was changed`);
@@ -219,7 +247,8 @@ export function consoleCommands({ UsageError, CommandError, iso, table, sql, sql
       },
     },
     'history list': {
-      usage: 'history list [--as USER] [--brand B] [--key KEY_ID] [--connection GRANT_ID] [--user USER_ID] [--outcome ok|error|CODE] [--query QUERY_ID] [--from DATE] [--to DATE] [--limit N] [--csv]',
+      usage:
+        'history list [--as USER] [--brand B] [--key KEY_ID] [--connection GRANT_ID] [--user USER_ID] [--outcome ok|error|CODE] [--query QUERY_ID] [--from DATE] [--to DATE] [--limit N] [--csv]',
       summary: 'list query runs, newest first, with outcome, bytes billed, duration and estimated cost',
       details: `${AS_HELP}
   --outcome  ok, error (every refusal or failure) or one error code
@@ -247,7 +276,10 @@ export function consoleCommands({ UsageError, CommandError, iso, table, sql, sql
         const runs = rows.slice(0, limit).map((r) => ({ ...r, createdAt: iso(r.createdAt) }));
         const display = runs.map((r) => ({
           ran: r.createdAt,
-          caller: r.caller.kind === 'key' ? `key ${r.caller.name ?? r.caller.id}` : `assistant ${r.caller.id}${r.user ? ` (${r.user.email ?? r.user.id})` : ''}`,
+          caller:
+            r.caller.kind === 'key'
+              ? `key ${r.caller.name ?? r.caller.id}`
+              : `assistant ${r.caller.id}${r.user ? ` (${r.user.email ?? r.user.id})` : ''}`,
           brand: r.brandId,
           transport: r.transport,
           outcome: r.outcome,
@@ -277,9 +309,17 @@ export function consoleCommands({ UsageError, CommandError, iso, table, sql, sql
         const callers = (await run(io, m, byCaller)).map((r) => m.toTotalsRow(r, price));
         const brands = (await run(io, m, byBrand)).map((r) => m.toTotalsRow(r, price));
         const show = (t) => ({
-          who: t.kind === 'brand' ? `brand ${t.id ?? '(none)'}` : t.kind === 'key' ? `key ${t.name ?? t.id}` : `assistant ${t.id}${t.userEmail ? ` (${t.userEmail})` : ''}`,
+          who:
+            t.kind === 'brand'
+              ? `brand ${t.id ?? '(none)'}`
+              : t.kind === 'key'
+                ? `key ${t.name ?? t.id}`
+                : `assistant ${t.id}${t.userEmail ? ` (${t.userEmail})` : ''}`,
           ...Object.fromEntries(
-            [1, 7, 30].map((d) => [`${d}d`, `${t.windows[d].runs} runs, ${t.windows[d].bytesBilled} B, ${m.formatUsd(t.windows[d].costUsd)}`]),
+            [1, 7, 30].map((d) => [
+              `${d}d`,
+              `${t.windows[d].runs} runs, ${t.windows[d].bytesBilled} B, ${m.formatUsd(t.windows[d].costUsd)}`,
+            ]),
           ),
         });
         return {

@@ -83,7 +83,11 @@ export async function openD1(target) {
   if (!db) throw new D1Error(`no D1 binding DB in ${join(cwd, 'wrangler.toml')}`);
   // wrangler's own choice of local database: the preview id if there is one, else the id, else the binding.
   const id = db.preview_database_id ?? db.database_id ?? db.binding;
-  const persistTo = target.persistTo ? (isAbsolute(target.persistTo) ? target.persistTo : resolve(target.persistTo)) : join(cwd, '.wrangler', 'state');
+  const persistTo = target.persistTo
+    ? isAbsolute(target.persistTo)
+      ? target.persistTo
+      : resolve(target.persistTo)
+    : join(cwd, '.wrangler', 'state');
   const mf = new Miniflare({ modules: true, script: '', d1Persist: join(persistTo, 'v3', 'd1'), d1Databases: { DATABASE: id } });
   const d1 = await mf.getD1Database('DATABASE');
   return {
@@ -139,7 +143,10 @@ export async function wranglerExecute(target, what) {
   }
   args.push(...what);
 
-  const { code, stdout, stderr } = await runProcess(cmd, args, { cwd: target.cwd ?? ROOT, env: wranglerEnv({ FORCE_COLOR: '0', NO_COLOR: '1' }) });
+  const { code, stdout, stderr } = await runProcess(cmd, args, {
+    cwd: target.cwd ?? ROOT,
+    env: wranglerEnv({ FORCE_COLOR: '0', NO_COLOR: '1' }),
+  });
   const parsed = parseJson(stdout);
   if (code !== 0 || !Array.isArray(parsed)) {
     const msg = parsed && typeof parsed === 'object' && 'error' in parsed ? errorText(parsed.error) : '';

@@ -79,7 +79,13 @@ export function deployTargets(sections, env) {
         tableLine: s.line,
       }));
   const envDeclared = !env || sections.some((s) => s.name === `env.${env}` || s.name.startsWith(`env.${env}.`));
-  const queues = [...new Set(sections.filter((s) => s.name === `${p}queues.producers` || s.name === `${p}queues.consumers`).map((s) => s.entries.get('queue')?.value ?? ''))].filter(Boolean);
+  const queues = [
+    ...new Set(
+      sections
+        .filter((s) => s.name === `${p}queues.producers` || s.name === `${p}queues.consumers`)
+        .map((s) => s.entries.get('queue')?.value ?? ''),
+    ),
+  ].filter(Boolean);
   return { workerName, d1: pick('d1_databases', 'database_id'), kv: pick('kv_namespaces', 'id'), queues, envDeclared };
 }
 
@@ -111,9 +117,14 @@ export function deployConfigProblems(text, env, file) {
     ['kv_namespaces', t.kv, 'wrangler kv namespace create'],
   ])) {
     for (const b of list) {
-      if (b.idLine === undefined) problems.push(`${file}:${b.tableLine}: [[${prefix(env)}${kind}]] ${b.binding} has no ${b.idKey}: run \`${setup}\`, or add the id from \`${create}\``);
+      if (b.idLine === undefined)
+        problems.push(
+          `${file}:${b.tableLine}: [[${prefix(env)}${kind}]] ${b.binding} has no ${b.idKey}: run \`${setup}\`, or add the id from \`${create}\``,
+        );
       else if (isPlaceholderId(b.id)) {
-        problems.push(`${file}:${b.idLine}: ${b.idKey} of ${b.binding}${where} is the placeholder "${b.id}": run \`${setup}\`, or put the id from \`${create}\` on this line`);
+        problems.push(
+          `${file}:${b.idLine}: ${b.idKey} of ${b.binding}${where} is the placeholder "${b.id}": run \`${setup}\`, or put the id from \`${create}\` on this line`,
+        );
       }
     }
   }
@@ -125,7 +136,8 @@ export function deployConfigProblems(text, env, file) {
 function missingInEnv(/** @type {Section[]} */ sections, /** @type {string} */ env, /** @type {string} */ file) {
   const p = prefix(env);
   const envLine = sections.find((s) => s.name === `env.${env}`)?.line ?? sections.find((s) => s.name.startsWith(p))?.line ?? 1;
-  const ident = (/** @type {Section} */ s) => s.entries.get('binding')?.value ?? s.entries.get('name')?.value ?? s.entries.get('queue')?.value ?? '';
+  const ident = (/** @type {Section} */ s) =>
+    s.entries.get('binding')?.value ?? s.entries.get('name')?.value ?? s.entries.get('queue')?.value ?? '';
   /** @type {string[]} */
   const out = [];
   // Top-level keys wrangler inherits, or which are not bindings: migrations (Durable Object classes) and assets.
@@ -138,14 +150,20 @@ function missingInEnv(/** @type {Section[]} */ sections, /** @type {string} */ e
     if (s.name === 'vars') {
       const envVars = sections.find((e) => e.name === `${p}vars`);
       for (const [key, entry] of s.entries) {
-        if (!envVars?.entries.has(key)) out.push(`${file}:${envVars?.line ?? envLine}: [${p}vars] lacks ${key} (line ${entry.line} sets it at the top level; wrangler does not inherit [vars])`);
+        if (!envVars?.entries.has(key))
+          out.push(
+            `${file}:${envVars?.line ?? envLine}: [${p}vars] lacks ${key} (line ${entry.line} sets it at the top level; wrangler does not inherit [vars])`,
+          );
       }
       continue;
     }
     if (!s.array) continue;
     const id = ident(s);
     const restated = sections.some((e) => e.name === `${p}${s.name}` && ident(e) === id);
-    if (!restated) out.push(`${file}:${envLine}: [env.${env}] lacks the [[${s.name}]] binding ${id} of line ${s.line} (wrangler does not inherit bindings into an environment)`);
+    if (!restated)
+      out.push(
+        `${file}:${envLine}: [env.${env}] lacks the [[${s.name}]] binding ${id} of line ${s.line} (wrangler does not inherit bindings into an environment)`,
+      );
   }
   return out;
 }

@@ -107,7 +107,12 @@ export async function authenticateApiKey(
   if (!row || row.revoked_at !== null) throw new ApiError('UNAUTHORIZED', UNAUTHORIZED_MESSAGE);
 
   if (waitUntil && (row.last_used_at === null || now - row.last_used_at > LAST_USED_RESOLUTION_MS)) {
-    waitUntil(env.DB.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?').bind(now, row.id).run().catch(() => undefined));
+    waitUntil(
+      env.DB.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?')
+        .bind(now, row.id)
+        .run()
+        .catch(() => undefined),
+    );
   }
   const defaults = defaultLimits(env);
   const brandIds = BrandIdsSchema.parse(JSON.parse(row.brand_ids));

@@ -19,9 +19,13 @@ export function resolveBrand(p: Principal, brandId: string | undefined, opts: { 
   }
   if (p.scope === 'brand' && p.brandIds.length === 1) return p.brandIds[0]!;
   if (!opts.required) return null;
-  throw new ApiError('VALIDATION', 'brandId is required for organization keys (list them with GET /v1/data/brands or the list_brands tool)', {
-    details: { parameter: 'brandId' },
-  });
+  throw new ApiError(
+    'VALIDATION',
+    'brandId is required for organization keys (list them with GET /v1/data/brands or the list_brands tool)',
+    {
+      details: { parameter: 'brandId' },
+    },
+  );
 }
 
 /**

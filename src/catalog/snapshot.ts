@@ -45,7 +45,11 @@ export function reportAppliesTo(
   report: { type: 'system' | 'org' | 'brand'; orgId: string | null; brandId: string | null },
   brand: { id: string; orgId: string },
 ): boolean {
-  return report.type === 'system' || (report.type === 'org' && report.orgId === brand.orgId) || (report.type === 'brand' && report.brandId === brand.id);
+  return (
+    report.type === 'system' ||
+    (report.type === 'org' && report.orgId === brand.orgId) ||
+    (report.type === 'brand' && report.brandId === brand.id)
+  );
 }
 
 /** The brands among `brandIds` (in their order) that `report` applies to; ids missing from the snapshot never. */
@@ -84,7 +88,12 @@ export async function catalogSnapshot(env: Env, now: number): Promise<CatalogSna
     ),
   ]);
   const snapshot: CatalogSnapshot = {
-    brands: new Map(z.array(BrandRowSchema).parse(brands?.results ?? []).map((b) => [b.id, b])),
+    brands: new Map(
+      z
+        .array(BrandRowSchema)
+        .parse(brands?.results ?? [])
+        .map((b) => [b.id, b]),
+    ),
     reports: z.array(ReportRowSchema).parse(reports?.results ?? []),
   };
   if (ttlMs > 0) cache.set('catalog', snapshot, now);

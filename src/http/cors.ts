@@ -36,7 +36,10 @@ export type OriginVerdict = { kind: 'none' } | { kind: 'allowed'; origin: string
  */
 export function parseAllowedOrigins(raw: string | undefined): Set<string> {
   const out = new Set<string>();
-  for (const entry of (raw ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const entry of (raw ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     let url: URL | null = null;
     try {
       url = new URL(entry);
@@ -69,7 +72,10 @@ export function applyCors(headers: Headers, origin: string): void {
   headers.set('access-control-allow-origin', origin);
   headers.set('access-control-expose-headers', CORS_EXPOSE_HEADERS.join(', '));
   headers.delete('access-control-allow-credentials');
-  const vary = (headers.get('vary') ?? '').split(',').map((v) => v.trim()).filter(Boolean);
+  const vary = (headers.get('vary') ?? '')
+    .split(',')
+    .map((v) => v.trim())
+    .filter(Boolean);
   if (!vary.some((v) => v.toLowerCase() === 'origin')) headers.set('vary', [...vary, 'Origin'].join(', '));
 }
 

@@ -42,8 +42,12 @@ export async function checkPublicLimit(env: Env, request: Request, pathname: str
   if (limit === null || ip === null || ip === '' || isLoopback(ip)) return null;
   const { success } = await limit.limiter.limit({ key: `${limit.name}:${requestSource(ip)}` });
   if (success) return null;
-  return new ApiError('RATE_LIMITED', `too many requests to this endpoint from your network; retry after ${PUBLIC_LIMIT_PERIOD_SECONDS} seconds`, {
-    details: { limit: limit.name, retryAfterSeconds: PUBLIC_LIMIT_PERIOD_SECONDS },
-    headers: { 'Retry-After': String(PUBLIC_LIMIT_PERIOD_SECONDS) },
-  });
+  return new ApiError(
+    'RATE_LIMITED',
+    `too many requests to this endpoint from your network; retry after ${PUBLIC_LIMIT_PERIOD_SECONDS} seconds`,
+    {
+      details: { limit: limit.name, retryAfterSeconds: PUBLIC_LIMIT_PERIOD_SECONDS },
+      headers: { 'Retry-After': String(PUBLIC_LIMIT_PERIOD_SECONDS) },
+    },
+  );
 }

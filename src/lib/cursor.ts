@@ -77,7 +77,8 @@ export async function keysetPage<R>(
 ): Promise<{ page: R[]; nextCursor: string | null }> {
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
-  const nextCursor = rows.length > limit && last !== undefined ? await signCursor(cursor.secret, cursor.binding, position(last), cursor.now) : null;
+  const nextCursor =
+    rows.length > limit && last !== undefined ? await signCursor(cursor.secret, cursor.binding, position(last), cursor.now) : null;
   return { page, nextCursor };
 }
 

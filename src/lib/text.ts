@@ -13,7 +13,8 @@ const CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/u;
 const CONTROL_OR_LINE_BREAK = /[\u0000-\u001F\u007F-\u009F]/u;
 
 /** Characters shown neutralised: every control but the HTML whitespace ones, bidi controls, zero-width and invisible ones. */
-const SPOOFING = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u00AD\u061C\u180E\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF]/gu;
+const SPOOFING =
+  /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u00AD\u061C\u180E\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF]/gu;
 
 /** Why `text` is refused as a one-line name or title, or null: no control characters, no line breaks or tabs. */
 export function nameProblem(text: string): string | null {

@@ -4,7 +4,7 @@
  */
 
 export const TABLE_NAMING =
-  'Tables: always `service-v1.<dataset>.<table>` in backticks, <dataset> from list_brands; only that brand\'s dataset is reachable.';
+  "Tables: always `service-v1.<dataset>.<table>` in backticks, <dataset> from list_brands; only that brand's dataset is reachable.";
 
 export const TABLE_DISCOVERY =
   'describe_table { brandId } lists the tables; describe_table { brandId, table } gives columns, rows, days covered and ' +

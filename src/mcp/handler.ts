@@ -151,7 +151,11 @@ async function route(request: Request, factory: () => McpServer, onerror: (err: 
   }
   const version = request.headers.get('mcp-protocol-version');
   if (Array.isArray(parsed) && !batchesAllowed(version)) {
-    return jsonRpcError(400, -32600, `Invalid Request: JSON-RPC batches are not allowed in protocol revision ${version}; send one message per POST`);
+    return jsonRpcError(
+      400,
+      -32600,
+      `Invalid Request: JSON-RPC batches are not allowed in protocol revision ${version}; send one message per POST`,
+    );
   }
   return serveLegacy(request, parsed, factory, onerror);
 }

@@ -84,7 +84,11 @@ function topLevelOnly(node: Record<string, unknown>): Record<string, unknown> {
 function withoutNestedProse(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(withoutNestedProse);
   if (!isRecord(node)) return node;
-  return Object.fromEntries(Object.entries(node).filter(([k]) => k !== 'description').map(([k, v]) => [k, withoutNestedProse(v)]));
+  return Object.fromEntries(
+    Object.entries(node)
+      .filter(([k]) => k !== 'description')
+      .map(([k, v]) => [k, withoutNestedProse(v)]),
+  );
 }
 
 /**
@@ -142,7 +146,9 @@ export function toolSchema<S extends z.ZodType>(schema: S): StandardSchemaWithJS
     }
     return json;
   };
-  return { '~standard': { ...std, jsonSchema: { input: (options) => convert('input', options), output: (options) => convert('output', options) } } };
+  return {
+    '~standard': { ...std, jsonSchema: { input: (options) => convert('input', options), output: (options) => convert('output', options) } },
+  };
 }
 
 /** Claude Code keeps a text result over 50,000 characters in a file unless the tool raises the ceiling (max 500,000). */

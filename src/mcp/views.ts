@@ -16,7 +16,8 @@ export const VIEWS = {
     uri: 'ui://warehouse-query-api/result-view.html',
     file: 'result-view.html',
     title: 'Query result',
-    description: 'A run_query result as a sortable table with its types, row totals, "load more" through the result cursor and an optional chart.',
+    description:
+      'A run_query result as a sortable table with its types, row totals, "load more" through the result cursor and an optional chart.',
   },
   report: {
     name: 'report-view',
@@ -50,7 +51,8 @@ const cache = new Map<string, Promise<string>>();
 async function fetchView(env: Env, file: string): Promise<string> {
   // The assets binding serves by path; the host part of the URL is ignored.
   const res = await env.VIEWS.fetch(new Request(`https://assets.invalid/${file}`));
-  if (!res.ok) throw new Error(`view ${file} is missing from the VIEWS assets (status ${res.status}); run npm run build:views before deploying`);
+  if (!res.ok)
+    throw new Error(`view ${file} is missing from the VIEWS assets (status ${res.status}); run npm run build:views before deploying`);
   return res.text();
 }
 

@@ -46,14 +46,22 @@ export const mcpApiHandler = {
 
     const props = ConnectionPropsSchema.safeParse(ctx.props);
     if (!props.success) {
-      return mcpErrorResponse(new ApiError('INTERNAL', 'internal error; quote the requestId to support', { internal: props.error }), requestId, log);
+      return mcpErrorResponse(
+        new ApiError('INTERNAL', 'internal error; quote the requestId to support', { internal: props.error }),
+        requestId,
+        log,
+      );
     }
     if (props.data.kind === 'key') return handleMcpRequest(request, env, ctx, props.data.principal, requestId);
 
     const parsedAuth = AuthContextSchema.safeParse(ctx);
     const grantId = parsedAuth.success ? grantIdOfToken(parsedAuth.data.auth.token) : null;
     if (!parsedAuth.success || grantId === null) {
-      return mcpErrorResponse(new ApiError('INTERNAL', 'internal error; quote the requestId to support', { internal: 'no verified token on ctx.auth' }), requestId, log);
+      return mcpErrorResponse(
+        new ApiError('INTERNAL', 'internal error; quote the requestId to support', { internal: 'no verified token on ctx.auth' }),
+        requestId,
+        log,
+      );
     }
     const auth = parsedAuth.data.auth;
     // Every grant we issue carries the scope; anything else was not approved through our consent page.

@@ -13,8 +13,7 @@ import { claimRefreshToken, settleRefreshToken } from './refresh-gate';
 import { refreshTokenHash, refreshTokenRef, type RefreshTokenRef } from './refresh-reuse';
 import { bindRequestScope } from './request-scope';
 
-const UNAUTHORIZED_MESSAGE =
-  'missing, invalid, expired or revoked credentials; send Authorization: Bearer <API key or OAuth access token>';
+const UNAUTHORIZED_MESSAGE = 'missing, invalid, expired or revoked credentials; send Authorization: Bearer <API key or OAuth access token>';
 
 /** Headers of the library's 401 challenge that must survive the body rewrite. */
 const KEPT_CHALLENGE_HEADERS = ['www-authenticate', 'cache-control', 'pragma', 'vary'];
@@ -62,10 +61,7 @@ function mutable(res: Response): Response {
 
 /** An OAuth token-endpoint error (RFC 6749 §5.2), never cached. */
 function tokenError(status: 400 | 401, error: string, description: string): Response {
-  return Response.json(
-    { error, error_description: description },
-    { status, headers: { 'cache-control': 'no-store', pragma: 'no-cache' } },
-  );
+  return Response.json({ error, error_description: description }, { status, headers: { 'cache-control': 'no-store', pragma: 'no-cache' } });
 }
 
 /** The form fields of a token-endpoint request (form-encoded per RFC 6749), read from a copy of the request. */
@@ -113,7 +109,11 @@ async function checkTokenRequest(request: Request, env: Env, log: Logger): Promi
     await revokeReusedGrant(request, env, log, ref);
     return {
       kind: 'refused',
-      res: tokenError(400, 'invalid_grant', 'this refresh token was already used once; the connection has been revoked, approve the assistant again'),
+      res: tokenError(
+        400,
+        'invalid_grant',
+        'this refresh token was already used once; the connection has been revoked, approve the assistant again',
+      ),
     };
   }
   return { kind: 'pass', refresh: { ref, hash } };

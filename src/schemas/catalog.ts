@@ -3,7 +3,7 @@ import { z } from '@hono/zod-openapi';
 /** Wire schemas of the catalog (reports, report sections, saved queries). The types are inferred from these. */
 
 export const ReportTypeSchema = z.enum(['system', 'org', 'brand']).openapi({
-  description: 'Ownership: `system` = global shared report, `org` = shared inside the organization, `brand` = the brand\'s own.',
+  description: "Ownership: `system` = global shared report, `org` = shared inside the organization, `brand` = the brand's own.",
   example: 'system',
 });
 export type ReportType = z.infer<typeof ReportTypeSchema>;
@@ -27,12 +27,15 @@ export const BrandSchema = z
     brandId: z.string().openapi({ example: 'brand_acme' }),
     name: z.string().nullable().openapi({ example: 'Acme Outdoor' }),
     dataset: z.string().nullable().openapi({ description: 'null when the brand has no provisioned dataset', example: 'acme' }),
-    timezone: z.string().optional().openapi({
-      description:
-        'IANA time zone of the brand; stored-query periods ("yesterday", "last full month") are computed in it. ' +
-        'UTC when the brand has none.',
-      example: 'Europe/Berlin',
-    }),
+    timezone: z
+      .string()
+      .optional()
+      .openapi({
+        description:
+          'IANA time zone of the brand; stored-query periods ("yesterday", "last full month") are computed in it. ' +
+          'UTC when the brand has none.',
+        example: 'Europe/Berlin',
+      }),
     queryable: z.boolean().optional().openapi({
       description: 'Whether queries can run for this brand now (it has a provisioned dataset); false: a run answers an error.',
       example: true,
@@ -51,7 +54,7 @@ export const ReportSchema = z
     type: ReportTypeSchema,
     runnable: z.boolean().openapi({
       description:
-        "Extension: false when the brand (`brandId`) has no provisioned dataset yet (its `dataset` is null in the brands list). " +
+        'Extension: false when the brand (`brandId`) has no provisioned dataset yet (its `dataset` is null in the brands list). ' +
         'The report is listed so the catalog shows what the brand will have, but running its queries answers 409 ' +
         '`BRAND_NOT_PROVISIONED` until the dataset exists.',
       example: true,
@@ -80,37 +83,37 @@ export const QuerySchema = z
     sql: z.string().openapi({
       description: 'For report queries: template SQL with `{slot}` placeholders; for saved queries: concrete SQL.',
     }),
-    tables: z
-      .array(z.string())
-      .nullable()
-      .openapi({ description: 'Source tables for saved queries when known; null for report queries.' }),
+    tables: z.array(z.string()).nullable().openapi({ description: 'Source tables for saved queries when known; null for report queries.' }),
     parameterized: z.boolean().openapi({ description: 'True when the SQL has slots the server fills at run time; send a `period`.' }),
     parameters: z
       .array(z.string())
-      .openapi({ description: 'Placeholder names used by the SQL; empty for saved queries.', example: ['dataset', 'start_date', 'end_date'] }),
+      .openapi({
+        description: 'Placeholder names used by the SQL; empty for saved queries.',
+        example: ['dataset', 'start_date', 'end_date'],
+      }),
     ordinal: z.number().int().optional().openapi({ description: 'Section order within its report (report sections only).' }),
     narrativeHints: z
       .string()
       .nullable()
       .optional()
-      .openapi({ description: "Guidance for writing up the section (report sections only)." }),
+      .openapi({ description: 'Guidance for writing up the section (report sections only).' }),
     chartSpec: JsonValueSchema.optional().openapi({ description: "Spec for the section's inline chart, when set (report sections only)." }),
-    brandId: z.string().optional().openapi({
-      description:
-        'Extension, saved queries only: the brand that owns the saved query (and that a run by `id` resolves against). ' +
-        'Present on every saved query, so a list across an organization\'s brands says whose each one is.',
-      example: 'brand_acme',
-    }),
+    brandId: z
+      .string()
+      .optional()
+      .openapi({
+        description:
+          'Extension, saved queries only: the brand that owns the saved query (and that a run by `id` resolves against). ' +
+          "Present on every saved query, so a list across an organization's brands says whose each one is.",
+        example: 'brand_acme',
+      }),
   })
   .openapi('Query');
 export type Query = z.infer<typeof QuerySchema>;
 
 export const ReportListSchema = z.object({
   reports: z.array(ReportSchema),
-  nextCursor: z
-    .string()
-    .nullable()
-    .openapi({ description: 'Pass back as `cursor` for the next page; null on the last page.' }),
+  nextCursor: z.string().nullable().openapi({ description: 'Pass back as `cursor` for the next page; null on the last page.' }),
   hasMore: z.boolean().openapi({ description: 'True when more reports remain (nextCursor is set).' }),
 });
 

@@ -30,7 +30,10 @@ export const BrandIdField = idField('brandId').meta({
 });
 
 /** A report id (`reportId` from the reports list). */
-export const ReportIdField = idField('reportId').meta({ description: '`reportId` from the reports list.', examples: ['rpt_business_overview'] });
+export const ReportIdField = idField('reportId').meta({
+  description: '`reportId` from the reports list.',
+  examples: ['rpt_business_overview'],
+});
 
 /** A stored query id (`id` from a report's queries or the saved queries list), sent as `queryId`. */
 export const QueryIdField = idField('queryId').meta({

@@ -99,7 +99,13 @@ export async function buildDemoSeed(input: DemoSeedInput): Promise<string[]> {
     [
       { id: DEMO_KEY_IDS.org, name: 'Demo org key (org_demo)', secret: input.keys.org, org_id: DEMO_ORGS.demo.id, brand_id: null },
       { id: DEMO_KEY_IDS.brand, name: 'Demo brand key (brand_acme)', secret: input.keys.brand, org_id: null, brand_id: 'brand_acme' },
-      { id: DEMO_KEY_IDS.other, name: 'Other Co org key (org_other)', secret: input.keys.other, org_id: DEMO_ORGS.other.id, brand_id: null },
+      {
+        id: DEMO_KEY_IDS.other,
+        name: 'Other Co org key (org_other)',
+        secret: input.keys.other,
+        org_id: DEMO_ORGS.other.id,
+        brand_id: null,
+      },
     ].map(async (k) => ({ ...k, prefix: k.secret.slice(0, KEY_PREFIX.length + 8), secret_hash: await sha256Hex(k.secret) })),
   );
   const admins = await Promise.all(

@@ -163,7 +163,10 @@ export function checkDryRun(dry: DryRunFacts, scope: GuardScope, parsedTables: r
   }
   for (const r of dry.referencedRoutines) {
     if (r.projectId !== scope.project || r.datasetId !== scope.dataset) {
-      return failure('FORBIDDEN_TABLE', `routine \`${r.projectId}.${r.datasetId}.${r.routineId}\` is outside the brand's dataset ${scope.dataset}`);
+      return failure(
+        'FORBIDDEN_TABLE',
+        `routine \`${r.projectId}.${r.datasetId}.${r.routineId}\` is outside the brand's dataset ${scope.dataset}`,
+      );
     }
   }
   if (dry.referencedTables.length >= MAX_REFERENCED_TABLES && !onlyWildcardShards(dry, parsedTables, scope)) {

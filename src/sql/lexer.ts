@@ -135,7 +135,11 @@ export class Lexer {
         if (prefix === 'r' || prefix === 'b' || prefix === 'rb' || prefix === 'br') {
           const raw = prefix.includes('r');
           const bytes = prefix.includes('b');
-          return this.deferBody('<string>', j, raw ? (bytes ? Body.RawBytesString : Body.RawString) : bytes ? Body.BytesString : Body.String);
+          return this.deferBody(
+            '<string>',
+            j,
+            raw ? (bytes ? Body.RawBytesString : Body.RawString) : bytes ? Body.BytesString : Body.String,
+          );
         }
         // Any other one-letter word may be a literal prefix to the parser (x'..' hex, n'..' national: read with
         // rules of their own) where BigQuery reads a name and a string: refused. A longer word followed by a

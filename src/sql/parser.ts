@@ -12,9 +12,7 @@ import wasmModule from './sqlparser-wasm.js';
 import { initSync, parse_sql } from '../../node_modules/@guanmingchiu/sqlparser-ts/wasm/sqlparser_rs_wasm.js';
 import type { SqlPosition } from './prescan';
 
-export type ParseOutcome =
-  | { ok: true; statements: unknown[] }
-  | { ok: false; message: string; position?: SqlPosition };
+export type ParseOutcome = { ok: true; statements: unknown[] } | { ok: false; message: string; position?: SqlPosition };
 
 let state: 'new' | 'ready' | 'broken' = 'new';
 
@@ -54,7 +52,10 @@ export function parseBigQuery(sql: string): ParseOutcome {
       throw err;
     }
     const m = POSITION_IN_MESSAGE.exec(raw);
-    const message = raw.replace(POSITION_IN_MESSAGE, '').replace(/^sql parser error: /, '').trim();
+    const message = raw
+      .replace(POSITION_IN_MESSAGE, '')
+      .replace(/^sql parser error: /, '')
+      .trim();
     return m ? { ok: false, message, position: { line: Number(m[1]), column: Number(m[2]) } } : { ok: false, message };
   }
   if (!Array.isArray(result)) throw new Error('SQL parser returned a non-array result');

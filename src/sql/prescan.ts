@@ -127,8 +127,29 @@ const CASE_FACTOR = 2;
  * Punctuation counts per character, so `||` or `<=` count twice: the bound only needs to be an upper bound.
  */
 const OPERATORS: ReadonlySet<string> = new Set([
-  '+', '-', '*', '/', '%', '=', '!', '|', '&', '^', '~',
-  'NOT', 'IS', 'IN', 'LIKE', 'ILIKE', 'RLIKE', 'REGEXP', 'SIMILAR', 'AT', 'COLLATE', 'DIV', 'OVERLAPS',
+  '+',
+  '-',
+  '*',
+  '/',
+  '%',
+  '=',
+  '!',
+  '|',
+  '&',
+  '^',
+  '~',
+  'NOT',
+  'IS',
+  'IN',
+  'LIKE',
+  'ILIKE',
+  'RLIKE',
+  'REGEXP',
+  'SIMILAR',
+  'AT',
+  'COLLATE',
+  'DIV',
+  'OVERLAPS',
 ]);
 
 /**
@@ -136,7 +157,20 @@ const OPERATORS: ReadonlySet<string> = new Set([
  * FROM is not one: `a IS DISTINCT FROM b IS DISTINCT FROM c ...` is a single chain.
  */
 const ITEM_SEPARATORS: ReadonlySet<string> = new Set([
-  'WHEN', 'THEN', 'ELSE', 'WHERE', 'GROUP', 'HAVING', 'QUALIFY', 'WINDOW', 'ORDER', 'LIMIT', 'OFFSET', 'ON', 'USING', 'JOIN',
+  'WHEN',
+  'THEN',
+  'ELSE',
+  'WHERE',
+  'GROUP',
+  'HAVING',
+  'QUALIFY',
+  'WINDOW',
+  'ORDER',
+  'LIMIT',
+  'OFFSET',
+  'ON',
+  'USING',
+  'JOIN',
 ]);
 
 /** Words after which `<` opens a type parameter list (commas inside it are not list separators). */
@@ -254,18 +288,24 @@ export function toUserPosition(sql: string, pre: Pick<PrescanOk, 'sql' | 'insert
  * (a 100 KiB query can name thousands of tables). Same mapping as toUserPosition; answers in the input's order.
  */
 export function toUserIndices(pre: Pick<PrescanOk, 'sql' | 'insertions'>, positions: readonly SqlPosition[]): number[] {
-  const order = positions.map((_, i) => i).sort((a, b) => {
-    const pa = positions[a] as SqlPosition;
-    const pb = positions[b] as SqlPosition;
-    return pa.line - pb.line || pa.column - pb.column;
-  });
+  const order = positions
+    .map((_, i) => i)
+    .sort((a, b) => {
+      const pa = positions[a] as SqlPosition;
+      const pb = positions[b] as SqlPosition;
+      return pa.line - pb.line || pa.column - pb.column;
+    });
   const out = new Array<number>(positions.length).fill(pre.sql.length);
   const text = pre.sql;
   let k = 0;
   let line = 1;
   let column = 1;
   for (let i = 0; i <= text.length && k < order.length; i++) {
-    for (let p = positions[order[k] as number]; p && k < order.length && (p.line < line || (p.line === line && p.column <= column)); p = positions[order[k] as number]) {
+    for (
+      let p = positions[order[k] as number];
+      p && k < order.length && (p.line < line || (p.line === line && p.column <= column));
+      p = positions[order[k] as number]
+    ) {
       out[order[k] as number] = i;
       k++;
     }
@@ -395,7 +435,11 @@ class Bounds {
       if (STATEMENT_KEYWORDS.has(text)) {
         throw new SqlScanError('INVALID_SQL', `only a single SELECT or WITH statement is allowed, not ${text}`, index);
       }
-      throw new SqlScanError('QUERY_FAILED', `syntax error: expected SELECT, WITH or FROM (pipe syntax), found ${JSON.stringify(text)}`, index);
+      throw new SqlScanError(
+        'QUERY_FAILED',
+        `syntax error: expected SELECT, WITH or FROM (pipe syntax), found ${JSON.stringify(text)}`,
+        index,
+      );
     }
   }
 
@@ -518,7 +562,11 @@ class Bounds {
     const unclosed = this.top();
     if (unclosed) {
       const what =
-        unclosed.closer === 'END' ? 'CASE without END' : unclosed.closer === '>' ? "unclosed '<'" : `unclosed '${unclosed.closer === ')' ? '(' : '['}'`;
+        unclosed.closer === 'END'
+          ? 'CASE without END'
+          : unclosed.closer === '>'
+            ? "unclosed '<'"
+            : `unclosed '${unclosed.closer === ')' ? '(' : '['}'`;
       throw new SqlScanError('QUERY_FAILED', what, unclosed.openedAt);
     }
     if (this.firstWord === null) {

@@ -35,5 +35,10 @@ export function takeToken(prev: MeterState | undefined, perMinute: number, now: 
     return { allowed: true, state, remaining: Math.floor(state.tokens), retryAfterSeconds: 0 };
   }
   const msToToken = ((1 - refilled) * MINUTE_MS) / perMinute;
-  return { allowed: false, state: { tokens: refilled, updated: now }, remaining: 0, retryAfterSeconds: Math.max(1, Math.ceil(msToToken / 1000)) };
+  return {
+    allowed: false,
+    state: { tokens: refilled, updated: now },
+    remaining: 0,
+    retryAfterSeconds: Math.max(1, Math.ceil(msToToken / 1000)),
+  };
 }

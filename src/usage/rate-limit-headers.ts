@@ -16,7 +16,7 @@ const RateLimitRemaining = z.string().openapi({
 const RateLimitReset = z.string().openapi({
   description:
     'Seconds until RateLimit-Remaining next goes up: when the oldest counted run leaves the 24-hour window, or, ' +
-      'when no run is left, when the next run is let in. 0 when nothing is counted.',
+    'when no run is left, when the next run is let in. 0 when nothing is counted.',
   example: '85312',
 });
 const RetryAfter = z.string().openapi({

@@ -140,7 +140,9 @@ export class UsageLimiter extends DurableObject<Env> {
    */
   settle(ticketId: string, bytesBilled: number): boolean {
     assertBytes(bytesBilled, 'bytesBilled');
-    const row = this.sql.exec<{ bucket: number; reserved: number }>('SELECT bucket, reserved FROM tickets WHERE id = ?', ticketId).toArray()[0];
+    const row = this.sql
+      .exec<{ bucket: number; reserved: number }>('SELECT bucket, reserved FROM tickets WHERE id = ?', ticketId)
+      .toArray()[0];
     if (!row) return false;
     this.sql.exec('DELETE FROM tickets WHERE id = ?', ticketId);
     const bucket = this.buckets.get(row.bucket);

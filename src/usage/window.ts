@@ -102,7 +102,12 @@ export function freeAt(buckets: Iterable<Bucket>, now: number, kind: LimitKind, 
  * bytes already billed reached `budget.bytes`. When both are exhausted the refusal names the one that frees
  * later, so `retryAt` is when a run is really let in again.
  */
-export function checkRun(buckets: readonly Bucket[], budget: Budget, now: number, used: WindowUsage = usageAt(buckets, now)): Refusal | null {
+export function checkRun(
+  buckets: readonly Bucket[],
+  budget: Budget,
+  now: number,
+  used: WindowUsage = usageAt(buckets, now),
+): Refusal | null {
   const refusals: Refusal[] = [];
   if (used.runs >= budget.runs) {
     refusals.push({ limit: 'runs', limitValue: budget.runs, used: used.runs, retryAt: freeAt(buckets, now, 'runs', budget.runs) });
@@ -119,7 +124,12 @@ export function checkRun(buckets: readonly Bucket[], budget: Budget, now: number
  * `remaining: 0`. `resetSeconds` is when `remaining` next goes up: when the next run is let in if none is left,
  * otherwise when the oldest counted run leaves the window.
  */
-export function rateLimitState(buckets: readonly Bucket[], budget: Budget, now: number, used: WindowUsage = usageAt(buckets, now)): RateLimitState {
+export function rateLimitState(
+  buckets: readonly Bucket[],
+  budget: Budget,
+  now: number,
+  used: WindowUsage = usageAt(buckets, now),
+): RateLimitState {
   const limit = Math.max(0, budget.runs);
   const remaining = used.bytes >= budget.bytes ? 0 : Math.max(0, limit - used.runs);
   if (remaining === 0) {

@@ -306,7 +306,11 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
   }
 
   /** One HTTP exchange; returns the text of a 2xx answer or the classified failure. */
-  async function exchange(req: Request, call: Call, abortAfterMs: number): Promise<{ ok: true; text: string } | { ok: false; failure: UpstreamFailure; retryAfterMs?: number }> {
+  async function exchange(
+    req: Request,
+    call: Call,
+    abortAfterMs: number,
+  ): Promise<{ ok: true; text: string } | { ok: false; failure: UpstreamFailure; retryAfterMs?: number }> {
     const bearer = await token(call);
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), Math.max(1, abortAfterMs));
@@ -359,7 +363,12 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
       if (!retry) throw failure.error;
       const delay = nextRetryDelay(policy, { attempt, waitedMs, remainingMs: call.deadline - now(), retryAfterMs: r.retryAfterMs }, random);
       if (delay === null) {
-        call.log.warn('warehouse call gave up', { op: call.op, attempts: attempt, code: failure.error.code, upstream: failure.error.internal });
+        call.log.warn('warehouse call gave up', {
+          op: call.op,
+          attempts: attempt,
+          code: failure.error.code,
+          upstream: failure.error.internal,
+        });
         throw failure.error;
       }
       call.log.warn('warehouse call failed, retrying', { op: call.op, attempt, delayMs: delay, upstream: failure.error.internal });
@@ -404,7 +413,10 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
       else call.log.warn('warehouse job cancel failed', { jobId, upstream: r.failure.error.internal });
     } catch (err) {
       const timedOut = err instanceof ApiError && err.code === 'WAREHOUSE_TIMEOUT';
-      call.log.warn('warehouse job cancel failed', { jobId, error: timedOut ? `no answer within ${cancelTimeoutMs} ms` : describeError(err) });
+      call.log.warn('warehouse job cancel failed', {
+        jobId,
+        error: timedOut ? `no answer within ${cancelTimeoutMs} ms` : describeError(err),
+      });
     }
   }
 
@@ -412,14 +424,21 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
   async function bytesBilled(jobId: string, jobLocation: string | undefined, call: Call, fallback: number): Promise<number> {
     try {
       const job = JobSchema.safeParse(
-        await send({ method: 'GET', path: `/jobs/${encodeURIComponent(jobId)}`, query: { location: jobLocation } }, { ...call, op: 'jobs.get' }),
+        await send(
+          { method: 'GET', path: `/jobs/${encodeURIComponent(jobId)}`, query: { location: jobLocation } },
+          { ...call, op: 'jobs.get' },
+        ),
       );
       const billed = job.success ? job.data.statistics?.query?.totalBytesBilled : undefined;
       if (billed !== undefined) return billed;
       call.log.warn('jobs.get had no totalBytesBilled; counting bytes processed', { jobId });
     } catch (err) {
       // The rows are already in hand: a failed lookup costs accuracy of the usage count, not the answer.
-      call.log.warn('jobs.get failed; counting bytes processed', { jobId, error: describeError(err), upstream: err instanceof ApiError ? err.internal : undefined });
+      call.log.warn('jobs.get failed; counting bytes processed', {
+        jobId,
+        error: describeError(err),
+        upstream: err instanceof ApiError ? err.internal : undefined,
+      });
     }
     return fallback;
   }
@@ -434,9 +453,16 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
     await cancel(jobId, jobLocation, call);
     const until = now() + settleTimeoutMs;
     for (let attempt = 1; ; attempt++) {
-      const getCall: Call = { ...call, op: 'jobs.get(settle)', deadline: Math.min(until, now() + cancelTimeoutMs * 2), timeoutMs: cancelTimeoutMs * 2 };
+      const getCall: Call = {
+        ...call,
+        op: 'jobs.get(settle)',
+        deadline: Math.min(until, now() + cancelTimeoutMs * 2),
+        timeoutMs: cancelTimeoutMs * 2,
+      };
       try {
-        const job = JobSchema.safeParse(await send({ method: 'GET', path: `/jobs/${encodeURIComponent(jobId)}`, query: { location: jobLocation } }, getCall));
+        const job = JobSchema.safeParse(
+          await send({ method: 'GET', path: `/jobs/${encodeURIComponent(jobId)}`, query: { location: jobLocation } }, getCall),
+        );
         if (job.success && job.data.status?.state === 'DONE') {
           const billed = job.data.statistics?.query?.totalBytesBilled ?? 0;
           call.log.info('abandoned warehouse job settled', { jobId, bytesBilled: billed, polls: attempt });
@@ -534,26 +560,26 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
         // refusal (429, rateLimitExceeded): after any other failure it may have run, and a resend could run it
         // again. See docs/warehouse-client.md, "Which path, when".
         const sent = await sendMeasured(
-            {
-              method: 'POST',
-              path: '/queries',
-              body: {
-                query: sql,
-                useLegacySql: false,
-                maximumBytesBilled: String(opts.maxBytesBilled),
-                maxResults: rowCap,
-                timeoutMs: Math.max(0, call.deadline - now()),
-                jobTimeoutMs: jobTimeoutMs(opts.timeoutMs),
-                jobCreationMode: 'JOB_CREATION_OPTIONAL',
-                formatOptions: { useInt64Timestamp: true },
-                location,
-                labels,
-                requestId: crypto.randomUUID(),
-              },
+          {
+            method: 'POST',
+            path: '/queries',
+            body: {
+              query: sql,
+              useLegacySql: false,
+              maximumBytesBilled: String(opts.maxBytesBilled),
+              maxResults: rowCap,
+              timeoutMs: Math.max(0, call.deadline - now()),
+              jobTimeoutMs: jobTimeoutMs(opts.timeoutMs),
+              jobCreationMode: 'JOB_CREATION_OPTIONAL',
+              formatOptions: { useInt64Timestamp: true },
+              location,
+              labels,
+              requestId: crypto.randomUUID(),
             },
-            call,
-            { retry: (f) => f.retryable && f.refused },
-          );
+          },
+          call,
+          { retry: (f) => f.retryable && f.refused },
+        );
         first = parseQueryResponse(sent.json, 'jobs.query');
         firstBytes = sent.bytes;
         knownBilled = first.totalBytesBilled ?? null;
@@ -576,7 +602,11 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
         const waitMs = Math.min(remaining, maxPollWaitMs);
         const asked = now();
         const sent = await sendMeasured(
-          { method: 'GET', path: resultsPath, query: { location: jobLocation, maxResults: rowCap, timeoutMs: waitMs, ...INT64_TIMESTAMPS } },
+          {
+            method: 'GET',
+            path: resultsPath,
+            query: { location: jobLocation, maxResults: rowCap, timeoutMs: waitMs, ...INT64_TIMESTAMPS },
+          },
           { ...call, op: 'jobs.getQueryResults' },
         );
         first = parseQueryResponse(sent.json, 'jobs.getQueryResults');
@@ -596,7 +626,11 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
       while (rows.length < rowCap && pageToken && resultsPath && !budget.hit) {
         if (call.deadline - now() <= 0) throw deadlineExceeded(opts.timeoutMs, jobId);
         const sent = await sendMeasured(
-          { method: 'GET', path: resultsPath, query: { location: jobLocation, pageToken, maxResults: rowCap - rows.length, ...INT64_TIMESTAMPS } },
+          {
+            method: 'GET',
+            path: resultsPath,
+            query: { location: jobLocation, pageToken, maxResults: rowCap - rows.length, ...INT64_TIMESTAMPS },
+          },
           { ...call, op: 'jobs.getQueryResults(page)' },
         );
         const page = parseQueryResponse(sent.json, 'jobs.getQueryResults(page)');
@@ -643,7 +677,11 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
       } else if (jobId !== null) {
         // A job we know of and no longer wait for (deadline, or a failure while polling): stop it, count it.
         await reportLate(settleAbandoned(jobId, jobLocation, call, unknown), opts);
-      } else if (phase === 'submit' && !call.tally.lastFailure?.refused && !(call.tally.lastFailure && call.tally.lastFailure.status >= 400 && call.tally.lastFailure.status < 500)) {
+      } else if (
+        phase === 'submit' &&
+        !call.tally.lastFailure?.refused &&
+        !(call.tally.lastFailure && call.tally.lastFailure.status >= 400 && call.tally.lastFailure.status < 500)
+      ) {
         // The submission's outcome is unknown (no answer, 5xx, a dropped connection): it may have run, and there
         // is no job id to find it by. jobTimeoutMs stops it; its bytes are counted at the estimate.
         call.log.warn('query submission outcome unknown; counting the estimate', { bytes: unknown, code: err.code });
@@ -730,7 +768,8 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
     const path = `/datasets/${encodeURIComponent(opts.dataset)}/tables/${encodeURIComponent(opts.table)}`;
     const json = await send({ method: 'GET', path }, call);
     const parsed = TableResourceSchema.safeParse(json);
-    if (!parsed.success) throw malformedAnswer(`tables.get: ${parsed.error.issues.map((i) => i.path.join('.')).join(', ')}`, JSON.stringify(json));
+    if (!parsed.success)
+      throw malformedAnswer(`tables.get: ${parsed.error.issues.map((i) => i.path.join('.')).join(', ')}`, JSON.stringify(json));
     const t = parsed.data;
     return {
       schema: t.schema?.fields ?? [],
@@ -751,7 +790,8 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
     for (let page = 0; page < MAX_TABLE_LIST_PAGES; page++) {
       const json = await send({ method: 'GET', path, query: { maxResults: 1000, pageToken } }, call);
       const parsed = TableListSchema.safeParse(json);
-      if (!parsed.success) throw malformedAnswer(`tables.list: ${parsed.error.issues.map((i) => i.path.join('.')).join(', ')}`, JSON.stringify(json));
+      if (!parsed.success)
+        throw malformedAnswer(`tables.list: ${parsed.error.issues.map((i) => i.path.join('.')).join(', ')}`, JSON.stringify(json));
       for (const t of parsed.data.tables) out.push({ table: t.tableReference.tableId, type: t.type ?? null, labels: t.labels ?? {} });
       pageToken = parsed.data.nextPageToken;
       if (pageToken === undefined) return out;

@@ -103,11 +103,19 @@ export async function unseal(secrets: ReadonlyArray<string | undefined>, brandId
     const { keyId, key } = await deriveKey(secret);
     if (keyId !== sealed.keyId) continue;
     try {
-      const pt = await crypto.subtle.decrypt({ name: 'AES-GCM', iv: fromBase64(sealed.iv), additionalData: aad(brandId) }, key, fromBase64(sealed.ciphertext));
+      const pt = await crypto.subtle.decrypt(
+        { name: 'AES-GCM', iv: fromBase64(sealed.iv), additionalData: aad(brandId) },
+        key,
+        fromBase64(sealed.ciphertext),
+      );
       return new TextDecoder().decode(pt);
     } catch {
-      throw new UnsealError(`the sealed credentials of brand ${brandId} do not open under key ${keyId}: altered, or sealed for another brand`);
+      throw new UnsealError(
+        `the sealed credentials of brand ${brandId} do not open under key ${keyId}: altered, or sealed for another brand`,
+      );
     }
   }
-  throw new UnsealError(`the credentials of brand ${brandId} are sealed under key ${sealed.keyId}, which neither CREDENTIALS_KEY nor CREDENTIALS_KEY_PREVIOUS is`);
+  throw new UnsealError(
+    `the credentials of brand ${brandId} are sealed under key ${sealed.keyId}, which neither CREDENTIALS_KEY nor CREDENTIALS_KEY_PREVIOUS is`,
+  );
 }

@@ -81,8 +81,6 @@ function parseCredentials(raw: string | undefined, rawByBrand: string | undefine
   return { defaultAccount, byBrand };
 }
 
-
-
 const StoredRowSchema = z.object({ key_id: z.string(), iv: z.string(), ciphertext: z.string() });
 
 /**
@@ -99,7 +97,11 @@ async function readStored(env: Env, brandId: string): Promise<ServiceAccount | n
   if (!r.success) throw misconfigured(`brand_credentials row of ${brandId} is malformed: ${issueSummary(r.error)}`);
   let json: string;
   try {
-    json = await unseal([env.CREDENTIALS_KEY, env.CREDENTIALS_KEY_PREVIOUS], brandId, { keyId: r.data.key_id, iv: r.data.iv, ciphertext: r.data.ciphertext });
+    json = await unseal([env.CREDENTIALS_KEY, env.CREDENTIALS_KEY_PREVIOUS], brandId, {
+      keyId: r.data.key_id,
+      iv: r.data.iv,
+      ciphertext: r.data.ciphertext,
+    });
   } catch (err) {
     if (err instanceof UnsealError) throw misconfigured(err.message);
     throw err;
@@ -136,7 +138,9 @@ export async function credentialFor(env: Env, brandId: string, nowMs = Date.now(
   }
   const account = cache.parsed.byBrand.get(brandId) ?? cache.parsed.defaultAccount;
   if (!account) {
-    throw misconfigured(`no service account for brand ${brandId}: set GCP_SERVICE_ACCOUNT_JSON or an entry in GCP_SERVICE_ACCOUNTS_BY_BRAND`);
+    throw misconfigured(
+      `no service account for brand ${brandId}: set GCP_SERVICE_ACCOUNT_JSON or an entry in GCP_SERVICE_ACCOUNTS_BY_BRAND`,
+    );
   }
   return account;
 }

@@ -26,7 +26,11 @@ export interface DecodeOptions {
 
 const FLOAT_SECONDS: DecodeOptions = { int64Timestamps: false };
 
-export function decodeRows(fields: readonly FieldSchema[], rows: readonly unknown[], opts: DecodeOptions = FLOAT_SECONDS): Record<string, unknown>[] {
+export function decodeRows(
+  fields: readonly FieldSchema[],
+  rows: readonly unknown[],
+  opts: DecodeOptions = FLOAT_SECONDS,
+): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = new Array(rows.length);
   for (let i = 0; i < rows.length; i++) out[i] = decodeRecord(fields, rows[i], `rows[${i}]`, opts);
   return out;

@@ -102,7 +102,8 @@ export function mapUpstreamError(status: number, rawText: string, ctx: UpstreamC
     );
   }
 
-  const userReason = reasons.find((r) => USER_QUERY_REASONS.has(r)) ?? (has('invalid') && first?.location === 'query' ? 'invalid' : undefined);
+  const userReason =
+    reasons.find((r) => USER_QUERY_REASONS.has(r)) ?? (has('invalid') && first?.location === 'query' ? 'invalid' : undefined);
   if (userReason) {
     const details: Record<string, unknown> = { stage: 'warehouse', reason: userReason };
     const lc = LINE_COL_RE.exec(message);
@@ -120,10 +121,14 @@ export function mapUpstreamError(status: number, rawText: string, ctx: UpstreamC
     // The hint names a view the SQL guard accepts (it refuses INFORMATION_SCHEMA.TABLES).
     return failure(
       false,
-      new ApiError('QUERY_FAILED', `table ${ownMissing} does not exist in this brand's dataset; list its tables and columns with SELECT table_name, column_name FROM \`${ctx.dataset?.project}.${ctx.dataset?.dataset}.INFORMATION_SCHEMA.COLUMNS\``, {
-        details: { stage: 'warehouse', reason: 'notFound', table: ownMissing },
-        internal,
-      }),
+      new ApiError(
+        'QUERY_FAILED',
+        `table ${ownMissing} does not exist in this brand's dataset; list its tables and columns with SELECT table_name, column_name FROM \`${ctx.dataset?.project}.${ctx.dataset?.dataset}.INFORMATION_SCHEMA.COLUMNS\``,
+        {
+          details: { stage: 'warehouse', reason: 'notFound', table: ownMissing },
+          internal,
+        },
+      ),
     );
   }
 
@@ -136,10 +141,14 @@ export function mapUpstreamError(status: number, rawText: string, ctx: UpstreamC
   if (has('notFound') && ownDatasetElsewhere(message, ctx.dataset)) {
     return failure(
       false,
-      new ApiError('INTERNAL', "the brand's dataset is not in the warehouse location the service is configured for (BIGQUERY_LOCATION); this is a deployment error, quote the requestId to support", {
-        details: { stage: 'warehouse', reason: 'notFound' },
-        internal,
-      }),
+      new ApiError(
+        'INTERNAL',
+        "the brand's dataset is not in the warehouse location the service is configured for (BIGQUERY_LOCATION); this is a deployment error, quote the requestId to support",
+        {
+          details: { stage: 'warehouse', reason: 'notFound' },
+          internal,
+        },
+      ),
     );
   }
 
@@ -149,7 +158,7 @@ export function mapUpstreamError(status: number, rawText: string, ctx: UpstreamC
     if (ref) details.reference = ref.replace(/[`:]+$/, '');
     return failure(
       false,
-      new ApiError('FORBIDDEN_TABLE', 'the query referenced a table or dataset outside this brand\'s access, or one that does not exist', {
+      new ApiError('FORBIDDEN_TABLE', "the query referenced a table or dataset outside this brand's access, or one that does not exist", {
         details,
         internal,
       }),
@@ -157,12 +166,15 @@ export function mapUpstreamError(status: number, rawText: string, ctx: UpstreamC
   }
 
   if (status === 401 || has('authError') || has('unauthorized')) {
-    return failure(false, new ApiError('WAREHOUSE_ERROR', 'the warehouse refused the service\'s credentials', { internal }));
+    return failure(false, new ApiError('WAREHOUSE_ERROR', "the warehouse refused the service's credentials", { internal }));
   }
 
   // A job that failed in BigQuery: not retried with the same request (it would only repeat the failure).
   if (has('jobRateLimitExceeded')) {
-    return failure(false, new ApiError('WAREHOUSE_UNAVAILABLE', 'the warehouse is busy (too many jobs at once); try again later', { internal }));
+    return failure(
+      false,
+      new ApiError('WAREHOUSE_UNAVAILABLE', 'the warehouse is busy (too many jobs at once); try again later', { internal }),
+    );
   }
   if (has('jobInternalError') || has('jobBackendError')) {
     return failure(false, new ApiError('WAREHOUSE_ERROR', 'the warehouse failed to run the query; try again', { internal }));
@@ -198,7 +210,9 @@ export function networkFailure(cause: unknown): UpstreamFailure {
     refused: false,
     status: 0,
     reasons: [],
-    error: new ApiError('WAREHOUSE_UNAVAILABLE', 'the warehouse could not be reached; try again later', { internal: { network: describeError(cause) } }),
+    error: new ApiError('WAREHOUSE_UNAVAILABLE', 'the warehouse could not be reached; try again later', {
+      internal: { network: describeError(cause) },
+    }),
   };
 }
 
@@ -228,4 +242,3 @@ export function resultGone(internal?: unknown): ApiError {
     internal,
   });
 }
-

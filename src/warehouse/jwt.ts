@@ -22,7 +22,11 @@ export interface JwtClaims {
 }
 
 /** Pure: the claims for `account` at `nowMs`. */
-export function jwtClaims(account: Pick<ServiceAccount, 'clientEmail'>, nowMs: number, lifetimeSeconds = TOKEN_LIFETIME_SECONDS): JwtClaims {
+export function jwtClaims(
+  account: Pick<ServiceAccount, 'clientEmail'>,
+  nowMs: number,
+  lifetimeSeconds = TOKEN_LIFETIME_SECONDS,
+): JwtClaims {
   const iat = Math.floor(nowMs / 1000);
   return {
     iss: account.clientEmail,

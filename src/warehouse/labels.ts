@@ -8,7 +8,10 @@ const MAX_LABEL_LENGTH = 63;
 const MAX_LABELS = 64;
 
 function clean(s: string): string {
-  return s.toLowerCase().replace(/[^a-z0-9_-]/g, '_').slice(0, MAX_LABEL_LENGTH);
+  return s
+    .toLowerCase()
+    .replace(/[^a-z0-9_-]/g, '_')
+    .slice(0, MAX_LABEL_LENGTH);
 }
 
 /** Pure. Empty keys are dropped; a key not starting with a letter gets an `l_` prefix; first of duplicates wins. */

@@ -8,9 +8,7 @@ import { z } from 'zod';
  */
 
 /** BigQuery sends int64 counters as decimal strings ("12345"); JSON numbers are accepted too. */
-const Int64Count = z
-  .union([z.string().regex(/^\d+$/), z.number().int().nonnegative()])
-  .transform((v) => Number(v));
+const Int64Count = z.union([z.string().regex(/^\d+$/), z.number().int().nonnegative()]).transform((v) => Number(v));
 
 /** A column of a result schema (BigQuery `TableFieldSchema`), with nested `fields` for RECORD/STRUCT. */
 export interface FieldSchema {
@@ -75,12 +73,8 @@ export const JobSchema = z.object({
           cacheHit: z.boolean().optional(),
           totalBytesProcessed: Int64Count.optional(),
           totalBytesBilled: Int64Count.optional(),
-          referencedTables: z
-            .array(z.object({ projectId: z.string(), datasetId: z.string(), tableId: z.string() }))
-            .optional(),
-          referencedRoutines: z
-            .array(z.object({ projectId: z.string(), datasetId: z.string(), routineId: z.string() }))
-            .optional(),
+          referencedTables: z.array(z.object({ projectId: z.string(), datasetId: z.string(), tableId: z.string() })).optional(),
+          referencedRoutines: z.array(z.object({ projectId: z.string(), datasetId: z.string(), routineId: z.string() })).optional(),
         })
         .optional(),
     })

@@ -43,7 +43,12 @@ export interface FilterField {
 }
 
 /** A GET form of filters, filled with the current values; an invalid value is named in an alert. */
-export const FilterForm: FC<{ action: string; fields: FilterField[]; values: Record<string, string>; error?: string }> = ({ action, fields, values, error }) => (
+export const FilterForm: FC<{ action: string; fields: FilterField[]; values: Record<string, string>; error?: string }> = ({
+  action,
+  fields,
+  values,
+  error,
+}) => (
   <section class="card" aria-labelledby="filters-heading">
     <h2 id="filters-heading">Filters</h2>
     {error ? (
@@ -71,7 +76,13 @@ export const FilterForm: FC<{ action: string; fields: FilterField[]; values: Rec
                 ) : null}
               </select>
             ) : (
-              <input id={`filter-${f.name}`} name={f.name} type={f.type ?? 'text'} value={values[f.name] ?? ''} placeholder={f.placeholder} />
+              <input
+                id={`filter-${f.name}`}
+                name={f.name}
+                type={f.type ?? 'text'}
+                value={values[f.name] ?? ''}
+                placeholder={f.placeholder}
+              />
             )}
           </div>
         ))}

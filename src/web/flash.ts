@@ -41,7 +41,12 @@ export async function putFlash(c: Context<AppEnv>, session: Session, kind: Flash
 }
 
 /** The flash of this kind, deleted as it is read; null when there is none (already shown, expired, or forged). */
-export async function takeFlash<S extends z.ZodType>(c: Context<AppEnv>, session: Session, kind: FlashKind, schema: S): Promise<z.infer<S> | null> {
+export async function takeFlash<S extends z.ZodType>(
+  c: Context<AppEnv>,
+  session: Session,
+  kind: FlashKind,
+  schema: S,
+): Promise<z.infer<S> | null> {
   const key = await flashKey(session, kind);
   const stored = await c.env.OAUTH_KV.get(key, 'arrayBuffer');
   if (stored === null) return null;

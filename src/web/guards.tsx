@@ -42,8 +42,7 @@ export function useHtmlDefaults(app: Hono<AppEnv>): void {
     return renderPage(c, 500, (nonce) => (
       <MessagePage nonce={nonce} title="Something went wrong">
         <p>
-          The page could not be shown. If this keeps happening, quote request id <code>{c.get('requestId')}</code> to
-          support.
+          The page could not be shown. If this keeps happening, quote request id <code>{c.get('requestId')}</code> to support.
         </p>
       </MessagePage>
     ));

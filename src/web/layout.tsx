@@ -155,8 +155,7 @@ export const Time: FC<{ ms: number | null; none?: string }> = ({ ms, none }) => 
 /** Signed-in user and the sign-out form, for the top bar. */
 export const UserBar: FC<{ email: string; csrf: string; next?: string }> = ({ email, csrf, next }) => (
   <form method="post" action="/admin/logout" class="userbar">
-    <span class="muted">Signed in as {email}</span>{' '}
-    <input type="hidden" name="csrf" value={csrf} />
+    <span class="muted">Signed in as {email}</span> <input type="hidden" name="csrf" value={csrf} />
     {next ? <input type="hidden" name="next" value={next} /> : null}
     <button type="submit" class="secondary">
       Sign out
@@ -168,15 +167,15 @@ export const UserBar: FC<{ email: string; csrf: string; next?: string }> = ({ em
  * The frame of every administration page: the navigation bar with this page marked, the signed-in user, the
  * page's heading and, after a redirect, its notice (`role="status"`).
  */
-export const AdminPage: FC<{ nonce: string; title: string; current: AdminPageId; email: string; csrf: string; notice?: string; children?: Child }> = ({
-  nonce,
-  title,
-  current,
-  email,
-  csrf,
-  notice,
-  children,
-}) => (
+export const AdminPage: FC<{
+  nonce: string;
+  title: string;
+  current: AdminPageId;
+  email: string;
+  csrf: string;
+  notice?: string;
+  children?: Child;
+}> = ({ nonce, title, current, email, csrf, notice, children }) => (
   <Layout title={title} nonce={nonce} current={current} header={<UserBar email={email} csrf={csrf} />}>
     <h1>{title}</h1>
     {notice ? (
@@ -204,8 +203,8 @@ export const NotAdminMessage: FC<{ email: string }> = ({ email }) => (
       You are signed in as <strong>{email}</strong>, who does not administer any organization or brand.
     </p>
     <p>
-      Only administrators can manage API keys and connect AI assistants. Ask an administrator of your organization for
-      access, or sign out and sign in with an administrator account.
+      Only administrators can manage API keys and connect AI assistants. Ask an administrator of your organization for access, or sign out
+      and sign in with an administrator account.
     </p>
   </>
 );

@@ -25,7 +25,10 @@ function inline(escaped: string): string {
     return `\u0000${codes.length - 1}\u0000`;
   });
   // Links: the URL was escaped with the rest, so quotes cannot close the attribute; only http(s) is linked.
-  s = s.replace(/\[([^\]\n]+)\]\((https?:\/\/[^\s)]+)\)/g, (_, text: string, url: string) => `<a href="${url}" rel="noopener noreferrer nofollow">${text}</a>`);
+  s = s.replace(
+    /\[([^\]\n]+)\]\((https?:\/\/[^\s)]+)\)/g,
+    (_, text: string, url: string) => `<a href="${url}" rel="noopener noreferrer nofollow">${text}</a>`,
+  );
   s = s.replace(/\*\*([^*\n]+)\*\*/g, '<strong>$1</strong>');
   s = s.replace(/(^|[^*\w])\*([^*\n]+)\*(?!\w)/g, '$1<em>$2</em>');
   s = s.replace(/(^|[^\w])_([^_\n]+)_(?!\w)/g, '$1<em>$2</em>');

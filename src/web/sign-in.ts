@@ -37,7 +37,6 @@ export type SignInResult =
   | { ok: false; reason: 'invalid' }
   | { ok: false; reason: 'locked' | 'ip-throttled'; retryAfterSeconds: number };
 
-
 // Verified against when the email is unknown, so an unknown address costs the same PBKDF2 time as a known one.
 const DUMMY_HASH = { hash: '0'.repeat(64), salt: '0'.repeat(32), iterations: PASSWORD_ITERATIONS };
 
@@ -90,7 +89,10 @@ const ACCOUNT_ROW_IDLE_MS = MAX_LOCK_MS;
  */
 async function claimAttempt(env: Env, userId: string, sourceHash: string, now: number): Promise<Claim> {
   const [, claimed] = await env.DB.batch([
-    env.DB.prepare('DELETE FROM login_account_failures WHERE updated_at < ? AND (locked_until IS NULL OR locked_until < ?)').bind(now - ACCOUNT_ROW_IDLE_MS, now),
+    env.DB.prepare('DELETE FROM login_account_failures WHERE updated_at < ? AND (locked_until IS NULL OR locked_until < ?)').bind(
+      now - ACCOUNT_ROW_IDLE_MS,
+      now,
+    ),
     env.DB.prepare(
       `INSERT INTO login_account_failures (user_id, source_hash, failures, locked_until, updated_at)
        VALUES (?1, ?2, 1, iif(1 >= ?4, ?3 + ?5, NULL), ?3)
@@ -138,7 +140,9 @@ async function checkPassword(
   sourceHash: string,
   now: number,
 ): Promise<{ result: SignInResult; checkedWrongPassword: boolean }> {
-  const raw = await env.DB.prepare('SELECT id, password_hash, password_salt, password_iterations FROM users WHERE email = ?').bind(email).first();
+  const raw = await env.DB.prepare('SELECT id, password_hash, password_salt, password_iterations FROM users WHERE email = ?')
+    .bind(email)
+    .first();
   if (raw === null) {
     await verifyPassword(password, DUMMY_HASH);
     return { result: { ok: false, reason: 'invalid' }, checkedWrongPassword: true };
@@ -151,13 +155,16 @@ async function checkPassword(
     return { result: { ok: true, userId: user.id }, checkedWrongPassword: false };
   }
   const { lockedUntil } = claim;
-  if (lockedUntil !== null) return { result: { ok: false, reason: 'locked', retryAfterSeconds: Math.ceil((lockedUntil - now) / 1000) }, checkedWrongPassword: true };
+  if (lockedUntil !== null)
+    return {
+      result: { ok: false, reason: 'locked', retryAfterSeconds: Math.ceil((lockedUntil - now) / 1000) },
+      checkedWrongPassword: true,
+    };
   return { result: { ok: false, reason: 'invalid' }, checkedWrongPassword: true };
 }
 
 export type SignInOutcome =
-  | { ok: true; session: Session }
-  | { ok: false; status: 400 | 401 | 403 | 429; error: string; retryAfterSeconds?: number };
+  { ok: true; session: Session } | { ok: false; status: 400 | 401 | 403 | 429; error: string; retryAfterSeconds?: number };
 
 function minutes(seconds: number): string {
   const m = Math.max(1, Math.ceil(seconds / 60));

@@ -18,8 +18,15 @@ let work;
 
 beforeAll(async () => {
   const { buildDemoSeed } = await importWorkerModules({ 'src/seed/demo-tenants.ts': ['buildDemoSeed'] });
-  const keys = { org: 'wqk_catalogOrg0000000000000000000000000000000', brand: 'wqk_catalogBrand00000000000000000000000000000', other: 'wqk_catalogOther00000000000000000000000000000' };
-  const admins = { org: { email: 'org@catalog.test', password: 'catalog-pass-1' }, brand: { email: 'brand@catalog.test', password: 'catalog-pass-2' } };
+  const keys = {
+    org: 'wqk_catalogOrg0000000000000000000000000000000',
+    brand: 'wqk_catalogBrand00000000000000000000000000000',
+    other: 'wqk_catalogOther00000000000000000000000000000',
+  };
+  const admins = {
+    org: { email: 'org@catalog.test', password: 'catalog-pass-1' },
+    brand: { email: 'brand@catalog.test', password: 'catalog-pass-2' },
+  };
   const seed = await buildDemoSeed({ now: Date.now(), keys, admins, catalog: await readCatalogDir(DEMO_CATALOG_DIR) });
   await rows(seed.join(';\n'));
   work = await mkdtemp(join(tmpdir(), 'catalog-folders-'));
@@ -78,7 +85,11 @@ describe('catalog export, plan, apply', () => {
         report: 'rpt_business_overview',
         fields: [
           { field: 'name', before: 'Revenue by channel', after: 'Revenue by sales channel' },
-          { field: 'sql', before: expect.stringContaining('ORDER BY revenue DESC'), after: expect.stringContaining('ORDER BY revenue DESC, channel') },
+          {
+            field: 'sql',
+            before: expect.stringContaining('ORDER BY revenue DESC'),
+            after: expect.stringContaining('ORDER BY revenue DESC, channel'),
+          },
         ],
       },
     ]);
@@ -94,7 +105,11 @@ describe('catalog export, plan, apply', () => {
     expect(stale.stderr).toContain('not the one expected');
     const applied = await adminJson('catalog', 'apply', dir, '--expect', planned.plan.planHash, '--author', 'data team');
     expect(applied.applied).toBe(true);
-    expect(applied.live).toMatchObject({ applied_by: 'data team', summary: '0 to add, 1 to change, 0 to remove', content_hash: planned.plan.contentHash });
+    expect(applied.live).toMatchObject({
+      applied_by: 'data team',
+      summary: '0 to add, 1 to change, 0 to remove',
+      content_hash: planned.plan.contentHash,
+    });
     expect(await rows("SELECT name, ordinal, sql_template FROM report_queries WHERE id = 'rq_overview_channels'")).toEqual([
       { name: 'Revenue by sales channel', ordinal: 2, sql_template: expect.stringMatching(/ORDER BY revenue DESC, channel$/) },
     ]);
@@ -104,7 +119,11 @@ describe('catalog export, plan, apply', () => {
   it('reorders, adds and removes sections, and removes items only with --prune', async () => {
     const dir = await demoCopy('reshaped');
     await editJson(join(dir, 'reports/rpt_acme_trading.json'), (r) => {
-      r.sections = [r.sections[2], r.sections[0], { id: 'rq_acme_new', name: 'Orders', sql: 'SELECT COUNT(*) AS orders FROM `service-v1.{dataset}.fact__orders`' }];
+      r.sections = [
+        r.sections[2],
+        r.sections[0],
+        { id: 'rq_acme_new', name: 'Orders', sql: 'SELECT COUNT(*) AS orders FROM `service-v1.{dataset}.fact__orders`' },
+      ];
       r.dashboardConfig = null;
     });
     await rm(join(dir, 'saved-queries/sq_acme_top_customers.json'));
@@ -144,7 +163,9 @@ describe('invalid folders are refused before anything is written, naming file, i
       r.sections[0].sql[2] = "WHERE channel = '{channel}' AND day BETWEEN DATE '{start_date}' AND DATE '{end_date}'";
     });
     const r = await refusedApply(dir);
-    expect(r.stderr).toMatch(/reports\/rpt_globex_stores\.json:\d+: report rpt_globex_stores section rq_globex_store_daily: template uses unknown slot\(s\) \{channel\}/);
+    expect(r.stderr).toMatch(
+      /reports\/rpt_globex_stores\.json:\d+: report rpt_globex_stores section rq_globex_store_daily: template uses unknown slot\(s\) \{channel\}/,
+    );
   });
 
   it('SQL touching another dataset, on the line of the SQL that does', async () => {
@@ -155,7 +176,9 @@ describe('invalid folders are refused before anything is written, naming file, i
     });
     const r = await refusedApply(dir);
     const line = (await readFile(file, 'utf8')).split('\n').findIndex((l) => l.includes('service-v1.umbrella.fact__orders')) + 1;
-    expect(r.stderr).toContain(`reports/rpt_demo_channel_mix.json:${line}: report rpt_demo_channel_mix section rq_mix_share: on brand brand_acme (dataset acme): FORBIDDEN_TABLE`);
+    expect(r.stderr).toContain(
+      `reports/rpt_demo_channel_mix.json:${line}: report rpt_demo_channel_mix section rq_mix_share: on brand brand_acme (dataset acme): FORBIDDEN_TABLE`,
+    );
   });
 
   it('a malformed chartSpec', async () => {
@@ -176,7 +199,9 @@ describe('invalid folders are refused before anything is written, naming file, i
       r.dashboardConfig.tiles[0].queryId = 'rq_nowhere';
     });
     const r = await refusedApply(dir);
-    expect(r.stderr).toMatch(/saved-queries\/sq_globex_monthly_kpis\.json:\d+: saved query sq_acme_monthly_kpis: duplicate query id: already used by saved query sq_acme_monthly_kpis \(saved-queries\/sq_acme_monthly_kpis\.json\)/);
+    expect(r.stderr).toMatch(
+      /saved-queries\/sq_globex_monthly_kpis\.json:\d+: saved query sq_acme_monthly_kpis: duplicate query id: already used by saved query sq_acme_monthly_kpis \(saved-queries\/sq_acme_monthly_kpis\.json\)/,
+    );
     expect(r.stderr).toMatch(/reports\/rpt_demo_channel_mix\.json:\d+: report rpt_demo_channel_mix: dashboard tile names rq_nowhere/);
   });
 
@@ -197,7 +222,11 @@ describe('--check-warehouse', () => {
       const out = await adminJson('catalog', 'plan', DEMO_CATALOG_DIR, '--check-warehouse', '--env-file', envFile);
       // 4 system sections x 3 provisioned brands + 4 org_demo x 2 + 3 acme + 1 globex + 1 org_other + 1 umbrella + 7 saved.
       expect(out.dryRuns.estimates).toHaveLength(12 + 8 + 3 + 1 + 1 + 1 + 7);
-      expect(out.dryRuns.estimates).toContainEqual({ item: 'report rpt_business_overview section rq_overview_kpis', brand: 'brand_globex', bytes: expect.any(Number) });
+      expect(out.dryRuns.estimates).toContainEqual({
+        item: 'report rpt_business_overview section rq_overview_kpis',
+        brand: 'brand_globex',
+        bytes: expect.any(Number),
+      });
       expect(out.dryRuns.estimates.every((e) => e.bytes > 0)).toBe(true);
       const text = (await admin('catalog', 'plan', DEMO_CATALOG_DIR, '--check-warehouse', '--env-file', envFile)).stdout;
       expect(text).toMatch(/saved query sq_acme_top_customers on brand_acme: [\d,]+ bytes/);
@@ -208,7 +237,9 @@ describe('--check-warehouse', () => {
       });
       const r = await admin('catalog', 'plan', dir, '--check-warehouse', '--env-file', envFile);
       expect(r.code).toBe(1);
-      expect(r.stderr).toMatch(/reports\/rpt_globex_stores\.json: report rpt_globex_stores section rq_globex_store_daily: on brand brand_globex \(dataset globex\): the warehouse refused the dry run/);
+      expect(r.stderr).toMatch(
+        /reports\/rpt_globex_stores\.json: report rpt_globex_stores section rq_globex_store_daily: on brand brand_globex \(dataset globex\): the warehouse refused the dry run/,
+      );
     } finally {
       await wh.close();
     }
@@ -217,7 +248,9 @@ describe('--check-warehouse', () => {
 
 describe('brands, keys and users', () => {
   it('brand update sets and clears the dataset and time zone; a taken dataset is refused', async () => {
-    expect(await adminJson('brand', 'update', 'brand_initech', '--dataset', 'initech', '--timezone', 'Europe/Paris', '--name', 'Initech')).toEqual({
+    expect(
+      await adminJson('brand', 'update', 'brand_initech', '--dataset', 'initech', '--timezone', 'Europe/Paris', '--name', 'Initech'),
+    ).toEqual({
       id: 'brand_initech',
       orgId: 'org_demo',
       name: 'Initech',
@@ -227,7 +260,10 @@ describe('brands, keys and users', () => {
     const taken = await admin('brand', 'update', 'brand_initech', '--dataset', 'acme');
     expect(taken.code).toBe(1);
     expect(taken.stderr).toContain('dataset acme already belongs to another brand');
-    expect(await adminJson('brand', 'update', 'brand_initech', '--no-dataset', '--no-timezone')).toMatchObject({ dataset: null, timezone: null });
+    expect(await adminJson('brand', 'update', 'brand_initech', '--no-dataset', '--no-timezone')).toMatchObject({
+      dataset: null,
+      timezone: null,
+    });
     expect((await admin('brand', 'update', 'brand_nope', '--name', 'x')).stderr).toContain('no brand brand_nope');
   });
 
@@ -238,7 +274,11 @@ describe('brands, keys and users', () => {
     expect(await rows("SELECT count(*) AS n FROM brands WHERE id = 'brand_umbrella'")).toEqual([{ n: 1 }]);
     const done = await adminJson('brand', 'delete', 'brand_umbrella', '--cascade');
     expect(done).toEqual({ id: 'brand_umbrella', deleted: true, cascaded: { 'report(s)': 1, 'saved query(ies)': 2, 'memory(ies)': 2 } });
-    expect(await rows("SELECT (SELECT count(*) FROM brands WHERE id = 'brand_umbrella') + (SELECT count(*) FROM saved_queries WHERE brand_id = 'brand_umbrella') + (SELECT count(*) FROM memories WHERE brand_id = 'brand_umbrella') AS n")).toEqual([{ n: 0 }]);
+    expect(
+      await rows(
+        "SELECT (SELECT count(*) FROM brands WHERE id = 'brand_umbrella') + (SELECT count(*) FROM saved_queries WHERE brand_id = 'brand_umbrella') + (SELECT count(*) FROM memories WHERE brand_id = 'brand_umbrella') AS n",
+      ),
+    ).toEqual([{ n: 0 }]);
     expect(await adminJson('brand', 'delete', 'brand_initech')).toEqual({ id: 'brand_initech', deleted: true, cascaded: {} });
   });
 
@@ -253,7 +293,11 @@ describe('brands, keys and users', () => {
     const user = await admin('user', 'delete', 'brand@catalog.test');
     expect(user.code).toBe(1);
     expect(user.stderr).toContain('still administers 1');
-    expect(await adminJson('user', 'delete', 'brand@catalog.test', '--cascade')).toMatchObject({ email: 'brand@catalog.test', deleted: true, memberships: 1 });
+    expect(await adminJson('user', 'delete', 'brand@catalog.test', '--cascade')).toMatchObject({
+      email: 'brand@catalog.test',
+      deleted: true,
+      memberships: 1,
+    });
     expect(await rows("SELECT count(*) AS n FROM memberships WHERE user_id = 'user_demo_brand_admin'")).toEqual([{ n: 0 }]);
   });
 });

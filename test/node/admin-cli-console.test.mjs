@@ -63,7 +63,12 @@ describe('feedback list|show|resolve', () => {
 
   it('shows one report with its transcript and attached queries; another org cannot', async () => {
     const shown = await adminJson('feedback', 'show', 'fb_a1', '--as', 'u_brand');
-    expect(shown).toMatchObject({ id: 'fb_a1', status: 'open', summary: 'A1 revenue doubled', transcript: [{ role: 'user', content: 'why?' }, { role: 'assistant' }] });
+    expect(shown).toMatchObject({
+      id: 'fb_a1',
+      status: 'open',
+      summary: 'A1 revenue doubled',
+      transcript: [{ role: 'user', content: 'why?' }, { role: 'assistant' }],
+    });
     expect(shown.recentQueries).toMatchObject([{ requestId: 'req_a1', sql: 'SELECT a1' }]);
     const text = await admin('feedback', 'show', 'fb_a1');
     expect(text.stdout).toContain('  user: why?');
@@ -82,7 +87,10 @@ describe('feedback list|show|resolve', () => {
     expect(outside.code).toBe(1);
     expect((await admin('feedback', 'resolve', 'fb_a1', '--as', 'other@b.test', '--note', 'x')).code).toBe(1);
 
-    expect(await adminJson('feedback', 'resolve', 'fb_a1', '--as', 'u_brand', '--status', 'acknowledged')).toMatchObject({ from: 'open', to: 'acknowledged' });
+    expect(await adminJson('feedback', 'resolve', 'fb_a1', '--as', 'u_brand', '--status', 'acknowledged')).toMatchObject({
+      from: 'open',
+      to: 'acknowledged',
+    });
     expect(await adminJson('feedback', 'resolve', 'fb_a1', '--as', 'u_brand', '--note', 'Reloaded the table')).toMatchObject({
       from: 'acknowledged',
       to: 'resolved',
@@ -91,12 +99,26 @@ describe('feedback list|show|resolve', () => {
     const final = await admin('feedback', 'resolve', 'fb_a1', '--status', 'dismissed', '--note', 'again');
     expect(final.code).toBe(1);
     expect(final.stderr).toContain('the report is already resolved; it cannot change any more');
-    expect(await rows("SELECT from_status, to_status, note, actor_kind, actor_name FROM feedback_status_changes WHERE feedback_id = 'fb_a1' ORDER BY created_at, id")).toEqual([
+    expect(
+      await rows(
+        "SELECT from_status, to_status, note, actor_kind, actor_name FROM feedback_status_changes WHERE feedback_id = 'fb_a1' ORDER BY created_at, id",
+      ),
+    ).toEqual([
       { from_status: 'open', to_status: 'acknowledged', note: null, actor_kind: 'cli', actor_name: 'brand@a.test via admin CLI' },
-      { from_status: 'acknowledged', to_status: 'resolved', note: 'Reloaded the table', actor_kind: 'cli', actor_name: 'brand@a.test via admin CLI' },
+      {
+        from_status: 'acknowledged',
+        to_status: 'resolved',
+        note: 'Reloaded the table',
+        actor_kind: 'cli',
+        actor_name: 'brand@a.test via admin CLI',
+      },
     ]);
     const shown = await adminJson('feedback', 'show', 'fb_a1');
-    expect(shown).toMatchObject({ status: 'resolved', statusNote: 'Reloaded the table', history: [{ to: 'acknowledged' }, { to: 'resolved' }] });
+    expect(shown).toMatchObject({
+      status: 'resolved',
+      statusNote: 'Reloaded the table',
+      history: [{ to: 'acknowledged' }, { to: 'resolved' }],
+    });
   });
 });
 
@@ -109,10 +131,14 @@ describe('history list|totals', () => {
     expect(requestIds((await adminJson('history', 'list', '--as', 'other@b.test')).runs)).toEqual(['req_b1']);
     expect(requestIds((await adminJson('history', 'list')).runs)).toEqual(['req_a1', 'req_a2', 'req_a_old', 'req_b1']);
     expect(requestIds((await adminJson('history', 'list', '--as', 'org@a.test', '--outcome', 'error')).runs)).toEqual(['req_a2']);
-    expect(requestIds((await adminJson('history', 'list', '--as', 'org@a.test', '--connection', 'grant_x', '--user', 'u_org')).runs)).toEqual(['req_a2']);
+    expect(
+      requestIds((await adminJson('history', 'list', '--as', 'org@a.test', '--connection', 'grant_x', '--user', 'u_org')).runs),
+    ).toEqual(['req_a2']);
     expect(requestIds((await adminJson('history', 'list', '--query', 'rq_x')).runs)).toEqual(['req_a2']);
     const a1 = (await adminJson('history', 'list', '--key', 'key_a', '--brand', 'brand_a1', '--limit', '1')).runs;
-    expect(a1).toMatchObject([{ requestId: 'req_a1', bytesBilled: TIB, costUsd: 6.25, transport: 'rest', caller: { kind: 'key', id: 'key_a', name: 'A org key' } }]);
+    expect(a1).toMatchObject([
+      { requestId: 'req_a1', bytesBilled: TIB, costUsd: 6.25, transport: 'rest', caller: { kind: 'key', id: 'key_a', name: 'A org key' } },
+    ]);
     const csv = await admin('history', 'list', '--as', 'u_brand', '--csv');
     expect(csv.code).toBe(0);
     const lines = csv.stdout.trim().split('\r\n');
@@ -121,7 +147,7 @@ describe('history list|totals', () => {
     expect(csv.stdout).not.toContain('b_secret');
   });
 
-  it('totals per caller and brand for 1, 7 and 30 days, within the administrator\'s reach', async () => {
+  it("totals per caller and brand for 1, 7 and 30 days, within the administrator's reach", async () => {
     const org = await adminJson('history', 'totals', '--as', 'org@a.test');
     expect(org.usdPerTib).toBe(6.25);
     const keyA = org.callers.find((c) => c.id === 'key_a');

@@ -33,7 +33,19 @@ describe('memory create, update, delete, restore', () => {
   it('writes a system memory and records each change with the CLI as the writer', async () => {
     const file = join(t.stateDir, 'content.md');
     await writeFile(file, '`revenue` is **gross**: after discounts, before returns.\n');
-    const created = await adminJson('memory', 'create', '--system', '--table', 'fact__orders', '--title', 'revenue is gross', '--content-file', file, '--author', 'Data team');
+    const created = await adminJson(
+      'memory',
+      'create',
+      '--system',
+      '--table',
+      'fact__orders',
+      '--title',
+      'revenue is gross',
+      '--content-file',
+      file,
+      '--author',
+      'Data team',
+    );
     expect(created).toMatchObject({
       scope: 'system',
       brandId: null,
@@ -53,7 +65,9 @@ describe('memory create, update, delete, restore', () => {
     expect((await adminJson('memory', 'list', '--system')).memories).toEqual([]);
 
     expect(await adminJson('memory', 'restore', id)).toMatchObject({ memoryId: id, title: "revenue isn't net" });
-    const revs = await rows(`SELECT action, actor_kind, actor_id, transport, json_extract(before_json, '$.title') AS before_title FROM memory_revisions WHERE memory_id = '${id}' ORDER BY created_at, rowid`);
+    const revs = await rows(
+      `SELECT action, actor_kind, actor_id, transport, json_extract(before_json, '$.title') AS before_title FROM memory_revisions WHERE memory_id = '${id}' ORDER BY created_at, rowid`,
+    );
     expect(revs.map((r) => [r.action, r.actor_kind, r.actor_id, r.transport])).toEqual([
       ['create', 'cli', null, 'cli'],
       ['update', 'cli', null, 'cli'],
@@ -64,9 +78,21 @@ describe('memory create, update, delete, restore', () => {
   }, 180_000);
 
   it.each([
-    ['content over 8 KB', ['--brand', 'brand_m', '--title', 't', '--content', 'x'.repeat(8193)], 'content must be at most 8192 bytes of UTF-8, got 8193'],
-    ['two owners', ['--brand', 'brand_m', '--org', 'org_m', '--title', 't', '--content', 'c'], 'give exactly one of --system, --org ORG_ID or --brand BRAND_ID'],
-    ['a qualified table', ['--brand', 'brand_m', '--title', 't', '--content', 'c', '--table', 'm_ds.fact__orders'], '--table: table must be a table name'],
+    [
+      'content over 8 KB',
+      ['--brand', 'brand_m', '--title', 't', '--content', 'x'.repeat(8193)],
+      'content must be at most 8192 bytes of UTF-8, got 8193',
+    ],
+    [
+      'two owners',
+      ['--brand', 'brand_m', '--org', 'org_m', '--title', 't', '--content', 'c'],
+      'give exactly one of --system, --org ORG_ID or --brand BRAND_ID',
+    ],
+    [
+      'a qualified table',
+      ['--brand', 'brand_m', '--title', 't', '--content', 'c', '--table', 'm_ds.fact__orders'],
+      '--table: table must be a table name',
+    ],
   ])('memory create with %s exits 2', async (_, args, message) => {
     args = ['memory', 'create', ...args];
     const r = await admin(...args);

@@ -33,7 +33,18 @@ describe('help and usage errors', () => {
   it('--help lists every command group and exits 0', async () => {
     const r = await admin('--help');
     expect(r.code).toBe(0);
-    for (const c of ['org create', 'brand create', 'user create', 'user set-password', 'membership add', 'membership remove', 'key create', 'key list', 'key revoke', 'key limits']) {
+    for (const c of [
+      'org create',
+      'brand create',
+      'user create',
+      'user set-password',
+      'membership add',
+      'membership remove',
+      'key create',
+      'key list',
+      'key revoke',
+      'key limits',
+    ]) {
       expect(r.stdout).toContain(c);
     }
     expect(r.stdout).toContain('--remote');
@@ -72,7 +83,20 @@ describe('help and usage errors', () => {
 describe('organizations and brands', () => {
   it('creates an org and a brand with dataset and time zone, as stored rows', async () => {
     expect(await adminJson('org', 'create', '--id', 'org_cli', '--name', 'CLI Org')).toEqual({ id: 'org_cli', name: 'CLI Org' });
-    const brand = await adminJson('brand', 'create', '--id', 'brand_cli', '--org', 'org_cli', '--name', 'CLI Brand', '--dataset', 'cli_ds', '--timezone', 'Europe/Paris');
+    const brand = await adminJson(
+      'brand',
+      'create',
+      '--id',
+      'brand_cli',
+      '--org',
+      'org_cli',
+      '--name',
+      'CLI Brand',
+      '--dataset',
+      'cli_ds',
+      '--timezone',
+      'Europe/Paris',
+    );
     expect(brand).toEqual({ id: 'brand_cli', orgId: 'org_cli', name: 'CLI Brand', dataset: 'cli_ds', timezone: 'Europe/Paris' });
     await adminJson('brand', 'create', '--id', 'brand_cli2', '--org', 'org_cli', '--name', 'Unprovisioned');
     expect(await rows("SELECT id, org_id, name, dataset, timezone FROM brands WHERE org_id = 'org_cli' ORDER BY id")).toEqual([
@@ -87,7 +111,10 @@ describe('organizations and brands', () => {
     [['org', 'create', '--id', 'org_cli', '--name', 'again'], 'organization org_cli already exists'],
     [['brand', 'create', '--id', 'brand_x', '--org', 'org_missing', '--name', 'n'], 'organization org_missing does not exist'],
     [['brand', 'create', '--id', 'brand_cli', '--org', 'org_cli', '--name', 'n'], 'brand brand_cli already exists'],
-    [['brand', 'create', '--id', 'brand_y', '--org', 'org_cli', '--name', 'n', '--dataset', 'cli_ds'], 'dataset cli_ds already belongs to another brand'],
+    [
+      ['brand', 'create', '--id', 'brand_y', '--org', 'org_cli', '--name', 'n', '--dataset', 'cli_ds'],
+      'dataset cli_ds already belongs to another brand',
+    ],
   ])('%j exits 1: %s', async (args, message) => {
     const r = await admin(...args);
     expect(r.code).toBe(1);
@@ -97,7 +124,9 @@ describe('organizations and brands', () => {
   it('stores hostile text verbatim: values are quoted, never spliced into SQL', async () => {
     const name = "x'); DROP TABLE brands; --\n; SELECT 'é\\";
     await adminJson('org', 'create', '--id', 'org_quote', '--name', name);
-    expect(await rows("SELECT name, (SELECT count(*) FROM brands) AS brands FROM organizations WHERE id = 'org_quote'")).toEqual([{ name, brands: 2 }]);
+    expect(await rows("SELECT name, (SELECT count(*) FROM brands) AS brands FROM organizations WHERE id = 'org_quote'")).toEqual([
+      { name, brands: 2 },
+    ]);
   });
 });
 
@@ -108,7 +137,16 @@ describe('users and memberships', () => {
   });
 
   it('hashes the given password with PBKDF2-SHA256, 100,000 iterations and a 16-byte salt', async () => {
-    const out = await adminJson('user', 'create', '--email', 'Owner@Example.test', '--name', 'Owner', '--password', 'correct horse battery');
+    const out = await adminJson(
+      'user',
+      'create',
+      '--email',
+      'Owner@Example.test',
+      '--name',
+      'Owner',
+      '--password',
+      'correct horse battery',
+    );
     expect(out).toMatchObject({ email: 'Owner@Example.test', name: 'Owner' });
     expect(out.password).toBeUndefined();
     const [u] = await rows(sql`SELECT * FROM users WHERE id = ${out.id}`);
@@ -136,10 +174,16 @@ describe('users and memberships', () => {
     );
     const out = await adminJson('user', 'set-password', '--user', 'gen@example.test', '--password', 'a brand new passphrase');
     expect(out).toMatchObject({ email: 'gen@example.test' });
-    expect(await rows("SELECT 1 FROM login_account_failures WHERE user_id = (SELECT id FROM users WHERE email = 'gen@example.test')")).toEqual([]);
-    const [u] = await rows("SELECT password_hash, password_salt, password_iterations, failed_logins, locked_until FROM users WHERE email = 'gen@example.test'");
+    expect(
+      await rows("SELECT 1 FROM login_account_failures WHERE user_id = (SELECT id FROM users WHERE email = 'gen@example.test')"),
+    ).toEqual([]);
+    const [u] = await rows(
+      "SELECT password_hash, password_salt, password_iterations, failed_logins, locked_until FROM users WHERE email = 'gen@example.test'",
+    );
     expect(u).toMatchObject({ failed_logins: 0, locked_until: null, password_iterations: 100_000 });
-    expect(await verifyPassword('a brand new passphrase', { hash: u.password_hash, salt: u.password_salt, iterations: u.password_iterations })).toBe(true);
+    expect(
+      await verifyPassword('a brand new passphrase', { hash: u.password_hash, salt: u.password_salt, iterations: u.password_iterations }),
+    ).toBe(true);
     const missing = await admin('user', 'set-password', '--user', 'nobody@example.test', '--password', 'whatever long enough');
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('no user nobody@example.test');
@@ -157,7 +201,9 @@ describe('users and memberships', () => {
     const again = await adminJson('membership', 'add', '--user', added.userId, '--org', 'org_cli');
     expect(again.created).toBe(false);
     await adminJson('membership', 'add', '--user', 'gen@example.test', '--brand', 'brand_cli');
-    expect(await rows("SELECT u.email, m.org_id, m.brand_id, m.role FROM memberships m JOIN users u ON u.id = m.user_id ORDER BY u.email")).toEqual([
+    expect(
+      await rows('SELECT u.email, m.org_id, m.brand_id, m.role FROM memberships m JOIN users u ON u.id = m.user_id ORDER BY u.email'),
+    ).toEqual([
       { email: 'gen@example.test', org_id: null, brand_id: 'brand_cli', role: 'admin' },
       { email: 'Owner@Example.test', org_id: 'org_cli', brand_id: null, role: 'admin' },
     ]);
@@ -190,9 +236,22 @@ describe('API keys', () => {
     expect(orgKey.secret).toMatch(/^wqk_[A-Za-z0-9_-]{43}$/);
     expect(orgKey.secret.startsWith(orgKey.prefix)).toBe(true);
     const stored = await rows('SELECT * FROM api_keys ORDER BY created_at');
-    expect(stored[0]).toMatchObject({ id: orgKey.id, name: 'org key', prefix: orgKey.prefix, org_id: 'org_cli', brand_id: null, revoked_at: null });
+    expect(stored[0]).toMatchObject({
+      id: orgKey.id,
+      name: 'org key',
+      prefix: orgKey.prefix,
+      org_id: 'org_cli',
+      brand_id: null,
+      revoked_at: null,
+    });
     expect(stored[0].secret_hash).toBe(createHash('sha256').update(orgKey.secret).digest('hex'));
-    expect(stored[1]).toMatchObject({ id: brandKey.id, brand_id: 'brand_cli', org_id: null, daily_query_limit: 7, daily_bytes_limit: null });
+    expect(stored[1]).toMatchObject({
+      id: brandKey.id,
+      brand_id: 'brand_cli',
+      org_id: null,
+      daily_query_limit: 7,
+      daily_bytes_limit: null,
+    });
     expect(JSON.stringify(stored)).not.toContain(orgKey.secret);
 
     const text = await admin('key', 'create', '--brand', 'brand_cli', '--name', 'human');
@@ -210,7 +269,12 @@ describe('API keys', () => {
     const all = await adminJson('key', 'list', '--org', 'org_cli');
     expect(all.keys.map((k) => k.name)).toEqual(['org key', 'brand key', 'human']);
     expect(JSON.stringify(all)).not.toContain(orgKey.secret);
-    expect(all.keys[1]).toMatchObject({ id: brandKey.id, brandId: 'brand_cli', limits: { dailyQueries: 7, dailyBytes: null, maxBytesBilled: null, checksPerMinute: null, pageReadsPerMinute: null }, revokedAt: null });
+    expect(all.keys[1]).toMatchObject({
+      id: brandKey.id,
+      brandId: 'brand_cli',
+      limits: { dailyQueries: 7, dailyBytes: null, maxBytesBilled: null, checksPerMinute: null, pageReadsPerMinute: null },
+      revokedAt: null,
+    });
     const narrow = await adminJson('key', 'list', '--brand', 'brand_cli');
     expect(narrow.keys.map((k) => k.name)).toEqual(['brand key', 'human']);
     const table = await admin('key', 'list');
@@ -219,10 +283,32 @@ describe('API keys', () => {
   });
 
   it('sets and clears per-key limits', async () => {
-    const set = await adminJson('key', 'limits', orgKey.id, '--daily-queries', '50', '--max-bytes-billed', '1048576', '--checks-per-minute', '7');
-    expect(set.limits).toEqual({ dailyQueries: 50, dailyBytes: null, maxBytesBilled: 1048576, checksPerMinute: 7, pageReadsPerMinute: null });
+    const set = await adminJson(
+      'key',
+      'limits',
+      orgKey.id,
+      '--daily-queries',
+      '50',
+      '--max-bytes-billed',
+      '1048576',
+      '--checks-per-minute',
+      '7',
+    );
+    expect(set.limits).toEqual({
+      dailyQueries: 50,
+      dailyBytes: null,
+      maxBytesBilled: 1048576,
+      checksPerMinute: 7,
+      pageReadsPerMinute: null,
+    });
     const cleared = await adminJson('key', 'limits', orgKey.id, '--daily-queries', 'default', '--checks-per-minute', 'default');
-    expect(cleared.limits).toEqual({ dailyQueries: null, dailyBytes: null, maxBytesBilled: 1048576, checksPerMinute: null, pageReadsPerMinute: null });
+    expect(cleared.limits).toEqual({
+      dailyQueries: null,
+      dailyBytes: null,
+      maxBytesBilled: 1048576,
+      checksPerMinute: null,
+      pageReadsPerMinute: null,
+    });
     const shown = await admin('key', 'limits', orgKey.id);
     expect(shown.stdout).toContain('daily-queries=default daily-bytes=default max-bytes-billed=1048576');
     const missing = await admin('key', 'limits', 'key_missing', '--daily-queries', '5');
@@ -240,7 +326,21 @@ describe('API keys', () => {
       // Through the process guard, so wrangler and its workerd cannot outlive this test run.
       wrangler = spawn(
         process.execPath,
-        [join(ROOT, 'scripts/lib/process-guard.mjs'), process.execPath, WRANGLER_BIN, 'dev', '--ip', '127.0.0.1', '--port', String(port), '--persist-to', t.stateDir, '--show-interactive-dev-session=false', '--inspector-port', String(await freePort())],
+        [
+          join(ROOT, 'scripts/lib/process-guard.mjs'),
+          process.execPath,
+          WRANGLER_BIN,
+          'dev',
+          '--ip',
+          '127.0.0.1',
+          '--port',
+          String(port),
+          '--persist-to',
+          t.stateDir,
+          '--show-interactive-dev-session=false',
+          '--inspector-port',
+          String(await freePort()),
+        ],
         { cwd: ROOT, env: wranglerEnv(), stdio: ['pipe', 'pipe', 'pipe'] },
       );
       let log = '';
@@ -293,7 +393,9 @@ describe('API keys', () => {
         ],
       });
       const brand = await brands(brandKey.secret);
-      expect(await brand.json()).toEqual({ brands: [{ brandId: 'brand_cli', name: 'CLI Brand', dataset: 'cli_ds', timezone: 'Europe/Paris', queryable: true }] });
+      expect(await brand.json()).toEqual({
+        brands: [{ brandId: 'brand_cli', name: 'CLI Brand', dataset: 'cli_ds', timezone: 'Europe/Paris', queryable: true }],
+      });
     });
 
     it("revoke cuts the key off within the Worker's AUTH_CACHE_TTL_MS; a second revoke reports it", async () => {

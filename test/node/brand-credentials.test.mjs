@@ -17,7 +17,11 @@ import { runAdminOn } from './admin-in-process.mjs';
 
 const BRANDS = Array.from({ length: 20 }, (_, i) => {
   const n = String(i + 1).padStart(2, '0');
-  return { id: `brand_b${n}`, dataset: `b${n}`, account: createServiceAccount({ clientEmail: `brand-b${n}@service-v1.iam.gserviceaccount.com` }) };
+  return {
+    id: `brand_b${n}`,
+    dataset: `b${n}`,
+    account: createServiceAccount({ clientEmail: `brand-b${n}@service-v1.iam.gserviceaccount.com` }),
+  };
 });
 const MAIN = createServiceAccount({ clientEmail: 'default@service-v1.iam.gserviceaccount.com' });
 const KEY_1 = randomBytes(32).toString('hex');
@@ -51,7 +55,10 @@ async function admin(keys, ...args) {
     else delete process.env.CREDENTIALS_KEY_PREVIOUS;
     return await runAdminOn(db, stateDir, args);
   } finally {
-    for (const [name, v] of /** @type {const} */ ([['CREDENTIALS_KEY', saved.current], ['CREDENTIALS_KEY_PREVIOUS', saved.previous]])) {
+    for (const [name, v] of /** @type {const} */ ([
+      ['CREDENTIALS_KEY', saved.current],
+      ['CREDENTIALS_KEY_PREVIOUS', saved.previous],
+    ])) {
       if (v === undefined) delete process.env[name];
       else process.env[name] = v;
     }
@@ -70,7 +77,12 @@ beforeAll(async () => {
   warehouse = await startWarehouse({
     serviceAccounts: [
       { clientEmail: MAIN.clientEmail, publicKeyPem: MAIN.publicKeyPem, keyId: MAIN.keyId },
-      ...BRANDS.map(({ account: a, dataset }) => ({ clientEmail: a.clientEmail, publicKeyPem: a.publicKeyPem, keyId: a.keyId, datasets: [dataset] })),
+      ...BRANDS.map(({ account: a, dataset }) => ({
+        clientEmail: a.clientEmail,
+        publicKeyPem: a.publicKeyPem,
+        keyId: a.keyId,
+        datasets: [dataset],
+      })),
     ],
   });
   db = await openD1({ persistTo: stateDir });
@@ -94,7 +106,9 @@ describe('brand credentials through the CLI', () => {
       expect(out).toContain(`stored credentials of brand ${b.id}: ${b.account.clientEmail}`);
     }
     // Replacing says so.
-    const again = ok(await admin({ key: KEY_1 }, 'brand', 'credentials', 'set', '--brand', 'brand_b01', '--file', join(stateDir, 'brand_b01.json')));
+    const again = ok(
+      await admin({ key: KEY_1 }, 'brand', 'credentials', 'set', '--brand', 'brand_b01', '--file', join(stateDir, 'brand_b01.json')),
+    );
     expect(again).toMatch(/^replaced credentials of brand brand_b01/);
 
     const text = ok(await admin({ key: KEY_1 }, 'brand', 'credentials', 'show'));
@@ -124,11 +138,20 @@ describe('brand credentials through the CLI', () => {
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('is not a service-account key file');
     expect(bad.stderr).not.toContain('secret-material');
-    const noBrand = await admin({ key: KEY_1 }, 'brand', 'credentials', 'set', '--brand', 'brand_nope', '--file', join(stateDir, 'brand_b01.json'));
+    const noBrand = await admin(
+      { key: KEY_1 },
+      'brand',
+      'credentials',
+      'set',
+      '--brand',
+      'brand_nope',
+      '--file',
+      join(stateDir, 'brand_b01.json'),
+    );
     expect(noBrand.stderr).toContain('brand brand_nope does not exist');
   }, 120_000);
 
-  it('the Worker signs each brand\'s queries with that brand\'s account', async () => {
+  it("the Worker signs each brand's queries with that brand's account", async () => {
     const key = JSON.parse(ok(await admin({}, 'key', 'create', '--org', 'org_many', '--name', 'all brands', '--json'))).secret;
     await closeDb();
     process.env.WRANGLER_SEND_METRICS = 'false';

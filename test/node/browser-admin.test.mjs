@@ -36,7 +36,10 @@ async function expectTableFitsAndDatesWhole(page) {
     // Nothing visible in a cell sticks out of it (inputs and buttons of an open form included).
     sticking: [...document.querySelectorAll('td input, td button, td a, td code, td time')]
       .filter((el) => el.checkVisibility() && el.getBoundingClientRect().right > el.closest('td').getBoundingClientRect().right + 1)
-      .map((el) => `${el.outerHTML.slice(0, 60)}: right edge ${el.getBoundingClientRect().right} > cell ${el.closest("td").getBoundingClientRect().right}`),
+      .map(
+        (el) =>
+          `${el.outerHTML.slice(0, 60)}: right edge ${el.getBoundingClientRect().right} > cell ${el.closest('td').getBoundingClientRect().right}`,
+      ),
   }));
   expect(sticking).toEqual([]);
   expect(tables.length).toBeGreaterThan(0);
@@ -66,7 +69,13 @@ describe.skipIf(!BROWSER)('administration and consent in chromium', () => {
     expect(await page.locator('link[rel="icon"]').getAttribute('href')).toMatch(/^data:image\/svg\+xml,/);
     // The seeded keys are listed by prefix, live ones saying so.
     expect(await page.content()).toContain(KEYS.org.slice(0, 12));
-    await expect(page.getByRole('row').filter({ hasText: KEYS.org.slice(0, 12) }).getByText('Live', { exact: true }).isVisible()).resolves.toBe(true);
+    await expect(
+      page
+        .getByRole('row')
+        .filter({ hasText: KEYS.org.slice(0, 12) })
+        .getByText('Live', { exact: true })
+        .isVisible(),
+    ).resolves.toBe(true);
 
     // Nothing connected yet: the assistants page says where to connect.
     await page.getByRole('link', { name: 'Connected assistants' }).click();
@@ -151,7 +160,9 @@ describe.skipIf(!BROWSER)('administration and consent in chromium', () => {
     await page.getByRole('row').filter({ hasText: 'Browser test key' }).getByRole('link', { name: 'Revoke key Browser test key' }).click();
     await page.getByRole('button', { name: 'Revoke key' }).click();
     await page.getByText('The key was revoked').waitFor();
-    expect(await page.getByRole('row').filter({ hasText: 'Browser test key' }).textContent()).toMatch(/Revoked \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC/);
+    expect(await page.getByRole('row').filter({ hasText: 'Browser test key' }).textContent()).toMatch(
+      /Revoked \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC/,
+    );
     await page.close();
   });
 
@@ -209,7 +220,13 @@ describe.skipIf(!BROWSER)('administration and consent in chromium', () => {
     const token = await fetch(`${w.baseUrl}/oauth/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: CALLBACK, client_id: clientId, code_verifier: verifier }),
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: CALLBACK,
+        client_id: clientId,
+        code_verifier: verifier,
+      }),
     });
     expect(token.status).toBe(200);
     accessToken = (await token.json()).access_token;
@@ -246,7 +263,10 @@ describe.skipIf(!BROWSER)('administration and consent in chromium', () => {
     await expectFitsViewport(page);
     await expectTableFitsAndDatesWhole(page);
     // Table rows become labelled cards: the header row is visually hidden, each cell shows its label.
-    const label = await page.locator('td[data-label="Prefix"]').first().evaluate((td) => getComputedStyle(td, '::before').content);
+    const label = await page
+      .locator('td[data-label="Prefix"]')
+      .first()
+      .evaluate((td) => getComputedStyle(td, '::before').content);
     expect(label).toBe('"Prefix"');
     await shot(page, 'admin-keys-390');
     await page.locator('summary').first().click();

@@ -24,7 +24,9 @@ const aux = {};
 const w = seededWorkerAndBrowser(BROWSER, 'wq-browser-console-', { keys: KEYS, admins: ADMINS }, async () => {
   aux.receiver = await startWebhookReceiver();
   const account = createServiceAccount();
-  aux.warehouse = await startWarehouse({ serviceAccounts: [{ clientEmail: account.clientEmail, publicKeyPem: account.publicKeyPem, keyId: account.keyId }] });
+  aux.warehouse = await startWarehouse({
+    serviceAccounts: [{ clientEmail: account.clientEmail, publicKeyPem: account.publicKeyPem, keyId: account.keyId }],
+  });
   return {
     FEEDBACK_WEBHOOK_URL: `${aux.receiver.url}/hook`,
     FEEDBACK_WEBHOOK_RETRY_SECONDS: '1',
@@ -46,7 +48,9 @@ async function signIn(page, admin) {
 
 /** The navigation bar is one line: every link on the same row, inside the viewport. */
 async function expectNavOnOneLine(page) {
-  const tops = await page.evaluate(() => [...document.querySelectorAll('nav.pages a')].map((a) => Math.round(a.getBoundingClientRect().top)));
+  const tops = await page.evaluate(() =>
+    [...document.querySelectorAll('nav.pages a')].map((a) => Math.round(a.getBoundingClientRect().top)),
+  );
   expect(new Set(tops).size).toBe(1);
   const overflow = await page.evaluate(() => {
     const nav = document.querySelector('nav.pages');
@@ -73,7 +77,9 @@ describe.skipIf(!BROWSER)('the data team console in chromium', () => {
     aux.receiver.plan(SUMMARY, 2);
     const client = new Client({ name: 'console-browser-test', version: '1.0.0' });
     await client.connect(
-      new StreamableHTTPClientTransport(new URL(`${w.baseUrl}/v1/data/mcp`), { requestInit: { headers: { authorization: `Bearer ${KEYS.org}` } } }),
+      new StreamableHTTPClientTransport(new URL(`${w.baseUrl}/v1/data/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${KEYS.org}` } },
+      }),
     );
     const ran = await client.callTool({ name: 'run_query', arguments: { brandId: 'brand_globex', sql: SQL } });
     expect(ran.isError ?? false).toBe(false);
@@ -82,7 +88,11 @@ describe.skipIf(!BROWSER)('the data team console in chromium', () => {
     const context = await w.browser.newContext({ viewport: DESKTOP });
     const page = await context.newPage();
     await signIn(page, ADMINS.org);
-    await until('the run in the history', async () => (await page.request.get(`${w.baseUrl}/admin/history?brand=brand_globex`)).text(), (html) => html.includes('globex.fact__orders'));
+    await until(
+      'the run in the history',
+      async () => (await page.request.get(`${w.baseUrl}/admin/history?brand=brand_globex`)).text(),
+      (html) => html.includes('globex.fact__orders'),
+    );
     await context.close();
     const filed = await client.callTool({
       name: 'report_data_issue',
@@ -103,9 +113,20 @@ describe.skipIf(!BROWSER)('the data team console in chromium', () => {
     await client.close();
     expect(filed.isError ?? false).toBe(false);
     ref = /** @type {{ feedbackRef: string }} */ (filed.structuredContent).feedbackRef;
-    const got = await until('the delivery', async () => aux.receiver.received(SUMMARY), (r) => r.some((x) => x.status === 200));
+    const got = await until(
+      'the delivery',
+      async () => aux.receiver.received(SUMMARY),
+      (r) => r.some((x) => x.status === 200),
+    );
     expect(got.map((r) => r.status)).toEqual([503, 503, 200]);
-    expect(got[2].body).toMatchObject({ event: 'feedback.filed', reference: ref, brandId: 'brand_globex', severity: 'high', summary: SUMMARY, url: `${w.baseUrl}/admin/inbox/${ref}` });
+    expect(got[2].body).toMatchObject({
+      event: 'feedback.filed',
+      reference: ref,
+      brandId: 'brand_globex',
+      severity: 'high',
+      summary: SUMMARY,
+      url: `${w.baseUrl}/admin/inbox/${ref}`,
+    });
   }, 60_000);
 
   it('the org administrator finds it in the inbox, opens the attached query in the history and resolves it with a note', async () => {
@@ -125,11 +146,16 @@ describe.skipIf(!BROWSER)('the data team console in chromium', () => {
     await expect(page.getByText('about 2,400 orders').isVisible()).resolves.toBe(true);
     await expect(page.locator('pre.sql').first().textContent()).resolves.toBe(SQL);
     // The delivery attempts are on the report's page: two refusals, then delivered.
-    await expect(page.getByRole('list', { name: 'Webhook deliveries' }).textContent()).resolves.toMatch(/Attempt 1.*HTTP 503.*Attempt 2.*HTTP 503.*Attempt 3.*delivered/s);
+    await expect(page.getByRole('list', { name: 'Webhook deliveries' }).textContent()).resolves.toMatch(
+      /Attempt 1.*HTTP 503.*Attempt 2.*HTTP 503.*Attempt 3.*delivered/s,
+    );
     await expectFitsViewport(page);
     await shot(page, 'admin-report-1280');
 
-    await page.getByRole('link', { name: /^Open the run of .* in the query history$/ }).first().click();
+    await page
+      .getByRole('link', { name: /^Open the run of .* in the query history$/ })
+      .first()
+      .click();
     await page.waitForURL(/\/admin\/history\?requestId=req_/);
     const runs = page.getByRole('row').filter({ hasText: SQL });
     await expect(runs.count()).resolves.toBe(1);
@@ -144,7 +170,9 @@ describe.skipIf(!BROWSER)('the data team console in chromium', () => {
     await page.getByRole('button', { name: 'Change status' }).click();
     await page.getByRole('status').filter({ hasText: 'The status was changed and recorded.' }).waitFor();
     await expect(page.locator('dl.facts').textContent()).resolves.toContain('Resolved');
-    await expect(page.getByRole('list', { name: 'Status history' }).textContent()).resolves.toContain(`open → resolved by ${ADMINS.org.email}`);
+    await expect(page.getByRole('list', { name: 'Status history' }).textContent()).resolves.toContain(
+      `open → resolved by ${ADMINS.org.email}`,
+    );
     await shot(page, 'admin-report-resolved-1280');
     await context.close();
   }, 60_000);
@@ -154,7 +182,11 @@ describe.skipIf(!BROWSER)('the data team console in chromium', () => {
     const page = await context.newPage();
     await signIn(page, ADMINS.org);
     await expectNavOnOneLine(page);
-    for (const [path, name] of [['/admin/inbox', 'admin-inbox-390'], [`/admin/inbox/${ref}`, 'admin-report-390'], ['/admin/history', 'admin-history-390']]) {
+    for (const [path, name] of [
+      ['/admin/inbox', 'admin-inbox-390'],
+      [`/admin/inbox/${ref}`, 'admin-report-390'],
+      ['/admin/history', 'admin-history-390'],
+    ]) {
       await page.goto(`${w.baseUrl}${path}`);
       await expectNavOnOneLine(page);
       await expectFitsViewport(page);
@@ -167,7 +199,9 @@ describe.skipIf(!BROWSER)('the data team console in chromium', () => {
     const context = await w.browser.newContext({ viewport: DESKTOP });
     const page = await context.newPage();
     await signIn(page, ADMINS.org);
-    const heights = await page.evaluate(() => [...document.querySelectorAll('table.keys tbody tr')].map((tr) => Math.round(tr.getBoundingClientRect().height)));
+    const heights = await page.evaluate(() =>
+      [...document.querySelectorAll('table.keys tbody tr')].map((tr) => Math.round(tr.getBoundingClientRect().height)),
+    );
     await shot(page, 'admin-keys-compact-1280');
     expect(heights.length).toBeGreaterThan(0);
     expect(Math.max(...heights)).toBeLessThanOrEqual(150);

@@ -2,7 +2,10 @@
 import { describe, expect, it } from 'vitest';
 import { browserForTests, findBrowser, installHint, MACOS_APPS } from './browser.mjs';
 
-const only = (...paths) => (p) => paths.includes(p);
+const only =
+  (...paths) =>
+  (p) =>
+    paths.includes(p);
 
 describe('findBrowser', () => {
   it('takes CHROMIUM_PATH first', () => {
@@ -14,9 +17,9 @@ describe('findBrowser', () => {
   });
 
   it('refuses a CHROMIUM_PATH that does not exist rather than silently using another browser', () => {
-    expect(() => findBrowser({ env: { CHROMIUM_PATH: '/nope', PATH: '/usr/bin' }, platform: 'linux', isExecutable: only('/usr/bin/chromium') })).toThrow(
-      'CHROMIUM_PATH=/nope is not an executable file',
-    );
+    expect(() =>
+      findBrowser({ env: { CHROMIUM_PATH: '/nope', PATH: '/usr/bin' }, platform: 'linux', isExecutable: only('/usr/bin/chromium') }),
+    ).toThrow('CHROMIUM_PATH=/nope is not an executable file');
   });
 
   it.each([
@@ -36,7 +39,10 @@ describe('findBrowser', () => {
 
   it('finds Chrome in /Applications on macOS only', () => {
     const mac = MACOS_APPS[0];
-    expect(findBrowser({ env: { PATH: '/usr/bin' }, platform: 'darwin', isExecutable: only(mac) })).toEqual({ path: mac, source: 'Applications' });
+    expect(findBrowser({ env: { PATH: '/usr/bin' }, platform: 'darwin', isExecutable: only(mac) })).toEqual({
+      path: mac,
+      source: 'Applications',
+    });
     expect(findBrowser({ env: { PATH: '/usr/bin' }, platform: 'linux', isExecutable: only(mac) })).toBeNull();
   });
 
@@ -68,7 +74,14 @@ describe('browserForTests', () => {
 
   it('returns the browser without a word when there is one', () => {
     const lines = [];
-    expect(browserForTests({ env: { PATH: '/usr/bin' }, platform: 'linux', isExecutable: only('/usr/bin/chromium'), warn: (l) => lines.push(l) })).toMatchObject({
+    expect(
+      browserForTests({
+        env: { PATH: '/usr/bin' },
+        platform: 'linux',
+        isExecutable: only('/usr/bin/chromium'),
+        warn: (l) => lines.push(l),
+      }),
+    ).toMatchObject({
       path: '/usr/bin/chromium',
     });
     expect(lines).toEqual([]);

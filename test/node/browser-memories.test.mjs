@@ -36,7 +36,9 @@ describe.skipIf(!BROWSER)('the Memories page in chromium', () => {
 
     // Demo memories, grouped by table; system ones are read-only here.
     const orders = page.getByRole('region', { name: 'Table fact__orders' });
-    await expect(orders.getByRole('heading', { name: 'revenue is after discounts, excluding tax and shipping, before returns' }).isVisible()).resolves.toBe(true);
+    await expect(
+      orders.getByRole('heading', { name: 'revenue is after discounts, excluding tax and shipping, before returns' }).isVisible(),
+    ).resolves.toBe(true);
     await expect(orders.getByText('System memories are changed with the admin CLI.').first().isVisible()).resolves.toBe(true);
     expect(await page.getByRole('region', { name: 'Table fact__orders' }).textContent()).not.toContain('Umbrella');
     await expectFitsViewport(page);
@@ -61,7 +63,10 @@ describe.skipIf(!BROWSER)('the Memories page in chromium', () => {
     expect(id).toMatch(/^mem_/);
     expect(await article.textContent()).toContain('Demo org admin (administrator)');
     const created = await apiMemory(KEYS.brand, id);
-    expect(created).toMatchObject({ status: 200, body: { scope: 'brand', brandId: 'brand_acme', table: 'fact__orders', author: { kind: 'user', name: 'Demo org admin' } } });
+    expect(created).toMatchObject({
+      status: 200,
+      body: { scope: 'brand', brandId: 'brand_acme', table: 'fact__orders', author: { kind: 'user', name: 'Demo org admin' } },
+    });
 
     // Edit: the history names who changed it and keeps what it replaced.
     await article.getByText('Edit').click();
@@ -83,7 +88,10 @@ describe.skipIf(!BROWSER)('the Memories page in chromium', () => {
     expect((await apiMemory(KEYS.brand, id)).status).toBe(404);
     await page.getByRole('link', { name: 'Deleted' }).click();
     await page.waitForURL(`${w.baseUrl}/admin/memories?deleted=1`);
-    await page.getByRole('article', { name: 'Returns are booked a week late' }).getByRole('button', { name: /^Restore memory/ }).click();
+    await page
+      .getByRole('article', { name: 'Returns are booked a week late' })
+      .getByRole('button', { name: /^Restore memory/ })
+      .click();
     await page.getByRole('status').filter({ hasText: 'The memory was restored' }).waitFor();
     expect(await apiMemory(KEYS.brand, id)).toMatchObject({ status: 200, body: { content: expect.stringContaining('**10 days**') } });
     await context.close();

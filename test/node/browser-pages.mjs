@@ -61,7 +61,10 @@ export function shot(page, name) {
 
 /** No horizontal scrolling: the layout fits the viewport (phone and desktop). */
 export async function expectFitsViewport(page) {
-  const { scrollWidth, innerWidth } = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth }));
+  const { scrollWidth, innerWidth } = await page.evaluate(() => ({
+    scrollWidth: document.documentElement.scrollWidth,
+    innerWidth: window.innerWidth,
+  }));
   expect(scrollWidth).toBeLessThanOrEqual(innerWidth);
 }
 

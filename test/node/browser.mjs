@@ -75,7 +75,12 @@ export function installHint(platform = process.platform) {
  * one. With REQUIRE_BROWSER=1 a missing browser throws instead, so CI cannot pass by skipping.
  * @param {{ env?: Record<string, string | undefined>, platform?: string, isExecutable?: (path: string) => boolean, warn?: (line: string) => void }} [opts]
  */
-export function browserForTests({ env = process.env, platform = process.platform, isExecutable: canRun = isExecutable, warn = console.warn } = {}) {
+export function browserForTests({
+  env = process.env,
+  platform = process.platform,
+  isExecutable: canRun = isExecutable,
+  warn = console.warn,
+} = {}) {
   const found = findBrowser({ env, platform, isExecutable: canRun });
   if (found) return found;
   const hint = installHint(platform);

@@ -70,7 +70,8 @@ export function linksOf(text) {
   for (const { line, n } of proseLines(text)) {
     // A code span is literal text, not a link, unless it is the link's text (`[`x`](y)`): drop spans that are not.
     const prose = line.replace(/(?<!\[)`+[^`]*`+(?!\])/g, (s) => (s.includes('](') ? ' '.repeat(s.length) : s));
-    for (const m of prose.matchAll(/\[(?:[^\]`]|`[^`]*`)*\]\(\s*<?([^)\s>]+)>?(?:\s+["'(][^)]*)?\)/g)) links.push({ target: m[1], line: n });
+    for (const m of prose.matchAll(/\[(?:[^\]`]|`[^`]*`)*\]\(\s*<?([^)\s>]+)>?(?:\s+["'(][^)]*)?\)/g))
+      links.push({ target: m[1], line: n });
     const def = /^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s.*)?$/.exec(prose);
     if (def) links.push({ target: def[1], line: n });
   }
@@ -138,8 +139,14 @@ export function errorTableIn(doc) {
 
 describe('docs/api.md covers the API', () => {
   it('reads error tables (synthetic)', () => {
-    expect(errorStatusIn('export const ERROR_STATUS = {\n  UNAUTHORIZED: 401,\n  NOT_FOUND: 404,\n} as const')).toEqual({ UNAUTHORIZED: 401, NOT_FOUND: 404 });
-    expect(errorTableIn('| code | HTTP |\n|---|---|\n| `UNAUTHORIZED` | 401 | key missing |\n| `NOT_FOUND` | 405 | x |')).toEqual({ UNAUTHORIZED: 401, NOT_FOUND: 405 });
+    expect(errorStatusIn('export const ERROR_STATUS = {\n  UNAUTHORIZED: 401,\n  NOT_FOUND: 404,\n} as const')).toEqual({
+      UNAUTHORIZED: 401,
+      NOT_FOUND: 404,
+    });
+    expect(errorTableIn('| code | HTTP |\n|---|---|\n| `UNAUTHORIZED` | 401 | key missing |\n| `NOT_FOUND` | 405 | x |')).toEqual({
+      UNAUTHORIZED: 401,
+      NOT_FOUND: 405,
+    });
   });
 
   it('lists every error code of src/errors.ts with its status, and no other', () => {
@@ -184,7 +191,9 @@ describe('the link checker (synthetic documents)', () => {
   );
 
   it('computes GitHub slugs', () => {
-    expect(githubSlug('Running queries: `POST /v1/data/query` (and MCP `run_query`)')).toBe('running-queries-post-v1dataquery-and-mcp-run_query');
+    expect(githubSlug('Running queries: `POST /v1/data/query` (and MCP `run_query`)')).toBe(
+      'running-queries-post-v1dataquery-and-mcp-run_query',
+    );
     expect(githubSlug('Browser clients: CORS and Origin')).toBe('browser-clients-cors-and-origin');
     expect(githubSlug('Credentials: one account, or one per brand')).toBe('credentials-one-account-or-one-per-brand');
     expect(githubSlug('Reports, saved queries & [the catalog](x.md)')).toBe('reports-saved-queries--the-catalog');

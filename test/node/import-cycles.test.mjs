@@ -34,10 +34,20 @@ function isRuntimeBinding(node) {
 
 /** Module specifiers a source file imports at run time (static imports and re-exports, type-only ones left out). */
 export function runtimeImports(source, fileName = 'module.ts') {
-  const sf = ts.createSourceFile(fileName, source, ts.ScriptTarget.Latest, false, fileName.endsWith('x') ? ts.ScriptKind.TSX : ts.ScriptKind.TS);
+  const sf = ts.createSourceFile(
+    fileName,
+    source,
+    ts.ScriptTarget.Latest,
+    false,
+    fileName.endsWith('x') ? ts.ScriptKind.TSX : ts.ScriptKind.TS,
+  );
   const out = [];
   for (const node of sf.statements) {
-    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+    if (
+      (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) &&
+      node.moduleSpecifier &&
+      ts.isStringLiteral(node.moduleSpecifier)
+    ) {
       if (isRuntimeBinding(node)) out.push(node.moduleSpecifier.text);
     }
   }
@@ -180,13 +190,15 @@ describe('runtimeImports', () => {
     ["export type { A } from './a';", []],
     ["export { type A } from './a';", []],
     ["const m = await import('./a');", []],
-    ["export const a = 1;", []],
+    ['export const a = 1;', []],
   ])('%s -> %j', (source, expected) => {
     expect(runtimeImports(source)).toEqual(expected);
   });
 
   it('reads TSX files', () => {
-    expect(runtimeImports("import { Layout } from './layout';\nexport const P = () => <Layout title='x' />;", 'page.tsx')).toEqual(['./layout']);
+    expect(runtimeImports("import { Layout } from './layout';\nexport const P = () => <Layout title='x' />;", 'page.tsx')).toEqual([
+      './layout',
+    ]);
   });
 });
 
@@ -212,7 +224,9 @@ describe('findCycles', () => {
         'lib/log.ts': [],
       }),
     );
-    expect(cycles).toEqual([['admin/register.ts', 'oauth/authorize.routes.tsx', 'oauth/provider.ts', 'mcp/handler.ts', 'app.ts', 'admin/register.ts']]);
+    expect(cycles).toEqual([
+      ['admin/register.ts', 'oauth/authorize.routes.tsx', 'oauth/provider.ts', 'mcp/handler.ts', 'app.ts', 'admin/register.ts'],
+    ]);
   });
 
   it('finds a self-import and separate cycles separately', () => {

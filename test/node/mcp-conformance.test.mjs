@@ -34,7 +34,14 @@ const SCENARIO_TIMEOUT_MS = 30_000;
  * - server-sse-polling, server-session-lifecycle: sessions and SSE resumption; the endpoint is stateless JSON.
  */
 const SCENARIOS = {
-  '2026-07-28': ['server-stateless', 'tools-list', 'caching', 'http-header-validation', 'server-sse-multiple-streams', 'dns-rebinding-protection'],
+  '2026-07-28': [
+    'server-stateless',
+    'tools-list',
+    'caching',
+    'http-header-validation',
+    'server-sse-multiple-streams',
+    'dns-rebinding-protection',
+  ],
   '2025-11-25': ['server-initialize', 'ping', 'tools-list', 'dns-rebinding-protection'],
   '2025-06-18': ['server-initialize', 'ping', 'tools-list'],
 };
@@ -97,7 +104,20 @@ function startProxy(target, key) {
 
 async function runScenario(version, scenario) {
   const dir = join(outDir, version, scenario);
-  const args = [RUNNER, 'server', '--url', proxyUrl, '--scenario', scenario, '--spec-version', version, '--timeout', String(SCENARIO_TIMEOUT_MS), '-o', dir];
+  const args = [
+    RUNNER,
+    'server',
+    '--url',
+    proxyUrl,
+    '--scenario',
+    scenario,
+    '--spec-version',
+    version,
+    '--timeout',
+    String(SCENARIO_TIMEOUT_MS),
+    '-o',
+    dir,
+  ];
   let output = '';
   try {
     ({ stdout: output } = await run(NODE_BIN, args, { cwd: ROOT, timeout: SCENARIO_TIMEOUT_MS * 2 }));
@@ -125,11 +145,15 @@ afterAll(async () => {
 }, 60_000);
 
 describe.each(Object.entries(SCENARIOS))('MCP conformance suite, protocol %s', (version, scenarios) => {
-  it.each(scenarios)('%s: every applicable check passes', async (scenario) => {
-    const checks = await runScenario(version, scenario);
-    expect(checks.length, `${scenario} ran no checks`).toBeGreaterThan(0);
-    const failed = checks.filter((c) => !PASSING.has(c.status) && !(c.id in NOT_APPLICABLE_CHECKS));
-    expect(failed.map((c) => `${c.id}: ${c.errorMessage ?? c.status}`)).toEqual([]);
-    expect(checks.filter((c) => c.status === 'SUCCESS').length).toBeGreaterThan(0);
-  }, SCENARIO_TIMEOUT_MS * 2 + 5_000);
+  it.each(scenarios)(
+    '%s: every applicable check passes',
+    async (scenario) => {
+      const checks = await runScenario(version, scenario);
+      expect(checks.length, `${scenario} ran no checks`).toBeGreaterThan(0);
+      const failed = checks.filter((c) => !PASSING.has(c.status) && !(c.id in NOT_APPLICABLE_CHECKS));
+      expect(failed.map((c) => `${c.id}: ${c.errorMessage ?? c.status}`)).toEqual([]);
+      expect(checks.filter((c) => c.status === 'SUCCESS').length).toBeGreaterThan(0);
+    },
+    SCENARIO_TIMEOUT_MS * 2 + 5_000,
+  );
 });

@@ -36,19 +36,21 @@ export async function startDevInstance(prefix) {
     await rm(stateDir, { recursive: true, force: true });
   };
   try {
-    await /** @type {Promise<void>} */ (new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`npm run dev not ready in ${READY_TIMEOUT_MS} ms:\n${log}`)), READY_TIMEOUT_MS);
-      child.stdout.on('data', () => {
-        if (/\[dev\] ready in/.test(log)) {
+    await /** @type {Promise<void>} */ (
+      new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`npm run dev not ready in ${READY_TIMEOUT_MS} ms:\n${log}`)), READY_TIMEOUT_MS);
+        child.stdout.on('data', () => {
+          if (/\[dev\] ready in/.test(log)) {
+            clearTimeout(timer);
+            resolve();
+          }
+        });
+        child.once('exit', (code) => {
           clearTimeout(timer);
-          resolve();
-        }
-      });
-      child.once('exit', (code) => {
-        clearTimeout(timer);
-        reject(new Error(`npm run dev exited (${code}) before it was ready:\n${log}`));
-      });
-    }));
+          reject(new Error(`npm run dev exited (${code}) before it was ready:\n${log}`));
+        });
+      })
+    );
     // The runner keeps the demo credentials it printed in <state dir>/credentials.json.
     const credentials = JSON.parse(await readFile(join(stateDir, 'credentials.json'), 'utf8'));
     return { baseUrl: `http://127.0.0.1:${port}`, keys: credentials.keys, log: () => log, stop };

@@ -54,9 +54,20 @@ afterAll(async () => {
 describe('MCP against npm run dev', () => {
   it('offers the nine tools', async () => {
     const { tools } = await clients.brand.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(
-      ['fetch', 'get_report', 'list_brands', 'list_memories', 'list_report_queries', 'list_reports', 'list_saved_queries', 'report_data_issue', 'run_query', 'save_memory', 'search', 'show_report'],
-    );
+    expect(tools.map((t) => t.name).sort()).toEqual([
+      'fetch',
+      'get_report',
+      'list_brands',
+      'list_memories',
+      'list_report_queries',
+      'list_reports',
+      'list_saved_queries',
+      'report_data_issue',
+      'run_query',
+      'save_memory',
+      'search',
+      'show_report',
+    ]);
   });
 
   it('returns the same brands as REST for each demo key', async () => {
@@ -72,7 +83,10 @@ describe('MCP against npm run dev', () => {
     const { brands } = ok(await call('org', 'list_brands'));
     const dataset = brands.find((b) => b.brandId === 'brand_acme').dataset;
     const catalog = ok(
-      await call('org', 'run_query', { brandId: 'brand_acme', sql: `SELECT table_name, layer FROM \`service-v1.${dataset}.table_metadata\`` }),
+      await call('org', 'run_query', {
+        brandId: 'brand_acme',
+        sql: `SELECT table_name, layer FROM \`service-v1.${dataset}.table_metadata\``,
+      }),
     );
     expect(catalog.rows.map((r) => r.table_name)).toEqual(expect.arrayContaining(['fact__orders', 'agg__daily_revenue']));
     const columns = ok(
@@ -92,7 +106,9 @@ describe('MCP against npm run dev', () => {
   });
 
   it('caps raw rows for assistants and says how to page', async () => {
-    const result = await call('brand', 'run_query', { sql: 'SELECT order_id, revenue FROM `service-v1.acme.fact__orders` ORDER BY order_id' });
+    const result = await call('brand', 'run_query', {
+      sql: 'SELECT order_id, revenue FROM `service-v1.acme.fact__orders` ORDER BY order_id',
+    });
     const data = ok(result);
     expect(data.truncated).toBe(true);
     expect(data.rowCount).toBe(data.rows.length);
@@ -133,8 +149,12 @@ describe('MCP against npm run dev', () => {
   });
 
   it('refuses what the key may not run, as tool errors', async () => {
-    expect(toolError(await call('brand', 'run_query', { sql: 'SELECT * FROM `service-v1.umbrella.fact__orders`' })).code).toBe('FORBIDDEN_TABLE');
-    expect(toolError(await call('brand', 'run_query', { sql: 'DELETE FROM `service-v1.acme.fact__orders` WHERE TRUE' })).code).toBe('INVALID_SQL');
+    expect(toolError(await call('brand', 'run_query', { sql: 'SELECT * FROM `service-v1.umbrella.fact__orders`' })).code).toBe(
+      'FORBIDDEN_TABLE',
+    );
+    expect(toolError(await call('brand', 'run_query', { sql: 'DELETE FROM `service-v1.acme.fact__orders` WHERE TRUE' })).code).toBe(
+      'INVALID_SQL',
+    );
     expect(toolError(await call('other', 'run_query', { brandId: 'brand_acme', sql: 'SELECT 1' })).code).toBe('FORBIDDEN_BRAND');
     expect(toolError(await call('org', 'run_query', { sql: 'SELECT 1' })).code).toBe('VALIDATION');
   });
@@ -146,7 +166,9 @@ describe('MCP against npm run dev', () => {
 
   it('a 2025-era client (the v1 SDK, initialize) sees the same tools and data', async () => {
     const legacy = new ClientV1({ name: 'mcp-dev-e2e-v1', version: '1.0.0' });
-    await legacy.connect(new TransportV1(new URL(`${baseUrl}/v1/data/mcp`), { requestInit: { headers: { authorization: `Bearer ${keys.brand}` } } }));
+    await legacy.connect(
+      new TransportV1(new URL(`${baseUrl}/v1/data/mcp`), { requestInit: { headers: { authorization: `Bearer ${keys.brand}` } } }),
+    );
     const { tools } = await legacy.listTools();
     expect(tools).toEqual((await clients.brand.listTools()).tools);
     expect(ok(await legacy.callTool({ name: 'list_brands', arguments: {} }))).toEqual(ok(await call('brand', 'list_brands')));

@@ -16,7 +16,13 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 function runNode(args) {
   return runProcess(process.execPath, args, {
     cwd: ROOT,
-    env: { ...process.env, WRANGLER_SEND_METRICS: 'false', REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', NO_COLOR: '1' },
+    env: {
+      ...process.env,
+      WRANGLER_SEND_METRICS: 'false',
+      REDOCLY_TELEMETRY: 'off',
+      REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true',
+      NO_COLOR: '1',
+    },
   });
 }
 

@@ -74,12 +74,18 @@ async function adminPasswordsMatch(creds) {
   const { verifyPassword } = await importWorkerModules({ 'src/auth/passwords.ts': ['verifyPassword'] });
   const results = await d1Execute(
     { persistTo: join(stateDir, 'wrangler-state') },
-    { command: sql`SELECT email, password_hash, password_salt, password_iterations FROM users WHERE email IN (${creds.admins.org.email}, ${creds.admins.brand.email}) ORDER BY email` },
+    {
+      command: sql`SELECT email, password_hash, password_salt, password_iterations FROM users WHERE email IN (${creds.admins.org.email}, ${creds.admins.brand.email}) ORDER BY email`,
+    },
   );
   const match = {};
   for (const u of results[0] ?? []) {
     const password = u.email === 'org-admin@demo.test' ? creds.admins.org.password : creds.admins.brand.password;
-    match[String(u.email)] = await verifyPassword(password, { hash: u.password_hash, salt: u.password_salt, iterations: u.password_iterations });
+    match[String(u.email)] = await verifyPassword(password, {
+      hash: u.password_hash,
+      salt: u.password_salt,
+      iterations: u.password_iterations,
+    });
   }
   return match;
 }
@@ -134,8 +140,14 @@ describe('npm run dev', () => {
     expect(vars).toMatch(/^CURSOR_SECRET='[0-9a-f]{64}'$/m);
     expect(vars).toMatch(/^SESSION_SECRET='[0-9a-f]{64}'$/m);
     const sa = /^GCP_SERVICE_ACCOUNT_JSON='(.*)'$/m.exec(vars)?.[1];
-    expect(JSON.parse(sa ?? 'null')).toMatchObject({ type: 'service_account', client_email: expect.any(String), private_key: expect.stringContaining('PRIVATE KEY') });
-    expect(JSON.parse(await readFile(join(stateDir, 'service-account.json'), 'utf8')).private_key).toBe(JSON.parse(sa ?? 'null').private_key);
+    expect(JSON.parse(sa ?? 'null')).toMatchObject({
+      type: 'service_account',
+      client_email: expect.any(String),
+      private_key: expect.stringContaining('PRIVATE KEY'),
+    });
+    expect(JSON.parse(await readFile(join(stateDir, 'service-account.json'), 'utf8')).private_key).toBe(
+      JSON.parse(sa ?? 'null').private_key,
+    );
   });
 
   it('serves each demo key with exactly its tenants', async () => {
@@ -149,8 +161,14 @@ describe('npm run dev', () => {
         ],
       },
     });
-    expect(await brands(credentials.keys.brand)).toEqual({ status: 200, body: { brands: [{ brandId: 'brand_acme', name: 'Acme Outdoor', dataset: 'acme', timezone: 'UTC', queryable: true }] } });
-    expect(await brands(credentials.keys.other)).toEqual({ status: 200, body: { brands: [{ brandId: 'brand_umbrella', name: 'Umbrella Health', dataset: 'umbrella', timezone: 'UTC', queryable: true }] } });
+    expect(await brands(credentials.keys.brand)).toEqual({
+      status: 200,
+      body: { brands: [{ brandId: 'brand_acme', name: 'Acme Outdoor', dataset: 'acme', timezone: 'UTC', queryable: true }] },
+    });
+    expect(await brands(credentials.keys.other)).toEqual({
+      status: 200,
+      body: { brands: [{ brandId: 'brand_umbrella', name: 'Umbrella Health', dataset: 'umbrella', timezone: 'UTC', queryable: true }] },
+    });
     expect((await brands('wqk_not-a-real-key')).status).toBe(401);
   });
 
@@ -193,46 +211,59 @@ describe('npm run dev', () => {
     expect(second.out).toContain(`(pid ${dev.child.pid})`);
   });
 
-  it('stops everything on SIGTERM, and a restart keeps the same credentials and data', async () => {
-    expect(await stopDev(dev)).toBe(0);
-    expect(dev.out).toContain('[dev] SIGTERM: stopping');
-    // wrangler's group is stopped by the guard before run-dev exits; nothing may be left holding the state dir.
-    expect(await processesUsing(stateDir)).toEqual([]);
-    await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
+  it(
+    'stops everything on SIGTERM, and a restart keeps the same credentials and data',
+    async () => {
+      expect(await stopDev(dev)).toBe(0);
+      expect(dev.out).toContain('[dev] SIGTERM: stopping');
+      // wrangler's group is stopped by the guard before run-dev exits; nothing may be left holding the state dir.
+      expect(await processesUsing(stateDir)).toEqual([]);
+      await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
 
-    dev = await startDev(['--port', String(port), '--state-dir', stateDir]).ready;
-    expect(dev.exitCode).toBeNull();
-    expect(dev.out).toContain('cached');
-    const again = JSON.parse(await readFile(join(stateDir, 'credentials.json'), 'utf8'));
-    expect(again).toEqual(credentials);
-    expect((await brands(credentials.keys.brand)).body).toEqual({ brands: [{ brandId: 'brand_acme', name: 'Acme Outdoor', dataset: 'acme', timezone: 'UTC', queryable: true }] });
-    console.log(`npm run dev restart: ready in ${Math.round(dev.readyMs ?? NaN)} ms`);
-  }, READY_TIMEOUT_MS);
+      dev = await startDev(['--port', String(port), '--state-dir', stateDir]).ready;
+      expect(dev.exitCode).toBeNull();
+      expect(dev.out).toContain('cached');
+      const again = JSON.parse(await readFile(join(stateDir, 'credentials.json'), 'utf8'));
+      expect(again).toEqual(credentials);
+      expect((await brands(credentials.keys.brand)).body).toEqual({
+        brands: [{ brandId: 'brand_acme', name: 'Acme Outdoor', dataset: 'acme', timezone: 'UTC', queryable: true }],
+      });
+      console.log(`npm run dev restart: ready in ${Math.round(dev.readyMs ?? NaN)} ms`);
+    },
+    READY_TIMEOUT_MS,
+  );
 
-  it('recovers from a lost credentials file: new credentials, the stored demo rows rotated to them, the old ones refused', async () => {
-    expect(await stopDev(dev)).toBe(0);
-    await rm(join(stateDir, 'credentials.json'));
+  it(
+    'recovers from a lost credentials file: new credentials, the stored demo rows rotated to them, the old ones refused',
+    async () => {
+      expect(await stopDev(dev)).toBe(0);
+      await rm(join(stateDir, 'credentials.json'));
 
-    dev = await startDev(['--port', String(port), '--state-dir', stateDir]).ready;
-    expect(dev.exitCode, dev.out).toBeNull();
-    const fresh = JSON.parse(await readFile(join(stateDir, 'credentials.json'), 'utf8'));
-    for (const k of ['org', 'brand', 'other']) {
-      expect(fresh.keys[k]).toMatch(KEY_RE);
-      expect(fresh.keys[k]).not.toBe(credentials.keys[k]);
-    }
-    expect(dev.out).toContain(JSON.stringify(fresh, null, 2));
-    // Said once, in one line, naming exactly the demo rows it changed.
-    const said = dev.out.split('\n').filter((l) => l.includes('rotated'));
-    expect(said).toHaveLength(1);
-    expect(said[0]).toMatch(/^\[dev\] \S*credentials\.json was missing or unreadable but the local D1 kept its demo rows: /);
-    expect(said[0]).toContain(
-      'rotated key_demo_org, key_demo_brand, key_other_org, user_demo_org_admin, user_demo_brand_admin to the new credentials below (no other key or user touched)',
-    );
+      dev = await startDev(['--port', String(port), '--state-dir', stateDir]).ready;
+      expect(dev.exitCode, dev.out).toBeNull();
+      const fresh = JSON.parse(await readFile(join(stateDir, 'credentials.json'), 'utf8'));
+      for (const k of ['org', 'brand', 'other']) {
+        expect(fresh.keys[k]).toMatch(KEY_RE);
+        expect(fresh.keys[k]).not.toBe(credentials.keys[k]);
+      }
+      expect(dev.out).toContain(JSON.stringify(fresh, null, 2));
+      // Said once, in one line, naming exactly the demo rows it changed.
+      const said = dev.out.split('\n').filter((l) => l.includes('rotated'));
+      expect(said).toHaveLength(1);
+      expect(said[0]).toMatch(/^\[dev\] \S*credentials\.json was missing or unreadable but the local D1 kept its demo rows: /);
+      expect(said[0]).toContain(
+        'rotated key_demo_org, key_demo_brand, key_other_org, user_demo_org_admin, user_demo_brand_admin to the new credentials below (no other key or user touched)',
+      );
 
-    expect(await brands(fresh.keys.org)).toMatchObject({ status: 200, body: { brands: [{ brandId: 'brand_acme' }, { brandId: 'brand_globex' }, { brandId: 'brand_initech' }] } });
-    expect(await brands(fresh.keys.brand)).toMatchObject({ status: 200, body: { brands: [{ brandId: 'brand_acme' }] } });
-    for (const k of ['org', 'brand', 'other']) expect((await brands(credentials.keys[k])).status).toBe(401);
-    expect(await adminPasswordsMatch(fresh)).toEqual({ 'acme-admin@demo.test': true, 'org-admin@demo.test': true });
-    expect(await adminPasswordsMatch(credentials)).toEqual({ 'acme-admin@demo.test': false, 'org-admin@demo.test': false });
-  }, READY_TIMEOUT_MS);
+      expect(await brands(fresh.keys.org)).toMatchObject({
+        status: 200,
+        body: { brands: [{ brandId: 'brand_acme' }, { brandId: 'brand_globex' }, { brandId: 'brand_initech' }] },
+      });
+      expect(await brands(fresh.keys.brand)).toMatchObject({ status: 200, body: { brands: [{ brandId: 'brand_acme' }] } });
+      for (const k of ['org', 'brand', 'other']) expect((await brands(credentials.keys[k])).status).toBe(401);
+      expect(await adminPasswordsMatch(fresh)).toEqual({ 'acme-admin@demo.test': true, 'org-admin@demo.test': true });
+      expect(await adminPasswordsMatch(credentials)).toEqual({ 'acme-admin@demo.test': false, 'org-admin@demo.test': false });
+    },
+    READY_TIMEOUT_MS,
+  );
 });

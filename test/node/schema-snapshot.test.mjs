@@ -38,7 +38,9 @@ async function describeSchema(db) {
     indexes.sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
     tables[name] = { columns, foreignKeys, indexes, checks: checkClauses(String(t.sql)) };
   }
-  const others = objects.filter((o) => o.type !== 'table' && o.sql !== null).map((o) => ({ type: o.type, name: o.name, on: o.tbl_name, sql: normalize(String(o.sql)) }));
+  const others = objects
+    .filter((o) => o.type !== 'table' && o.sql !== null)
+    .map((o) => ({ type: o.type, name: o.name, on: o.tbl_name, sql: normalize(String(o.sql)) }));
   return { tables, others };
 }
 
@@ -56,7 +58,7 @@ function normalize(/** @type {string} */ sql) {
 function checkClauses(/** @type {string} */ sql) {
   const text = normalize(sql);
   const out = [];
-  for (let i = text.search(/\bCHECK ?\(/i); i >= 0; ) {
+  for (let i = text.search(/\bCHECK ?\(/i); i >= 0;) {
     const open = text.indexOf('(', i);
     let depth = 0;
     let end = open;

@@ -44,7 +44,13 @@ async function workspace(login = /** @type {object | null} */ (LOGIN)) {
     async setup(args, env = {}) {
       const r = await run(process.execPath, [join(ROOT, 'scripts', 'setup.mjs'), ...args, '--config', join(dir, 'wrangler.toml')], {
         cwd: dir,
-        env: { ...process.env, PATH: `${STAND_IN_BIN}${delimiter}${process.env.PATH}`, STAND_IN_WRANGLER_STATE: stateFile, WRANGLER_BIN: '', ...env },
+        env: {
+          ...process.env,
+          PATH: `${STAND_IN_BIN}${delimiter}${process.env.PATH}`,
+          STAND_IN_WRANGLER_STATE: stateFile,
+          WRANGLER_BIN: '',
+          ...env,
+        },
         maxBuffer: 1 << 24,
       }).then(
         (ok) => ({ code: 0, out: ok.stdout + ok.stderr }),
@@ -63,12 +69,22 @@ async function docCommands() {
     .flatMap((b) => b.split('\n'))
     .map((l) => l.replace(/\s+#.*$/, '').trim())
     .filter((l) => l.startsWith('npm run setup'))
-    .map((l) => [...l.matchAll(/"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2] ?? '').slice(3).filter((a, i) => !(i === 0 && a === '--')));
+    .map((l) =>
+      [...l.matchAll(/"([^"]*)"|(\S+)/g)]
+        .map((m) => m[1] ?? m[2] ?? '')
+        .slice(3)
+        .filter((a, i) => !(i === 0 && a === '--')),
+    );
 }
 
 /** Command lines that change something in the account (not whoami or a list). */
 const changes = (/** @type {any} */ s) =>
-  s.calls.map((/** @type {any} */ c) => c.argv.filter((/** @type {string} */ a) => !a.startsWith('/')).join(' ')).filter((/** @type {string} */ l) => !/^(whoami|d1 list|kv namespace list|secret list)/.test(l) && !/d1 execute DB .*--command SELECT/i.test(l));
+  s.calls
+    .map((/** @type {any} */ c) => c.argv.filter((/** @type {string} */ a) => !a.startsWith('/')).join(' '))
+    .filter(
+      (/** @type {string} */ l) =>
+        !/^(whoami|d1 list|kv namespace list|secret list)/.test(l) && !/d1 execute DB .*--command SELECT/i.test(l),
+    );
 
 describe('npm run setup, as docs/deploy.md runs it', () => {
   it('dry run, first deploy, a rerun that changes nothing, then staging with its own bindings', async () => {
@@ -108,10 +124,11 @@ describe('npm run setup, as docs/deploy.md runs it', () => {
     expect(r.code, r.out).toBe(0);
     s = await w.state();
     // Only the deploy itself (an upgrade), without secrets; nothing created, no migration, no administrator.
-    expect(changes(s).slice(before).filter((/** @type {string} */ l) => !l.startsWith('queues create'))).toEqual([
-      expect.stringMatching(/^d1 migrations apply DB --remote/),
-      expect.stringMatching(/^deploy --config$/),
-    ]);
+    expect(
+      changes(s)
+        .slice(before)
+        .filter((/** @type {string} */ l) => !l.startsWith('queues create')),
+    ).toEqual([expect.stringMatching(/^d1 migrations apply DB --remote/), expect.stringMatching(/^deploy --config$/)]);
     expect(r.out).toMatch(/queue warehouse-query-api-notifications exists: nothing to do/);
     expect(r.out).toMatch(/nothing to apply/);
     expect(r.out).toMatch(/CURSOR_SECRET is set: kept/);
@@ -125,8 +142,14 @@ describe('npm run setup, as docs/deploy.md runs it', () => {
     expect(s.kv.map((/** @type {any} */ x) => x.title)).toContain('warehouse-query-api-staging-OAUTH_KV');
     expect(Object.keys(s.workers).sort()).toEqual(['warehouse-query-api', 'warehouse-query-api-staging']);
     expect(s.queues).toEqual(expect.arrayContaining(['warehouse-query-api-staging-notifications']));
-    expect(s.workers['warehouse-query-api-staging'].secrets.CREDENTIALS_KEY).not.toBe(s.workers['warehouse-query-api'].secrets.CREDENTIALS_KEY);
-    expect(changes(s).filter((/** @type {string} */ l) => l.startsWith('deploy')).at(-1)).toMatch(/^deploy --env staging --config --secrets-file$/);
+    expect(s.workers['warehouse-query-api-staging'].secrets.CREDENTIALS_KEY).not.toBe(
+      s.workers['warehouse-query-api'].secrets.CREDENTIALS_KEY,
+    );
+    expect(
+      changes(s)
+        .filter((/** @type {string} */ l) => l.startsWith('deploy'))
+        .at(-1),
+    ).toMatch(/^deploy --env staging --config --secrets-file$/);
     expect(st.out).toContain('https://warehouse-query-api-staging.stand-in.workers.dev/admin/login');
   }, 600_000);
 
@@ -144,7 +167,9 @@ describe('npm run setup, as docs/deploy.md runs it', () => {
     const resumed = await w.setup(args, { STAND_IN_WRANGLER_FAIL: 'deploy' });
     expect(resumed.code, resumed.out).toBe(0);
     s = await w.state();
-    expect(changes(s).filter((/** @type {string} */ l) => l.startsWith('d1 create') || l.startsWith('kv namespace create'))).toHaveLength(2);
+    expect(changes(s).filter((/** @type {string} */ l) => l.startsWith('d1 create') || l.startsWith('kv namespace create'))).toHaveLength(
+      2,
+    );
     expect(resumed.out).toMatch(/\[d1\] database warehouse-query-api exists .* nothing to do/);
     expect(s.workers['warehouse-query-api'].secrets.CREDENTIALS_KEY).toBe(key);
     expect(resumed.out).toMatch(/no administrator yet: rerun with --admin-email/);

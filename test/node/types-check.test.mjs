@@ -10,13 +10,17 @@ import { runProcess } from '../../scripts/lib/run-process.mjs';
 
 let dir;
 
-const check = () => runProcess(process.execPath, [join(ROOT, 'scripts/types.mjs'), '--check'], { env: { ...process.env, TYPES_CHECK_ROOT: dir } });
+const check = () =>
+  runProcess(process.execPath, [join(ROOT, 'scripts/types.mjs'), '--check'], { env: { ...process.env, TYPES_CHECK_ROOT: dir } });
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'wq-types-check-'));
   for (const file of ['wrangler.toml', 'worker-configuration.d.ts']) await copyFile(join(ROOT, file), join(dir, file));
   for (const link of ['src', 'node_modules', 'dist']) await symlink(join(ROOT, link), join(dir, link));
-  await writeFile(join(dir, '.dev.vars'), 'GCP_SERVICE_ACCOUNT_JSON={}\nCURSOR_SECRET=x\nSESSION_SECRET=y\nBIGQUERY_API_BASE=http://127.0.0.1:1\n');
+  await writeFile(
+    join(dir, '.dev.vars'),
+    'GCP_SERVICE_ACCOUNT_JSON={}\nCURSOR_SECRET=x\nSESSION_SECRET=y\nBIGQUERY_API_BASE=http://127.0.0.1:1\n',
+  );
 });
 
 afterAll(async () => {

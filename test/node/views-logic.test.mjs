@@ -29,7 +29,10 @@ describe('cell formatting by BigQuery type', () => {
   });
 
   it('reads column kinds from values when there is no schema', () => {
-    const cols = m.columnsOf([{ day: '2026-10-01', n: 3, name: 'a', ok: true }, { day: '2026-10-02', n: null, name: 'b', ok: false }]);
+    const cols = m.columnsOf([
+      { day: '2026-10-01', n: 3, name: 'a', ok: true },
+      { day: '2026-10-02', n: null, name: 'b', ok: false },
+    ]);
     expect(cols.map((c) => c.kind)).toEqual(['date', 'number', 'text', 'bool']);
   });
 
@@ -66,7 +69,7 @@ describe('which chart a result gets', () => {
     expect(m.inferChart([{ a: 'x' }], [col('a', 'STRING')], f())).toBeNull();
   });
 
-  it("follows a chartSpec, and draws nothing for an unknown spec or a column the rows lack", () => {
+  it('follows a chartSpec, and draws nothing for an unknown spec or a column the rows lack', () => {
     expect(m.chartFromSpec({ type: 'line', x: 'day', y: ['orders'] }, daily, dailyCols, f()).series).toHaveLength(1);
     expect(m.chartFromSpec({ type: 'radar', x: 'day', y: 'orders' }, daily, dailyCols, f())).toBeNull();
     expect(m.chartFromSpec({ type: 'bar', x: 'day', y: 'missing' }, daily, dailyCols, f())).toBeNull();
@@ -84,7 +87,9 @@ describe('which chart a result gets', () => {
     const cols = [col('c', 'STRING'), col('n', 'INTEGER')];
     const bars = m.inferChart(many, cols, f());
     expect(bars.series[0].points).toHaveLength(m.MAX_BARS);
-    expect(m.summarize(bars, f()).at(-1)).toBe(`The chart draws the first ${m.MAX_BARS} of ${m.MAX_BARS + 5} rows; the table lists them all.`);
+    expect(m.summarize(bars, f()).at(-1)).toBe(
+      `The chart draws the first ${m.MAX_BARS} of ${m.MAX_BARS + 5} rows; the table lists them all.`,
+    );
     const pie = m.chartFromSpec({ type: 'pie', label: 'c', value: 'n' }, many.slice(0, 10), cols, f());
     expect(pie.slices).toHaveLength(m.MAX_SLICES);
     expect(pie.slices.at(-1).label).toBe('Other (3)');

@@ -102,7 +102,10 @@ async function shot(page, name) {
 async function expectFits(page) {
   const outer = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   expect(outer).toBeLessThanOrEqual(0);
-  const inner = await page.frameLocator('iframe').locator('html').evaluate((el) => el.scrollWidth - el.clientWidth);
+  const inner = await page
+    .frameLocator('iframe')
+    .locator('html')
+    .evaluate((el) => el.scrollWidth - el.clientWidth);
   expect(inner).toBeLessThanOrEqual(0);
 }
 
@@ -112,7 +115,11 @@ function expectNothingFetched(requests) {
 }
 
 async function tableTexts(frame, tableIndex = 0) {
-  return frame.locator('table').nth(tableIndex).locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.cells].map((td) => td.textContent)));
+  return frame
+    .locator('table')
+    .nth(tableIndex)
+    .locator('tbody tr')
+    .evaluateAll((trs) => trs.map((tr) => [...tr.cells].map((td) => td.textContent)));
 }
 
 beforeAll(async () => {
@@ -122,7 +129,14 @@ beforeAll(async () => {
   for (const s of sizes) expect(s.gzip).toBeLessThanOrEqual(VIEW_BUDGET_GZIP);
 
   const hostJs = (
-    await build({ entryPoints: [join(ROOT, 'test/node/views-host.mjs')], bundle: true, format: 'esm', platform: 'browser', write: false, logLevel: 'silent' })
+    await build({
+      entryPoints: [join(ROOT, 'test/node/views-host.mjs')],
+      bundle: true,
+      format: 'esm',
+      platform: 'browser',
+      write: false,
+      logLevel: 'silent',
+    })
   ).outputFiles[0].text;
   const hostHtml =
     '<!doctype html><html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">' +
@@ -139,7 +153,9 @@ beforeAll(async () => {
   dev = await startDevInstance('wq-views-');
   client = new Client({ name: 'views-browser-test', version: '1.0.0' });
   await client.connect(
-    new StreamableHTTPClientTransport(new URL(`${dev.baseUrl}/v1/data/mcp`), { requestInit: { headers: { authorization: `Bearer ${dev.keys.brand}` } } }),
+    new StreamableHTTPClientTransport(new URL(`${dev.baseUrl}/v1/data/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${dev.keys.brand}` } },
+    }),
   );
   browser = await chromium.launch({ executablePath: BROWSER.path, args: CHROMIUM_FLAGS, headless: true });
 }, READY_TIMEOUT_MS + 60_000);
@@ -191,7 +207,10 @@ describe.skipIf(!BROWSER)('MCP Apps views in chromium, fed by the local stack', 
     // And by order date from the keyboard (Tab to the header button, Enter): latest first.
     await frame.getByRole('button', { name: 'Order date' }).focus();
     await page.keyboard.press('Enter');
-    const latest = first.rows.map((r) => r.order_date).sort().at(-1);
+    const latest = first.rows
+      .map((r) => r.order_date)
+      .sort()
+      .at(-1);
     expect((await tableTexts(frame))[0][1]).toBe(fmtDate(latest));
     expect(await frame.locator('th', { hasText: 'Order date' }).getAttribute('aria-sort')).toBe('descending');
 
@@ -285,7 +304,12 @@ describe.skipIf(!BROWSER)('report view in chromium, fed by the local stack', () 
       // KPI tile: each headline figure, formatted.
       const kpi = section('rq_overview_kpis').rows[0];
       expect(await frame.locator('.kpi dt').allTextContents()).toEqual(['Orders', 'Customers', 'Revenue', 'AOV']);
-      expect(await frame.locator('.kpi dd').allTextContents()).toEqual([fmtInt(kpi.orders), fmtInt(kpi.customers), fmtNum(kpi.revenue), fmtNum(kpi.aov)]);
+      expect(await frame.locator('.kpi dd').allTextContents()).toEqual([
+        fmtInt(kpi.orders),
+        fmtInt(kpi.customers),
+        fmtNum(kpi.revenue),
+        fmtNum(kpi.aov),
+      ]);
 
       // Bar chart (chartSpec bar: x channel, y revenue): one bar per channel, and its summary.
       const channels = section('rq_overview_channels').rows;

@@ -64,7 +64,12 @@ describe('corpus', () => {
   });
 
   it('PIVOT by channel adds up to the monthly revenue', async () => {
-    const kpis = new Map((await rows('SELECT FORMAT_DATE("%Y-%m", month) AS m, revenue FROM `service-v1.acme.report__monthly_kpis`')).map((r) => [r.m, Number(r.revenue)]));
+    const kpis = new Map(
+      (await rows('SELECT FORMAT_DATE("%Y-%m", month) AS m, revenue FROM `service-v1.acme.report__monthly_kpis`')).map((r) => [
+        r.m,
+        Number(r.revenue),
+      ]),
+    );
     const pivot = rowsFor('15-pivot-channels');
     expect(pivot).toHaveLength(kpis.size);
     for (const r of pivot) {
@@ -73,14 +78,18 @@ describe('corpus', () => {
     }
   });
 
-  it('the catalog queries list the spec\'s tables and columns', () => {
+  it("the catalog queries list the spec's tables and columns", () => {
     expect(rowsFor('26-catalog-table-metadata').map((r) => r.table_name)).toEqual(Object.keys(TABLES).sort());
-    expect(rowsFor('27-information-schema-columns')).toEqual(TABLES.fact__orders.columns.map(([column_name, data_type]) => ({ column_name, data_type })));
+    expect(rowsFor('27-information-schema-columns')).toEqual(
+      TABLES.fact__orders.columns.map(([column_name, data_type]) => ({ column_name, data_type })),
+    );
   });
 
   it('last full month (DATE_TRUNC, LAST_DAY) equals its report__monthly_kpis row', async () => {
     const { start } = lastFullMonth(t.wh.today);
-    const [kpi] = await rows(`SELECT orders, customers, revenue FROM \`service-v1.acme.report__monthly_kpis\` WHERE month = DATE '${start}'`);
+    const [kpi] = await rows(
+      `SELECT orders, customers, revenue FROM \`service-v1.acme.report__monthly_kpis\` WHERE month = DATE '${start}'`,
+    );
     const [r] = rowsFor('30-last-full-month');
     expect(r.orders).toBe(kpi.orders);
     expect(r.customers).toBe(kpi.customers);
@@ -112,7 +121,13 @@ describe('corpus', () => {
 
   it('EXTRACT(DAYOFWEEK) is 1 for Sunday through 7 for Saturday', () => {
     expect(rowsFor('21-extract-dayofweek').map((r) => [r.dow, r.weekday])).toEqual([
-      ['1', 'Sunday'], ['2', 'Monday'], ['3', 'Tuesday'], ['4', 'Wednesday'], ['5', 'Thursday'], ['6', 'Friday'], ['7', 'Saturday'],
+      ['1', 'Sunday'],
+      ['2', 'Monday'],
+      ['3', 'Tuesday'],
+      ['4', 'Wednesday'],
+      ['5', 'Thursday'],
+      ['6', 'Friday'],
+      ['7', 'Saturday'],
     ]);
   });
 

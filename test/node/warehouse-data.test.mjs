@@ -39,8 +39,12 @@ describe.each(Object.keys(SIZES))('dataset %s', (ds) => {
     const [r] = await rows(`SELECT COUNT(*) AS n, COUNT(DISTINCT order_id) AS ids, MIN(order_date) AS first, MAX(order_date) AS last,
       COUNT(DISTINCT order_date) AS days, COUNTIF(DATE(order_ts) != order_date) AS ts_mismatch FROM ${T('fact__orders')}`);
     expect(r).toEqual({
-      n: String(SIZES[ds]), ids: String(SIZES[ds]), first: addDays(t.wh.today, -HISTORY_DAYS), last: addDays(t.wh.today, -1),
-      days: String(HISTORY_DAYS), ts_mismatch: '0',
+      n: String(SIZES[ds]),
+      ids: String(SIZES[ds]),
+      first: addDays(t.wh.today, -HISTORY_DAYS),
+      last: addDays(t.wh.today, -1),
+      days: String(HISTORY_DAYS),
+      ts_mismatch: '0',
     });
   });
 
@@ -55,21 +59,30 @@ describe.each(Object.keys(SIZES))('dataset %s', (ds) => {
   });
 
   it('has every table and column of the spec, with those BigQuery types', async () => {
-    const meta = await rows(`SELECT table_name, column_name, data_type FROM ${T('INFORMATION_SCHEMA.COLUMNS')} ORDER BY table_name, ordinal_position`);
+    const meta = await rows(
+      `SELECT table_name, column_name, data_type FROM ${T('INFORMATION_SCHEMA.COLUMNS')} ORDER BY table_name, ordinal_position`,
+    );
     const expected = Object.entries(TABLES)
       .flatMap(([table, def]) => def.columns.map(([column_name, data_type]) => ({ table_name: table, column_name, data_type })))
       .sort((a, b) => a.table_name.localeCompare(b.table_name));
     expect(meta).toEqual(expected);
     for (const [table, def] of Object.entries(TABLES)) {
       const r = await t.query(`SELECT * FROM ${T(table)} LIMIT 1`);
-      expect(r.body.schema.fields.map((f) => [f.name, f.type]), table).toEqual(def.columns.map(([c, type]) => [c, LEGACY[type]]));
+      expect(
+        r.body.schema.fields.map((f) => [f.name, f.type]),
+        table,
+      ).toEqual(def.columns.map(([c, type]) => [c, LEGACY[type]]));
       expect(r.body.rows, table).toHaveLength(1);
     }
   });
 
   it('table_metadata has one row per table', async () => {
     const r = await rows(`SELECT table_name, layer FROM ${T('table_metadata')} ORDER BY table_name`);
-    expect(r).toEqual(Object.entries(TABLES).map(([table_name, d]) => ({ table_name, layer: d.layer })).sort((a, b) => a.table_name.localeCompare(b.table_name)));
+    expect(r).toEqual(
+      Object.entries(TABLES)
+        .map(([table_name, d]) => ({ table_name, layer: d.layer }))
+        .sort((a, b) => a.table_name.localeCompare(b.table_name)),
+    );
   });
 
   it('agg__daily_revenue matches fact__orders per day and channel', async () => {
@@ -108,7 +121,14 @@ describe.each(Object.keys(SIZES))('dataset %s', (ds) => {
       LEFT JOIN ${T('dim__customers')} c USING (customer_id)
       LEFT JOIN ${T('dim__products')} p USING (product_id)`);
     expect(r).toEqual({
-      orphan_customers: '0', orphan_products: '0', bad_channels: '0', currencies: '1', min_qty: '1', max_qty: '5', non_positive: '0', signup_after_order: '0',
+      orphan_customers: '0',
+      orphan_products: '0',
+      bad_channels: '0',
+      currencies: '1',
+      min_qty: '1',
+      max_qty: '5',
+      non_positive: '0',
+      signup_after_order: '0',
     });
     const [e] = await rows(`SELECT COUNT(*) AS n, COUNTIF(customer_id IS NULL) AS anonymous, COUNT(DISTINCT event_name) AS names
       FROM ${T('raw__web_events')}`);
@@ -118,7 +138,8 @@ describe.each(Object.keys(SIZES))('dataset %s', (ds) => {
   });
 
   it('signs customers up in step with orders: every full month of the window, signups per order stay in one band', async () => {
-    const months = await rows(`WITH o AS (SELECT DATE_TRUNC(order_date, MONTH) AS month, COUNT(*) AS orders FROM ${T('fact__orders')} GROUP BY month),
+    const months =
+      await rows(`WITH o AS (SELECT DATE_TRUNC(order_date, MONTH) AS month, COUNT(*) AS orders FROM ${T('fact__orders')} GROUP BY month),
         s AS (SELECT DATE_TRUNC(signup_date, MONTH) AS month, COUNT(*) AS signups FROM ${T('dim__customers')} GROUP BY month)
       SELECT o.month, o.orders, COALESCE(s.signups, 0) AS signups FROM o LEFT JOIN s ON s.month = o.month ORDER BY o.month`);
     // The first and the current month of the window are partial.
@@ -150,7 +171,14 @@ describe('determinism', () => {
         const conn = await db.connect();
         try {
           await conn.run(`ATTACH '${file}' AS d (READ_ONLY)`);
-          const tables = ['fact__orders', 'dim__customers', 'dim__products', 'raw__web_events', 'agg__daily_revenue', 'report__monthly_kpis'];
+          const tables = [
+            'fact__orders',
+            'dim__customers',
+            'dim__products',
+            'raw__web_events',
+            'agg__daily_revenue',
+            'report__monthly_kpis',
+          ];
           const out = {};
           for (const table of tables) {
             // Order-independent digest of every row's text.
@@ -163,7 +191,11 @@ describe('determinism', () => {
           db.closeSync();
         }
       };
-      const [a, b, c] = [await fingerprint(join(dir, 'a.duckdb')), await fingerprint(join(dir, 'b.duckdb')), await fingerprint(join(dir, 'c.duckdb'))];
+      const [a, b, c] = [
+        await fingerprint(join(dir, 'a.duckdb')),
+        await fingerprint(join(dir, 'b.duckdb')),
+        await fingerprint(join(dir, 'c.duckdb')),
+      ];
       expect(b).toEqual(a);
       expect(c.fact__orders).not.toBe(a.fact__orders);
       expect(a.fact__orders.startsWith('3000:')).toBe(true);

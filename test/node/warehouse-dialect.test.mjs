@@ -199,7 +199,7 @@ describe('semantics on the local warehouse', () => {
     expect(await value(expr)).toBe(expected);
   });
 
-  it('evaluates CURRENT_DATE() to the demo data\'s today', async () => {
+  it("evaluates CURRENT_DATE() to the demo data's today", async () => {
     expect(await value('CURRENT_DATE()')).toBe(t.wh.today);
     const ts = Number(await value('UNIX_SECONDS(CURRENT_TIMESTAMP())'));
     expect(new Date(ts * 1000).toISOString().slice(0, 10)).toBe(t.wh.today);
@@ -208,7 +208,10 @@ describe('semantics on the local warehouse', () => {
   it.each([
     ['(SELECT ARRAY_AGG(x IGNORE NULLS ORDER BY x DESC LIMIT 2) FROM UNNEST([3, NULL, 1, 2]) AS x)', [{ v: '3' }, { v: '2' }]],
     ['APPROX_QUANTILES(x, 4)', null],
-    ["GENERATE_DATE_ARRAY(DATE '2024-02-27', DATE '2024-03-01')", [{ v: '2024-02-27' }, { v: '2024-02-28' }, { v: '2024-02-29' }, { v: '2024-03-01' }]],
+    [
+      "GENERATE_DATE_ARRAY(DATE '2024-02-27', DATE '2024-03-01')",
+      [{ v: '2024-02-27' }, { v: '2024-02-28' }, { v: '2024-02-29' }, { v: '2024-03-01' }],
+    ],
     ["ARRAY(SELECT AS STRUCT 1 AS a, 'x' AS b)", [{ v: { f: [{ v: '1' }, { v: 'x' }] } }]],
     ['GENERATE_ARRAY(1, 7, 3)', [{ v: '1' }, { v: '4' }, { v: '7' }]],
   ])('%s', async (expr, expected) => {
@@ -224,7 +227,11 @@ describe('semantics on the local warehouse', () => {
     const r = await t.query('SELECT x FROM UNNEST([1, 2, 2, 3]) AS x EXCEPT DISTINCT SELECT 2 ORDER BY x');
     expect(r.body.rows.map((row) => row.f[0].v)).toEqual(['1', '3']);
     const o = await t.query("SELECT v, i FROM UNNEST(['a', 'b', 'c']) AS v WITH OFFSET AS i ORDER BY i");
-    expect(o.body.rows.map((row) => row.f.map((c) => c.v))).toEqual([['a', '0'], ['b', '1'], ['c', '2']]);
+    expect(o.body.rows.map((row) => row.f.map((c) => c.v))).toEqual([
+      ['a', '0'],
+      ['b', '1'],
+      ['c', '2'],
+    ]);
   });
 
   it('runs PIVOT and names the columns after the values', async () => {

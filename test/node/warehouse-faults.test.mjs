@@ -18,7 +18,11 @@ afterAll(async () => {
 });
 
 async function arm(spec) {
-  const res = await fetch(`${t.wh.url}/__faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(spec) });
+  const res = await fetch(`${t.wh.url}/__faults`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(spec),
+  });
   expect(res.status).toBe(201);
   return res.json();
 }
@@ -36,7 +40,7 @@ function marked() {
   return { marker, sql: `SELECT '${marker}' AS marker, COUNT(*) AS n FROM \`service-v1.globex.fact__orders\`` };
 }
 
-describe('error faults answer in BigQuery\'s error shape, once, then the query succeeds', () => {
+describe("error faults answer in BigQuery's error shape, once, then the query succeeds", () => {
   it.each([
     ['http500', 500, 'internalError', 'INTERNAL'],
     ['http503', 503, 'backendError', 'UNAVAILABLE'],
@@ -157,7 +161,12 @@ describe('arming', () => {
   it('a request can ask for a fault itself with x-warehouse-fault', async () => {
     const r = await t.call('POST', `${API}/queries`, { query: 'SELECT 1', useLegacySql: false }, { 'x-warehouse-fault': 'http503' });
     expect(r.status).toBe(503);
-    const spec = await t.call('POST', `${API}/queries`, { query: 'SELECT 1', useLegacySql: false }, { 'x-warehouse-fault': JSON.stringify({ kind: 'rateLimitExceeded', status: 429 }) });
+    const spec = await t.call(
+      'POST',
+      `${API}/queries`,
+      { query: 'SELECT 1', useLegacySql: false },
+      { 'x-warehouse-fault': JSON.stringify({ kind: 'rateLimitExceeded', status: 429 }) },
+    );
     expect(spec.status).toBe(429);
   });
 
@@ -188,7 +197,11 @@ describe('arming', () => {
     const res = await fetch(`${t.wh.url}/__requests?sql=${marker}`);
     const { requests } = await res.json();
     expect(requests).toHaveLength(1);
-    expect(requests[0]).toMatchObject({ op: 'query', status: 200, body: { labels: { brand: 'brand_globex' }, maximumBytesBilled: '1000000000' } });
+    expect(requests[0]).toMatchObject({
+      op: 'query',
+      status: 200,
+      body: { labels: { brand: 'brand_globex' }, maximumBytesBilled: '1000000000' },
+    });
     expect(requests[0].auth).toEqual({ ok: true, iss: t.sa.clientEmail });
     expect(JSON.stringify(requests)).not.toContain(t.token);
   });

@@ -41,12 +41,20 @@ describe('bearer auth (self-signed service-account JWT)', () => {
     ['a key the warehouse does not trust', () => `Bearer ${signServiceAccountJwt(other.json)}`, 'authError'],
     ['an expired token', () => `Bearer ${signServiceAccountJwt(t.mainJson, { nowSeconds: now() - 7200 })}`, 'authError'],
     ['a lifetime over one hour', () => `Bearer ${signServiceAccountJwt(t.mainJson, { lifetimeSeconds: 3601 })}`, 'authError'],
-    ['the wrong audience', () => `Bearer ${signServiceAccountJwt(t.mainJson, { audience: 'https://oauth2.googleapis.com/token' })}`, 'authError'],
+    [
+      'the wrong audience',
+      () => `Bearer ${signServiceAccountJwt(t.mainJson, { audience: 'https://oauth2.googleapis.com/token' })}`,
+      'authError',
+    ],
     ['a kid that is not the key id', () => `Bearer ${signServiceAccountJwt(t.mainJson, { keyId: 'some-other-key' })}`, 'authError'],
-    ['sub different from iss', () => `Bearer ${signServiceAccountJwt(t.mainJson, { claims: { sub: 'someone@example.com' } })}`, 'authError'],
+    [
+      'sub different from iss',
+      () => `Bearer ${signServiceAccountJwt(t.mainJson, { claims: { sub: 'someone@example.com' } })}`,
+      'authError',
+    ],
     ['a token issued in the future', () => `Bearer ${signServiceAccountJwt(t.mainJson, { nowSeconds: now() + 600 })}`, 'authError'],
   ];
-  it.each(cases)('refuses %s with 401 in BigQuery\'s shape', async (_, header, reason) => {
+  it.each(cases)("refuses %s with 401 in BigQuery's shape", async (_, header, reason) => {
     const r = await withToken(header());
     expect(r.status).toBe(401);
     expect(r.body.error.code).toBe(401);
@@ -86,7 +94,10 @@ describe('jobs.insert dry run', () => {
     expect(typeof q.totalBytesProcessed).toBe('string');
     expect(r.body.jobReference).toEqual({ projectId: 'service-v1', location: 'US' });
     expect(r.body.status).toEqual({ state: 'DONE' });
-    expect(q.schema.fields.map((f) => [f.name, f.type])).toEqual([['order_date', 'DATE'], ['quantity', 'INTEGER']]);
+    expect(q.schema.fields.map((f) => [f.name, f.type])).toEqual([
+      ['order_date', 'DATE'],
+      ['quantity', 'INTEGER'],
+    ]);
   });
 
   it('bills only the columns used: two 8-byte columns of 500,000 rows are exactly 8,000,000 bytes', async () => {
@@ -106,7 +117,9 @@ describe('jobs.insert dry run', () => {
     expect(r.status).toBe(200);
     const tables = r.body.statistics.query.referencedTables.map((x) => x.tableId).sort();
     expect(tables).toEqual(['dim__customers', 'dim__products', 'fact__orders']);
-    expect(r.body.statistics.query.referencedRoutines).toEqual([{ projectId: 'service-v1', datasetId: 'acme', routineId: 'order_size_band' }]);
+    expect(r.body.statistics.query.referencedRoutines).toEqual([
+      { projectId: 'service-v1', datasetId: 'acme', routineId: 'order_size_band' },
+    ]);
   });
 
   it('reports other datasets as they are referenced, so the caller can refuse them', async () => {
@@ -129,7 +142,8 @@ describe('jobs.insert dry run', () => {
   });
 
   it('does not list INFORMATION_SCHEMA views as tables, and answers their columns with BigQuery type names', async () => {
-    const sql = "SELECT column_name, data_type FROM `service-v1.acme.INFORMATION_SCHEMA.COLUMNS` WHERE table_name = 'fact__orders' ORDER BY ordinal_position";
+    const sql =
+      "SELECT column_name, data_type FROM `service-v1.acme.INFORMATION_SCHEMA.COLUMNS` WHERE table_name = 'fact__orders' ORDER BY ordinal_position";
     const dry = await t.dryRun(sql);
     expect(dry.body.statistics.query.referencedTables).toBeUndefined();
     const r = await t.query(sql);
@@ -159,18 +173,53 @@ describe('jobs.query result encoding', () => {
     const fields = Object.fromEntries(r.body.schema.fields.map((f) => [f.name, f]));
     const types = Object.fromEntries(Object.entries(fields).map(([k, f]) => [k, `${f.type}/${f.mode}`]));
     expect(types).toEqual({
-      i: 'INTEGER/NULLABLE', f: 'FLOAT/NULLABLE', n: 'NUMERIC/NULLABLE', bn: 'BIGNUMERIC/NULLABLE', b: 'BOOLEAN/NULLABLE',
-      s: 'STRING/NULLABLE', by: 'BYTES/NULLABLE', d: 'DATE/NULLABLE', dt: 'DATETIME/NULLABLE', tm: 'TIME/NULLABLE',
-      ts: 'TIMESTAMP/NULLABLE', j: 'JSON/NULLABLE', iv: 'INTERVAL/NULLABLE', arr: 'INTEGER/REPEATED', st: 'RECORD/NULLABLE',
-      arr_st: 'RECORD/REPEATED', nul: 'STRING/NULLABLE', cnt: 'INTEGER/NULLABLE', big: 'FLOAT/NULLABLE', nan: 'FLOAT/NULLABLE',
+      i: 'INTEGER/NULLABLE',
+      f: 'FLOAT/NULLABLE',
+      n: 'NUMERIC/NULLABLE',
+      bn: 'BIGNUMERIC/NULLABLE',
+      b: 'BOOLEAN/NULLABLE',
+      s: 'STRING/NULLABLE',
+      by: 'BYTES/NULLABLE',
+      d: 'DATE/NULLABLE',
+      dt: 'DATETIME/NULLABLE',
+      tm: 'TIME/NULLABLE',
+      ts: 'TIMESTAMP/NULLABLE',
+      j: 'JSON/NULLABLE',
+      iv: 'INTERVAL/NULLABLE',
+      arr: 'INTEGER/REPEATED',
+      st: 'RECORD/NULLABLE',
+      arr_st: 'RECORD/REPEATED',
+      nul: 'STRING/NULLABLE',
+      cnt: 'INTEGER/NULLABLE',
+      big: 'FLOAT/NULLABLE',
+      nan: 'FLOAT/NULLABLE',
     });
-    expect(fields.st.fields).toEqual([{ name: 'x', type: 'INTEGER', mode: 'NULLABLE' }, { name: 'y', type: 'STRING', mode: 'NULLABLE' }]);
+    expect(fields.st.fields).toEqual([
+      { name: 'x', type: 'INTEGER', mode: 'NULLABLE' },
+      { name: 'y', type: 'STRING', mode: 'NULLABLE' },
+    ]);
     const v = Object.fromEntries(r.body.schema.fields.map((f, i) => [f.name, r.body.rows[0].f[i].v]));
     expect(v).toEqual({
-      i: '42', f: '-1.5', n: '12.5', bn: '1.25', b: 'true', s: 'héllo', by: Buffer.from([0, 255]).toString('base64'),
-      d: '2024-02-29', dt: '2024-02-29T13:14:15.123456', tm: '07:08:09', ts: '1.7092124555E9', j: '{"a":[1,2]}',
-      iv: '0-0 3 0:0:0', arr: [{ v: '1' }, { v: '2' }, { v: '3' }], st: { f: [{ v: '1' }, { v: 'y' }] },
-      arr_st: [{ v: { f: [{ v: '1' }] } }, { v: { f: [{ v: '2' }] } }], nul: null, cnt: '1', big: 'Infinity', nan: 'NaN',
+      i: '42',
+      f: '-1.5',
+      n: '12.5',
+      bn: '1.25',
+      b: 'true',
+      s: 'héllo',
+      by: Buffer.from([0, 255]).toString('base64'),
+      d: '2024-02-29',
+      dt: '2024-02-29T13:14:15.123456',
+      tm: '07:08:09',
+      ts: '1.7092124555E9',
+      j: '{"a":[1,2]}',
+      iv: '0-0 3 0:0:0',
+      arr: [{ v: '1' }, { v: '2' }, { v: '3' }],
+      st: { f: [{ v: '1' }, { v: 'y' }] },
+      arr_st: [{ v: { f: [{ v: '1' }] } }, { v: { f: [{ v: '2' }] } }],
+      nul: null,
+      cnt: '1',
+      big: 'Infinity',
+      nan: 'NaN',
     });
     expect(r.body.totalRows).toBe('1');
     expect(r.body.jobComplete).toBe(true);
@@ -183,7 +232,9 @@ describe('jobs.query result encoding', () => {
   });
 
   it('names unaliased expressions f0_, f1_ and keeps column names', async () => {
-    const r = await t.query('SELECT channel, COUNT(*), SUM(quantity) AS units, MAX(revenue) FROM `service-v1.globex.fact__orders` GROUP BY channel ORDER BY channel');
+    const r = await t.query(
+      'SELECT channel, COUNT(*), SUM(quantity) AS units, MAX(revenue) FROM `service-v1.globex.fact__orders` GROUP BY channel ORDER BY channel',
+    );
     expect(r.body.schema.fields.map((f) => f.name)).toEqual(['channel', 'f0_', 'units', 'f1_']);
   });
 
@@ -223,11 +274,13 @@ describe('paging', () => {
   it('starts a page at startIndex', async () => {
     const first = await t.query(sql, { maxResults: 10 });
     const page = await t.call('GET', `${API}/queries/${first.body.jobReference.jobId}?startIndex=2490&maxResults=100`);
-    expect(rowsOf(page.body).map((r) => r.order_id)).toEqual(Array.from({ length: 10 }, (_, i) => `ORD-${String(2491 + i).padStart(7, '0')}`));
+    expect(rowsOf(page.body).map((r) => r.order_id)).toEqual(
+      Array.from({ length: 10 }, (_, i) => `ORD-${String(2491 + i).padStart(7, '0')}`),
+    );
     expect(page.body.pageToken).toBeUndefined();
   });
 
-  it('continues from startIndex with the pageToken it answers, as BigQuery does (the Worker\'s result cursors read this way)', async () => {
+  it("continues from startIndex with the pageToken it answers, as BigQuery does (the Worker's result cursors read this way)", async () => {
     const first = await t.query(sql, { maxResults: 10 });
     const jobId = first.body.jobReference.jobId;
     const mid = await t.call('GET', `${API}/queries/${jobId}?startIndex=1200&maxResults=500&location=US&timeoutMs=0`);
@@ -264,7 +317,7 @@ describe('paging', () => {
 describe('byte ceiling (maximumBytesBilled)', () => {
   const sql = 'SELECT order_date, quantity FROM `service-v1.acme.fact__orders` LIMIT 1';
 
-  it('refuses a query that would bill more, with BigQuery\'s bytesBilledLimitExceeded', async () => {
+  it("refuses a query that would bill more, with BigQuery's bytesBilledLimitExceeded", async () => {
     const r = await t.query(sql, { maximumBytesBilled: String(5 * MIB) });
     expect(r.status).toBe(400);
     expect(r.body.error.errors[0].reason).toBe('bytesBilledLimitExceeded');
@@ -290,7 +343,7 @@ describe('byte ceiling (maximumBytesBilled)', () => {
 });
 
 describe('errors', () => {
-  it('answers a SQL error with invalidQuery located in the user\'s own SQL', async () => {
+  it("answers a SQL error with invalidQuery located in the user's own SQL", async () => {
     const r = await t.query('SELECT\n  revnue\nFROM `service-v1.acme.fact__orders`');
     expect(r.status).toBe(400);
     expect(r.body.error.errors[0].reason).toBe('invalidQuery');
@@ -321,7 +374,7 @@ describe('errors', () => {
     expect(r.body.error.message).toBe(message);
   });
 
-  it('denies another project\'s tables with accessDenied', async () => {
+  it("denies another project's tables with accessDenied", async () => {
     const r = await t.query('SELECT * FROM `other-project.acme.fact__orders`');
     expect(r.status).toBe(403);
     expect(r.body.error.errors[0].reason).toBe('accessDenied');
@@ -331,14 +384,21 @@ describe('errors', () => {
     const token = signServiceAccountJwt(acmeOnly.json);
     const own = await withToken(`Bearer ${token}`, { query: 'SELECT COUNT(*) FROM `service-v1.acme.fact__orders`', useLegacySql: false });
     expect(own.status).toBe(200);
-    const foreign = await withToken(`Bearer ${token}`, { query: 'SELECT COUNT(*) FROM `service-v1.globex.fact__orders`', useLegacySql: false });
+    const foreign = await withToken(`Bearer ${token}`, {
+      query: 'SELECT COUNT(*) FROM `service-v1.globex.fact__orders`',
+      useLegacySql: false,
+    });
     expect(foreign.status).toBe(403);
     expect(foreign.body.error.errors[0].reason).toBe('accessDenied');
     expect(foreign.body.error.message).toContain('service-v1:globex.fact__orders');
   });
 
   it('is read-only: DML, DDL and scripts are denied, file readers do not exist, the data is unchanged', async () => {
-    for (const sql of ['DELETE FROM `service-v1.acme.fact__orders` WHERE TRUE', 'CREATE TABLE `service-v1.acme.x` AS SELECT 1 AS a', 'SELECT 1; DROP TABLE `service-v1.acme.fact__orders`']) {
+    for (const sql of [
+      'DELETE FROM `service-v1.acme.fact__orders` WHERE TRUE',
+      'CREATE TABLE `service-v1.acme.x` AS SELECT 1 AS a',
+      'SELECT 1; DROP TABLE `service-v1.acme.fact__orders`',
+    ]) {
       const r = await t.query(sql);
       expect(r.status, sql).toBe(403);
       expect(r.body.error.errors[0].reason).toBe('accessDenied');
@@ -442,7 +502,10 @@ describe('jobs', () => {
 
   it('runs a query job from jobs.insert and refuses a duplicate job id', async () => {
     const jobId = `job_test_${crypto.randomUUID().replaceAll('-', '')}`;
-    const body = { jobReference: { projectId: 'service-v1', jobId, location: 'US' }, configuration: { query: { query: 'SELECT 7 AS x', useLegacySql: false } } };
+    const body = {
+      jobReference: { projectId: 'service-v1', jobId, location: 'US' },
+      configuration: { query: { query: 'SELECT 7 AS x', useLegacySql: false } },
+    };
     const r = await t.call('POST', `${API}/jobs`, body);
     expect(r.status).toBe(200);
     expect(r.body.jobReference.jobId).toBe(jobId);

@@ -84,9 +84,13 @@ describe('query cache', () => {
     expect(cached.body.statistics.query.cacheHit).toBe(true);
     expect(cached.body.statistics.query.referencedTables).toBeUndefined();
     expect(cached.body.statistics.totalBytesProcessed).toBe('0');
-    const strict = await t.call('POST', `${API}/jobs`, { configuration: { dryRun: true, query: { query: sql, useLegacySql: false, useQueryCache: false } } });
+    const strict = await t.call('POST', `${API}/jobs`, {
+      configuration: { dryRun: true, query: { query: sql, useLegacySql: false, useQueryCache: false } },
+    });
     expect(strict.body.statistics.query.cacheHit).toBe(false);
-    expect(strict.body.statistics.query.referencedTables).toEqual([{ projectId: 'service-v1', datasetId: 'umbrella', tableId: 'fact__orders' }]);
+    expect(strict.body.statistics.query.referencedTables).toEqual([
+      { projectId: 'service-v1', datasetId: 'umbrella', tableId: 'fact__orders' },
+    ]);
   });
 
   it('queries with non-deterministic functions are not cached', async () => {
@@ -143,7 +147,7 @@ describe('TIMESTAMP wire forms', () => {
     expect(rowsOf(page.body)).toEqual([{ ts: '253402300799999999' }]);
   });
 
-  it('float seconds otherwise (BigQuery\'s default), which cannot carry every microsecond', async () => {
+  it("float seconds otherwise (BigQuery's default), which cannot carry every microsecond", async () => {
     const r = await t.query(sql);
     expect(rowsOf(r.body)[0].ts).not.toContain('999999');
   });
@@ -152,7 +156,10 @@ describe('TIMESTAMP wire forms', () => {
 describe('job ids', () => {
   it('a job id stays taken after its job is no longer held: a reused id is 409 duplicate', async () => {
     const jobId = `job_${marker()}`;
-    const body = { jobReference: { projectId: 'service-v1', jobId, location: 'US' }, configuration: { query: { query: 'SELECT 2 AS x', useLegacySql: false } } };
+    const body = {
+      jobReference: { projectId: 'service-v1', jobId, location: 'US' },
+      configuration: { query: { query: 'SELECT 2 AS x', useLegacySql: false } },
+    };
     expect((await t.call('POST', `${API}/jobs`, body)).status).toBe(200);
     const again = await t.call('POST', `${API}/jobs`, body);
     expect(again.status).toBe(409);
@@ -160,7 +167,7 @@ describe('job ids', () => {
   });
 });
 
-describe('comments end where the Worker\'s SQL guard ends them (CR or LF)', () => {
+describe("comments end where the Worker's SQL guard ends them (CR or LF)", () => {
   it.each([
     ['-- then CR', 'SELECT 1 AS x -- c\r, 2 AS y'],
     ['# then CR', 'SELECT 1 AS x # c\r, 2 AS y'],
@@ -176,12 +183,16 @@ describe('comments end where the Worker\'s SQL guard ends them (CR or LF)', () =
     ['a second statement after CR', 'SELECT 1 AS x --\r; SELECT table_name FROM information_schema.tables'],
     ['a DuckDB-only statement after CR', 'SELECT 1 AS x #\r; PRAGMA show_tables'],
     ['another dataset after CR', 'SELECT 1 AS x --\rFROM `service-v1.globex.fact__orders`'],
-  ])('%s is read as SQL, not hidden in a comment: never DuckDB\'s catalog', async (_, sql) => {
+  ])("%s is read as SQL, not hidden in a comment: never DuckDB's catalog", async (_, sql) => {
     const r = await t.query(sql);
     // Either refused, or (another dataset, which this account may read) run with that table listed by the dry run.
     if (r.status === 200) {
-      const dry = await t.call('POST', `${API}/jobs`, { configuration: { dryRun: true, query: { query: sql, useLegacySql: false, useQueryCache: false } } });
-      expect(dry.body.statistics.query.referencedTables).toEqual([{ projectId: 'service-v1', datasetId: 'globex', tableId: 'fact__orders' }]);
+      const dry = await t.call('POST', `${API}/jobs`, {
+        configuration: { dryRun: true, query: { query: sql, useLegacySql: false, useQueryCache: false } },
+      });
+      expect(dry.body.statistics.query.referencedTables).toEqual([
+        { projectId: 'service-v1', datasetId: 'globex', tableId: 'fact__orders' },
+      ]);
     } else {
       expect([400, 403]).toContain(r.status);
       expect(r.text).not.toMatch(/fact__orders|dim_/);

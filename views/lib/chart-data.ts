@@ -53,7 +53,13 @@ export function chartFromSpec(spec: unknown, rows: readonly Row[], columns: read
   const x = byName(s.x);
   const ys = (Array.isArray(s.y) ? s.y : [s.y]).map(byName);
   if (!x || ys.some((c) => c === undefined)) return null;
-  return axisChart(s.type, rows, x, ys.filter((c): c is Column => c !== undefined), fmt);
+  return axisChart(
+    s.type,
+    rows,
+    x,
+    ys.filter((c): c is Column => c !== undefined),
+    fmt,
+  );
 }
 
 function pointsOf(rows: readonly Row[], x: Column, y: Column, fmt: Formatter): Point[] {
@@ -108,7 +114,9 @@ export function summarize(model: ChartModel, fmt: Formatter): string[] {
   if (model.type === 'pie') {
     const total = model.slices.reduce((s, p) => s + (p.value ?? 0), 0);
     if (total === 0) return [`${labelOf(model.value.name)} by ${labelOf(model.label.name)}: no positive values to draw.`];
-    const shares = model.slices.map((p) => `${p.label} ${fmt.number(((p.value ?? 0) / total) * 100, 'FLOAT64')}% (${num(p.value, model.value)})`);
+    const shares = model.slices.map(
+      (p) => `${p.label} ${fmt.number(((p.value ?? 0) / total) * 100, 'FLOAT64')}% (${num(p.value, model.value)})`,
+    );
     const left = model.total - model.shown;
     return [
       `${labelOf(model.value.name)} by ${labelOf(model.label.name)}: ${shares.join(', ')}; total ${num(total, model.value)}.` +
@@ -126,6 +134,7 @@ export function summarize(model: ChartModel, fmt: Formatter): string[] {
       `total ${num(e.total, s.column)} over ${e.count} ${dim} value${e.count === 1 ? '' : 's'}.`
     );
   });
-  if (model.shown < model.total) sentences.push(`The chart draws the first ${model.shown} of ${model.total} rows; the table lists them all.`);
+  if (model.shown < model.total)
+    sentences.push(`The chart draws the first ${model.shown} of ${model.total} rows; the table lists them all.`);
   return sentences;
 }

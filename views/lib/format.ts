@@ -36,7 +36,8 @@ export function columnsOf(rows: readonly Row[], schema?: readonly Field[]): Colu
   return names.map((name) => {
     const values = rows.map((r) => r[name]).filter((v) => v !== null && v !== undefined);
     if (values.length > 0 && values.every((v) => typeof v === 'number')) return { name, type: 'FLOAT64', kind: 'number' as const };
-    if (values.length > 0 && values.every((v) => typeof v === 'string' && ISO_DATE.test(v))) return { name, type: 'DATE', kind: 'date' as const };
+    if (values.length > 0 && values.every((v) => typeof v === 'string' && ISO_DATE.test(v)))
+      return { name, type: 'DATE', kind: 'date' as const };
     if (values.length > 0 && values.every((v) => typeof v === 'boolean')) return { name, type: 'BOOL', kind: 'bool' as const };
     return { name, type: 'STRING', kind: 'text' as const };
   });

@@ -1,4 +1,10 @@
-import { App, applyDocumentTheme, applyHostStyleVariables, type McpUiHostContext, PostMessageTransport } from '@modelcontextprotocol/ext-apps';
+import {
+  App,
+  applyDocumentTheme,
+  applyHostStyleVariables,
+  type McpUiHostContext,
+  PostMessageTransport,
+} from '@modelcontextprotocol/ext-apps';
 import type { z } from 'zod';
 import { ErrorBodySchema } from './contract';
 
@@ -54,7 +60,8 @@ export type Outcome<T> = { ok: true; data: T } | { ok: false; message: string };
 
 function textOf(result: ToolResult): string {
   const block = (result.content ?? []).find(
-    (c): c is { type: 'text'; text: string } => typeof c === 'object' && c !== null && 'type' in c && c.type === 'text' && 'text' in c && typeof c.text === 'string',
+    (c): c is { type: 'text'; text: string } =>
+      typeof c === 'object' && c !== null && 'type' in c && c.type === 'text' && 'text' in c && typeof c.text === 'string',
   );
   return block?.text ?? '';
 }
@@ -131,7 +138,11 @@ export async function connectView(name: string, onResult: (result: ToolResult) =
 }
 
 /** Shorthand for building DOM: a tag, a class and children (strings become text nodes, never HTML). */
-export function el<K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, ...children: (Node | string)[]): HTMLElementTagNameMap[K] {
+export function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  className?: string,
+  ...children: (Node | string)[]
+): HTMLElementTagNameMap[K] {
   const node = document.createElement(tag);
   if (className) node.className = className;
   node.append(...children);

@@ -8,7 +8,11 @@ import { type Formatter, labelOf } from './format';
 const SVG_NS = 'http://www.w3.org/2000/svg';
 let nextId = 0;
 
-function svgEl<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string, string | number>, text?: string): SVGElementTagNameMap[K] {
+function svgEl<K extends keyof SVGElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, string | number>,
+  text?: string,
+): SVGElementTagNameMap[K] {
   const el = document.createElementNS(SVG_NS, tag);
   for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
   if (text !== undefined) el.textContent = text;
@@ -40,7 +44,12 @@ function barChart(model: Extract<ChartModel, { type: 'bar' | 'line' }>, width: n
   const n = model.series[0]?.points.length ?? 0;
   const blockH = (s: number) => (model.series.length > 1 ? 22 : 0) + n * rowH + (s < model.series.length - 1 ? gap : 0);
   const height = model.series.reduce((h, _s, i) => h + blockH(i), 0) + 4;
-  const svg = root(width, height, `Bar chart of ${model.series.map((s) => labelOf(s.column.name)).join(', ')} by ${labelOf(model.x.name)}`, captionId);
+  const svg = root(
+    width,
+    height,
+    `Bar chart of ${model.series.map((s) => labelOf(s.column.name)).join(', ')} by ${labelOf(model.x.name)}`,
+    captionId,
+  );
   let y = 0;
   model.series.forEach((series, si) => {
     if (model.series.length > 1) {
@@ -56,9 +65,26 @@ function barChart(model: Extract<ChartModel, { type: 'bar' | 'line' }>, width: n
       const x0 = labelW + ((Math.min(0, v) - min) / span) * plotW;
       const w = (Math.abs(v) / span) * plotW;
       const value = p.value === null ? 'null' : fmt.number(p.value, series.column.type);
-      svg.append(svgEl('text', { x: labelW - 8, y: y + rowH / 2 + 4, 'text-anchor': 'end', class: 'chart-label' }, clip(p.label, Math.floor(labelW / 7))));
       svg.append(
-        titled(svgEl('rect', { x: x0, y: y + 4, width: Math.max(w, p.value === null ? 0 : 1), height: rowH - 8, rx: 2, class: `bar s${si % 6}`, 'data-value': p.value ?? '' }), `${p.label}: ${value}`),
+        svgEl(
+          'text',
+          { x: labelW - 8, y: y + rowH / 2 + 4, 'text-anchor': 'end', class: 'chart-label' },
+          clip(p.label, Math.floor(labelW / 7)),
+        ),
+      );
+      svg.append(
+        titled(
+          svgEl('rect', {
+            x: x0,
+            y: y + 4,
+            width: Math.max(w, p.value === null ? 0 : 1),
+            height: rowH - 8,
+            rx: 2,
+            class: `bar s${si % 6}`,
+            'data-value': p.value ?? '',
+          }),
+          `${p.label}: ${value}`,
+        ),
       );
       svg.append(svgEl('text', { x: labelW + plotW + 6, y: y + rowH / 2 + 4, class: 'chart-value' }, value));
       y += rowH;
@@ -78,7 +104,12 @@ function lineChart(model: Extract<ChartModel, { type: 'bar' | 'line' }>, width: 
   const right = 12;
   const bottom = 22;
   const height = model.series.length * (head + panelH + bottom) + 4;
-  const svg = root(width, height, `Line chart of ${model.series.map((s) => labelOf(s.column.name)).join(', ')} by ${labelOf(model.x.name)}`, captionId);
+  const svg = root(
+    width,
+    height,
+    `Line chart of ${model.series.map((s) => labelOf(s.column.name)).join(', ')} by ${labelOf(model.x.name)}`,
+    captionId,
+  );
   const plotW = Math.max(40, width - left - right);
   model.series.forEach((series, si) => {
     const top = si * (head + panelH + bottom);
@@ -97,7 +128,8 @@ function lineChart(model: Extract<ChartModel, { type: 'bar' | 'line' }>, width: 
     const last = pts[pts.length - 1];
     const baseY = top + head + panelH + 16;
     if (first) svg.append(svgEl('text', { x: left, y: baseY, class: 'chart-label' }, first.label));
-    if (last && pts.length > 1) svg.append(svgEl('text', { x: left + plotW, y: baseY, 'text-anchor': 'end', class: 'chart-label' }, last.label));
+    if (last && pts.length > 1)
+      svg.append(svgEl('text', { x: left + plotW, y: baseY, 'text-anchor': 'end', class: 'chart-label' }, last.label));
     // A null breaks the line: no value is invented for it.
     let d = '';
     let pen = false;
@@ -113,7 +145,12 @@ function lineChart(model: Extract<ChartModel, { type: 'bar' | 'line' }>, width: 
     if (pts.length <= 62) {
       pts.forEach((p, i) => {
         if (p.value === null) return;
-        svg.append(titled(svgEl('circle', { cx: px(i), cy: py(p.value), r: 3, class: `dot s${si % 6}` }), `${p.label}: ${fmt.number(p.value, series.column.type)}`));
+        svg.append(
+          titled(
+            svgEl('circle', { cx: px(i), cy: py(p.value), r: 3, class: `dot s${si % 6}` }),
+            `${p.label}: ${fmt.number(p.value, series.column.type)}`,
+          ),
+        );
       });
     }
   });
@@ -139,7 +176,10 @@ function pieChart(model: Extract<ChartModel, { type: 'pie' }>, width: number, fm
     } else {
       const large = end - angle > Math.PI ? 1 : 0;
       const [x1, y1, x2, y2] = [c + r * Math.cos(angle), c + r * Math.sin(angle), c + r * Math.cos(end), c + r * Math.sin(end)];
-      shape = svgEl('path', { d: `M${c},${c}L${x1.toFixed(2)},${y1.toFixed(2)}A${r},${r} 0 ${large} 1 ${x2.toFixed(2)},${y2.toFixed(2)}Z`, class: `slice s${i % 6}` });
+      shape = svgEl('path', {
+        d: `M${c},${c}L${x1.toFixed(2)},${y1.toFixed(2)}A${r},${r} 0 ${large} 1 ${x2.toFixed(2)},${y2.toFixed(2)}Z`,
+        class: `slice s${i % 6}`,
+      });
     }
     svg.append(titled(shape, text));
     const item = document.createElement('li');
@@ -179,7 +219,11 @@ export function chartFigure(model: ChartModel, fmt: Formatter): HTMLElement {
     if (width === drawnWidth) return;
     drawnWidth = width;
     const el =
-      model.type === 'pie' ? pieChart(model, width, fmt, captionId) : model.type === 'bar' ? barChart(model, width, fmt, captionId) : lineChart(model, width, fmt, captionId);
+      model.type === 'pie'
+        ? pieChart(model, width, fmt, captionId)
+        : model.type === 'bar'
+          ? barChart(model, width, fmt, captionId)
+          : lineChart(model, width, fmt, captionId);
     drawing.replaceChildren(el);
   };
   new ResizeObserver(() => requestAnimationFrame(draw)).observe(drawing);

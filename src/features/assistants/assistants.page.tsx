@@ -65,8 +65,8 @@ export const AssistantsPage: FC<AssistantsPageProps> = ({ nonce, email, csrf, no
     <section class="card" aria-labelledby="connect-heading">
       <h2 id="connect-heading">Connect an assistant</h2>
       <p>
-        In Claude, ChatGPT or another MCP client, add a custom connector (remote MCP server) with this address, then
-        approve it when the client sends you here:
+        In Claude, ChatGPT or another MCP client, add a custom connector (remote MCP server) with this address, then approve it when the
+        client sends you here:
       </p>
       <code class="address" id="mcp-url">
         {mcpUrl}
@@ -78,8 +78,8 @@ export const AssistantsPage: FC<AssistantsPageProps> = ({ nonce, email, csrf, no
       </div>
       <p id="copy-status" role="status" aria-live="polite"></p>
       <p class="muted">
-        Connected assistants act as the administrator who approved them, read-only, on the brands that person
-        administers. Revoking cuts access at once; the assistant must be approved again to reconnect.
+        Connected assistants act as the administrator who approved them, read-only, on the brands that person administers. Revoking cuts
+        access at once; the assistant must be approved again to reconnect.
       </p>
     </section>
     <section class="card" aria-labelledby="assistants-heading">
@@ -119,11 +119,24 @@ export function assistantsRoutes(admin: Hono<AppEnv>): void {
     const { user, csrf } = g.value;
     const assistants = await listManagedAssistants(c.env, oauthHelpers(c.env, c.req.url), user.reach);
     const limits = defaultLimits(c.env);
-    const usage = await loadUsage(c.env, assistants.map((a) => ({ kind: 'oauth' as const, id: a.grantId, limits })), Date.now(), c.get('log'));
+    const usage = await loadUsage(
+      c.env,
+      assistants.map((a) => ({ kind: 'oauth' as const, id: a.grantId, limits })),
+      Date.now(),
+      c.get('log'),
+    );
     const notice = NOTICES[c.req.query('notice') ?? ''];
     const mcpUrl = mcpResource(canonicalOrigin(new URL(c.req.url)));
     return renderPage(c, 200, (nonce) => (
-      <AssistantsPage nonce={nonce} email={user.reach.email} csrf={csrf} notice={notice} assistants={assistants} usage={usage} mcpUrl={mcpUrl} />
+      <AssistantsPage
+        nonce={nonce}
+        email={user.reach.email}
+        csrf={csrf}
+        notice={notice}
+        assistants={assistants}
+        usage={usage}
+        mcpUrl={mcpUrl}
+      />
     ));
   });
 
@@ -148,8 +161,8 @@ export function assistantsRoutes(admin: Hono<AppEnv>): void {
       >
         <p>
           <strong>{a.clientName}</strong>
-          {a.redirectHost ? ` (${a.redirectHost})` : ''}, connected by {a.userEmail}, loses access at once: its tokens are
-          deleted and its next request is refused.
+          {a.redirectHost ? ` (${a.redirectHost})` : ''}, connected by {a.userEmail}, loses access at once: its tokens are deleted and its
+          next request is refused.
         </p>
         <p>To use it again, someone has to connect and approve it again.</p>
       </ConfirmPage>
@@ -163,7 +176,9 @@ export function assistantsRoutes(admin: Hono<AppEnv>): void {
     const complete = userId !== undefined && grantId !== undefined && userId !== '' && grantId !== '';
     // Only the confirmation page's form revokes; anything else is sent there.
     if (complete && confirm !== 'yes') return c.redirect(revokeHref({ userId, grantId }), 303);
-    const revoked = complete ? await revokeManagedAssistant(c.env, oauthHelpers(c.env, c.req.url), g.value.user.reach, { userId, grantId }) : false;
+    const revoked = complete
+      ? await revokeManagedAssistant(c.env, oauthHelpers(c.env, c.req.url), g.value.user.reach, { userId, grantId })
+      : false;
     return c.redirect(`${PATH}?notice=${revoked ? 'assistant-revoked' : 'assistant-not-found'}`, 303);
   });
 }

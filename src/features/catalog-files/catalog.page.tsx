@@ -45,15 +45,16 @@ const CatalogPage: FC<{ nonce: string; email: string; csrf: string; versions: Ca
         <h2 id="live-version">Live catalog version</h2>
         {live ? (
           <p>
-            <code title={live.contentHash}>{live.contentHash.slice(0, 12)}</code>, applied by {live.appliedBy} on <Time ms={live.appliedAt} />
+            <code title={live.contentHash}>{live.contentHash.slice(0, 12)}</code>, applied by {live.appliedBy} on{' '}
+            <Time ms={live.appliedAt} />
             {live.source ? <> from {live.source}</> : null} ({live.summary}).
           </p>
         ) : (
           <p>No catalog version has been applied to this database yet.</p>
         )}
         <p class="muted">
-          Reports, saved queries and memories are applied from a catalog folder with <code>npm run admin -- catalog apply DIR</code>;
-          this page only shows what is live.
+          Reports, saved queries and memories are applied from a catalog folder with <code>npm run admin -- catalog apply DIR</code>; this
+          page only shows what is live.
         </p>
       </section>
       {versions.length > 0 ? (
@@ -86,6 +87,8 @@ export function catalogRoutes(admin: Hono<AppEnv>): void {
     const g = await requireAdmin(c, Date.now());
     if (!g.ok) return g.res;
     const versions = await readVersions(c.env);
-    return renderPage(c, 200, (nonce) => <CatalogPage nonce={nonce} email={g.value.user.reach.email} csrf={g.value.csrf} versions={versions} />);
+    return renderPage(c, 200, (nonce) => (
+      <CatalogPage nonce={nonce} email={g.value.user.reach.email} csrf={g.value.csrf} versions={versions} />
+    ));
   });
 }

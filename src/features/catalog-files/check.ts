@@ -32,7 +32,9 @@ const CHECK_WINDOW = { start_date: '2026-01-01', end_date: '2026-01-31' } as con
 /** The brands (with a dataset) a report's sections run on. */
 export function reportDatasets(r: Pick<CatalogReport, 'owner'>, brands: CheckTarget['brands']): { id: string; dataset: string }[] {
   const report = { type: r.owner.scope, orgId: r.owner.orgId, brandId: r.owner.brandId };
-  return brands.filter((b): b is typeof b & { dataset: string } => b.dataset !== null && reportAppliesTo(report, b)).map((b) => ({ id: b.id, dataset: b.dataset }));
+  return brands
+    .filter((b): b is typeof b & { dataset: string } => b.dataset !== null && reportAppliesTo(report, b))
+    .map((b) => ({ id: b.id, dataset: b.dataset }));
 }
 
 function ownerMissing(o: Owner, t: CheckTarget): string | null {
@@ -70,7 +72,14 @@ export async function checkCatalog(loaded: LoadedCatalog, target: CheckTarget): 
     if (config.success) {
       config.data.tiles.forEach((tile, i) => {
         if (!sectionIds.has(tile.queryId)) {
-          problems.push(at(rKey, `report ${r.id}`, ['dashboardConfig', 'tiles', i, 'queryId'], `dashboard tile names ${tile.queryId}, which is not a section of this report`));
+          problems.push(
+            at(
+              rKey,
+              `report ${r.id}`,
+              ['dashboardConfig', 'tiles', i, 'queryId'],
+              `dashboard tile names ${tile.queryId}, which is not a section of this report`,
+            ),
+          );
         }
       });
     }
@@ -90,7 +99,10 @@ export async function checkCatalog(loaded: LoadedCatalog, target: CheckTarget): 
       }
       for (const b of brands) {
         guardChecks++;
-        const verdict = await checkSql(fillTemplate(s.sql, { dataset: b.dataset, ...CHECK_WINDOW }), { project: target.project, dataset: b.dataset });
+        const verdict = await checkSql(fillTemplate(s.sql, { dataset: b.dataset, ...CHECK_WINDOW }), {
+          project: target.project,
+          dataset: b.dataset,
+        });
         if (!verdict.ok) {
           const line = verdict.position ? ['sql', verdict.position.line - 1] : ['sql'];
           problems.push(at(sKey, item, line, `on brand ${b.id} (dataset ${b.dataset}): ${guardMessage(verdict)}`));
@@ -110,7 +122,14 @@ export async function checkCatalog(loaded: LoadedCatalog, target: CheckTarget): 
     }
     const slots = templateSlots(q.sql);
     if (slots.length > 0) {
-      problems.push(at(key, item, ['sql'], `a saved query is concrete SQL and runs as written; it must not use slots (${slots.map((s) => `{${s}}`).join(', ')})`));
+      problems.push(
+        at(
+          key,
+          item,
+          ['sql'],
+          `a saved query is concrete SQL and runs as written; it must not use slots (${slots.map((s) => `{${s}}`).join(', ')})`,
+        ),
+      );
       continue;
     }
     if (brand.dataset === null) {
@@ -120,7 +139,14 @@ export async function checkCatalog(loaded: LoadedCatalog, target: CheckTarget): 
     guardChecks++;
     const verdict = await checkSql(q.sql, { project: target.project, dataset: brand.dataset });
     if (!verdict.ok) {
-      problems.push(at(key, item, verdict.position ? ['sql', verdict.position.line - 1] : ['sql'], `on brand ${brand.id} (dataset ${brand.dataset}): ${guardMessage(verdict)}`));
+      problems.push(
+        at(
+          key,
+          item,
+          verdict.position ? ['sql', verdict.position.line - 1] : ['sql'],
+          `on brand ${brand.id} (dataset ${brand.dataset}): ${guardMessage(verdict)}`,
+        ),
+      );
       continue;
     }
     if (q.tables !== null) {
@@ -129,7 +155,10 @@ export async function checkCatalog(loaded: LoadedCatalog, target: CheckTarget): 
       const extra = q.tables.filter((t) => !read.has(t));
       const unlisted = verdict.tables.filter((t) => !listed.has(t));
       if (extra.length > 0 || unlisted.length > 0) {
-        const parts = [unlisted.length > 0 ? `reads ${unlisted.join(', ')} not listed` : '', extra.length > 0 ? `lists ${extra.join(', ')} it does not read` : ''];
+        const parts = [
+          unlisted.length > 0 ? `reads ${unlisted.join(', ')} not listed` : '',
+          extra.length > 0 ? `lists ${extra.join(', ')} it does not read` : '',
+        ];
         problems.push(at(key, item, ['tables'], `tables must be the tables the SQL reads: it ${parts.filter(Boolean).join(' and ')}`));
       }
     }
@@ -143,12 +172,27 @@ export async function checkCatalog(loaded: LoadedCatalog, target: CheckTarget): 
     for (const r of target.current.reports) {
       if (folderReports.has(r.id)) continue;
       for (const s of r.sections) {
-        if (folderSaved.has(s.id)) problems.push(at(`saved:${s.id}`, `saved query ${s.id}`, ['id'], `id already names section ${s.id} of report ${r.id}, which the folder does not define (remove it with --prune, or choose another id)`));
+        if (folderSaved.has(s.id))
+          problems.push(
+            at(
+              `saved:${s.id}`,
+              `saved query ${s.id}`,
+              ['id'],
+              `id already names section ${s.id} of report ${r.id}, which the folder does not define (remove it with --prune, or choose another id)`,
+            ),
+          );
       }
     }
     for (const q of target.current.savedQueries) {
       if (!folderSaved.has(q.id) && folderSections.has(q.id)) {
-        problems.push(at(`section:${q.id}`, `section ${q.id}`, ['id'], `id already names saved query ${q.id} of ${q.brandId}, which the folder does not define (remove it with --prune, or choose another id)`));
+        problems.push(
+          at(
+            `section:${q.id}`,
+            `section ${q.id}`,
+            ['id'],
+            `id already names saved query ${q.id} of ${q.brandId}, which the folder does not define (remove it with --prune, or choose another id)`,
+          ),
+        );
       }
     }
   }
@@ -173,13 +217,19 @@ export async function checkCatalog(loaded: LoadedCatalog, target: CheckTarget): 
     }
     const stored = target.current.memories.find((c) => c.id === m.id);
     if (stored && ownerText(stored.owner) !== ownerText(m.owner)) {
-      problems.push(at(key, item, ['owner'], `a memory's owner cannot change (stored: ${ownerText(stored.owner)}); give the new one another id`));
+      problems.push(
+        at(key, item, ['owner'], `a memory's owner cannot change (stored: ${ownerText(stored.owner)}); give the new one another id`),
+      );
     }
     count(m.owner);
   }
   for (const [owner, n] of live) {
     if (n > MEMORY_LIMITS.perOwner) {
-      problems.push({ file: 'memories/', item: `owner ${owner}`, message: `${n} live memories, more than the ${MEMORY_LIMITS.perOwner} an owner may have` });
+      problems.push({
+        file: 'memories/',
+        item: `owner ${owner}`,
+        message: `${n} live memories, more than the ${MEMORY_LIMITS.perOwner} an owner may have`,
+      });
     }
   }
   return { problems, warnings, guardChecks };

@@ -72,7 +72,10 @@ export const MemoryFileSchema = z
   })
   .meta({ title: 'Catalog memory', description: 'One memory of a catalog folder (memories/<id>.json).' });
 
-export type Owner = { scope: 'system'; orgId: null; brandId: null } | { scope: 'org'; orgId: string; brandId: null } | { scope: 'brand'; orgId: null; brandId: string };
+export type Owner =
+  | { scope: 'system'; orgId: null; brandId: null }
+  | { scope: 'org'; orgId: string; brandId: null }
+  | { scope: 'brand'; orgId: null; brandId: string };
 
 export interface CatalogSection {
   id: string;

@@ -76,7 +76,12 @@ export function loadCatalog(files: readonly CatalogFile[]): LoadedCatalog {
     const parts = f.path.split('/');
     const kind = parts.length === 2 ? FOLDER_KIND.get(parts[0] ?? '') : undefined;
     if (!kind) {
-      problems.push({ file: f.path, message: `not in ${Object.values(CATALOG_FOLDERS).map((d) => `${d}/`).join(', ')}: move it into one of them` });
+      problems.push({
+        file: f.path,
+        message: `not in ${Object.values(CATALOG_FOLDERS)
+          .map((d) => `${d}/`)
+          .join(', ')}: move it into one of them`,
+      });
       continue;
     }
     let json: unknown;
@@ -117,7 +122,12 @@ export function loadCatalog(files: readonly CatalogFile[]): LoadedCatalog {
         const label = `report ${r.id} section ${s.id}`;
         const prior = queryIds.get(s.id);
         if (prior !== undefined) {
-          problems.push({ file: f.path, item: label, line: lineOfPath(lines, ['sections', i, 'id']), message: `duplicate query id: already used by ${prior}` });
+          problems.push({
+            file: f.path,
+            item: label,
+            line: lineOfPath(lines, ['sections', i, 'id']),
+            message: `duplicate query id: already used by ${prior}`,
+          });
         } else {
           queryIds.set(s.id, `${label} (${f.path})`);
           sources.set(`section:${s.id}`, { file: f.path, at: ['sections', i], lines });
@@ -128,7 +138,12 @@ export function loadCatalog(files: readonly CatalogFile[]): LoadedCatalog {
       const q = savedQueryFromFile(parsed.data as z.infer<typeof SavedQueryFileSchema>);
       const prior = queryIds.get(q.id);
       if (prior !== undefined) {
-        problems.push({ file: f.path, item: `saved query ${q.id}`, line: lineOfPath(lines, ['id']), message: `duplicate query id: already used by ${prior}` });
+        problems.push({
+          file: f.path,
+          item: `saved query ${q.id}`,
+          line: lineOfPath(lines, ['id']),
+          message: `duplicate query id: already used by ${prior}`,
+        });
         continue;
       }
       queryIds.set(q.id, `saved query ${q.id} (${f.path})`);

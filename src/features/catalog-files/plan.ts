@@ -1,7 +1,24 @@
 import { newId, sha256Hex } from '../../lib/ids';
-import { createMemoryStatements, deleteMemoryStatements, restoreMemoryStatements, type Statement, updateMemoryStatements, type WriteMeta } from '../memories/store';
+import {
+  createMemoryStatements,
+  deleteMemoryStatements,
+  restoreMemoryStatements,
+  type Statement,
+  updateMemoryStatements,
+  type WriteMeta,
+} from '../memories/store';
 import { templateSlots } from '../../catalog/template';
-import { type Catalog, type CatalogMemory, type CatalogReport, type CatalogSavedQuery, type CatalogSection, canonicalJson, type Owner, ownerText, sortCatalog } from './format';
+import {
+  type Catalog,
+  type CatalogMemory,
+  type CatalogReport,
+  type CatalogSavedQuery,
+  type CatalogSection,
+  canonicalJson,
+  type Owner,
+  ownerText,
+  sortCatalog,
+} from './format';
 
 /**
  * The plan of a catalog folder against a database: what `catalog apply` adds, changes and removes, and the
@@ -72,27 +89,23 @@ export function storedCatalog(results: readonly Row[][]): StoredCatalog {
     orgs: orgs.map((o) => String(o.id)),
     brands: brands.map((b) => ({ id: String(b.id), orgId: String(b.org_id), dataset: str(b.dataset) })),
     catalog: sortCatalog({
-      reports: reports.map(
-        (r): CatalogReport => ({
-          id: String(r.id),
-          owner: ownerOf(r.type, r.org_id, r.brand_id),
-          name: String(r.name),
-          description: str(r.description),
-          instructions: str(r.instructions),
-          dashboardConfig: json(r.dashboard_config),
-          sections: sectionsOf.get(String(r.id)) ?? [],
-        }),
-      ),
-      savedQueries: saved.map(
-        (q): CatalogSavedQuery => ({
-          id: String(q.id),
-          brandId: String(q.brand_id),
-          name: str(q.name),
-          description: str(q.description),
-          sql: String(q.sql),
-          tables: q.tables === null || q.tables === undefined ? null : (json(q.tables) as string[]),
-        }),
-      ),
+      reports: reports.map((r): CatalogReport => ({
+        id: String(r.id),
+        owner: ownerOf(r.type, r.org_id, r.brand_id),
+        name: String(r.name),
+        description: str(r.description),
+        instructions: str(r.instructions),
+        dashboardConfig: json(r.dashboard_config),
+        sections: sectionsOf.get(String(r.id)) ?? [],
+      })),
+      savedQueries: saved.map((q): CatalogSavedQuery => ({
+        id: String(q.id),
+        brandId: String(q.brand_id),
+        name: str(q.name),
+        description: str(q.description),
+        sql: String(q.sql),
+        tables: q.tables === null || q.tables === undefined ? null : (json(q.tables) as string[]),
+      })),
       memories: memories.filter((m) => m.deleted_at === null || m.deleted_at === undefined).map(toMemory),
     }),
     deletedMemories: memories.filter((m) => m.deleted_at !== null && m.deleted_at !== undefined).map(toMemory),
@@ -205,7 +218,8 @@ export async function planCatalog(folder: Catalog, stored: StoredCatalog, opts: 
     }
   }
   const folderSaved = new Set(folder.savedQueries.map((q) => q.id));
-  for (const q of now.savedQueries) if (!folderSaved.has(q.id)) entries.push({ action: 'remove', kind: 'savedQuery', id: q.id, ...(opts.prune ? {} : { skipped: true }) });
+  for (const q of now.savedQueries)
+    if (!folderSaved.has(q.id)) entries.push({ action: 'remove', kind: 'savedQuery', id: q.id, ...(opts.prune ? {} : { skipped: true }) });
 
   for (const m of folder.memories) {
     const live = now.memories.find((x) => x.id === m.id);
@@ -225,7 +239,8 @@ export async function planCatalog(folder: Catalog, stored: StoredCatalog, opts: 
     else if (fields.length > 0) entries.push({ action: 'change', kind: 'memory', id: m.id, fields });
   }
   const folderMemories = new Set(folder.memories.map((m) => m.id));
-  for (const m of now.memories) if (!folderMemories.has(m.id)) entries.push({ action: 'remove', kind: 'memory', id: m.id, ...(opts.prune ? {} : { skipped: true }) });
+  for (const m of now.memories)
+    if (!folderMemories.has(m.id)) entries.push({ action: 'remove', kind: 'memory', id: m.id, ...(opts.prune ? {} : { skipped: true }) });
 
   const counts = { add: 0, change: 0, remove: 0, skipped: 0 };
   for (const e of entries) {
@@ -261,7 +276,8 @@ function lineDiff(before: string, after: string): string[] {
   const m = b.length;
   if (n * m > 250_000) return [...a.map((l) => `- ${l}`), ...b.map((l) => `+ ${l}`)];
   const lcs: number[][] = Array.from({ length: n + 1 }, () => new Array<number>(m + 1).fill(0));
-  for (let i = n - 1; i >= 0; i--) for (let j = m - 1; j >= 0; j--) lcs[i]![j] = a[i] === b[j] ? lcs[i + 1]![j + 1]! + 1 : Math.max(lcs[i + 1]![j]!, lcs[i]![j + 1]!);
+  for (let i = n - 1; i >= 0; i--)
+    for (let j = m - 1; j >= 0; j--) lcs[i]![j] = a[i] === b[j] ? lcs[i + 1]![j + 1]! + 1 : Math.max(lcs[i + 1]![j]!, lcs[i]![j + 1]!);
   const out: { op: ' ' | '-' | '+'; line: string }[] = [];
   let i = 0;
   let j = 0;
@@ -384,14 +400,27 @@ export function applyStatements(folder: Catalog, plan: CatalogPlan, meta: ApplyM
   const renumber = new Set(live.filter((e) => e.kind === 'section' && moved(e) && e.report && reports.has(e.report)).map((e) => e.report!));
   if (!meta.ifMissing && renumber.size > 0) {
     const ids = [...renumber];
-    out.push({ sql: `UPDATE report_queries SET ordinal = -ordinal WHERE report_id IN (${ids.map((_, i) => `?${i + 1}`).join(', ')})`, params: ids });
+    out.push({
+      sql: `UPDATE report_queries SET ordinal = -ordinal WHERE report_id IN (${ids.map((_, i) => `?${i + 1}`).join(', ')})`,
+      params: ids,
+    });
   }
   const changed = new Set(of('section', 'change').map((e) => e.id));
   const added = new Set(of('section', 'add').map((e) => e.id));
   for (const r of folder.reports) {
     for (const s of r.sections) {
       const at = sectionOf.get(s.id)!;
-      const values: (string | number | null)[] = [s.id, r.id, at.ordinal, s.name, s.description, s.sql, JSON.stringify(templateSlots(s.sql)), s.narrativeHints, jsonText(s.chartSpec)];
+      const values: (string | number | null)[] = [
+        s.id,
+        r.id,
+        at.ordinal,
+        s.name,
+        s.description,
+        s.sql,
+        JSON.stringify(templateSlots(s.sql)),
+        s.narrativeHints,
+        jsonText(s.chartSpec),
+      ];
       if (added.has(s.id)) {
         out.push({
           sql: `INSERT INTO report_queries (id, report_id, ordinal, name, description, sql_template, parameters, narrative_hints, chart_spec) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)${conflict}`,
@@ -410,9 +439,15 @@ export function applyStatements(folder: Catalog, plan: CatalogPlan, meta: ApplyM
     const q = saved.get(e.id)!;
     const values: (string | null)[] = [q.id, q.brandId, q.name, q.description, q.sql, jsonText(q.tables)];
     if (e.action === 'add') {
-      out.push({ sql: `INSERT INTO saved_queries (id, brand_id, name, description, sql, tables, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)${conflict}`, params: [...values, meta.now] });
+      out.push({
+        sql: `INSERT INTO saved_queries (id, brand_id, name, description, sql, tables, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)${conflict}`,
+        params: [...values, meta.now],
+      });
     } else {
-      out.push({ sql: 'UPDATE saved_queries SET brand_id = ?2, name = ?3, description = ?4, sql = ?5, tables = ?6 WHERE id = ?1', params: values });
+      out.push({
+        sql: 'UPDATE saved_queries SET brand_id = ?2, name = ?3, description = ?4, sql = ?5, tables = ?6 WHERE id = ?1',
+        params: values,
+      });
     }
   }
 

@@ -35,8 +35,20 @@ export function versionFromRow(row: Record<string, unknown> | null | undefined):
  * is). With `once`, only when no version with the same content is recorded yet (the seed, which reruns on every
  * start).
  */
-export function recordVersionStatement(plan: CatalogPlan, meta: { appliedBy: string; now: number; source: string | null; once?: boolean }): Statement {
-  const values = [newId('cv'), plan.contentHash, plan.planHash, meta.appliedBy, meta.now, meta.source, planSummary(plan), JSON.stringify(plan.entries)];
+export function recordVersionStatement(
+  plan: CatalogPlan,
+  meta: { appliedBy: string; now: number; source: string | null; once?: boolean },
+): Statement {
+  const values = [
+    newId('cv'),
+    plan.contentHash,
+    plan.planHash,
+    meta.appliedBy,
+    meta.now,
+    meta.source,
+    planSummary(plan),
+    JSON.stringify(plan.entries),
+  ];
   const columns = 'id, content_hash, plan_hash, applied_by, applied_at, source, summary, plan_json';
   return meta.once
     ? {

@@ -33,11 +33,17 @@ const NOTICES: Record<string, string> = {
   'status-conflict': 'Someone changed this report while you were looking at it: here is its status now. Nothing was changed.',
 };
 
-const STATUS_LABEL: Record<FeedbackStatus, string> = { open: 'Open', acknowledged: 'Acknowledged', resolved: 'Resolved', dismissed: 'Dismissed' };
+const STATUS_LABEL: Record<FeedbackStatus, string> = {
+  open: 'Open',
+  acknowledged: 'Acknowledged',
+  resolved: 'Resolved',
+  dismissed: 'Dismissed',
+};
 
 const Filer: FC<{ f: Pick<FeedbackItem, 'filer' | 'user'> }> = ({ f }) => <CallerCell base={PATH} caller={f.filer} user={f.user} />;
 
-const Severity: FC<{ s: FeedbackItem['severity'] }> = ({ s }) => (s === null ? <span class="muted">none</span> : <span class={`sev sev-${s}`}>{s}</span>);
+const Severity: FC<{ s: FeedbackItem['severity'] }> = ({ s }) =>
+  s === null ? <span class="muted">none</span> : <span class={`sev sev-${s}`}>{s}</span>;
 
 const Row: FC<{ f: FeedbackItem }> = ({ f }) => (
   <tr id={`report-${f.id}`}>
@@ -91,7 +97,12 @@ async function renderList(c: Context<AppEnv>, admin: Admin) {
   return renderPage(c, parsed.success ? 200 : 400, (nonce) => (
     <AdminPage title="Data-issue inbox" nonce={nonce} current="inbox" email={admin.user.reach.email} csrf={admin.csrf}>
       <ConsoleCss nonce={nonce} />
-      <FilterForm action={PATH} fields={filterFields(admin, keys)} values={raw} error={parsed.success ? undefined : parsed.error.issues[0]?.message} />
+      <FilterForm
+        action={PATH}
+        fields={filterFields(admin, keys)}
+        values={raw}
+        error={parsed.success ? undefined : parsed.error.issues[0]?.message}
+      />
       <section class="card" aria-labelledby="reports-heading">
         <h2 id="reports-heading">Reports</h2>
         {shown.length === 0 ? (
@@ -171,7 +182,7 @@ const AttachedQueries: FC<{ queries: AttachedQuery[] }> = ({ queries }) =>
               ) : null}
               <pre class="sql">{q.sql ?? ''}</pre>
             </td>
-            <td data-label="Outcome">{q.outcome === 'OK' ? (q.dryRun ? 'OK (dry run)' : 'OK') : <span class="blocked">{q.outcome}</span>}</td>
+            <td data-label="Outcome">{q.outcome === 'OK' ? q.dryRun ? 'OK (dry run)' : 'OK' : <span class="blocked">{q.outcome}</span>}</td>
             <td data-label="Rows">{q.rowCount === null ? '–' : count(q.rowCount)}</td>
             <td data-label="Bytes billed">{q.bytesBilled === null ? '–' : formatBytes(q.bytesBilled)}</td>
             <td data-label="History">
@@ -214,7 +225,13 @@ const StatusForm: FC<{ item: FeedbackItem; csrf: string; state?: StatusFormState
       <label for="status-note">
         Note <span class="hint">required to resolve or dismiss; the filer's team reads it</span>
       </label>
-      <textarea id="status-note" name="note" maxlength={NOTE_MAX_CHARS} aria-invalid={state ? 'true' : undefined} aria-describedby={state ? 'status-error' : undefined}>
+      <textarea
+        id="status-note"
+        name="note"
+        maxlength={NOTE_MAX_CHARS}
+        aria-invalid={state ? 'true' : undefined}
+        aria-describedby={state ? 'status-error' : undefined}
+      >
         {state?.note ?? ''}
       </textarea>
       <div class="actions">
@@ -224,10 +241,23 @@ const StatusForm: FC<{ item: FeedbackItem; csrf: string; state?: StatusFormState
   );
 };
 
-async function renderDetail(c: Context<AppEnv>, admin: Admin, detail: FeedbackDetail, status: 200 | 400 | 409, extra: { notice?: string; state?: StatusFormState } = {}) {
+async function renderDetail(
+  c: Context<AppEnv>,
+  admin: Admin,
+  detail: FeedbackDetail,
+  status: 200 | 400 | 409,
+  extra: { notice?: string; state?: StatusFormState } = {},
+) {
   const { item, changes, deliveries } = detail;
   return renderPage(c, status, (nonce) => (
-    <AdminPage title={`Report ${item.id}`} nonce={nonce} current="inbox" email={admin.user.reach.email} csrf={admin.csrf} notice={extra.notice}>
+    <AdminPage
+      title={`Report ${item.id}`}
+      nonce={nonce}
+      current="inbox"
+      email={admin.user.reach.email}
+      csrf={admin.csrf}
+      notice={extra.notice}
+    >
       <ConsoleCss nonce={nonce} />
       <p>
         <a href={PATH}>← Inbox</a>
@@ -302,7 +332,8 @@ async function renderDetail(c: Context<AppEnv>, admin: Admin, detail: FeedbackDe
           <ol class="history" aria-label="Webhook deliveries">
             {deliveries.map((d) => (
               <li>
-                Attempt {d.attempt}, <Time ms={d.at} />: {d.outcome === 'delivered' ? 'delivered' : d.outcome === 'gave_up' ? 'failed, gave up' : 'failed, retried later'}
+                Attempt {d.attempt}, <Time ms={d.at} />:{' '}
+                {d.outcome === 'delivered' ? 'delivered' : d.outcome === 'gave_up' ? 'failed, gave up' : 'failed, retried later'}
                 {d.httpStatus !== null ? ` (HTTP ${d.httpStatus})` : d.error ? ` (${d.error})` : ''}
               </li>
             ))}

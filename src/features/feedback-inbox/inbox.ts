@@ -225,7 +225,10 @@ export function toFeedbackItem(raw: unknown): FeedbackItem {
   return {
     id: r.id,
     requestId: r.request_id,
-    filer: r.principal_kind === 'key' ? { kind: 'key', id: r.principal_id, name: r.key_name } : { kind: 'connection', id: r.principal_id, name: null },
+    filer:
+      r.principal_kind === 'key'
+        ? { kind: 'key', id: r.principal_id, name: r.key_name }
+        : { kind: 'connection', id: r.principal_id, name: null },
     user: r.user_id === null ? null : { id: r.user_id, email: r.user_email },
     orgId: r.org_id,
     brand: r.brand_id === null ? null : { id: r.brand_id, name: r.brand_name },
@@ -287,7 +290,9 @@ export function toDelivery(raw: unknown): Delivery {
 
 export async function listFeedback(env: Env, v: Visibility, f: InboxFilter, limit: number): Promise<FeedbackItem[]> {
   const s = listFeedbackStatement(v, f, limit);
-  const { results } = await env.DB.prepare(s.sql).bind(...s.params).all();
+  const { results } = await env.DB.prepare(s.sql)
+    .bind(...s.params)
+    .all();
   return results.map(toFeedbackItem);
 }
 
@@ -315,6 +320,9 @@ export async function changeFeedbackStatus(
   change: Parameters<typeof changeStatusStatements>[1],
 ): Promise<boolean> {
   const [insert, update] = changeStatusStatements(v, change);
-  const [, res] = await env.DB.batch([env.DB.prepare(insert.sql).bind(...insert.params), env.DB.prepare(update.sql).bind(...update.params)]);
+  const [, res] = await env.DB.batch([
+    env.DB.prepare(insert.sql).bind(...insert.params),
+    env.DB.prepare(update.sql).bind(...update.params),
+  ]);
   return (res?.meta.changes ?? 0) === 1;
 }

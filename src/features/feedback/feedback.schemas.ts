@@ -28,11 +28,11 @@ export const FeedbackRequestSchema = z
       .max(FEEDBACK_LIMITS.summaryChars, `summary must be at most ${FEEDBACK_LIMITS.summaryChars} characters`)
       .openapi({ description: 'What looks wrong.', example: 'Revenue for May looks doubled' }),
     brandId: BrandIdField.optional().openapi({
-        description:
-          'Brand the issue is about. Single-brand keys may omit it. Organization keys omit it only for a general, ' +
-          'organization-wide report (stored without a brand).',
-        example: 'brand_acme',
-      }),
+      description:
+        'Brand the issue is about. Single-brand keys may omit it. Organization keys omit it only for a general, ' +
+        'organization-wide report (stored without a brand).',
+      example: 'brand_acme',
+    }),
     expected: z
       .string()
       .max(FEEDBACK_LIMITS.expectedChars, `expected must be at most ${FEEDBACK_LIMITS.expectedChars} characters`)

@@ -17,7 +17,12 @@ export type KeyCreatedFlash = z.infer<typeof KeyCreatedFlashSchema>;
 
 const COPY_SCRIPT = copyScript({ button: 'copy-key', field: 'new-key', status: 'copy-status' }, 'key');
 
-export const KeyCreatedPage: FC<{ nonce: string; email: string; csrf: string; created: KeyCreatedFlash }> = ({ nonce, email, csrf, created }) => (
+export const KeyCreatedPage: FC<{ nonce: string; email: string; csrf: string; created: KeyCreatedFlash }> = ({
+  nonce,
+  email,
+  csrf,
+  created,
+}) => (
   <Layout title="Key created" nonce={nonce} current="keys" header={<UserBar email={email} csrf={csrf} />} narrow>
     <section class="card">
       <h1>Key created</h1>
@@ -53,7 +58,8 @@ export function keyCreatedRoutes(admin: Hono<AppEnv>): void {
     if (!g.ok) return g.res;
     const { user, csrf } = g.value;
     const created = await takeFlash(c, user.session, 'key-created', KeyCreatedFlashSchema);
-    if (created) return renderPage(c, 200, (nonce) => <KeyCreatedPage nonce={nonce} email={user.reach.email} csrf={csrf} created={created} />);
+    if (created)
+      return renderPage(c, 200, (nonce) => <KeyCreatedPage nonce={nonce} email={user.reach.email} csrf={csrf} created={created} />);
     return renderPage(c, 410, (nonce) => (
       <MessagePage nonce={nonce} title="Nothing to show" header={<UserBar email={user.reach.email} csrf={csrf} />}>
         <p>A new key's secret is shown only once, and this one was already shown (or is more than two minutes old).</p>

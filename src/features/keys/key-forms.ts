@@ -112,4 +112,9 @@ export const CreateKeyFormSchema = z
     memories: z.enum(['read', 'write'], { error: 'choose read only or read and write' }).default('read'),
     ...limitFields,
   })
-  .transform(({ name, scope, memories, ...limits }) => ({ name, scope, memoriesWrite: memories === 'write', limits: toKeySettings(limits) }));
+  .transform(({ name, scope, memories, ...limits }) => ({
+    name,
+    scope,
+    memoriesWrite: memories === 'write',
+    limits: toKeySettings(limits),
+  }));

@@ -32,7 +32,12 @@ export async function loadKeyUsage(
   log: Logger,
 ): Promise<Map<string, KeyUsage>> {
   const live = keys.filter((k) => k.revokedAt === null);
-  return loadUsage(env, live.map((k) => ({ kind: 'key' as const, id: k.id, limits: effectiveLimits(k.limits, defaults) })), now, log);
+  return loadUsage(
+    env,
+    live.map((k) => ({ kind: 'key' as const, id: k.id, limits: effectiveLimits(k.limits, defaults) })),
+    now,
+    log,
+  );
 }
 
 /**
@@ -53,7 +58,10 @@ export async function loadUsage(
       } catch (err) {
         // peekUsage wraps the cause (RPC failure, timeout, refused budget) in USAGE_UNAVAILABLE; log the cause.
         const cause = err instanceof ApiError && err.internal !== undefined ? err.internal : err;
-        log.warn(p.kind === 'key' ? 'key usage unavailable' : 'connection usage unavailable', { [p.kind === 'key' ? 'keyId' : 'grantId']: p.id, internal: describeError(cause) });
+        log.warn(p.kind === 'key' ? 'key usage unavailable' : 'connection usage unavailable', {
+          [p.kind === 'key' ? 'keyId' : 'grantId']: p.id,
+          internal: describeError(cause),
+        });
         return [p.id, { state: 'unavailable' }];
       }
     }),

@@ -89,9 +89,9 @@ const LIMIT_INPUTS = KEY_SETTING_NAMES.map((setting) => ({
   name: formField(setting),
   hint: (d: KeySettingDefaults) => settingText(setting, d[setting]),
   attrs: (KEY_SETTINGS[setting].unit === 'bytes'
-      ? // Text, not number: the value carries its unit, and shows back exactly what is stored (units.ts).
-        { type: 'text', spellcheck: 'false', autocomplete: 'off' }
-      : { type: 'number', min: '1', step: '1', inputmode: 'numeric' }) as Record<string, string>,
+    ? // Text, not number: the value carries its unit, and shows back exactly what is stored (units.ts).
+      { type: 'text', spellcheck: 'false', autocomplete: 'off' }
+    : { type: 'number', min: '1', step: '1', inputmode: 'numeric' }) as Record<string, string>,
 }));
 
 /** How each setting reads in a key's row. */
@@ -104,7 +104,12 @@ const LIMIT_SUFFIX: Record<KeySettingName, string> = {
 };
 
 /** Set or clear a live key's limits. Closed unless a save of this key was just refused. */
-const LimitsForm: FC<{ k: ManagedKey; csrf: string; defaults: KeySettingDefaults; edit: LimitsEdit | undefined }> = ({ k, csrf, defaults, edit }) => {
+const LimitsForm: FC<{ k: ManagedKey; csrf: string; defaults: KeySettingDefaults; edit: LimitsEdit | undefined }> = ({
+  k,
+  csrf,
+  defaults,
+  edit,
+}) => {
   const id = (field: string) => `limits-${k.id}-${field}`;
   const values = edit?.values ?? limitInputValues(k.limits);
   const errorId = `limits-${k.id}-error`;
@@ -151,13 +156,13 @@ const LimitsForm: FC<{ k: ManagedKey; csrf: string; defaults: KeySettingDefaults
   );
 };
 
-const KeyRow: FC<{ k: ManagedKey; csrf: string; defaults: KeySettingDefaults; usage: KeyUsage | undefined; edit: LimitsEdit | undefined }> = ({
-  k,
-  csrf,
-  defaults,
-  usage,
-  edit,
-}) => (
+const KeyRow: FC<{
+  k: ManagedKey;
+  csrf: string;
+  defaults: KeySettingDefaults;
+  usage: KeyUsage | undefined;
+  edit: LimitsEdit | undefined;
+}> = ({ k, csrf, defaults, usage, edit }) => (
   <tr id={`key-${k.id}`} class={k.revokedAt !== null ? 'status-revoked' : undefined}>
     <td data-label="Name">{k.name}</td>
     <td data-label="Prefix">
@@ -229,13 +234,13 @@ export interface KeysPageProps {
 const createInputId = (setting: KeySettingName) => (setting === 'maxBytesBilled' ? 'key-max-bytes' : `key-${KEY_SETTINGS[setting].flag}`);
 
 /** The create-key form. A new field goes in key-forms.ts (schema, label) and here (its input). */
-const CreateKeyForm: FC<{ csrf: string; scopes: KeyScopeChoice[]; defaults: KeySettingDefaults; error?: string; form?: CreateFormValues }> = ({
-  csrf,
-  scopes,
-  defaults,
-  error,
-  form,
-}) => (
+const CreateKeyForm: FC<{
+  csrf: string;
+  scopes: KeyScopeChoice[];
+  defaults: KeySettingDefaults;
+  error?: string;
+  form?: CreateFormValues;
+}> = ({ csrf, scopes, defaults, error, form }) => (
   <section class="card" aria-labelledby="create-heading">
     <h2 id="create-heading">Create an API key</h2>
     <p class="muted">The secret is shown once, right after creation. Only its hash is stored.</p>
@@ -304,8 +309,8 @@ export const KeysPage: FC<KeysPageProps> = ({ nonce, email, csrf, notice, error,
       ) : (
         <table class="keys">
           <caption>
-            Keys of the organizations and brands you administer. Usage counts query runs and bytes billed in the last
-            24 hours (rolling). Changed limits and revocations take effect immediately.
+            Keys of the organizations and brands you administer. Usage counts query runs and bytes billed in the last 24 hours (rolling).
+            Changed limits and revocations take effect immediately.
           </caption>
           <thead>
             <tr>

@@ -4,7 +4,16 @@ import type { PrincipalLimits } from '../../auth/principal';
 import { configOf, type Env } from '../../env';
 import { ApiError } from '../../errors';
 import { KEY_SETTING_NAMES, KEY_SETTINGS, type KeySettingName, type KeySettings } from './settings';
-import { insertKeyStatement, KEY_COLUMNS, KEY_FROM, keyOfRow, updateKeySettingsStatement, type KeyReach, type Statement, type StoredKey } from './store';
+import {
+  insertKeyStatement,
+  KEY_COLUMNS,
+  KEY_FROM,
+  keyOfRow,
+  updateKeySettingsStatement,
+  type KeyReach,
+  type Statement,
+  type StoredKey,
+} from './store';
 
 /**
  * API keys as an administrator manages them. An org administrator manages the org's key(s) and every key of its

@@ -87,7 +87,8 @@ export function settingsOfRow(row: Record<string, unknown>): KeySettings {
   for (const name of KEY_SETTING_NAMES) {
     const v = row[KEY_SETTINGS[name].column];
     // Writers store positive integers; a row edited by hand is shown as it is (the usage check reports it).
-    if (v !== null && typeof v !== 'number') throw new Error(`api_keys.${KEY_SETTINGS[name].column} holds ${JSON.stringify(v)}, not a number or NULL`);
+    if (v !== null && typeof v !== 'number')
+      throw new Error(`api_keys.${KEY_SETTINGS[name].column} holds ${JSON.stringify(v)}, not a number or NULL`);
     out[name] = v;
   }
   return out;

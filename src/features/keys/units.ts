@@ -45,7 +45,8 @@ export function formatByteLimit(bytes: number): string {
   for (const [i, unit] of UNITS.entries()) {
     const u = BigInt(unit.bytes);
     // Exact with at most MAX_DECIMALS decimals, and not a four-digit figure a larger unit would show better.
-    if ((b * scale) % u === 0n && (i === 0 || b < u * 1024n) && b * scale >= u) return `${decimalText((b * scale) / u, scale)} ${unit.name}`;
+    if ((b * scale) % u === 0n && (i === 0 || b < u * 1024n) && b * scale >= u)
+      return `${decimalText((b * scale) / u, scale)} ${unit.name}`;
   }
   return bytes === 1 ? '1 byte' : `${count(bytes)} bytes`;
 }

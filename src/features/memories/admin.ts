@@ -110,8 +110,18 @@ export async function listManagedMemories(env: Env, reach: AdminReach, opts: { d
     const owner = ownerOf(row);
     if (!reachesAdmin(reach, owner)) continue;
     const ownerLabel =
-      owner.scope === 'system' ? 'All brands (system)' : owner.scope === 'org' ? `Organization ${orgName.get(owner.orgId ?? '') ?? owner.orgId}` : `Brand ${brandName.get(owner.brandId ?? '') ?? owner.brandId}`;
-    const m: ManagedMemory = { id: row.id, row, ownerLabel, writable: writeRefusal(adminWriter(reach, null, 0).reach, owner) === null, revisions: history.get(row.id) ?? [] };
+      owner.scope === 'system'
+        ? 'All brands (system)'
+        : owner.scope === 'org'
+          ? `Organization ${orgName.get(owner.orgId ?? '') ?? owner.orgId}`
+          : `Brand ${brandName.get(owner.brandId ?? '') ?? owner.brandId}`;
+    const m: ManagedMemory = {
+      id: row.id,
+      row,
+      ownerLabel,
+      writable: writeRefusal(adminWriter(reach, null, 0).reach, owner) === null,
+      revisions: history.get(row.id) ?? [],
+    };
     const last = groups[groups.length - 1];
     if (last && last.table === row.table_name) last.memories.push(m);
     else groups.push({ table: row.table_name, memories: [m] });
@@ -167,7 +177,13 @@ async function findManaged(env: Env, reach: AdminReach, memoryId: string): Promi
   return row;
 }
 
-export async function updateManagedMemory(env: Env, reach: AdminReach, w: Writer, memoryId: string, form: z.infer<typeof MemoryFormSchema>): Promise<void> {
+export async function updateManagedMemory(
+  env: Env,
+  reach: AdminReach,
+  w: Writer,
+  memoryId: string,
+  form: z.infer<typeof MemoryFormSchema>,
+): Promise<void> {
   const row = await findManaged(env, reach, memoryId);
   if (row.deleted_at !== null) throw new ApiError('VALIDATION', 'restore the memory before editing it');
   await updateMemoryAs(env, w, row, form);

@@ -42,7 +42,7 @@ export const MemoryFieldsSchema = z
   .strictObject({
     title: TitleSchema.optional().describe(`New title, 1 to ${MEMORY_LIMITS.titleChars} characters.`),
     content: ContentSchema.optional().describe(`New markdown content, at most ${MEMORY_LIMITS.contentBytes} bytes of UTF-8.`),
-    table: TableNameSchema.nullable().optional().describe('New table of the brand\'s dataset, or null to make the memory general context.'),
+    table: TableNameSchema.nullable().optional().describe("New table of the brand's dataset, or null to make the memory general context."),
   })
   .refine((b) => b.title !== undefined || b.content !== undefined || b.table !== undefined, {
     error: 'send at least one of title, content, table',

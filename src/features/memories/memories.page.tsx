@@ -63,13 +63,20 @@ export interface MemoriesPageProps {
   form?: MemoryFormState;
 }
 
-const ACTIONS: Record<MemoryRevisionView['action'], string> = { create: 'Created', update: 'Edited', delete: 'Deleted', restore: 'Restored' };
+const ACTIONS: Record<MemoryRevisionView['action'], string> = {
+  create: 'Created',
+  update: 'Edited',
+  delete: 'Deleted',
+  restore: 'Restored',
+};
 const KINDS: Record<string, string> = { key: 'API key', user: 'administrator', cli: 'admin CLI', seed: 'demo data' };
 const VIA: Record<string, string> = { rest: 'REST API', mcp: 'MCP', admin: 'admin pages', cli: 'admin CLI', seed: 'seed' };
 
 const Writer: FC<{ kind: string; name: string }> = ({ kind, name }) => {
   const what = KINDS[kind] ?? kind;
-  return what === name ? <>{name}</> : (
+  return what === name ? (
+    <>{name}</>
+  ) : (
     <>
       {name} <span class="muted">({what})</span>
     </>
@@ -77,7 +84,13 @@ const Writer: FC<{ kind: string; name: string }> = ({ kind, name }) => {
 };
 
 /** Title, table and content inputs; `prefix` keeps ids unique per form. */
-const Fields: FC<{ prefix: string; values: MemoryFormState['values']; invalid?: string; errorId?: string; label: string }> = ({ prefix, values, invalid, errorId, label }) => {
+const Fields: FC<{ prefix: string; values: MemoryFormState['values']; invalid?: string; errorId?: string; label: string }> = ({
+  prefix,
+  values,
+  invalid,
+  errorId,
+  label,
+}) => {
   const attrs = (name: string) => ({
     id: `${prefix}-${name}`,
     name,
@@ -155,7 +168,11 @@ const MemoryItem: FC<{ m: ManagedMemory; csrf: string; form?: MemoryFormState }>
       <div class="memory markdown" dangerouslySetInnerHTML={{ __html: renderMarkdown(m.row.content) }} />
       <History m={m} />
       {!m.writable ? (
-        <p class="muted">{m.row.scope === 'system' ? 'System memories are changed with the admin CLI.' : 'Only an administrator of the whole organization can change this.'}</p>
+        <p class="muted">
+          {m.row.scope === 'system'
+            ? 'System memories are changed with the admin CLI.'
+            : 'Only an administrator of the whole organization can change this.'}
+        </p>
       ) : m.row.deleted_at !== null ? (
         <form method="post" action={`${path}/restore`}>
           <input type="hidden" name="csrf" value={csrf} />
@@ -205,8 +222,8 @@ export const MemoriesPage: FC<MemoriesPageProps> = ({ nonce, email, csrf, delete
     <AdminPage title="Memories" nonce={nonce} current="memories" email={email} csrf={csrf} notice={notice}>
       <style nonce={nonce} dangerouslySetInnerHTML={{ __html: CSS }} />
       <p class="muted">
-        Notes on what each table means and how to analyze it. Assistants and API clients read them as data (list_memories,
-        GET /v1/data/memories). Every change is recorded.
+        Notes on what each table means and how to analyze it. Assistants and API clients read them as data (list_memories, GET
+        /v1/data/memories). Every change is recorded.
       </p>
       <nav class="tabs" aria-label="Memories">
         <a href="/admin/memories" aria-current={deleted ? undefined : 'page'}>
@@ -230,7 +247,13 @@ export const MemoriesPage: FC<MemoriesPageProps> = ({ nonce, email, csrf, delete
                 </option>
               ))}
             </select>
-            <Fields prefix="new" label="the new memory" values={creating?.values ?? {}} invalid={creating?.field} errorId="new-memory-error" />
+            <Fields
+              prefix="new"
+              label="the new memory"
+              values={creating?.values ?? {}}
+              invalid={creating?.field}
+              errorId="new-memory-error"
+            />
             <div class="actions">
               <button type="submit">Save memory</button>
             </div>
@@ -258,10 +281,27 @@ const NOTICES: Record<string, string> = {
   restored: 'The memory was restored.',
 };
 
-async function renderMemories(c: Context<AppEnv>, { user, csrf }: Admin, status: 200 | 400 | 403 | 404 | 409, opts: { deleted: boolean; notice?: string; form?: MemoryFormState }) {
-  const [groups, owners] = await Promise.all([listManagedMemories(c.env, user.reach, { deleted: opts.deleted }), memoryOwnerChoices(c.env, user.reach)]);
+async function renderMemories(
+  c: Context<AppEnv>,
+  { user, csrf }: Admin,
+  status: 200 | 400 | 403 | 404 | 409,
+  opts: { deleted: boolean; notice?: string; form?: MemoryFormState },
+) {
+  const [groups, owners] = await Promise.all([
+    listManagedMemories(c.env, user.reach, { deleted: opts.deleted }),
+    memoryOwnerChoices(c.env, user.reach),
+  ]);
   return renderPage(c, status, (nonce) => (
-    <MemoriesPage nonce={nonce} email={user.reach.email} csrf={csrf} deleted={opts.deleted} groups={groups} owners={owners} notice={opts.notice} form={opts.form} />
+    <MemoriesPage
+      nonce={nonce}
+      email={user.reach.email}
+      csrf={csrf}
+      deleted={opts.deleted}
+      groups={groups}
+      owners={owners}
+      notice={opts.notice}
+      form={opts.form}
+    />
   ));
 }
 
@@ -347,6 +387,16 @@ export function memoriesRoutes(admin: Hono<AppEnv>): void {
         return renderMemories(c, g.value, r.status, { deleted: deletedTab, form: { target: id, field: '', error: r.message, values: {} } });
       }
     });
-  action('delete', (c, now) => (reach, id) => deleteManagedMemory(c.env, reach, adminWriter(reach, c.get('requestId'), now), id), 'deleted', false);
-  action('restore', (c, now) => (reach, id) => restoreManagedMemory(c.env, reach, adminWriter(reach, c.get('requestId'), now), id), 'restored', true);
+  action(
+    'delete',
+    (c, now) => (reach, id) => deleteManagedMemory(c.env, reach, adminWriter(reach, c.get('requestId'), now), id),
+    'deleted',
+    false,
+  );
+  action(
+    'restore',
+    (c, now) => (reach, id) => restoreManagedMemory(c.env, reach, adminWriter(reach, c.get('requestId'), now), id),
+    'restored',
+    true,
+  );
 }

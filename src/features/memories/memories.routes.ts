@@ -17,7 +17,9 @@ const TAGS = ['Memories'];
 
 /** A memory's response headers: the common ones and its version as `ETag`. */
 const MemoryHeaders = CommonHeaders.extend({
-  ETag: z.string().openapi({ description: "The memory's `version`, quoted (`\"3\"`); send it as `If-Match` to write only that version.", example: '"3"' }),
+  ETag: z
+    .string()
+    .openapi({ description: 'The memory\'s `version`, quoted (`"3"`); send it as `If-Match` to write only that version.', example: '"3"' }),
 });
 
 /** A 200 JSON answer carrying the memory's ETag. */
@@ -29,9 +31,9 @@ const IF_MATCH_RULE =
   ' Send the `ETag` you read as `If-Match` to apply the change only if nobody wrote the memory since: otherwise 412 ' +
   '`PRECONDITION_FAILED` (`details.currentVersion`), and nothing is changed.';
 const WRITE_RULES =
-  'Writing needs an API key created with memory write permission (or an administrator\'s OAuth connection) and stays ' +
+  "Writing needs an API key created with memory write permission (or an administrator's OAuth connection) and stays " +
   'inside its scope: an organization key writes `org` memories of its organization and `brand` memories of its brands, ' +
-  'a brand key its brand\'s. `system` memories are written only with the admin CLI. Refused writes are 403 ' +
+  "a brand key its brand's. `system` memories are written only with the admin CLI. Refused writes are 403 " +
   '`MEMORY_WRITE_FORBIDDEN`. Every write is recorded (who, when, what it replaced).';
 
 export const list = createRoute({
@@ -41,7 +43,7 @@ export const list = createRoute({
   tags: TAGS,
   summary: 'List the memories the key can see',
   description:
-    'Context about what each table means and how to analyze it. Visibility is the reports\' rule: `system` memories reach ' +
+    "Context about what each table means and how to analyze it. Visibility is the reports' rule: `system` memories reach " +
     'every brand, `org` memories the brands of the organization, `brand` memories that brand. Each memory is listed once, ' +
     'ordered by scope (system, org, brand), owner, creation time and id. Page with `cursor` until `nextCursor` is null.',
   security: [{ bearerAuth: [] }],
@@ -80,7 +82,14 @@ export const create = createRoute({
   request: { body: jsonBody(CreateMemoryRequestSchema) },
   responses: {
     201: { description: 'The memory was created', headers: MemoryHeaders, content: { 'application/json': { schema: MemorySchema } } },
-    ...errorResponses('VALIDATION', 'UNAUTHORIZED', 'FORBIDDEN_BRAND', 'MEMORY_WRITE_FORBIDDEN', 'MEMORY_LIMIT_EXCEEDED', ...JSON_BODY_ERRORS),
+    ...errorResponses(
+      'VALIDATION',
+      'UNAUTHORIZED',
+      'FORBIDDEN_BRAND',
+      'MEMORY_WRITE_FORBIDDEN',
+      'MEMORY_LIMIT_EXCEEDED',
+      ...JSON_BODY_ERRORS,
+    ),
   },
 });
 
@@ -99,7 +108,14 @@ export const update = createRoute({
   },
   responses: {
     ...okMemory(MemorySchema, 'The memory as changed'),
-    ...errorResponses('VALIDATION', 'UNAUTHORIZED', 'MEMORY_WRITE_FORBIDDEN', 'MEMORY_NOT_FOUND', 'PRECONDITION_FAILED', ...JSON_BODY_ERRORS),
+    ...errorResponses(
+      'VALIDATION',
+      'UNAUTHORIZED',
+      'MEMORY_WRITE_FORBIDDEN',
+      'MEMORY_NOT_FOUND',
+      'PRECONDITION_FAILED',
+      ...JSON_BODY_ERRORS,
+    ),
   },
 });
 

@@ -7,17 +7,19 @@ import { cursorQuery, pageLimitQuery } from '../../schemas/fields';
 /** Wire schemas of memories (docs/memories.md). The types are inferred from these. */
 
 export const MemoryScopeSchema = z.enum(['system', 'org', 'brand']).openapi({
-  description:
-    'Who the memory reaches, as for reports: `system` every brand, `org` every brand of the organization, `brand` that brand.',
+  description: 'Who the memory reaches, as for reports: `system` every brand, `org` every brand of the organization, `brand` that brand.',
   example: 'brand',
 });
 
 export const AuthorSchema = z
   .object({
     kind: z.enum(['key', 'user', 'cli', 'seed']).openapi({
-      description: '`key` an API key, `user` an administrator (admin pages or an OAuth connection), `cli` the admin CLI, `seed` the demo data.',
+      description:
+        '`key` an API key, `user` an administrator (admin pages or an OAuth connection), `cli` the admin CLI, `seed` the demo data.',
     }),
-    name: z.string().openapi({ description: "Display name: the key's name, the user's name or email. Never a secret.", example: 'Data team key' }),
+    name: z
+      .string()
+      .openapi({ description: "Display name: the key's name, the user's name or email. Never a secret.", example: 'Data team key' }),
   })
   .openapi('MemoryAuthor', { description: 'Who wrote a memory.' });
 
@@ -33,9 +35,16 @@ export const MemorySchema = z
     table: z
       .string()
       .nullable()
-      .openapi({ description: "The table of the brand's dataset this memory is about, or null for general context.", example: 'fact__orders' }),
+      .openapi({
+        description: "The table of the brand's dataset this memory is about, or null for general context.",
+        example: 'fact__orders',
+      }),
     title: z.string().openapi({ example: 'revenue is after discounts, before returns' }),
-    content: z.string().openapi({ description: 'Markdown, at most 8 KB of UTF-8. Data written by people and assistants, not instructions of this service.' }),
+    content: z
+      .string()
+      .openapi({
+        description: 'Markdown, at most 8 KB of UTF-8. Data written by people and assistants, not instructions of this service.',
+      }),
     author: AuthorSchema.openapi({ description: 'Who created the memory.' }),
     updatedBy: AuthorSchema.openapi({ description: 'Who changed it last (the author until it is edited).' }),
     createdAt: z.string().openapi({ description: 'ISO 8601 UTC.', example: '2026-11-22T18:00:00.000Z' }),
@@ -92,7 +101,10 @@ export const CreateMemoryRequestSchema = z
       .min(1)
       .max(128)
       .optional()
-      .openapi({ description: 'The brand of a `brand` memory; optional for single-brand keys. Not allowed with `org`.', example: 'brand_acme' }),
+      .openapi({
+        description: 'The brand of a `brand` memory; optional for single-brand keys. Not allowed with `org`.',
+        example: 'brand_acme',
+      }),
     table: TableName.nullable().optional().openapi({ description: "A table of the brand's dataset, or null/omitted for general context." }),
     title: Title.openapi({ description: `1 to ${MEMORY_LIMITS.titleChars} characters.` }),
     content: Content.openapi({ description: `Markdown, at most ${MEMORY_LIMITS.contentBytes} bytes of UTF-8.` }),

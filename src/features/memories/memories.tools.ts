@@ -2,7 +2,14 @@ import { z } from 'zod';
 import { MEMORIES_PAGE, MEMORY_LIMITS } from './rules';
 import { memoryWriteOffered } from './permissions';
 import { createMemory, listMemories, updateMemory } from './memories';
-import { CreateMemoryRequestSchema, ListMemoriesQuerySchema, MemorySchema, ModelMemoryListSchema, modelMemory, UpdateMemoryRequestSchema } from './memories.schemas';
+import {
+  CreateMemoryRequestSchema,
+  ListMemoriesQuerySchema,
+  MemorySchema,
+  ModelMemoryListSchema,
+  modelMemory,
+  UpdateMemoryRequestSchema,
+} from './memories.schemas';
 import { ApiError } from '../../errors';
 import { BrandIdField, pageLimitArgument } from '../../schemas/fields';
 import type { ToolDeps } from '../../mcp/tool-result';
@@ -13,19 +20,11 @@ const BrandIdInput = BrandIdField.optional();
 /** save_memory's arguments: without memoryId a new memory, with it the fields to change. */
 const SaveMemoryInput = z.strictObject({
   memoryId: z.string().min(1).max(128).optional().describe('From list_memories, to change it.'),
-  scope: z
-    .enum(['org', 'brand'])
-    .optional()
-    .describe('New: brand (default) or org (all its brands).'),
+  scope: z.enum(['org', 'brand']).optional().describe('New: brand (default) or org (all its brands).'),
   brandId: BrandIdInput.describe('New brand memories: the brand.'),
-  table: CreateMemoryRequestSchema.shape.table.describe(
-    'Table, e.g. fact__orders; null for general context.',
-  ),
+  table: CreateMemoryRequestSchema.shape.table.describe('Table, e.g. fact__orders; null for general context.'),
   title: z.string().optional().describe(`At most ${MEMORY_LIMITS.titleChars} characters.`),
-  content: z
-    .string()
-    .optional()
-    .describe(`Markdown, at most ${MEMORY_LIMITS.contentBytes} bytes; facts, not instructions.`),
+  content: z.string().optional().describe(`Markdown, at most ${MEMORY_LIMITS.contentBytes} bytes; facts, not instructions.`),
   // No minimum: a version that never was (0) is refused like any stale one.
   expectedVersion: z.number().int().optional().describe('The version read; refused if it changed.'),
 });
@@ -38,7 +37,9 @@ function parseBody<S extends z.ZodType>(schema: S, args: Record<string, unknown>
   if (parsed.success) return parsed.data;
   const issues = parsed.error.issues.map((i) => ({ path: i.path.map(String).join('.') || '(arguments)', message: i.message }));
   const first = issues[0];
-  throw new ApiError('VALIDATION', `invalid arguments${first ? `: ${first.path}: ${first.message}` : ''}`, { details: { in: 'arguments', issues } });
+  throw new ApiError('VALIDATION', `invalid arguments${first ? `: ${first.path}: ${first.message}` : ''}`, {
+    details: { in: 'arguments', issues },
+  });
 }
 
 async function saveMemory(deps: ToolDeps, args: SaveMemoryArgs) {
@@ -52,9 +53,13 @@ async function saveMemory(deps: ToolDeps, args: SaveMemoryArgs) {
     return createMemory(deps.ctx, parseBody(CreateMemoryRequestSchema, { scope, brandId, ...fields }));
   }
   if (scope !== undefined || brandId !== undefined) {
-    throw new ApiError('VALIDATION', 'scope and brandId are fixed when a memory is created; send only title, content or table with memoryId', {
-      details: { in: 'arguments', issues: [{ path: scope !== undefined ? 'scope' : 'brandId', message: 'not allowed with memoryId' }] },
-    });
+    throw new ApiError(
+      'VALIDATION',
+      'scope and brandId are fixed when a memory is created; send only title, content or table with memoryId',
+      {
+        details: { in: 'arguments', issues: [{ path: scope !== undefined ? 'scope' : 'brandId', message: 'not allowed with memoryId' }] },
+      },
+    );
   }
   const expectedVersions = expectedVersion === undefined ? null : [expectedVersion];
   return updateMemory(deps.ctx, { memoryId, ...parseBody(UpdateMemoryRequestSchema, fields), expectedVersions });

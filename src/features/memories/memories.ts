@@ -68,7 +68,11 @@ export async function listMemories(
     .bind(JSON.stringify(orgIds), JSON.stringify(brandIds), table, q, scope, ...after, limit + 1)
     .all();
   const rows = z.array(ListedRowSchema).parse(results);
-  const { page, nextCursor } = await keysetPage(rows, limit, (r) => [r.rank, r.owner, r.created_at, r.id], { secret, binding, now: ctx.now });
+  const { page, nextCursor } = await keysetPage(rows, limit, (r) => [r.rank, r.owner, r.created_at, r.id], {
+    secret,
+    binding,
+    now: ctx.now,
+  });
   return { memories: page.map(toMemory), nextCursor, hasMore: nextCursor !== null };
 }
 
@@ -92,7 +96,9 @@ export async function memoriesForTable(
   limit: number,
 ): Promise<{ memories: Memory[]; more: boolean }> {
   const orgId = (await catalogSnapshot(ctx.env, ctx.now)).brands.get(brandId)?.orgId ?? null;
-  const { results } = await ctx.env.DB.prepare(FOR_TABLE_SQL).bind(orgId, brandId, table, limit + 1).all();
+  const { results } = await ctx.env.DB.prepare(FOR_TABLE_SQL)
+    .bind(orgId, brandId, table, limit + 1)
+    .all();
   const rows = z.array(MemoryRowSchema).parse(results);
   return { memories: rows.slice(0, limit).map(toMemory), more: rows.length > limit };
 }
@@ -108,7 +114,9 @@ async function visibleToPrincipal(ctx: OpContext, owner: MemoryOwner): Promise<b
 
 /** The live memory, or 404 MEMORY_NOT_FOUND when it is missing, deleted or reaches none of the principal's brands. */
 async function findVisibleMemory(ctx: OpContext, memoryId: string): Promise<MemoryRow> {
-  const raw = await ctx.env.DB.prepare(`SELECT ${MEMORY_COLUMNS} FROM memories m WHERE m.id = ? AND m.deleted_at IS NULL`).bind(memoryId).first();
+  const raw = await ctx.env.DB.prepare(`SELECT ${MEMORY_COLUMNS} FROM memories m WHERE m.id = ? AND m.deleted_at IS NULL`)
+    .bind(memoryId)
+    .first();
   if (raw === null) throw memoryNotFound(memoryId);
   const row = MemoryRowSchema.parse(raw);
   if (!(await visibleToPrincipal(ctx, ownerOf(row)))) throw memoryNotFound(memoryId);
@@ -158,7 +166,8 @@ function requestedOwner(ctx: OpContext, input: CreateMemoryInput): MemoryOwner {
         details: { in: 'body', issues: [{ path: 'brandId', message: 'not allowed with scope org' }] },
       });
     }
-    if (ctx.principal.orgId === null) throw writeForbidden('these credentials span several organizations; write organization memories in the admin pages');
+    if (ctx.principal.orgId === null)
+      throw writeForbidden('these credentials span several organizations; write organization memories in the admin pages');
     return { scope, orgId: ctx.principal.orgId, brandId: null };
   }
   return { scope, orgId: null, brandId: resolveBrand(ctx.principal, input.brandId, { required: true }) };
@@ -167,7 +176,11 @@ function requestedOwner(ctx: OpContext, input: CreateMemoryInput): MemoryOwner {
 /** createMemory: a new `org` or `brand` memory inside the writer's scope (201), answered from the write itself. */
 export async function createMemory(ctx: OpContext, input: CreateMemoryInput): Promise<Memory> {
   const owner = requestedOwner(ctx, input);
-  const row = await createMemoryAs(ctx.env, await principalWriter(ctx), owner, { table: input.table ?? null, title: input.title, content: input.content });
+  const row = await createMemoryAs(ctx.env, await principalWriter(ctx), owner, {
+    table: input.table ?? null,
+    title: input.title,
+    content: input.content,
+  });
   return toMemory(row);
 }
 

@@ -10,7 +10,9 @@ import { memoryWriteStatement } from '../keys/store';
  */
 export async function hasMemoryWrite(env: Env, keyId: string): Promise<boolean> {
   const s = memoryWriteStatement(keyId);
-  const row = await env.DB.prepare(s.sql).bind(...s.params).first<{ memories_write: number }>();
+  const row = await env.DB.prepare(s.sql)
+    .bind(...s.params)
+    .first<{ memories_write: number }>();
   return row?.memories_write === 1;
 }
 

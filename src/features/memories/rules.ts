@@ -62,5 +62,7 @@ export function writeRefusal(reach: WriteReach, owner: MemoryOwner): string | nu
       ? null
       : 'organization memories are written only with organization-wide credentials of that organization';
   }
-  return owner.brandId !== null && reach.brandIds.includes(owner.brandId) ? null : `these credentials cannot write memories of brand ${JSON.stringify(owner.brandId)}`;
+  return owner.brandId !== null && reach.brandIds.includes(owner.brandId)
+    ? null
+    : `these credentials cannot write memories of brand ${JSON.stringify(owner.brandId)}`;
 }

@@ -56,7 +56,8 @@ export interface MemoryPatch {
 
 /** The state a revision records (JSON text in before_json / after_json). */
 const STATE = `json_object('title', title, 'table', table_name, 'content', content, 'deletedAt', deleted_at)`;
-const REVISION_COLUMNS = 'id, memory_id, action, before_json, after_json, actor_kind, actor_id, actor_name, transport, request_id, created_at';
+const REVISION_COLUMNS =
+  'id, memory_id, action, before_json, after_json, actor_kind, actor_id, actor_name, transport, request_id, created_at';
 /** The version of the memory row `m`: how many revisions it has. */
 export const VERSION_OF_M = `(SELECT count(*) FROM memory_revisions v WHERE v.memory_id = m.id)`;
 /** Live memories of the same owner as the row `m` (scope + org + brand), for the per-owner limit. */
@@ -105,7 +106,15 @@ function guardedUpdate(set: string, memoryId: string, w: WriteMeta, extra: Liter
   };
 }
 
-function revision(action: string, before: string, after: string, where: string, memoryId: string, w: WriteMeta, extra: Literal[] = []): Statement {
+function revision(
+  action: string,
+  before: string,
+  after: string,
+  where: string,
+  memoryId: string,
+  w: WriteMeta,
+  extra: Literal[] = [],
+): Statement {
   return {
     sql: `INSERT INTO memory_revisions (${REVISION_COLUMNS})
           SELECT ?1, m.id, '${action}', ${before}, ${after}, ?3, ?4, ?5, ?6, ?7, ?8 FROM memories m
@@ -127,9 +136,20 @@ function expectedParam(expected: readonly number[] | null): Literal {
 }
 
 /** Changes the given fields of a live memory (at one of the `expected` versions, when given). */
-export function updateMemoryStatements(memoryId: string, patch: MemoryPatch, w: WriteMeta, expected: readonly number[] | null = null): Statement[] {
+export function updateMemoryStatements(
+  memoryId: string,
+  patch: MemoryPatch,
+  w: WriteMeta,
+  expected: readonly number[] | null = null,
+): Statement[] {
   // ?9 title, ?10 content, ?11 = 1 when the table is set (to ?12, possibly null), ?13 expected versions.
-  const values: Literal[] = [patch.title ?? null, patch.content ?? null, patch.table === undefined ? 0 : 1, patch.table ?? null, expectedParam(expected)];
+  const values: Literal[] = [
+    patch.title ?? null,
+    patch.content ?? null,
+    patch.table === undefined ? 0 : 1,
+    patch.table ?? null,
+    expectedParam(expected),
+  ];
   const title = 'COALESCE(?9, title)';
   // iif, not CASE ... END: wrangler's statement splitter (admin CLI) reads END as the end of a compound statement.
   const table = 'iif(?11 = 1, ?12, table_name)';

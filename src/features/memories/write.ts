@@ -48,9 +48,13 @@ export function memoryNotFound(memoryId: string): ApiError {
 
 function limitExceeded(owner: MemoryOwner): ApiError {
   const who = owner.scope === 'brand' ? `brand ${owner.brandId}` : owner.scope === 'org' ? `organization ${owner.orgId}` : 'system';
-  return new ApiError('MEMORY_LIMIT_EXCEEDED', `${who} already has ${MEMORY_LIMITS.perOwner} memories, the most it can have; update or delete one first`, {
-    details: { limit: MEMORY_LIMITS.perOwner, scope: owner.scope },
-  });
+  return new ApiError(
+    'MEMORY_LIMIT_EXCEEDED',
+    `${who} already has ${MEMORY_LIMITS.perOwner} memories, the most it can have; update or delete one first`,
+    {
+      details: { limit: MEMORY_LIMITS.perOwner, scope: owner.scope },
+    },
+  );
 }
 
 function authorize(w: Writer, owner: MemoryOwner): WriteMeta {
@@ -82,9 +86,7 @@ export function preconditionFailed(memoryId: string, expected: readonly number[]
 
 /** Why a guarded update or delete of a live memory did not apply: it was deleted meanwhile, or moved past `expected`. */
 async function refusedWrite(env: Env, memoryId: string, expected: readonly number[] | null): Promise<ApiError> {
-  const now = await env.DB.prepare(
-    `SELECT m.deleted_at, ${VERSION_OF_M} AS version FROM memories m WHERE m.id = ?`,
-  )
+  const now = await env.DB.prepare(`SELECT m.deleted_at, ${VERSION_OF_M} AS version FROM memories m WHERE m.id = ?`)
     .bind(memoryId)
     .first<{ deleted_at: number | null; version: number }>();
   if (now === null || now.deleted_at !== null || expected === null) return memoryNotFound(memoryId);
@@ -109,7 +111,13 @@ export async function createMemoryAs(
  * Changes a live memory; returns it as changed. `expected`: the versions the writer read (If-Match), null for any.
  * 403 outside the writer's reach; 404 when it was deleted meanwhile; 412 when it moved past `expected`.
  */
-export async function updateMemoryAs(env: Env, w: Writer, row: MemoryRow, patch: MemoryPatch, expected: readonly number[] | null = null): Promise<MemoryRow> {
+export async function updateMemoryAs(
+  env: Env,
+  w: Writer,
+  row: MemoryRow,
+  patch: MemoryPatch,
+  expected: readonly number[] | null = null,
+): Promise<MemoryRow> {
   const meta = authorize(w, ownerOf(row));
   const written = await apply(env, updateMemoryStatements(row.id, patch, meta, expected), writtenMemoryStatement(row.id, meta));
   if (written === null) throw await refusedWrite(env, row.id, expected);

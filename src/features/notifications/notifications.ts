@@ -112,7 +112,14 @@ async function callWebhook(env: Env, body: Record<string, unknown>): Promise<Att
   }
 }
 
-async function recordAttempt(env: Env, feedbackRef: string, attempt: number, outcome: 'delivered' | 'failed' | 'gave_up', r: AttemptResult, log: Logger) {
+async function recordAttempt(
+  env: Env,
+  feedbackRef: string,
+  attempt: number,
+  outcome: 'delivered' | 'failed' | 'gave_up',
+  r: AttemptResult,
+  log: Logger,
+) {
   try {
     await env.DB.prepare(
       `INSERT INTO webhook_deliveries (id, feedback_id, attempt, outcome, http_status, error, duration_ms, created_at)

@@ -51,9 +51,7 @@ const RunRow: FC<{ r: Run }> = ({ r }) => (
       {r.sql ? <pre class="sql">{r.sql}</pre> : <span class="muted">no SQL (refused before it was resolved)</span>}
       <div class="muted">request {r.requestId}</div>
     </td>
-    <td data-label="Outcome">
-      {r.errorCode === null ? (r.dryRun ? 'OK (dry run)' : 'OK') : <span class="blocked">{r.errorCode}</span>}
-    </td>
+    <td data-label="Outcome">{r.errorCode === null ? r.dryRun ? 'OK (dry run)' : 'OK' : <span class="blocked">{r.errorCode}</span>}</td>
     <td data-label="Rows" class="num">
       {r.rows === null ? '–' : count(r.rows)}
     </td>
@@ -88,7 +86,7 @@ const TotalsTable: FC<{ caption: string; rows: TotalsRow[]; first: string }> = (
       {rows.map((t) => (
         <tr>
           <th scope="row" data-label={first}>
-            {t.kind === 'brand' ? (t.id === null ? <span class="muted">no brand</span> : (t.name ?? t.id)) : null}
+            {t.kind === 'brand' ? t.id === null ? <span class="muted">no brand</span> : (t.name ?? t.id) : null}
             {t.kind === 'key' ? <>key {t.name ?? t.id}</> : null}
             {t.kind === 'connection' ? (
               <>
@@ -137,7 +135,12 @@ async function renderHistory(c: Context<AppEnv>, admin: Admin) {
   return renderPage(c, parsed.success ? 200 : 400, (nonce) => (
     <AdminPage title="Query history" nonce={nonce} current="history" email={admin.user.reach.email} csrf={admin.csrf}>
       <ConsoleCss nonce={nonce} />
-      <FilterForm action={PATH} fields={filterFields(admin, keys)} values={raw} error={parsed.success ? undefined : parsed.error.issues[0]?.message} />
+      <FilterForm
+        action={PATH}
+        fields={filterFields(admin, keys)}
+        values={raw}
+        error={parsed.success ? undefined : parsed.error.issues[0]?.message}
+      />
       <section class="card" aria-labelledby="runs-heading">
         <h2 id="runs-heading">Runs</h2>
         <p>
@@ -148,9 +151,7 @@ async function renderHistory(c: Context<AppEnv>, admin: Admin) {
           <p class="muted">No runs match.</p>
         ) : (
           <table class="compact">
-            <caption>
-              Every run, accepted or refused, newest first. Estimated cost: bytes billed at ${price} per TiB (on-demand).
-            </caption>
+            <caption>Every run, accepted or refused, newest first. Estimated cost: bytes billed at ${price} per TiB (on-demand).</caption>
             <thead>
               <tr>
                 <th scope="col">Ran</th>
@@ -183,7 +184,9 @@ async function renderHistory(c: Context<AppEnv>, admin: Admin) {
       </section>
       <section class="card" aria-labelledby="totals-heading">
         <h2 id="totals-heading">Totals</h2>
-        <p class="muted">Runs, bytes billed and estimated cost in the last 24 hours, 7 and 30 days, of every run you can see (filters do not apply).</p>
+        <p class="muted">
+          Runs, bytes billed and estimated cost in the last 24 hours, 7 and 30 days, of every run you can see (filters do not apply).
+        </p>
         {totals.callers.length === 0 ? (
           <p class="muted">No runs in the last 30 days.</p>
         ) : (

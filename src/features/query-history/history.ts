@@ -29,7 +29,11 @@ export const HistoryFilterSchema = z.object({
   /** A user id (the acting user of an assistant connection). */
   user: IdText.optional(),
   /** `ok`, `error` (every refusal or failure), or one error code. */
-  outcome: z.string().trim().regex(/^(ok|error|[A-Z_]{2,40})$/, 'outcome must be ok, error or an error code').optional(),
+  outcome: z
+    .string()
+    .trim()
+    .regex(/^(ok|error|[A-Z_]{2,40})$/, 'outcome must be ok, error or an error code')
+    .optional(),
   /** A stored query id. */
   query: IdText.optional(),
   requestId: IdText.optional(),
@@ -141,7 +145,10 @@ export function toRun(raw: unknown, usdPerTib: number): Run {
     requestId: r.request_id,
     createdAt: r.created_at,
     transport: r.transport,
-    caller: r.principal_kind === 'key' ? { kind: 'key', id: r.principal_id, name: r.key_name } : { kind: 'connection', id: r.principal_id, name: null },
+    caller:
+      r.principal_kind === 'key'
+        ? { kind: 'key', id: r.principal_id, name: r.key_name }
+        : { kind: 'connection', id: r.principal_id, name: null },
     user: r.user_id === null ? null : { id: r.user_id, email: r.user_email },
     brandId: r.brand_id,
     queryId: r.query_id,
@@ -268,7 +275,9 @@ export function toTotalsRow(raw: unknown, price: number): TotalsRow {
 /** Reads a page of runs (one more than `limit` when there are more). */
 export async function listRuns(env: Env, v: Visibility, f: HistoryFilter, limit: number): Promise<Run[]> {
   const s = listRunsStatement(v, f, limit);
-  const { results } = await env.DB.prepare(s.sql).bind(...s.params).all();
+  const { results } = await env.DB.prepare(s.sql)
+    .bind(...s.params)
+    .all();
   const price = usdPerTib(env);
   return results.map((r) => toRun(r, price));
 }
@@ -284,9 +293,26 @@ export async function loadTotals(env: Env, v: Visibility, now: number): Promise<
 }
 
 const CSV_COLUMNS = [
-  'created_at', 'request_id', 'transport', 'caller_kind', 'caller_id', 'caller_name', 'user_email', 'brand_id', 'query_id',
-  'period_start', 'period_end', 'dry_run', 'outcome', 'error_code', 'rows', 'bytes_billed', 'bytes_processed',
-  'duration_ms', 'cost_usd', 'sql',
+  'created_at',
+  'request_id',
+  'transport',
+  'caller_kind',
+  'caller_id',
+  'caller_name',
+  'user_email',
+  'brand_id',
+  'query_id',
+  'period_start',
+  'period_end',
+  'dry_run',
+  'outcome',
+  'error_code',
+  'rows',
+  'bytes_billed',
+  'bytes_processed',
+  'duration_ms',
+  'cost_usd',
+  'sql',
 ] as const;
 
 /** RFC 4180 field: quoted when it holds a comma, quote or line break; a leading =, +, - or @ is prefixed with '. */

@@ -53,7 +53,10 @@ export const PeriodFilterFields = {
   from: z.string().regex(DATE, 'from must be a date YYYY-MM-DD').optional(),
   to: z.string().regex(DATE, 'to must be a date YYYY-MM-DD').optional(),
   /** Rows strictly older than `createdAt:id`. */
-  before: z.string().regex(/^\d+:[A-Za-z0-9_-]+$/, 'before must be a cursor from the page').optional(),
+  before: z
+    .string()
+    .regex(/^\d+:[A-Za-z0-9_-]+$/, 'before must be a cursor from the page')
+    .optional(),
 };
 
 /** Parses filters from a query string or CLI flags; empty values (a form submits every field) mean "any". */

@@ -34,21 +34,14 @@ const RunQueryOutput = RunQueryResponseSchema.extend({
 
 // Strict: an argument the schema does not name is refused, as REST refuses unknown properties.
 const RunQueryInput = z.strictObject({
-  sql: RawSqlQuerySchema.shape.sql
-    .optional()
-    .describe('Raw SQL (flow A). Send exactly one of sql, queryId or cursor.'),
-  queryId: StoredQuerySchema.shape.queryId
-    .optional()
-    .describe('An id from list_report_queries or list_saved_queries (flow B).'),
+  sql: RawSqlQuerySchema.shape.sql.optional().describe('Raw SQL (flow A). Send exactly one of sql, queryId or cursor.'),
+  queryId: StoredQuerySchema.shape.queryId.optional().describe('An id from list_report_queries or list_saved_queries (flow B).'),
   period: PeriodSchema.optional().describe(
     'Parameterized queryId only: cadence DAILY (yesterday), WEEKLY (the rolling 7 days to yesterday), MONTHLY (last ' +
       "full month; default), LAST_FULL_WEEK (Mon-Sun), LAST_FULL_QUARTER; or startDate + endDate, in the brand's timezone.",
   ),
   brandId: BrandIdField.optional().describe('A stored query owned by one brand infers it.'),
-  dryRun: z
-    .boolean()
-    .optional()
-    .describe('Validate and estimate bytes scanned without running or billing.'),
+  dryRun: z.boolean().optional().describe('Validate and estimate bytes scanned without running or billing.'),
   cursor: ResultCursorField.optional().describe(
     'nextCursor of an earlier result, sent alone (or with maxRows): the next page of that result (no new run, nothing billed; 6 h, this key only).',
   ),
@@ -108,9 +101,13 @@ function resultNote(outcome: RunQueryOutcome, caps: ResultCaps): string | undefi
 function toolResult(outcome: RunQueryOutcome, caps: ResultCaps) {
   const note = resultNote(outcome, caps);
   // One parse, rendered once, sent once: the text block is the only copy (the tool's result form is `text`).
-  return toolReply(RunQueryOutput, { ...outcome.result, ...(note ? { note } : {}), usage: outcome.budget }, {
-    render: (data) => renderResultText(data, outcome.firstRow),
-  });
+  return toolReply(
+    RunQueryOutput,
+    { ...outcome.result, ...(note ? { note } : {}), usage: outcome.budget },
+    {
+      render: (data) => renderResultText(data, outcome.firstRow),
+    },
+  );
 }
 
 /** Room for what a result carries besides its rows (columns, stats, the paging note). */
@@ -122,7 +119,8 @@ const capsOf = ({ ctx }: ToolDeps) => resultCaps(ctx.config.MCP_ROW_CAP, ctx.con
 function callCaps(deps: ToolDeps, maxRows: number | undefined): ResultCaps {
   const caps = capsOf(deps);
   if (maxRows === undefined) return caps;
-  if (maxRows > caps.rows) throw invalid(`maxRows is at most ${caps.rows} (the row ceiling of one result)`, 'maxRows', `at most ${caps.rows}`);
+  if (maxRows > caps.rows)
+    throw invalid(`maxRows is at most ${caps.rows} (the row ceiling of one result)`, 'maxRows', `at most ${caps.rows}`);
   return resultCaps(maxRows, caps.bytes);
 }
 

@@ -40,15 +40,24 @@ function binding(principal: Pick<Principal, 'kind' | 'id'>): CursorBinding {
 }
 
 /** Signs the position of the next page. `pos.x` (expiry) is set here from `now`, or kept from the first page. */
-export async function issueResultCursor(env: Env, principal: Principal, pos: Omit<ResultPosition, 'x'> & { x?: number }, now: number): Promise<string> {
+export async function issueResultCursor(
+  env: Env,
+  principal: Principal,
+  pos: Omit<ResultPosition, 'x'> & { x?: number },
+  now: number,
+): Promise<string> {
   const position: ResultPosition = { ...pos, x: pos.x ?? now + RESULT_CURSOR_TTL_MS };
   return signCursor(requireSecret(env, 'CURSOR_SECRET'), binding(principal), position, now);
 }
 
 function refused(message: string): ApiError {
-  return new ApiError('VALIDATION', `invalid cursor: ${message}; pass nextCursor back unchanged with the key that ran the query, or run the query again`, {
-    details: { in: 'body', issues: [{ path: 'cursor', message }] },
-  });
+  return new ApiError(
+    'VALIDATION',
+    `invalid cursor: ${message}; pass nextCursor back unchanged with the key that ran the query, or run the query again`,
+    {
+      details: { in: 'body', issues: [{ path: 'cursor', message }] },
+    },
+  );
 }
 
 /**

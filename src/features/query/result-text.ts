@@ -75,7 +75,14 @@ export interface RenderedResult {
   stats?: { dryRun: boolean; totalBytesBilled: number; totalBytesProcessed: number };
   window?: { startDate: string; endDate: string; cadence?: string; timezone: string };
   note?: string;
-  usage: { runsLimit: number; runsRemaining: number; bytesLimit: number; bytesRemaining: number; resetSeconds: number; maxBytesBilled: number };
+  usage: {
+    runsLimit: number;
+    runsRemaining: number;
+    bytesLimit: number;
+    bytesRemaining: number;
+    resetSeconds: number;
+    maxBytesBilled: number;
+  };
 }
 
 /**

@@ -5,7 +5,8 @@ import { QueryPageRequestSchema, RunQueryRequestSchema, RunQueryResponseSchema }
 import { RateLimitHeaders, UsageLimitExceededHeaders } from '../../usage/rate-limit-headers';
 
 const ServerTiming = z.string().openapi({
-  description: 'Where the time went inside the Worker, in ms (resolve, guard, dryrun, usage, warehouse, total; W3C Server-Timing). Workers clocks advance only at I/O, so phases without I/O read 0.',
+  description:
+    'Where the time went inside the Worker, in ms (resolve, guard, dryrun, usage, warehouse, total; W3C Server-Timing). Workers clocks advance only at I/O, so phases without I/O read 0.',
   example: 'resolve;dur=0.0, guard;dur=1.0, usage;dur=1.0, warehouse;dur=41.0, total;dur=43.0',
 });
 
@@ -74,7 +75,15 @@ export const run = queryRoute({
     'Rejections carry `details.stage`: `guard` (our rules) or `warehouse` (BigQuery).',
   body: RunQueryRequestSchema,
   ok: 'Query results (or, for a dry run, the byte estimate).',
-  errors: ['INVALID_SQL', 'QUERY_TOO_EXPENSIVE', 'QUERY_FAILED', 'FORBIDDEN_BRAND', 'FORBIDDEN_TABLE', 'QUERY_NOT_FOUND', 'BRAND_NOT_PROVISIONED'],
+  errors: [
+    'INVALID_SQL',
+    'QUERY_TOO_EXPENSIVE',
+    'QUERY_FAILED',
+    'FORBIDDEN_BRAND',
+    'FORBIDDEN_TABLE',
+    'QUERY_NOT_FOUND',
+    'BRAND_NOT_PROVISIONED',
+  ],
   limited:
     'Daily usage limit reached, or (dry runs and refused queries) the checks rate (`USAGE_LIMIT_EXCEEDED`, `details.limit` = `runs`, `bytes` or `checks`): `Retry-After` says when the next one is let in.',
 });

@@ -52,15 +52,11 @@ export const PeriodSchema = z
 
 export const RawSqlQuerySchema = z
   .strictObject({
-    sql: z
-      .string()
-      .min(1)
-      .max(MAX_SQL_LENGTH)
-      .openapi({
-        description:
-          'One read-only statement (SELECT or WITH). Reference tables as `service-v1.<dataset>.<table>` in backticks, using the dataset from the brands list.',
-        example: 'SELECT channel, SUM(revenue) AS revenue FROM `service-v1.acme.fact__orders` GROUP BY channel',
-      }),
+    sql: z.string().min(1).max(MAX_SQL_LENGTH).openapi({
+      description:
+        'One read-only statement (SELECT or WITH). Reference tables as `service-v1.<dataset>.<table>` in backticks, using the dataset from the brands list.',
+      example: 'SELECT channel, SUM(revenue) AS revenue FROM `service-v1.acme.fact__orders` GROUP BY channel',
+    }),
     brandId: BrandIdField,
     dryRun: DryRunField,
   })
@@ -77,16 +73,26 @@ export const StoredQuerySchema = z
 
 // `oneOf` (not zod's default `anyOf`) over the two closed shapes: generated clients then refuse `{ sql, queryId }`
 // and `{ sql, period }` at compile time, as the server refuses them with 400 VALIDATION.
-export const RunQueryRequestSchema = z.union([RawSqlQuerySchema, StoredQuerySchema]).openapi(
-  'RunQueryRequest',
-  { description: 'Exactly one of two shapes: raw SQL (`sql`) or a stored query (`queryId`). Unknown properties are rejected.' },
-  { unionPreferredType: 'oneOf' },
-);
+export const RunQueryRequestSchema = z
+  .union([RawSqlQuerySchema, StoredQuerySchema])
+  .openapi(
+    'RunQueryRequest',
+    { description: 'Exactly one of two shapes: raw SQL (`sql`) or a stored query (`queryId`). Unknown properties are rejected.' },
+    { unionPreferredType: 'oneOf' },
+  );
 
-export const FieldSchema: z.ZodType<{ name: string; type: string; mode?: string; fields?: unknown[]; rangeElementType?: { type: string } }> = z
+export const FieldSchema: z.ZodType<{
+  name: string;
+  type: string;
+  mode?: string;
+  fields?: unknown[];
+  rangeElementType?: { type: string };
+}> = z
   .object({
     name: z.string(),
-    type: z.string().openapi({ description: 'BigQuery REST type name (STRING, INTEGER, FLOAT, NUMERIC, BOOLEAN, DATE, TIMESTAMP, RECORD, RANGE, ...)' }),
+    type: z
+      .string()
+      .openapi({ description: 'BigQuery REST type name (STRING, INTEGER, FLOAT, NUMERIC, BOOLEAN, DATE, TIMESTAMP, RECORD, RANGE, ...)' }),
     mode: z.string().optional().openapi({ description: 'NULLABLE, REQUIRED or REPEATED' }),
     fields: z.array(z.any()).optional().openapi({ description: 'Sub-fields of a RECORD' }),
     rangeElementType: z
@@ -127,14 +133,14 @@ export const ResolvedWindowSchema = z
   .openapi('ResolvedWindow', { description: 'The date window a parameterized stored query ran with.' });
 
 const ResultPagingFields = {
-  totalRows: z.number().int().openapi({ description: 'Rows in the whole result (0 for a dry run); `rowCount` is the rows in this response.' }),
-  nextCursor: z
-    .string()
-    .nullable()
-    .openapi({
-      description:
-        'Opaque, signed token for the next page of this result (read from the stored result: no new run, nothing billed); null on the last page. Bound to this key and brand; expires 6 hours after the run.',
-    }),
+  totalRows: z
+    .number()
+    .int()
+    .openapi({ description: 'Rows in the whole result (0 for a dry run); `rowCount` is the rows in this response.' }),
+  nextCursor: z.string().nullable().openapi({
+    description:
+      'Opaque, signed token for the next page of this result (read from the stored result: no new run, nothing billed); null on the last page. Bound to this key and brand; expires 6 hours after the run.',
+  }),
   window: ResolvedWindowSchema.optional().openapi({ description: 'Stored queries with date slots: the window that ran.' }),
 };
 
@@ -159,7 +165,10 @@ export const RunQueryResponseSchema = z
     rowCount: z.number().int().openapi({ description: 'Number of rows in this response.' }),
     truncated: z
       .boolean()
-      .openapi({ description: 'True when results were capped: pass `nextCursor` to POST /v1/data/query/page for the next page (or page with LIMIT / OFFSET in the SQL).' }),
+      .openapi({
+        description:
+          'True when results were capped: pass `nextCursor` to POST /v1/data/query/page for the next page (or page with LIMIT / OFFSET in the SQL).',
+      }),
     schema: z.array(FieldSchema).optional().openapi({ description: 'Result field names and types.' }),
     stats: RunQueryStatsSchema.optional(),
     ...ResultPagingFields,

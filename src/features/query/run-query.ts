@@ -208,11 +208,7 @@ function logRun(ctx: OpContext, e: LogEntry): void {
  * Order: resolve brand and SQL -> guard (parse) -> dry run verdict (cached) -> byte ceiling -> usage budget ->
  * execute -> settle bytes -> audit log. Every outcome, accepted or rejected, is written to query_log.
  */
-export async function runQuery(
-  ctx: OpContext,
-  input: RunQueryRequest,
-  opts: RunQueryOptions = {},
-): Promise<RunQueryOutcome> {
+export async function runQuery(ctx: OpContext, input: RunQueryRequest, opts: RunQueryOptions = {}): Promise<RunQueryOutcome> {
   const started = Date.now();
   const startedPrecise = performance.now();
   const dryRun = input.dryRun === true;
@@ -327,9 +323,7 @@ async function execute(
 
   // The run reserves the most it can bill before it starts, so runs admitted together see each other's bytes.
   const reserveBytes = runReservation(estimate, cached.tables, principal.limits.maxBytesBilled);
-  const ticket: UsageTicket = await timings.time('usage', () =>
-    acquireRun(env, principal, ctx.now, { consume: true, reserveBytes }),
-  );
+  const ticket: UsageTicket = await timings.time('usage', () => acquireRun(env, principal, ctx.now, { consume: true, reserveBytes }));
   let bytesBilled = 0;
   // Set when the query ends past its deadline: what the abandoned job billed, learned in the background.
   let lateBilling: Promise<number> | null = null;
@@ -358,17 +352,23 @@ async function execute(
       bytesBilled = res.totalBytesBilled;
     }
     const resRows = contractRows(res.rows, env.BIGQUERY_PROJECT);
-    const paged = res.jobId && res.location !== null && res.totalRows > 0
-      ? await pageOut(ctx, resRows, {
-          b: target.brand.id,
-          j: res.jobId,
-          l: res.location,
-          n: res.totalRows,
-          offset: 0,
-          ...(target.queryId ? { q: target.queryId } : {}),
-          ...(target.window ? { w: target.window } : {}),
-        }, opts)
-      : { rows: resRows, nextCursor: null };
+    const paged =
+      res.jobId && res.location !== null && res.totalRows > 0
+        ? await pageOut(
+            ctx,
+            resRows,
+            {
+              b: target.brand.id,
+              j: res.jobId,
+              l: res.location,
+              n: res.totalRows,
+              offset: 0,
+              ...(target.queryId ? { q: target.queryId } : {}),
+              ...(target.window ? { w: target.window } : {}),
+            },
+            opts,
+          )
+        : { rows: resRows, nextCursor: null };
     const { rows } = paged;
     log.bytesProcessed = res.totalBytesProcessed;
     log.bytesBilled = res.totalBytesBilled;

@@ -81,5 +81,12 @@ export async function resolveStoredQuery(
   const brand = snapshot.brands.get(targetId);
   if (!brand || brandsReportAppliesTo(snapshot, report, [targetId]).length === 0) throw notFound(queryId);
 
-  return { kind: row.kind, id: row.id, reportId: row.report_id, sqlTemplate: row.sql, parameters: storedQueryParameters(row.kind, row.sql), brand };
+  return {
+    kind: row.kind,
+    id: row.id,
+    reportId: row.report_id,
+    sqlTemplate: row.sql,
+    parameters: storedQueryParameters(row.kind, row.sql),
+    brand,
+  };
 }

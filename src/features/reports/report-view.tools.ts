@@ -27,7 +27,9 @@ export const ShowReportOutput = z.object({
   brandId: z.string().describe('The brand the sections ran against.'),
   report: ReportDetailSchema,
   window: ResolvedWindowSchema.optional().describe('The date window the parameterized sections ran with.'),
-  sections: z.array(ShownSection).describe("Every section in the report's order with its rows, capped like run_query (page one with run_query { cursor })."),
+  sections: z
+    .array(ShownSection)
+    .describe("Every section in the report's order with its rows, capped like run_query (page one with run_query { cursor })."),
 });
 export type ShowReportOutput = z.infer<typeof ShowReportOutput>;
 type ShownSection = z.infer<typeof ShownSection>;
@@ -55,7 +57,9 @@ function compactReport(data: ShowReportOutput) {
 }
 
 function viewOnly(data: ShowReportOutput): Record<string, unknown> {
-  const charts = Object.fromEntries(data.sections.flatMap((s) => (s.chartSpec === undefined || s.chartSpec === null ? [] : [[s.id, s.chartSpec]])));
+  const charts = Object.fromEntries(
+    data.sections.flatMap((s) => (s.chartSpec === undefined || s.chartSpec === null ? [] : [[s.id, s.chartSpec]])),
+  );
   return { [REPORT_VIEW_META]: { dashboardConfig: data.report.dashboardConfig, chartSpecs: charts } };
 }
 

@@ -31,7 +31,7 @@ export const list = createRoute({
   request: {
     query: z.object({
       brandId: BrandIdQuery.openapi({
-        description: 'For organization keys: omit to list across all the organization\'s brands, or pass to narrow.',
+        description: "For organization keys: omit to list across all the organization's brands, or pass to narrow.",
       }),
       type: ReportTypeSchema.optional().openapi({ description: 'Filters by ownership.' }),
       limit: pageLimitQuery(REPORTS_PAGE).optional(),
@@ -64,8 +64,7 @@ export const listQueries = createRoute({
   operationId: 'listReportQueries',
   tags: ['Reports'],
   summary: "List a report's queries in section order",
-  description:
-    'Each is runnable by `id` via POST /v1/data/query; parameterized ones (`parameterized: true`) also accept a `period`.',
+  description: 'Each is runnable by `id` via POST /v1/data/query; parameterized ones (`parameterized: true`) also accept a `period`.',
   security: [{ bearerAuth: [] }],
   request: { params: ReportIdParams, query: ReportBrandQuery },
   responses: {

@@ -5,7 +5,15 @@ import { requireSecret } from '../../env';
 import { ApiError } from '../../errors';
 import { keysetPage, openCursor } from '../../lib/cursor';
 import { storedQueryParameters } from '../../catalog/template';
-import { JsonValueSchema, ReportTypeSchema, type JsonValue, type Query, type Report, type ReportDetail, type ReportType } from '../../schemas/catalog';
+import {
+  JsonValueSchema,
+  ReportTypeSchema,
+  type JsonValue,
+  type Query,
+  type Report,
+  type ReportDetail,
+  type ReportType,
+} from '../../schemas/catalog';
 import type { OpContext } from '../../context';
 import { listingBrands, resolveBrand } from '../../auth/scope';
 
@@ -40,7 +48,13 @@ function comparePosition(a: Position, b: Position): number {
  * on the catalog snapshot. `system` reports apply to every brand, `org` reports to the brands of their org,
  * `brand` reports to their own brand.
  */
-function visibleReports(snapshot: CatalogSnapshot, brandIds: readonly string[], type: ReportType | null, after: Position, take: number): Report[] {
+function visibleReports(
+  snapshot: CatalogSnapshot,
+  brandIds: readonly string[],
+  type: ReportType | null,
+  after: Position,
+  take: number,
+): Report[] {
   const rows: { pos: Position; row: Report }[] = [];
   for (const brandId of brandIds) {
     const brand = snapshot.brands.get(brandId);
@@ -85,10 +99,15 @@ export async function listReports(
 
   const secret = requireSecret(ctx.env, 'CURSOR_SECRET');
   const binding = { principal: usageKey(ctx.principal), filters: { brandId: brand, type: input.type ?? null, list: 'reports' } };
-  const after: Position = input.cursor === undefined ? ['', -1, ''] : await openCursor(secret, input.cursor, binding, ctx.now, PositionSchema);
+  const after: Position =
+    input.cursor === undefined ? ['', -1, ''] : await openCursor(secret, input.cursor, binding, ctx.now, PositionSchema);
 
   const results = visibleReports(await catalogSnapshot(ctx.env, ctx.now), brandIds, input.type ?? null, after, limit + 1);
-  const { page, nextCursor } = await keysetPage(results, limit, (r) => [r.brandId, TYPE_RANK[r.type], r.reportId], { secret, binding, now: ctx.now });
+  const { page, nextCursor } = await keysetPage(results, limit, (r) => [r.brandId, TYPE_RANK[r.type], r.reportId], {
+    secret,
+    binding,
+    now: ctx.now,
+  });
   return { reports: page, nextCursor, hasMore: nextCursor !== null };
 }
 
@@ -189,7 +208,10 @@ function toReport(v: VisibleReport): Report {
 /** Reads a report and resolves the brand it is viewed through (see resolveVisibility for the errors). */
 async function findVisibleReport(ctx: OpContext, input: { reportId: string; brandId?: string }): Promise<VisibleReport> {
   const requested = requestedBrand(ctx, input.brandId);
-  const [row, snapshot] = await Promise.all([ctx.env.DB.prepare(REPORT_SQL).bind(input.reportId).first(), catalogSnapshot(ctx.env, ctx.now)]);
+  const [row, snapshot] = await Promise.all([
+    ctx.env.DB.prepare(REPORT_SQL).bind(input.reportId).first(),
+    catalogSnapshot(ctx.env, ctx.now),
+  ]);
   return resolveVisibility(ctx, snapshot, input.reportId, requested, row === null ? null : ReportRowSchema.parse(row));
 }
 

@@ -6,10 +6,9 @@ import { ANNOTATIONS, defineTool } from '../../mcp/define-tool';
 export const listSavedQueriesTool = defineTool({
   name: 'list_saved_queries',
   title: 'List saved queries',
-  description:
-    "A brand's standalone saved queries with their SQL. Run one with run_query { queryId: id } (no period), or adapt its SQL.",
+  description: "A brand's standalone saved queries with their SQL. Run one with run_query { queryId: id } (no period), or adapt its SQL.",
   input: {
-    brandId: BrandIdField.optional().describe('Omit with organization credentials to list every brand\'s.'),
+    brandId: BrandIdField.optional().describe("Omit with organization credentials to list every brand's."),
   },
   output: QueryListSchema,
   annotations: ANNOTATIONS.read,

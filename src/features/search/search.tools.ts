@@ -43,7 +43,8 @@ export const fetchTool = defineTool({
   meta: () => resultSizeMeta(FETCH_TEXT_CHARS + 2_000),
   run: async ({ id }, { ctx, origin }) => {
     const item = await fetchItem(ctx, origin, id);
-    const text = item.text.length > FETCH_TEXT_CHARS ? `${item.text.slice(0, FETCH_TEXT_CHARS)}\n[cut at ${FETCH_TEXT_CHARS} characters]` : item.text;
+    const text =
+      item.text.length > FETCH_TEXT_CHARS ? `${item.text.slice(0, FETCH_TEXT_CHARS)}\n[cut at ${FETCH_TEXT_CHARS} characters]` : item.text;
     return { ...item, text };
   },
 });

@@ -167,10 +167,14 @@ export function searchItems(items: KnowledgeItem[], query: string, limit: number
     if (!words.every((w) => all.includes(w))) return [];
     return [{ item, score: words.filter((w) => title.includes(w)).length }];
   });
-  return scored.sort((a, b) => b.score - a.score).slice(0, limit).map((s) => s.item);
+  return scored
+    .sort((a, b) => b.score - a.score)
+    .slice(0, limit)
+    .map((s) => s.item);
 }
 
-const notFound = (id: string) => new ApiError('NOT_FOUND', `no item ${JSON.stringify(id)} is visible to these credentials; use an id from search`);
+const notFound = (id: string) =>
+  new ApiError('NOT_FOUND', `no item ${JSON.stringify(id)} is visible to these credentials; use an id from search`);
 
 /** One item by its search id, in full: a report with its instructions and sections' SQL, a table with its columns. */
 export async function fetchItem(ctx: OpContext, origin: string, id: string): Promise<KnowledgeItem> {

@@ -73,9 +73,13 @@ function tableInfo(ctx: OpContext, brandId: string, dataset: string, table: stri
     } catch (err) {
       // tables.get answers 404 for a table the dataset does not have; say so in the table's words.
       if (err instanceof ApiError && (err.code === 'QUERY_FAILED' || err.code === 'FORBIDDEN_TABLE') && isNotFound(err)) {
-        throw new ApiError('NOT_FOUND', `table ${table} does not exist in brand ${brandId}'s dataset; describe_table without a table lists them`, {
-          details: { table },
-        });
+        throw new ApiError(
+          'NOT_FOUND',
+          `table ${table} does not exist in brand ${brandId}'s dataset; describe_table without a table lists them`,
+          {
+            details: { table },
+          },
+        );
       }
       throw err;
     }
@@ -123,13 +127,16 @@ export async function listTables(ctx: OpContext, input: { brandId?: string }): P
     const client = createWarehouseClient(ctx.env, { waitUntil: ctx.waitUntil });
     const listed = await client.listTables({ brandId, dataset, requestId: ctx.requestId, labels: {} });
     if (listed.length > TABLE_LIST_MAX) {
-      throw new ApiError('WAREHOUSE_ERROR', `brand ${brandId}'s dataset has ${listed.length} tables; at most ${TABLE_LIST_MAX} can be listed with descriptions`, {
-        reason: 'too_many_tables',
-      });
+      throw new ApiError(
+        'WAREHOUSE_ERROR',
+        `brand ${brandId}'s dataset has ${listed.length} tables; at most ${TABLE_LIST_MAX} can be listed with descriptions`,
+        {
+          reason: 'too_many_tables',
+        },
+      );
     }
     const infos = await Promise.all(listed.map((t) => tableInfo(ctx, brandId, dataset, t.table)));
     return listed.map((t, i) => summary(brandId, dataset, t.table, infos[i]!));
   });
   return { brandId, dataset, tables };
 }
-

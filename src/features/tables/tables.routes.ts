@@ -20,7 +20,15 @@ export const list = createRoute({
   request: { params: BrandParamsSchema },
   responses: {
     ...okJson(TableListSchema, "The brand's tables"),
-    ...errorResponses('VALIDATION', 'UNAUTHORIZED', 'FORBIDDEN_BRAND', 'BRAND_NOT_PROVISIONED', 'WAREHOUSE_ERROR', 'WAREHOUSE_UNAVAILABLE', 'WAREHOUSE_TIMEOUT'),
+    ...errorResponses(
+      'VALIDATION',
+      'UNAUTHORIZED',
+      'FORBIDDEN_BRAND',
+      'BRAND_NOT_PROVISIONED',
+      'WAREHOUSE_ERROR',
+      'WAREHOUSE_UNAVAILABLE',
+      'WAREHOUSE_TIMEOUT',
+    ),
   },
 });
 
@@ -37,7 +45,16 @@ export const describe = createRoute({
   request: { params: TableParamsSchema },
   responses: {
     ...okJson(TableDescriptionSchema, 'The table'),
-    ...errorResponses('VALIDATION', 'UNAUTHORIZED', 'FORBIDDEN_BRAND', 'NOT_FOUND', 'BRAND_NOT_PROVISIONED', 'WAREHOUSE_ERROR', 'WAREHOUSE_UNAVAILABLE', 'WAREHOUSE_TIMEOUT'),
+    ...errorResponses(
+      'VALIDATION',
+      'UNAUTHORIZED',
+      'FORBIDDEN_BRAND',
+      'NOT_FOUND',
+      'BRAND_NOT_PROVISIONED',
+      'WAREHOUSE_ERROR',
+      'WAREHOUSE_UNAVAILABLE',
+      'WAREHOUSE_TIMEOUT',
+    ),
   },
 });
 

@@ -5,7 +5,11 @@ import { MemorySchema } from '../memories/memories.schemas';
 /** Wire schemas of describeTable (docs/tables.md), an extension: GET /v1/data/brands/{brandId}/tables[/{table}]. */
 
 export const TableParamsSchema = z.object({
-  brandId: z.string().min(1).max(128).openapi({ param: { name: 'brandId', in: 'path' }, example: 'brand_acme' }),
+  brandId: z
+    .string()
+    .min(1)
+    .max(128)
+    .openapi({ param: { name: 'brandId', in: 'path' }, example: 'brand_acme' }),
   table: TableNameSchema.openapi({ param: { name: 'table', in: 'path' }, example: 'fact__orders' }),
 });
 
@@ -20,7 +24,7 @@ export const CoverageSchema = z
   })
   .openapi('Coverage', {
     description:
-      "The days a table holds data for, from its `data_first_day` / `data_last_day` labels (set by the pipeline that loads it); null when the table has no such labels.",
+      'The days a table holds data for, from its `data_first_day` / `data_last_day` labels (set by the pipeline that loads it); null when the table has no such labels.',
   });
 
 export const ColumnSchema: z.ZodType<{ name: string; type: string; mode?: string; description: string | null; fields?: unknown[] }> = z
@@ -38,7 +42,10 @@ const TableFacts = {
   table: z.string().openapi({ description: 'Table name inside the dataset.', example: 'fact__orders' }),
   sqlName: z.string().openapi({ description: 'The name to write in SQL, with backticks.', example: '`service-v1.acme.fact__orders`' }),
   description: z.string().nullable(),
-  layer: z.string().nullable().openapi({ description: "The table's `layer` label: raw, mart or meta; null when unlabelled.", example: 'mart' }),
+  layer: z
+    .string()
+    .nullable()
+    .openapi({ description: "The table's `layer` label: raw, mart or meta; null when unlabelled.", example: 'mart' }),
   rowCount: z.number().int().nullable().openapi({ description: "BigQuery's numRows; null for views and external tables." }),
   coverage: CoverageSchema.nullable(),
 };
@@ -54,7 +61,9 @@ export const TableDescriptionSchema = z
     memories: z.array(MemorySchema).openapi({
       description: 'Memories that apply: about this table or general, system and organization ones included, each once.',
     }),
-    memoriesTruncated: z.boolean().openapi({ description: 'True when more memories apply than the listed ones; list them with GET /v1/data/memories.' }),
+    memoriesTruncated: z
+      .boolean()
+      .openapi({ description: 'True when more memories apply than the listed ones; list them with GET /v1/data/memories.' }),
   })
   .openapi('TableDescription', { description: "A table's metadata, read with BigQuery's tables.get (no query runs), and its memories." });
 export type TableDescription = z.infer<typeof TableDescriptionSchema>;

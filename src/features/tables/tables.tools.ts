@@ -7,10 +7,7 @@ import { describeTable, listTables } from './describe-table';
 import { TableDescriptionSchema, TableListSchema } from './tables.schemas';
 
 /** What the model reads: the table, its columns, and its memories without author or timestamps. */
-export const DescribeTableOutput = z.union([
-  TableDescriptionSchema.extend({ memories: z.array(ModelMemorySchema) }),
-  TableListSchema,
-]);
+export const DescribeTableOutput = z.union([TableDescriptionSchema.extend({ memories: z.array(ModelMemorySchema) }), TableListSchema]);
 
 /**
  * describe_table: one call to know a table (columns with types and descriptions, description, layer, row count,

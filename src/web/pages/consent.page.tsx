@@ -1,4 +1,10 @@
-import { AuthorizationError, CimdFetchError, type AuthRequest, type ConsentDescription, type OAuthHelpers } from '@cloudflare/workers-oauth-provider';
+import {
+  AuthorizationError,
+  CimdFetchError,
+  type AuthRequest,
+  type ConsentDescription,
+  type OAuthHelpers,
+} from '@cloudflare/workers-oauth-provider';
 import type { Context, Hono } from 'hono';
 import type { FC } from 'hono/jsx';
 import type { AppEnv } from '../../app-env';
@@ -61,8 +67,8 @@ export const ConsentPage: FC<ConsentPageProps> = ({ nonce, details, handle, csrf
       <h2>It will be able to</h2>
       <ul>
         <li>
-          <strong>Read only</strong>: list reports and saved queries, and run read-only <code>SELECT</code> queries. It cannot
-          change any data.
+          <strong>Read only</strong>: list reports and saved queries, and run read-only <code>SELECT</code> queries. It cannot change any
+          data.
         </li>
         <li>File data-issue reports for the data team.</li>
         <li>Use the same daily usage limits as an API key.</li>
@@ -80,8 +86,8 @@ export const ConsentPage: FC<ConsentPageProps> = ({ nonce, details, handle, csrf
         </ul>
       )}
       <p class="muted">
-        It acts as <strong>{email}</strong> and follows your administrator rights: if you lose them, it loses access. You
-        can disconnect it at any time under Connected assistants in the administration pages.
+        It acts as <strong>{email}</strong> and follows your administrator rights: if you lose them, it loses access. You can disconnect it
+        at any time under Connected assistants in the administration pages.
       </p>
       <form method="post" action="/authorize">
         <input type="hidden" name="csrf" value={csrf} />
@@ -129,7 +135,10 @@ function authorizationProblem(c: Context<AppEnv>, err: unknown) {
   throw err;
 }
 
-async function parseRequest(c: Context<AppEnv>, helpers: OAuthHelpers): Promise<{ ok: true; authRequest: AuthRequest } | { ok: false; res: Response | Promise<Response> }> {
+async function parseRequest(
+  c: Context<AppEnv>,
+  helpers: OAuthHelpers,
+): Promise<{ ok: true; authRequest: AuthRequest } | { ok: false; res: Response | Promise<Response> }> {
   try {
     return { ok: true, authRequest: await helpers.parseAuthRequest(c.req.raw) };
   } catch (err) {
@@ -148,8 +157,8 @@ async function signInPage(c: Context<AppEnv>, clientName: string, status: 200 | 
       email={email}
       intro={
         <p>
-          <strong>{clientName}</strong> wants to connect to the Warehouse Query API. Sign in with your administrator account to
-          review what it will be able to reach.
+          <strong>{clientName}</strong> wants to connect to the Warehouse Query API. Sign in with your administrator account to review what
+          it will be able to reach.
         </p>
       }
     />
@@ -159,7 +168,11 @@ async function signInPage(c: Context<AppEnv>, clientName: string, status: 200 | 
 async function refusalPage(c: Context<AppEnv>, user: SignedIn) {
   const csrf = await sessionCsrfToken(c, user.session);
   return renderPage(c, 403, (nonce) => (
-    <MessagePage nonce={nonce} title="Only administrators can connect assistants" header={<UserBar email={user.reach.email} csrf={csrf} next={selfPath(c)} />}>
+    <MessagePage
+      nonce={nonce}
+      title="Only administrators can connect assistants"
+      header={<UserBar email={user.reach.email} csrf={csrf} next={selfPath(c)} />}
+    >
       <NotAdminMessage email={user.reach.email} />
     </MessagePage>
   ));
@@ -186,7 +199,15 @@ async function showAuthorize(c: Context<AppEnv>) {
     c,
     200,
     (nonce) => (
-      <ConsentPage nonce={nonce} details={details} handle={consent.handle} csrf={csrf} email={user.reach.email} brands={user.reach.brands} next={selfPath(c)} />
+      <ConsentPage
+        nonce={nonce}
+        details={details}
+        handle={consent.handle}
+        csrf={csrf}
+        email={user.reach.email}
+        brands={user.reach.brands}
+        next={selfPath(c)}
+      />
     ),
     { formActionSelf: false, headers: consent.headers },
   );
@@ -243,7 +264,12 @@ async function postConsent(c: Context<AppEnv>, form: Record<string, string>) {
     return new Response(null, { status: 302, headers: approved.headers });
   } catch (err) {
     if (err instanceof AuthorizationError) {
-      return problemPage(c, 400, 'This approval page expired', 'It was already used, opened in another browser, or is more than ten minutes old.');
+      return problemPage(
+        c,
+        400,
+        'This approval page expired',
+        'It was already used, opened in another browser, or is more than ten minutes old.',
+      );
     }
     throw err;
   }

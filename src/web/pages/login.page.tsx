@@ -35,7 +35,15 @@ export const SignInPage: FC<SignInPageProps> = ({ nonce, action, csrf, error, em
         <input type="hidden" name="csrf" value={csrf} />
         <input type="hidden" name="intent" value="signin" />
         <label for="email">Email</label>
-        <input id="email" name="email" type="email" autocomplete="username" required value={email ?? ''} aria-describedby={error ? 'signin-error' : undefined} />
+        <input
+          id="email"
+          name="email"
+          type="email"
+          autocomplete="username"
+          required
+          value={email ?? ''}
+          aria-describedby={error ? 'signin-error' : undefined}
+        />
         <label for="password">Password</label>
         <input id="password" name="password" type="password" autocomplete="current-password" required />
         <div class="actions">

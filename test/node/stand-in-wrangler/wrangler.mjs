@@ -76,7 +76,10 @@ function remoteDb() {
   const binding = targets.d1.find((d) => d.binding === 'DB');
   if (!binding) fail(`Couldn't find a D1 DB with the name or binding 'DB' in your wrangler.toml file.`);
   const db = state.d1.find((d) => d.uuid === binding?.id);
-  if (!db) fail(`A request to the Cloudflare API (/accounts/.../d1/database/${binding?.id}) failed.\n  The database ${binding?.id} could not be found [code: 7404]`);
+  if (!db)
+    fail(
+      `A request to the Cloudflare API (/accounts/.../d1/database/${binding?.id}) failed.\n  The database ${binding?.id} could not be found [code: 7404]`,
+    );
   return /** @type {State['d1'][number]} */ (db);
 }
 
@@ -105,27 +108,48 @@ switch (true) {
       process.exit(1);
     }
     const l = state.login;
-    console.log(JSON.stringify({ loggedIn: true, authType: l.authType, email: l.email, accounts: l.accounts, tokenPermissions: l.tokenPermissions }, null, 2));
+    console.log(
+      JSON.stringify(
+        { loggedIn: true, authType: l.authType, email: l.email, accounts: l.accounts, tokenPermissions: l.tokenPermissions },
+        null,
+        2,
+      ),
+    );
     break;
   }
   case words === 'd1 list': {
     requireLogin();
-    console.log(JSON.stringify(state.d1.map((d) => ({ ...d, version: 'production', num_tables: 0, file_size: 0 })), null, 2));
+    console.log(
+      JSON.stringify(
+        state.d1.map((d) => ({ ...d, version: 'production', num_tables: 0, file_size: 0 })),
+        null,
+        2,
+      ),
+    );
     break;
   }
   case words.startsWith('d1 create '): {
     requireLogin();
     const name = positionals[2] ?? '';
-    if (state.d1.some((d) => d.name === name)) fail(`A request to the Cloudflare API failed.\n  A database with that name already exists [code: 7502]`);
+    if (state.d1.some((d) => d.name === name))
+      fail(`A request to the Cloudflare API failed.\n  A database with that name already exists [code: 7502]`);
     const db = { uuid: randomUUID(), name, created_at: new Date().toISOString() };
     state.d1.push(db);
     console.log(`\u2705 Successfully created DB '${name}' in region WEUR\nCreated your new D1 database.\n`);
-    console.log(`To access your new D1 Database in your Worker, add the following snippet to your configuration file:\n[[d1_databases]]\nbinding = "${name.replace(/-/g, '_')}"\ndatabase_name = "${name}"\ndatabase_id = "${db.uuid}"`);
+    console.log(
+      `To access your new D1 Database in your Worker, add the following snippet to your configuration file:\n[[d1_databases]]\nbinding = "${name.replace(/-/g, '_')}"\ndatabase_name = "${name}"\ndatabase_id = "${db.uuid}"`,
+    );
     break;
   }
   case words === 'kv namespace list': {
     requireLogin();
-    console.log(JSON.stringify(state.kv.map((n) => ({ ...n, supports_url_encoding: true })), null, '  '));
+    console.log(
+      JSON.stringify(
+        state.kv.map((n) => ({ ...n, supports_url_encoding: true })),
+        null,
+        '  ',
+      ),
+    );
     break;
   }
   case words.startsWith('kv namespace create '): {
@@ -136,14 +160,17 @@ switch (true) {
     if (state.kv.some((n) => n.title === title)) fail(`A KV namespace with the title "${title}" already exists.`);
     const id = randomBytes(16).toString('hex');
     state.kv.push({ id, title });
-    console.log(`\u2728 Success!\nTo access your new KV Namespace in your Worker, add the following snippet to your configuration file:\n[[kv_namespaces]]\nbinding = "${title}"\nid = "${id}"`);
+    console.log(
+      `\u2728 Success!\nTo access your new KV Namespace in your Worker, add the following snippet to your configuration file:\n[[kv_namespaces]]\nbinding = "${title}"\nid = "${id}"`,
+    );
     break;
   }
   case words.startsWith('queues create '): {
     requireLogin();
     const name = positionals[2] ?? '';
     state.queues ??= [];
-    if (state.queues.includes(name)) fail(`A request to the Cloudflare API (/accounts/.../queues) failed.\n  Queue name already taken [code: 11009]`);
+    if (state.queues.includes(name))
+      fail(`A request to the Cloudflare API (/accounts/.../queues) failed.\n  Queue name already taken [code: 11009]`);
     state.queues.push(name);
     console.log(`\u{1F300} Creating queue '${name}'\n\u2705 Created queue '${name}'`);
     break;
@@ -167,11 +194,18 @@ switch (true) {
   case words === 'd1 execute DB': {
     requireLogin();
     const sql = flag('command');
-    if (!argv.includes('--remote') || !argv.includes('--json') || sql === undefined) fail('stand-in: only `d1 execute DB --remote --json --command SQL` is modelled');
+    if (!argv.includes('--remote') || !argv.includes('--json') || sql === undefined)
+      fail('stand-in: only `d1 execute DB --remote --json --command SQL` is modelled');
     await withDb(async (db) => {
       try {
         const results = await db.execute(/** @type {string} */ (sql));
-        console.log(JSON.stringify(results.map((r) => ({ results: r, success: true, meta: {} })), null, 2));
+        console.log(
+          JSON.stringify(
+            results.map((r) => ({ results: r, success: true, meta: {} })),
+            null,
+            2,
+          ),
+        );
       } catch (e) {
         console.log(JSON.stringify({ error: { text: e instanceof Error ? e.message : String(e) } }));
         save();
@@ -185,9 +219,17 @@ switch (true) {
     const name = workerName();
     const w = state.workers[name];
     if (!w) {
-      fail(`Worker "${name}"${flag('env') ? ` (env: ${flag('env')})` : ''} not found.\nIf this is a new Worker, run \`wrangler deploy\` first to create it.`);
+      fail(
+        `Worker "${name}"${flag('env') ? ` (env: ${flag('env')})` : ''} not found.\nIf this is a new Worker, run \`wrangler deploy\` first to create it.`,
+      );
     }
-    console.log(JSON.stringify(Object.keys(w?.secrets ?? {}).map((n) => ({ name: n, type: 'secret_text' })), null, '  '));
+    console.log(
+      JSON.stringify(
+        Object.keys(w?.secrets ?? {}).map((n) => ({ name: n, type: 'secret_text' })),
+        null,
+        '  ',
+      ),
+    );
     break;
   }
   case words.startsWith('secret put '): {
@@ -203,14 +245,19 @@ switch (true) {
     requireLogin();
     const { targets } = config();
     const name = workerName();
-    for (const d of targets.d1) if (!state.d1.some((x) => x.uuid === d.id)) fail(`D1 binding '${d.binding}' references database '${d.id}' which was not found [code: 10021]`);
+    for (const d of targets.d1)
+      if (!state.d1.some((x) => x.uuid === d.id))
+        fail(`D1 binding '${d.binding}' references database '${d.id}' which was not found [code: 10021]`);
     for (const k of targets.kv) if (!state.kv.some((x) => x.id === k.id)) fail(`KV namespace '${k.id}' is not valid. [code: 10041]`);
-    for (const q of targets.queues) if (!state.queues?.includes(q)) fail(`Queue "${q}" does not exist. To create it, run: wrangler queues create ${q}`);
+    for (const q of targets.queues)
+      if (!state.queues?.includes(q)) fail(`Queue "${q}" does not exist. To create it, run: wrangler queues create ${q}`);
     const w = (state.workers[name] ??= { secrets: {}, deployments: 0 });
     const secretsFile = flag('secrets-file');
     if (secretsFile) Object.assign(w.secrets, JSON.parse(readFileSync(secretsFile, 'utf8')));
     w.deployments += 1;
-    console.log(`Total Upload: 1234.56 KiB / gzip: 401.00 KiB\nUploaded ${name} (1.23 sec)\nDeployed ${name} triggers (0.45 sec)\n  https://${name}.stand-in.workers.dev\nCurrent Version ID: ${randomUUID()}`);
+    console.log(
+      `Total Upload: 1234.56 KiB / gzip: 401.00 KiB\nUploaded ${name} (1.23 sec)\nDeployed ${name} triggers (0.45 sec)\n  https://${name}.stand-in.workers.dev\nCurrent Version ID: ${randomUUID()}`,
+    );
     break;
   }
   default:
