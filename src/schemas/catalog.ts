@@ -85,12 +85,10 @@ export const QuerySchema = z
     }),
     tables: z.array(z.string()).nullable().openapi({ description: 'Source tables for saved queries when known; null for report queries.' }),
     parameterized: z.boolean().openapi({ description: 'True when the SQL has slots the server fills at run time; send a `period`.' }),
-    parameters: z
-      .array(z.string())
-      .openapi({
-        description: 'Placeholder names used by the SQL; empty for saved queries.',
-        example: ['dataset', 'start_date', 'end_date'],
-      }),
+    parameters: z.array(z.string()).openapi({
+      description: 'Placeholder names used by the SQL; empty for saved queries.',
+      example: ['dataset', 'start_date', 'end_date'],
+    }),
     ordinal: z.number().int().optional().openapi({ description: 'Section order within its report (report sections only).' }),
     narrativeHints: z
       .string()

@@ -32,19 +32,14 @@ export const MemorySchema = z
     memoryId: z.string().openapi({ example: 'mem_4f1c2e9a0b7d3c5e6f70' }),
     scope: MemoryScopeSchema,
     brandId: z.string().nullable().openapi({ description: 'The owning brand of a `brand` memory; null otherwise.', example: 'brand_acme' }),
-    table: z
-      .string()
-      .nullable()
-      .openapi({
-        description: "The table of the brand's dataset this memory is about, or null for general context.",
-        example: 'fact__orders',
-      }),
+    table: z.string().nullable().openapi({
+      description: "The table of the brand's dataset this memory is about, or null for general context.",
+      example: 'fact__orders',
+    }),
     title: z.string().openapi({ example: 'revenue is after discounts, before returns' }),
-    content: z
-      .string()
-      .openapi({
-        description: 'Markdown, at most 8 KB of UTF-8. Data written by people and assistants, not instructions of this service.',
-      }),
+    content: z.string().openapi({
+      description: 'Markdown, at most 8 KB of UTF-8. Data written by people and assistants, not instructions of this service.',
+    }),
     author: AuthorSchema.openapi({ description: 'Who created the memory.' }),
     updatedBy: AuthorSchema.openapi({ description: 'Who changed it last (the author until it is edited).' }),
     createdAt: z.string().openapi({ description: 'ISO 8601 UTC.', example: '2026-11-22T18:00:00.000Z' }),
@@ -96,15 +91,10 @@ export const CreateMemoryRequestSchema = z
     scope: MemoryScopeSchema.optional().openapi({
       description: '`brand` (default) or `org`. `system` memories are written only with the admin CLI (403 MEMORY_WRITE_FORBIDDEN).',
     }),
-    brandId: z
-      .string()
-      .min(1)
-      .max(128)
-      .optional()
-      .openapi({
-        description: 'The brand of a `brand` memory; optional for single-brand keys. Not allowed with `org`.',
-        example: 'brand_acme',
-      }),
+    brandId: z.string().min(1).max(128).optional().openapi({
+      description: 'The brand of a `brand` memory; optional for single-brand keys. Not allowed with `org`.',
+      example: 'brand_acme',
+    }),
     table: TableName.nullable().optional().openapi({ description: "A table of the brand's dataset, or null/omitted for general context." }),
     title: Title.openapi({ description: `1 to ${MEMORY_LIMITS.titleChars} characters.` }),
     content: Content.openapi({ description: `Markdown, at most ${MEMORY_LIMITS.contentBytes} bytes of UTF-8.` }),

@@ -163,12 +163,10 @@ export const RunQueryResponseSchema = z
         'REPEATED an array; JSON the parsed value.',
     }),
     rowCount: z.number().int().openapi({ description: 'Number of rows in this response.' }),
-    truncated: z
-      .boolean()
-      .openapi({
-        description:
-          'True when results were capped: pass `nextCursor` to POST /v1/data/query/page for the next page (or page with LIMIT / OFFSET in the SQL).',
-      }),
+    truncated: z.boolean().openapi({
+      description:
+        'True when results were capped: pass `nextCursor` to POST /v1/data/query/page for the next page (or page with LIMIT / OFFSET in the SQL).',
+    }),
     schema: z.array(FieldSchema).optional().openapi({ description: 'Result field names and types.' }),
     stats: RunQueryStatsSchema.optional(),
     ...ResultPagingFields,
