@@ -4,6 +4,7 @@ import { performance } from 'node:perf_hooks';
 import { Miniflare } from 'miniflare';
 import { unstable_getMiniflareWorkerOptions, unstable_splitSqlQuery } from 'wrangler';
 import { createServiceAccount } from '../dev/warehouse/service-account.mjs';
+import { DEV_PROJECT } from '../dev/warehouse/demo-data.mjs';
 import { startWarehouse } from '../dev/warehouse/server.mjs';
 import { DEMO_CATALOG_DIR, readCatalogDir } from '../scripts/lib/catalog-dir.mjs';
 import { importWorkerModules, ROOT } from '../scripts/lib/import-ts.mjs';
@@ -19,7 +20,8 @@ export async function startStack({ bundleDir, scriptName = 'index.js', name = 'b
   const sa = shared.sa ?? createServiceAccount();
   const ownWarehouse = shared.warehouse === undefined;
   const warehouse =
-    shared.warehouse ?? (await startWarehouse({ serviceAccounts: [{ clientEmail: sa.clientEmail, publicKeyPem: sa.publicKeyPem }] }));
+    shared.warehouse ??
+    (await startWarehouse({ project: DEV_PROJECT, serviceAccounts: [{ clientEmail: sa.clientEmail, publicKeyPem: sa.publicKeyPem }] }));
   const { workerOptions } = unstable_getMiniflareWorkerOptions(join(ROOT, 'wrangler.toml'));
   const started = performance.now();
   const mf = new Miniflare({

@@ -35,6 +35,13 @@ const TIMEOUT_MS = 30_000;
  * @param {ContractOptions} o
  * @returns {Promise<CheckResult[]>}
  */
+/** The [vars] of wrangler.toml's top level, as strings. */
+async function workerVars() {
+  const text = readFileSync(new URL('../wrangler.toml', import.meta.url), 'utf8');
+  const section = /^\[vars\]\n([\s\S]*?)(?=^\[)/m.exec(text)?.[1] ?? '';
+  return Object.fromEntries([...section.matchAll(/^([A-Z][A-Z0-9_]*)\s*=\s*"([^"]*)"/gm)].map((m) => [m[1], m[2]]));
+}
+
 export async function runContract(o) {
   const log = o.log ?? (() => {});
   const { createWarehouseClient, checkSql, checkDryRun } = await importWorkerModules({
@@ -42,6 +49,8 @@ export async function runContract(o) {
     'src/sql/guard.ts': ['checkSql', 'checkDryRun'],
   });
   const env = {
+    // The Worker's defaults for everything else its parsed Config reads (caps, TTLs), as wrangler.toml sets them.
+    ...(await workerVars()),
     BIGQUERY_API_BASE: o.apiBase,
     BIGQUERY_PROJECT: o.project,
     BIGQUERY_LOCATION: o.location,

@@ -220,7 +220,7 @@ describe('listMemories filters and paging', () => {
   it('filters by table and by text, case-insensitively', async () => {
     const byTable = MemoryListSchema.parse((await api('/v1/data/memories?brandId=brand_acme&table=fact__orders', 'org')).body);
     expect(byTable.memories.map((m) => m.memoryId)).toEqual(['mem_demo_orders_revenue', 'mem_demo_acme_orders_size']);
-    const byText = MemoryListSchema.parse((await api('/v1/data/memories?q=GROSS', 'other')).body);
+    const byText = MemoryListSchema.parse((await api('/v1/data/memories?q=SHIPPING', 'other')).body);
     expect(byText.memories.map((m) => m.memoryId)).toEqual(['mem_demo_orders_revenue']);
   });
 

@@ -165,7 +165,9 @@ describe('the whole flow with a scripted client', () => {
     // 6. MCP tools/list (the same tools an API key gets) and a tool call acting as the org administrator.
     const oauthTools = (await toolNamesOver(tokens.access_token)).sort();
     expect(oauthTools).toEqual(expect.arrayContaining(['list_brands', 'list_reports', 'report_data_issue']));
-    expect(oauthTools).toEqual((await toolNamesOver(TEST_KEYS.org)).sort());
+    // The same tools as the org key, plus save_memory: tools are listed per principal, and an administrator's
+    // connection may write memories where a read-only key may not.
+    expect(oauthTools).toEqual([...(await toolNamesOver(TEST_KEYS.org)), 'save_memory'].sort());
     expect(await brandIdsOver(tokens.access_token)).toEqual(['brand_acme', 'brand_globex', 'brand_initech']);
 
     // 7. Refresh rotates the tokens; the new access token works.

@@ -11,6 +11,9 @@ import { seedDemo } from './seed';
 // The same key over REST and MCP draws on one rolling 24-hour budget, and the bytes counted are the bytes billed.
 
 const SQL = 'SELECT channel, COUNT(*) AS orders FROM `service-v1.acme.fact__orders` GROUP BY channel ORDER BY channel';
+let runText = 0;
+/** SQL's text made new for each billed run: a repeat is a query-cache hit, which bills 0 bytes (as on BigQuery). */
+const freshSql = () => `${SQL} -- run ${++runText}`;
 const Stats = z.object({ stats: z.object({ dryRun: z.boolean(), totalBytesBilled: z.number(), totalBytesProcessed: z.number() }) });
 
 /** A successful run_query tool result's data: its one text block, compact JSON with the stats and the budget left. */
@@ -73,12 +76,12 @@ describe('one budget across REST and MCP', () => {
     const k = await limitedKey({ dailyQueries: 4 });
     const billed: number[] = [];
 
-    const r1 = await k.rest({ sql: SQL });
+    const r1 = await k.rest({ sql: freshSql() });
     expect(r1.status).toBe(200);
     expect([r1.headers.get('RateLimit-Limit'), r1.headers.get('RateLimit-Remaining')]).toEqual(['4', '3']);
     billed.push(Stats.parse(r1.body).stats.totalBytesBilled);
 
-    const m2 = mcpRun(await k.mcp({ sql: SQL }));
+    const m2 = mcpRun(await k.mcp({ sql: freshSql() }));
     billed.push(m2.stats.totalBytesBilled);
     // MCP states the budget in the body: the same numbers REST sends as headers.
     expect(m2.usage).toMatchObject({ runsLimit: 4, runsRemaining: 2 });
@@ -88,8 +91,8 @@ describe('one budget across REST and MCP', () => {
     expect(dry.status).toBe(200);
     expect(dry.headers.get('RateLimit-Remaining')).toBe('2');
 
-    billed.push(mcpRun(await k.mcp({ sql: SQL })).stats.totalBytesBilled);
-    const r4 = await k.rest({ sql: SQL });
+    billed.push(mcpRun(await k.mcp({ sql: freshSql() })).stats.totalBytesBilled);
+    const r4 = await k.rest({ sql: freshSql() });
     expect(r4.status).toBe(200);
     expect(r4.headers.get('RateLimit-Remaining')).toBe('0');
     billed.push(Stats.parse(r4.body).stats.totalBytesBilled);

@@ -169,9 +169,13 @@ export async function dryRunCatalog(planned, env, readAll) {
     const b = planned.stored.brands.find((x) => x.id === q.brandId);
     if (b?.dataset) runs.push({ key: `saved:${q.id}`, item: `saved query ${q.id}`, brand: b.id, dataset: b.dataset, sql: q.sql });
   }
+  const guard = await importWorkerModules({ 'src/sql/guard.ts': ['checkSql', 'withProject', 'CONTRACT_PROJECT'] });
   for (const run of runs) {
     try {
-      const dry = await client.dryRun(run.sql, {
+      // The SQL names the contract's project; the warehouse gets the deployment's, at the references the guard found.
+      const verdict = await guard.checkSql(run.sql, { project: guard.CONTRACT_PROJECT, dataset: run.dataset });
+      const sql = verdict.ok ? guard.withProject(run.sql, verdict.projectAt, guard.CONTRACT_PROJECT, env.BIGQUERY_PROJECT) : run.sql;
+      const dry = await client.dryRun(sql, {
         brandId: run.brand,
         dataset: run.dataset,
         requestId: `catalog_check_${Date.now()}`,

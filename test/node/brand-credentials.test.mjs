@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unstable_startWorker } from 'wrangler';
 import { createServiceAccount } from '../../dev/warehouse/service-account.mjs';
+import { DEV_PROJECT } from '../../dev/warehouse/demo-data.mjs';
 import { startWarehouse } from '../../dev/warehouse/server.mjs';
 import { openD1 } from '../../scripts/lib/d1.mjs';
 import { ROOT } from '../../scripts/lib/import-ts.mjs';
@@ -75,6 +76,8 @@ function ok(r) {
 beforeAll(async () => {
   stateDir = await mkdtemp(join(tmpdir(), 'brand-credentials-'));
   warehouse = await startWarehouse({
+    // The project wrangler.toml names (BIGQUERY_PROJECT), as npm run dev's warehouse hosts it.
+    project: DEV_PROJECT,
     serviceAccounts: [
       { clientEmail: MAIN.clientEmail, publicKeyPem: MAIN.publicKeyPem, keyId: MAIN.keyId },
       ...BRANDS.map(({ account: a, dataset }) => ({

@@ -9,6 +9,7 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createServiceAccount } from '../../dev/warehouse/service-account.mjs';
+import { DEV_PROJECT } from '../../dev/warehouse/demo-data.mjs';
 import { startWarehouse } from '../../dev/warehouse/server.mjs';
 import { browserForTests } from './browser.mjs';
 import { DESKTOP, expectFitsViewport, PHONE, seededWorkerAndBrowser, seedSecrets, shot, submitSignIn } from './browser-pages.mjs';
@@ -24,7 +25,9 @@ const aux = {};
 const w = seededWorkerAndBrowser(BROWSER, 'wq-browser-console-', { keys: KEYS, admins: ADMINS }, async () => {
   aux.receiver = await startWebhookReceiver();
   const account = createServiceAccount();
+  // The project wrangler.toml names (BIGQUERY_PROJECT), as npm run dev's warehouse hosts it.
   aux.warehouse = await startWarehouse({
+    project: DEV_PROJECT,
     serviceAccounts: [{ clientEmail: account.clientEmail, publicKeyPem: account.publicKeyPem, keyId: account.keyId }],
   });
   return {

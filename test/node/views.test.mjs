@@ -46,7 +46,22 @@ const fmtDate = (iso) => new Intl.DateTimeFormat(LOCALE, { dateStyle: 'medium', 
 
 function ok(result) {
   expect(result.isError ?? false, JSON.stringify(result.content)).toBe(false);
-  return result.structuredContent;
+  if (result.structuredContent !== undefined) return result.structuredContent;
+  // run_query and show_report send their data once, as compact JSON text with rows as arrays in schema order.
+  const text = result.content.find((c) => c.type === 'text')?.text ?? '';
+  return withRowObjects(JSON.parse(text));
+}
+
+/** Rows back as objects keyed by column name, as the views read them (views/lib/host.ts). */
+function withRowObjects(node) {
+  if (node === null || typeof node !== 'object') return node;
+  const out = { ...node };
+  if (Array.isArray(out.rows) && Array.isArray(out.schema)) {
+    const names = out.schema.map((f) => f.name);
+    out.rows = out.rows.map((r) => (Array.isArray(r) ? Object.fromEntries(names.map((n, i) => [n, r[i] ?? null])) : r));
+  }
+  if (Array.isArray(out.sections)) out.sections = out.sections.map(withRowObjects);
+  return out;
 }
 
 async function callTool(name, args) {
@@ -169,7 +184,8 @@ afterAll(async () => {
 
 describe.skipIf(!BROWSER)('MCP Apps views in chromium, fed by the local stack', () => {
   it('result view: a capped run_query as a typed table, sorted by mouse and keyboard, with load more through the cursor', async () => {
-    const args = { sql: ORDERS_SQL };
+    // Pages fill the byte budget now; 200 rows a page keeps the paging steps this test walks.
+    const args = { sql: ORDERS_SQL, maxRows: 200 };
     const result = await callTool('run_query', args);
     const first = ok(result);
     expect(first.truncated).toBe(true);
@@ -216,18 +232,24 @@ describe.skipIf(!BROWSER)('MCP Apps views in chromium, fed by the local stack', 
 
     // Load more: the view calls run_query { cursor } through the host (AppBridge -> the MCP client -> the server);
     // the next page joins the table, the count follows, and the sort still holds over all loaded rows.
+    // The view sends the cursor alone, so its page fills the byte budget; read the same page to know its size
+    // (a page read is no new run).
+    const more = ok(await callTool('run_query', { cursor: first.nextCursor })).rowCount;
+    expect(more).toBeGreaterThan(200);
     await frame.getByRole('button', { name: 'Load more' }).click();
-    await expect.poll(() => frame.locator('tbody tr').count()).toBe(400);
-    await expect.poll(() => frame.locator('.row-count').textContent()).toContain(`400 of ${fmtInt(first.totalRows)} rows`);
-    expect(await frame.locator('.more-status').textContent()).toBe('Loaded 200 more rows.');
+    await expect.poll(() => frame.locator('tbody tr').count()).toBe(200 + more);
+    await expect
+      .poll(() => frame.locator('.row-count').textContent())
+      .toContain(`${fmtInt(200 + more)} of ${fmtInt(first.totalRows)} rows`);
+    expect(await frame.locator('.more-status').textContent()).toBe(`Loaded ${fmtInt(more)} more rows.`);
     const isoDates = await frame.locator('tbody td:nth-child(2)').evaluateAll((tds) => tds.map((td) => td.getAttribute('title')));
     expect(isoDates).toEqual([...isoDates].sort().reverse());
-    // The rows loaded are the result's next 200 in the server's order (ORDER BY order_id): ORD-... 201 to 400.
+    // The rows loaded are the result's next ones in the server's order (ORDER BY order_id), after the first 200.
     const ids = (await tableTexts(frame)).map((r) => r[0]).sort();
     expect(ids.slice(0, 200)).toEqual(first.rows.map((r) => r.order_id));
     const lastOfFirstPage = first.rows.at(-1).order_id;
     expect(ids.slice(200).every((id) => id > lastOfFirstPage)).toBe(true);
-    expect(new Set(ids).size).toBe(400);
+    expect(new Set(ids).size).toBe(200 + more);
     // Keyboard focus stays on the next "Load more".
     expect(await frame.getByRole('button', { name: 'Load more' }).evaluate((b) => b === document.activeElement)).toBe(true);
 

@@ -1,7 +1,7 @@
 import { reportAppliesTo } from '../../catalog/snapshot';
 import { ContentSchema, TableNameSchema, TitleSchema } from '../memories/fields';
 import { MEMORY_LIMITS } from '../memories/rules';
-import { checkSql, type GuardFailure } from '../../sql/guard';
+import { checkSql, type GuardFailure, CONTRACT_PROJECT } from '../../sql/guard';
 import { assertKnownSlots, fillTemplate, templateSlots } from '../../catalog/template';
 import { type Catalog, type CatalogReport, type Owner, ownerText } from './format';
 import { DashboardConfigSchema } from './shapes';
@@ -100,7 +100,8 @@ export async function checkCatalog(loaded: LoadedCatalog, target: CheckTarget): 
       for (const b of brands) {
         guardChecks++;
         const verdict = await checkSql(fillTemplate(s.sql, { dataset: b.dataset, ...CHECK_WINDOW }), {
-          project: target.project,
+          // Catalog SQL names the contract's project, as callers do; BigQuery gets target.project at run time.
+          project: CONTRACT_PROJECT,
           dataset: b.dataset,
         });
         if (!verdict.ok) {
@@ -137,7 +138,7 @@ export async function checkCatalog(loaded: LoadedCatalog, target: CheckTarget): 
       continue;
     }
     guardChecks++;
-    const verdict = await checkSql(q.sql, { project: target.project, dataset: brand.dataset });
+    const verdict = await checkSql(q.sql, { project: CONTRACT_PROJECT, dataset: brand.dataset });
     if (!verdict.ok) {
       problems.push(
         at(
