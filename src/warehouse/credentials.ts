@@ -112,6 +112,8 @@ async function readStored(env: Env, brandId: string): Promise<ServiceAccount | n
 }
 
 function storedCredential(env: Env, brandId: string, nowMs: number): Promise<ServiceAccount | null> {
+  // Tools that run the client outside the Worker (the contract suite, benches) have no D1: no stored accounts.
+  if (!env.DB) return Promise.resolve(null);
   const cacheKey = `${env.CREDENTIALS_KEY ?? ''}\n${env.CREDENTIALS_KEY_PREVIOUS ?? ''}\n${brandId}`;
   const ttl = configOf(env).CATALOG_CACHE_TTL_MS;
   const hit = stored.get(cacheKey);

@@ -218,7 +218,11 @@ describe('--check-warehouse', () => {
     const { wh, sa } = await startTestWarehouse();
     try {
       const envFile = join(work, 'warehouse.vars');
-      await writeFile(envFile, `BIGQUERY_API_BASE='${wh.url}'\nGCP_SERVICE_ACCOUNT_JSON='${sa.json}'\n`);
+      // The test warehouse hosts the project under its default name; the env file says so (as .dev.vars may).
+      await writeFile(
+        envFile,
+        `BIGQUERY_API_BASE='${wh.url}'\nBIGQUERY_PROJECT='${wh.project ?? 'service-v1'}'\nGCP_SERVICE_ACCOUNT_JSON='${sa.json}'\n`,
+      );
       const out = await adminJson('catalog', 'plan', DEMO_CATALOG_DIR, '--check-warehouse', '--env-file', envFile);
       // 4 system sections x 3 provisioned brands + 4 org_demo x 2 + 3 acme + 1 globex + 1 org_other + 1 umbrella + 7 saved.
       expect(out.dryRuns.estimates).toHaveLength(12 + 8 + 3 + 1 + 1 + 1 + 7);

@@ -49,7 +49,15 @@ function ok(result) {
   if (result.structuredContent !== undefined) return result.structuredContent;
   // run_query and show_report send their data once, as compact JSON text with rows as arrays in schema order.
   const text = result.content.find((c) => c.type === 'text')?.text ?? '';
-  return withRowObjects(JSON.parse(text));
+  const data = withRowObjects(JSON.parse(text));
+  // What only the report view reads (layout, chart specs) travels in _meta, as views/lib/host.ts merges it.
+  const view = result._meta?.['warehouse/report-view'];
+  if (view && Array.isArray(data.sections)) {
+    const charts = view.chartSpecs ?? {};
+    data.sections = data.sections.map((s) => (s.id in charts ? { ...s, chartSpec: charts[s.id] } : s));
+  }
+  if (view && data.report && 'dashboardConfig' in view) data.report = { ...data.report, dashboardConfig: view.dashboardConfig };
+  return data;
 }
 
 /** Rows back as objects keyed by column name, as the views read them (views/lib/host.ts). */
