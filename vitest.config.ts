@@ -46,7 +46,9 @@ function workersProject(name: string, isolate: boolean, include: string[], exclu
         },
       })),
     ],
-    test: { name, isolate, include, exclude, setupFiles: ['./test/worker-setup.ts'] },
+    // 20 s, not vitest's 5 s: whole flows (OAuth, sign-in, bursts) take a few seconds alone and several times that on a
+    // loaded 2-core machine, where the 5 s default failed them at random.
+    test: { name, isolate, include, exclude, setupFiles: ['./test/worker-setup.ts'], testTimeout: 20_000 },
   };
 }
 
