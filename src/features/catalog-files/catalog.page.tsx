@@ -17,7 +17,8 @@ const HISTORY = 10;
 
 async function readVersions(env: Env): Promise<CatalogVersion[]> {
   const { results } = await env.DB.prepare(
-    `SELECT id, content_hash, applied_by, applied_at, source, summary FROM catalog_versions ORDER BY applied_at DESC, rowid DESC LIMIT ${HISTORY}`,
+    `SELECT id, content_hash, applied_by, applied_at, source, summary FROM catalog_versions ORDER BY applied_at DESC, rowid DESC ` +
+      `LIMIT ${HISTORY}`,
   ).all<Record<string, unknown>>();
   return results.map((r) => versionFromRow(r)).filter((v): v is CatalogVersion => v !== null);
 }
