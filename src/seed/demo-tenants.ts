@@ -51,7 +51,10 @@ export { sqlLiteral };
  */
 function insertMissing(table: string, row: Record<string, Literal>): string {
   const cols = Object.keys(row);
-  return `INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map((c) => sqlLiteral(row[c] ?? null)).join(', ')}) ON CONFLICT DO NOTHING`;
+  return (
+    `INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map((c) => sqlLiteral(row[c] ?? null)).join(', ')}) ON CONFLICT DO` +
+    ` NOTHING`
+  );
 }
 
 /**

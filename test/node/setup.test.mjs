@@ -6,9 +6,10 @@ import { mkdtemp, readFile, rm, symlink, writeFile, copyFile } from 'node:fs/pro
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServiceAccount } from '../../dev/warehouse/service-account.mjs';
 import { ROOT } from '../../scripts/lib/import-ts.mjs';
+import { startD1Server } from './stand-in-wrangler/d1-server.mjs';
 
 const run = promisify(execFile);
 const STAND_IN_BIN = join(ROOT, 'test', 'node', 'stand-in-wrangler', 'bin');
@@ -20,7 +21,14 @@ const LOGIN = {
 };
 /** @type {string[]} */
 const dirs = [];
+/** The stand-in's databases, opened once for the file instead of once per wrangler command. */
+/** @type {Awaited<ReturnType<typeof startD1Server>> | undefined} */
+let d1Server;
+beforeAll(async () => {
+  d1Server = await startD1Server();
+});
 afterAll(async () => {
+  await d1Server?.close();
   for (const d of dirs) await rm(d, { recursive: true, force: true });
 });
 
@@ -48,6 +56,7 @@ async function workspace(login = /** @type {object | null} */ (LOGIN)) {
           ...process.env,
           PATH: `${STAND_IN_BIN}${delimiter}${process.env.PATH}`,
           STAND_IN_WRANGLER_STATE: stateFile,
+          STAND_IN_WRANGLER_D1: d1Server?.url ?? '',
           WRANGLER_BIN: '',
           ...env,
         },
@@ -86,7 +95,8 @@ const changes = (/** @type {any} */ s) =>
         !/^(whoami|d1 list|kv namespace list|secret list)/.test(l) && !/d1 execute DB .*--command SELECT/i.test(l),
     );
 
-describe('npm run setup, as docs/deploy.md runs it', () => {
+// Concurrent: each test has its own workspace and account; the long first one no longer holds up the others.
+describe.concurrent('npm run setup, as docs/deploy.md runs it', () => {
   it('dry run, first deploy, a rerun that changes nothing, then staging with its own bindings', async () => {
     const commands = await docCommands();
     expect(commands.length).toBeGreaterThanOrEqual(4);

@@ -179,7 +179,8 @@ export async function checkCatalog(loaded: LoadedCatalog, target: CheckTarget): 
               `saved:${s.id}`,
               `saved query ${s.id}`,
               ['id'],
-              `id already names section ${s.id} of report ${r.id}, which the folder does not define (remove it with --prune, or choose another id)`,
+              `id already names section ${s.id} of report ${r.id}, which the folder does not define (remove it with --prune, or ` +
+                `choose another id)`,
             ),
           );
       }
@@ -191,7 +192,8 @@ export async function checkCatalog(loaded: LoadedCatalog, target: CheckTarget): 
             `section:${q.id}`,
             `section ${q.id}`,
             ['id'],
-            `id already names saved query ${q.id} of ${q.brandId}, which the folder does not define (remove it with --prune, or choose another id)`,
+            `id already names saved query ${q.id} of ${q.brandId}, which the folder does not define (remove it with --prune, or ` +
+              `choose another id)`,
           ),
         );
       }
