@@ -20,7 +20,7 @@ import {
   type MemoryTableGroup,
 } from './admin';
 import { MEMORY_LIMITS } from './rules';
-import { requireAdmin, requireAdminPost, type Admin } from '../../web/guards';
+import { requireAdminPost, type Admin, adminGet } from '../../web/guards';
 import { AdminPage, Time } from '../../web/layout';
 import { renderMarkdown } from '../../web/markdown';
 import { renderPage } from '../../web/render';
@@ -330,10 +330,8 @@ type Write = (reach: AdminReach, memoryId: string) => Promise<void>;
  * confirmation page: it is undone with Restore, and both are recorded.
  */
 export function memoriesRoutes(admin: Hono<AppEnv>): void {
-  admin.get('/memories', async (c) => {
-    const g = await requireAdmin(c, Date.now());
-    if (!g.ok) return g.res;
-    return renderMemories(c, g.value, 200, { deleted: c.req.query('deleted') === '1', notice: NOTICES[c.req.query('notice') ?? ''] });
+  adminGet(admin, '/memories', async (c, signedIn) => {
+    return renderMemories(c, signedIn, 200, { deleted: c.req.query('deleted') === '1', notice: NOTICES[c.req.query('notice') ?? ''] });
   });
 
   admin.post('/memories', async (c) => {
