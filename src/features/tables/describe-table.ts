@@ -4,6 +4,7 @@ import { TtlCache } from '../../lib/ttl-cache';
 import type { OpContext } from '../../context';
 import { memoriesForTable } from '../memories/memories';
 import { resolveBrand } from '../../auth/scope';
+import { CONTRACT_PROJECT } from '../../sql/guard';
 import { createWarehouseClient, type TableFieldSchema, type TableInfo } from '../../warehouse/bigquery-client';
 import type { TableDescription, TableList, TableSummary } from './tables.schemas';
 
@@ -20,9 +21,6 @@ export const TABLE_METADATA_TTL_MS = 5 * 60_000;
 export const TABLE_MEMORIES_MAX = 50;
 /** Tables of one dataset described in a listing at most (one tables.get each). */
 export const TABLE_LIST_MAX = 200;
-
-/** The contract's project name, whatever project the deployment's warehouse is in. */
-const CONTRACT_PROJECT = 'service-v1';
 
 const tableInfos = new TtlCache<Promise<TableInfo>>(512);
 const tableLists = new TtlCache<Promise<TableList['tables']>>(128);
