@@ -1,9 +1,11 @@
-// `npm run dev` as an isolated instance for the Node-side MCP tests (end to end, conformance): a free loopback
-// port, a throwaway --state-dir (its own credentials, vars and local state), stopped and removed afterwards.
+// `npm run dev` as an isolated instance for the Node-side MCP tests (end to end, conformance, views): a free
+// loopback port, a throwaway --state-dir (its own credentials, vars and local state), stopped and removed
+// afterwards. The test files share one (sharedDevInstance; ./shared-dev-setup.mjs starts it on first use).
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
+import { inject } from 'vitest';
 import { ROOT } from '../../scripts/lib/import-ts.mjs';
 import { freePort } from './free-port.mjs';
 
@@ -11,10 +13,17 @@ export const READY_TIMEOUT_MS = 240_000;
 
 /**
  * Starts the instance and resolves once the runner prints that it is ready.
- * @returns {Promise<{ baseUrl: string, keys: Record<'org' | 'brand' | 'other', string>, log: () => string, stop: () => Promise<void> }>}
+ * @param {string} prefix the state directory's name prefix
+ * @param {{ demoDatabase?: string }} [opts] demoDatabase: a demo warehouse database already generated for today
+ *   (ensureDemoDatabase), copied into the state dir's warehouse cache so the instance does not generate it again
+ * @returns {Promise<{ baseUrl: string, stateDir: string, keys: Record<'org' | 'brand' | 'other', string>, log: () => string, stop: () => Promise<void> }>}
  */
-export async function startDevInstance(prefix) {
+export async function startDevInstance(prefix, opts = {}) {
   const stateDir = await mkdtemp(join(tmpdir(), prefix));
+  if (opts.demoDatabase) {
+    await mkdir(join(stateDir, 'warehouse'));
+    await copyFile(opts.demoDatabase, join(stateDir, 'warehouse', basename(opts.demoDatabase)));
+  }
   const port = await freePort();
   let log = '';
   const child = spawn(process.execPath, [join(ROOT, 'dev/run-dev.mjs'), '--port', String(port), '--state-dir', stateDir], {
@@ -53,9 +62,22 @@ export async function startDevInstance(prefix) {
     );
     // The runner keeps the demo credentials it printed in <state dir>/credentials.json.
     const credentials = JSON.parse(await readFile(join(stateDir, 'credentials.json'), 'utf8'));
-    return { baseUrl: `http://127.0.0.1:${port}`, keys: credentials.keys, log: () => log, stop };
+    return { baseUrl: `http://127.0.0.1:${port}`, stateDir, keys: credentials.keys, log: () => log, stop };
   } catch (err) {
     await stop();
     throw err;
   }
+}
+
+/**
+ * The run's shared `npm run dev` instance (started by the first file that asks) and three API keys made for this
+ * file alone, with the demo keys' scopes: `org` of org_demo, `brand` of brand_acme, `other` of org_other.
+ * @param {string} tag names the file's keys (unique per file)
+ * @returns {Promise<{ baseUrl: string, keys: Record<'org' | 'brand' | 'other', string> }>}
+ */
+export async function sharedDevInstance(tag) {
+  const broker = /** @type {(key: string) => string} */ (inject)('sharedDevUrl');
+  const res = await fetch(`${broker}/?tag=${encodeURIComponent(tag)}`);
+  if (!res.ok) throw new Error(`the shared npm run dev instance is not available (${res.status}):\n${await res.text()}`);
+  return /** @type {Promise<{ baseUrl: string, keys: Record<'org' | 'brand' | 'other', string> }>} */ (res.json());
 }
