@@ -148,7 +148,7 @@ export async function listTables(ctx: OpContext, input: { brandId?: string }): P
  */
 export async function datasetCoverage(ctx: OpContext, brandId: string, dataset: string): Promise<Coverage | null> {
   try {
-    return await cached(coverages, dataset, ctx.now, async () => {
+    return await cached(ctx, coverages, dataset, async () => {
       const client = createWarehouseClient(ctx.env, { waitUntil: ctx.waitUntil });
       const listed = await client.listTables({ brandId, dataset, requestId: ctx.requestId, labels: {}, timeoutMs: COVERAGE_TIMEOUT_MS });
       const covered = listed.flatMap((t) => coverageOf(t.labels) ?? []);
