@@ -314,7 +314,7 @@ async function dryRunGate(
   const { ctx, target, timings } = run;
   const { env, principal } = ctx;
   const cacheKey = `${target.brand.dataset}:${await timings.time('guard', () => sha256Hex(target.sql))}`;
-  const cached = run.log.dryRun ? undefined : verdictCache.get(cacheKey, ctx.now);
+  const cached = run.log.dryRun ? undefined : verdictCache.get(ctx.config, cacheKey, ctx.now);
   if (cached !== undefined) return { estimate: cached.estimate, tables: cached.tables, metered: false };
   // Every warehouse dry run the cache does not answer takes a token from the key's checks meter before it is
   // sent, whether it then passes, is refused, fails or times out: a dry run bills nothing but is a warehouse call.
@@ -325,7 +325,7 @@ async function dryRunGate(
   const dv = checkDryRun(contractReferences(dry, env.BIGQUERY_PROJECT), scope, parsedTables);
   if (!dv.ok) throw guardError(dv, 'dry-run');
   const fresh = { estimate: dry.totalBytesProcessed, tables: Math.max(dry.referencedTables.length, parsedTables.length) };
-  verdictCache.set(cacheKey, fresh, ctx.now);
+  verdictCache.set(ctx.config, cacheKey, fresh, ctx.now);
   return { ...fresh, metered: true };
 }
 
