@@ -109,7 +109,7 @@ async function savedQueryItems(ctx: OpContext, origin: string): Promise<Knowledg
  * can see that brand.
  */
 async function tableCatalog(ctx: OpContext, b: Brand & { dataset: string }): Promise<TableRow[]> {
-  const cached = tableCatalogs.get(b.dataset, ctx.now, TABLE_CATALOG_TTL_MS);
+  const cached = tableCatalogs.bound({ maxBytes: ctx.config.CACHE_MAX_BYTES }).get(b.dataset, ctx.now, TABLE_CATALOG_TTL_MS);
   if (cached) return cached;
   const sql = `SELECT table_name, layer, description FROM \`service-v1.${b.dataset}.table_metadata\` ORDER BY table_name`;
   const { result } = await runQuery(ctx, { sql, brandId: b.brandId }, { rowCap: 1000 });
