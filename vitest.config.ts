@@ -81,6 +81,8 @@ export default defineConfig({
           name: 'node',
           environment: 'node',
           include: ['test/node/**/*.test.{ts,mjs}'],
+          // One `npm run dev` for the files that only need a running service, started when the first asks for it.
+          globalSetup: ['./test/node/shared-dev-setup.mjs'],
           testTimeout: 60_000,
         },
       },

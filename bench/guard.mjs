@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The SQL guard's cost and worst case, and the measurements behind the parser choice (issue 4, docs/architecture.md security model 2b).
+// The SQL guard's cost and worst case, and the measurements behind the parser choice (docs/sql-guard.md, docs/architecture.md security model 2b).
 //
 // 1. checkSql on a realistic ~2 KiB and ~100 KiB analytic query: p50/p99 (targets: < 1 ms and < 20 ms p50),
 //    beside the bare parse of the same text by each candidate parser: @guanmingchiu/sqlparser-ts
@@ -154,7 +154,7 @@ function adversarialInputs(limit) {
             .join(', ')}`,
       ),
     ],
-    // Issue 17: correlated array paths (each resolved against the range variables in scope) and pipe syntax.
+    // Correlated array paths (each resolved against the range variables in scope) and pipe syntax.
     [
       '100 KiB chain of alias paths',
       within(limit, (n) => `SELECT 1 FROM ${T('t')} AS a0${Array.from({ length: n }, (_, i) => `, a${i}.x AS a${i + 1}`).join('')}`),

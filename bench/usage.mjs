@@ -9,7 +9,7 @@
 // committed. Locally that commit is an fsync, so the figure depends on the disk more than on the limiter; both are
 // reported: storage on tmpfs (/dev/shm; the limiter's own cost) and on disk (Miniflare's default temp directory).
 // Windows: a fresh principal, and one whose window is full (a run in each of the last 1440 minutes, the most
-// buckets an object can hold). Target (issue 5): under 1 ms p50 added, locally.
+// buckets an object can hold). Target: under 1 ms p50 added, locally.
 // `node bench/usage.mjs [--quick] [--runs N]`, or `run()` from `npm run bench`.
 import { Miniflare } from 'miniflare';
 import { closeSync, existsSync, fsyncSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';

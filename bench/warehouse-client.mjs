@@ -2,7 +2,7 @@
 // The warehouse client's added latency: a small query through the Worker's BigQuery client (createWarehouseClient,
 // bundled from the TypeScript source and run in Node) vs the same jobs.query HTTP request sent straight to the
 // local warehouse. Runs alternate between the two paths so drift (GC, DuckDB caches) hits both alike.
-// Target (issue 3): at most 2 ms p50 added.
+// Target: at most 2 ms p50 added.
 // `node bench/warehouse-client.mjs [--quick] [--runs N]`, or `run()` from `npm run bench`.
 import { performance } from 'node:perf_hooks';
 import { createServiceAccount } from '../dev/warehouse/service-account.mjs';

@@ -1,37 +1,85 @@
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Logger } from './lib/log';
 
-/** Every error code the API can return, with its HTTP status. The spec's table plus the service codes. */
-export const ERROR_STATUS = {
-  UNAUTHORIZED: 401,
-  FORBIDDEN_BRAND: 403,
-  FORBIDDEN_TABLE: 403,
-  FORBIDDEN_ORIGIN: 403,
-  VALIDATION: 400,
-  INVALID_SQL: 400,
-  QUERY_TOO_EXPENSIVE: 400,
-  QUERY_FAILED: 400,
-  REPORT_NOT_FOUND: 404,
-  QUERY_NOT_FOUND: 404,
-  MEMORY_NOT_FOUND: 404,
-  MEMORY_WRITE_FORBIDDEN: 403,
-  MEMORY_LIMIT_EXCEEDED: 409,
-  PRECONDITION_FAILED: 412,
-  NOT_FOUND: 404,
-  METHOD_NOT_ALLOWED: 405,
-  BRAND_NOT_PROVISIONED: 409,
-  PAYLOAD_TOO_LARGE: 413,
-  UNSUPPORTED_MEDIA_TYPE: 415,
-  USAGE_LIMIT_EXCEEDED: 429,
-  RATE_LIMITED: 429,
-  INTERNAL: 500,
-  WAREHOUSE_ERROR: 502,
-  WAREHOUSE_UNAVAILABLE: 503,
-  USAGE_UNAVAILABLE: 503,
-  WAREHOUSE_TIMEOUT: 504,
-} as const satisfies Record<string, ContentfulStatusCode>;
+/** What the errors table of docs/api.md says of a code: when it is returned, and whether the contract names it. */
+interface ErrorInfo {
+  status: ContentfulStatusCode;
+  /** When the code is returned, for a reader of the API reference (Markdown). */
+  when: string;
+  /** `contract` for the spec's codes, `extension` (and the extension's name) for the service's own. */
+  origin: string;
+}
 
-export type ErrorCode = keyof typeof ERROR_STATUS;
+/**
+ * Every error code the API can return: its HTTP status and what it means. The spec's table plus the service codes.
+ * The one place a code is written: the OpenAPI enum, each route's error responses and the errors table of
+ * docs/api.md (`npm run docs:errors`, checked by a test) are made from it.
+ */
+export const ERRORS = {
+  UNAUTHORIZED: { status: 401, when: 'key missing, invalid or revoked', origin: 'contract' },
+  FORBIDDEN_BRAND: { status: 403, when: 'the key cannot reach the given brand', origin: 'contract' },
+  FORBIDDEN_TABLE: {
+    status: 403,
+    when: "the query referenced a table, dataset or routine outside the brand's dataset",
+    origin: 'contract',
+  },
+  FORBIDDEN_ORIGIN: { status: 403, when: 'a browser `Origin` not in `ALLOWED_ORIGINS` (MCP)', origin: 'extension' },
+  VALIDATION: {
+    status: 400,
+    when: 'bad body or parameter (named in the message), `brandId` missing for an organization key, a bad `limit` or `cursor`',
+    origin: 'contract',
+  },
+  INVALID_SQL: { status: 400, when: 'not read-only, or several statements', origin: 'contract' },
+  QUERY_TOO_EXPENSIVE: { status: 400, when: "the estimate exceeds the key's byte ceiling", origin: 'contract' },
+  QUERY_FAILED: { status: 400, when: 'the query was rejected (syntax and similar)', origin: 'contract' },
+  REPORT_NOT_FOUND: { status: 404, when: 'no such report visible to the brand', origin: 'contract' },
+  QUERY_NOT_FOUND: { status: 404, when: 'the `queryId` is unknown or not visible to the brand', origin: 'contract' },
+  MEMORY_NOT_FOUND: {
+    status: 404,
+    when: "the memory is missing, deleted, or reaches none of the caller's brands",
+    origin: 'extension (Memories)',
+  },
+  MEMORY_WRITE_FORBIDDEN: {
+    status: 403,
+    when: "a memory write without the `memories:write` permission or outside the writer's scope",
+    origin: 'extension (Memories)',
+  },
+  MEMORY_LIMIT_EXCEEDED: { status: 409, when: 'the owner already has 200 live memories', origin: 'extension (Memories)' },
+  PRECONDITION_FAILED: {
+    status: 412,
+    when: '`If-Match` (or MCP `expectedVersion`) names a version the memory is no longer at (`details.currentVersion`)',
+    origin: 'extension (Memories)',
+  },
+  NOT_FOUND: { status: 404, when: 'no route for this path', origin: 'extension' },
+  METHOD_NOT_ALLOWED: { status: 405, when: 'the path exists, the method does not (`Allow` header)', origin: 'extension' },
+  BRAND_NOT_PROVISIONED: { status: 409, when: 'the brand has no dataset', origin: 'extension' },
+  PAYLOAD_TOO_LARGE: { status: 413, when: 'request body over 1 MiB', origin: 'extension' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, when: 'a body that is not JSON', origin: 'extension' },
+  USAGE_LIMIT_EXCEEDED: {
+    status: 429,
+    when: "the key's rolling 24-hour budget is spent, or a per-minute rate (checks, page reads) (`Retry-After`, `details.limit`)",
+    origin: 'contract',
+  },
+  RATE_LIMITED: {
+    status: 429,
+    when:
+      'too many requests from one source to an unauthenticated endpoint ' +
+      '(`/oauth/register`, `/oauth/token`, `/authorize`, `/admin/login`; `Retry-After`, `details.limit`)',
+    origin: 'extension',
+  },
+  INTERNAL: { status: 500, when: 'an unexpected failure; the detail is in the log under the request id', origin: 'extension' },
+  WAREHOUSE_ERROR: { status: 502, when: 'BigQuery answered with something unusable', origin: 'extension' },
+  WAREHOUSE_UNAVAILABLE: { status: 503, when: 'BigQuery could not be reached', origin: 'extension' },
+  USAGE_UNAVAILABLE: { status: 503, when: 'the usage counter could not be reached (runs fail closed)', origin: 'extension' },
+  WAREHOUSE_TIMEOUT: { status: 504, when: 'the query ran past `QUERY_TIMEOUT_MS` and was cancelled', origin: 'extension' },
+} as const satisfies Record<string, ErrorInfo>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+/** Each code's HTTP status. */
+export const ERROR_STATUS = Object.fromEntries(Object.entries(ERRORS).map(([code, e]) => [code, e.status])) as {
+  [C in ErrorCode]: (typeof ERRORS)[C]['status'];
+};
 
 export interface ApiErrorOptions {
   /** Goes on the wire as `error.details`. */

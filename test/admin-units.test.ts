@@ -29,7 +29,7 @@ describe('byte limits round-trip', () => {
     for (const bytes of samples) {
       const shown = formatByteLimit(bytes);
       expect(parseByteQuantity(shown), shown).toEqual({ ok: true, bytes });
-      // Never the long binary fractions of issue 16 (0.018626451492309… GiB): at most three decimals.
+      // Never the long binary fractions (0.018626451492309… GiB): at most three decimals.
       expect(shown).toMatch(/^[\d,]+(\.\d{1,3})? (bytes?|KiB|MiB|GiB|TiB)$/);
     }
   });

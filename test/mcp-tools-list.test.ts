@@ -159,7 +159,7 @@ describe('what an assistant reads first', () => {
     const first = tools.filter((t) => ISSUE_12_TOOLS.includes(t.name));
     expect(first).toHaveLength(ISSUE_12_TOOLS.length);
     expect(utf8(instructions) + utf8(first)).toBeLessThanOrEqual(10_000);
-    // All thirteen tools (issue 12's, search/fetch, the memories tools, show_report, describe_table) within 14 KB.
+    // All thirteen tools (the query and report tools, search/fetch, the memories tools, show_report, describe_table) within 14 KB.
     expect(utf8(instructions) + utf8(tools)).toBeLessThanOrEqual(14_000);
   });
 

@@ -203,7 +203,7 @@ describe('GET /v1/data/openapi.json', () => {
 
   it('describes Report, ReportDetail and Query with the spec fields and required sets', () => {
     expect(schema('Report')).toMatchObject({
-      // The spec's fields plus the `runnable` extension (issue 16: say when a brand cannot run its reports yet).
+      // The spec's fields plus the `runnable` extension (say when a brand cannot run its reports yet).
       required: ['reportId', 'brandId', 'name', 'description', 'queryCount', 'type', 'runnable'],
       properties: {
         type: { type: 'string', enum: ['system', 'org', 'brand'] },
@@ -264,7 +264,7 @@ describe('GET /v1/data/openapi.json', () => {
     expect(get.brandId).toMatchObject({ in: 'query' });
   });
 
-  describe('closed, exclusive shapes for generated clients (issue 16)', () => {
+  describe('closed, exclusive shapes for generated clients', () => {
     /** A closed object shape from the document: which keys it requires and which it allows. */
     const ClosedShape = z.object({
       type: z.literal('object'),

@@ -14,7 +14,7 @@ import { meterRate, takeMeter } from '../src/usage/usage';
 import { api, expectError, postJson, seedDemo } from './seed';
 import { RunResultSchema } from './run-query-fixtures';
 
-// Issue 13 over REST: result cursors (POST /v1/data/query/page), totalRows, the window a stored query ran with,
+// Result paging over REST: result cursors (POST /v1/data/query/page), totalRows, the window a stored query ran with,
 // missing tables as QUERY_FAILED, and the meter on dry runs and refused queries. Against the local warehouse,
 // whose request journal shows which BigQuery calls were made.
 

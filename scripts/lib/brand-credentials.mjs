@@ -19,6 +19,16 @@ export function credentialsKeyFile(envName, configDir = ROOT) {
   return join(configDir, '.deploy', envName ?? 'production', 'credentials-key');
 }
 
+/**
+ * Where `npm run dev` keeps the key-encryption secret of a local D1 (and gives it to `wrangler dev` as
+ * CREDENTIALS_KEY): beside that database, in its --persist-to directory (default .wrangler/state), so the key
+ * lives and goes with the rows it seals.
+ * @param {string | undefined} persistTo wrangler's --persist-to, undefined for its default
+ */
+export function localCredentialsKeyFile(persistTo) {
+  return join(persistTo ? resolve(persistTo) : join(ROOT, '.wrangler', 'state'), 'credentials-key');
+}
+
 /** @type {Promise<Record<string, any>> | undefined} */
 let modules;
 function sealModules() {
@@ -38,7 +48,9 @@ export function brandCredentialsCommands({ UsageError, CommandError, requireId, 
   const KEY_OPTIONS = { 'key-file': { type: 'string' } };
   const KEY_HELP = `  The key-encryption secret comes from CREDENTIALS_KEY (and CREDENTIALS_KEY_PREVIOUS while rotating) in the
   environment, else from --key-file FILE, else from the file \`npm run setup\` wrote when it generated it
-  (.deploy/<env>/credentials-key; <env> is production without --env).`;
+  (with --remote: .deploy/<env>/credentials-key; <env> is production without --env), or locally the one
+  \`npm run dev\` keeps beside the local D1 and gives the Worker (<persist-to dir>/credentials-key, by default
+  .wrangler/state/credentials-key).`;
 
   /**
    * The current and previous key-encryption secrets, as the CLI was given them.
@@ -49,7 +61,9 @@ export function brandCredentialsCommands({ UsageError, CommandError, requireId, 
     if (process.env.CREDENTIALS_KEY) return { current: process.env.CREDENTIALS_KEY, previous, source: 'CREDENTIALS_KEY' };
     const file =
       o['key-file'] ??
-      (io.target.remote ? credentialsKeyFile(io.target.env, io.target.config ? dirname(resolve(io.target.config)) : undefined) : undefined);
+      (io.target.remote
+        ? credentialsKeyFile(io.target.env, io.target.config ? dirname(resolve(io.target.config)) : undefined)
+        : localCredentialsKeyFile(io.target.persistTo));
     if (file && (o['key-file'] !== undefined || existsSync(file))) {
       const text = (await readFile(file, 'utf8')).trim();
       return { current: text, previous, source: file };

@@ -50,7 +50,10 @@ export { sqlLiteral };
  */
 function insertMissing(table: string, row: Record<string, Literal>): string {
   const cols = Object.keys(row);
-  return `INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map((c) => sqlLiteral(row[c] ?? null)).join(', ')}) ON CONFLICT DO NOTHING`;
+  return (
+    `INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map((c) => sqlLiteral(row[c] ?? null)).join(', ')}) ON CONFLICT DO` +
+    ` NOTHING`
+  );
 }
 
 /** The warehouse project the demo catalog's SQL names. */

@@ -186,7 +186,7 @@ export class Lexer {
     }
     if (ch === '@' && sql[i + 1] === '@') {
       // @@project_id, @@dataset_id, @@current_job_id, @@session_id, ...: facts about the warehouse's job and
-      // session, not the brand's data (issue 16).
+      // session, not the brand's data.
       throw new SqlScanError(
         'INVALID_SQL',
         'system variables such as @@project_id are not allowed: ' +

@@ -212,7 +212,9 @@ export interface WarehouseClientDeps {
   cancelTimeoutMs?: number;
   /** How long a cancelled job's `jobs.get` is polled for its final bytes billed (in `waitUntil`). Default 20,000 ms. */
   settleTimeoutMs?: number;
-  /** `jobTimeoutMs` sent with each job: the query's own deadline plus this, so BigQuery stops a job whose cancel was lost. Default 5,000 ms. */
+  /**
+   * `jobTimeoutMs` sent with each job: the query's own deadline plus this, so BigQuery stops a job whose cancel was lost. Default 5,000 ms.
+   */
   jobTimeoutMarginMs?: number;
   /**
    * Where the best-effort `jobs.cancel` after a deadline runs. In the Worker pass `ctx.waitUntil` so the 504

@@ -116,6 +116,7 @@ export async function unseal(secrets: ReadonlyArray<string | undefined>, brandId
     }
   }
   throw new UnsealError(
-    `the credentials of brand ${brandId} are sealed under key ${sealed.keyId}, which neither CREDENTIALS_KEY nor CREDENTIALS_KEY_PREVIOUS is`,
+    `the credentials of brand ${brandId} are sealed under key ${sealed.keyId}, which neither CREDENTIALS_KEY nor ` +
+      `CREDENTIALS_KEY_PREVIOUS is`,
   );
 }

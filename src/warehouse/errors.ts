@@ -95,7 +95,8 @@ export function mapUpstreamError(status: number, rawText: string, ctx: UpstreamC
       new ApiError(
         'QUERY_TOO_EXPENSIVE',
         ctx.maxBytesBilled !== undefined
-          ? `the query would bill more than this key's byte-scan ceiling of ${ctx.maxBytesBilled} bytes; narrow the date range or select fewer columns`
+          ? `the query would bill more than this key's byte-scan ceiling of ${ctx.maxBytesBilled} bytes; narrow the date range or ` +
+              `select fewer columns`
           : "the query would bill more than this key's byte-scan ceiling; narrow the date range or select fewer columns",
         { details, internal },
       ),
@@ -123,7 +124,8 @@ export function mapUpstreamError(status: number, rawText: string, ctx: UpstreamC
       false,
       new ApiError(
         'QUERY_FAILED',
-        `table ${ownMissing} does not exist in this brand's dataset; list its tables and columns with SELECT table_name, column_name FROM \`${ctx.dataset?.project}.${ctx.dataset?.dataset}.INFORMATION_SCHEMA.COLUMNS\``,
+        `table ${ownMissing} does not exist in this brand's dataset; list its tables and columns with SELECT table_name, column_name ` +
+          `FROM \`${ctx.dataset?.project}.${ctx.dataset?.dataset}.INFORMATION_SCHEMA.COLUMNS\``,
         {
           details: { stage: 'warehouse', reason: 'notFound', table: ownMissing },
           internal,
@@ -143,7 +145,8 @@ export function mapUpstreamError(status: number, rawText: string, ctx: UpstreamC
       false,
       new ApiError(
         'INTERNAL',
-        "the brand's dataset is not in the warehouse location the service is configured for (BIGQUERY_LOCATION); this is a deployment error, quote the requestId to support",
+        "the brand's dataset is not in the warehouse location the service is configured for (BIGQUERY_LOCATION); " +
+          'this is a deployment error, quote the requestId to support',
         {
           details: { stage: 'warehouse', reason: 'notFound' },
           internal,
@@ -231,7 +234,8 @@ export function malformedAnswer(why: string, rawText: string): ApiError {
 export function deadlineExceeded(timeoutMs: number, jobId: string | null, why?: string): ApiError {
   const message = jobId
     ? `the query did not finish within ${timeoutMs} ms${why ? ` (${why})` : ''}; its cancellation was requested. Narrow it or try again`
-    : `the warehouse did not confirm the query within ${timeoutMs} ms; it may still run there, and any bytes it bills count against this key. Narrow it or try again`;
+    : `the warehouse did not confirm the query within ${timeoutMs} ms; it may still run there, and any bytes it bills count against ` +
+      `this key. Narrow it or try again`;
   return new ApiError('WAREHOUSE_TIMEOUT', message, { details: { stage: 'warehouse', timeoutMs }, internal: { jobId } });
 }
 

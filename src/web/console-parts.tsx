@@ -9,7 +9,8 @@ const CSS = `
 form.filters .grid{grid-template-columns:repeat(auto-fill,minmax(11rem,1fr))}
 form.filters label{margin-top:.25rem}
 table.compact td,table.compact th{padding:.35rem .5rem}
-pre.sql{white-space:pre-wrap;word-break:break-word;margin:.25rem 0;padding:.35rem .5rem;background:var(--bg);border:1px solid var(--line);border-radius:6px;font-size:.85rem;max-height:12rem;overflow:auto}
+pre.sql{white-space:pre-wrap;word-break:break-word;margin:.25rem 0;padding:.35rem .5rem;background:var(--bg);border:1px solid var(--line);
+ border-radius:6px;font-size:.85rem;max-height:12rem;overflow:auto}
 .said{white-space:pre-wrap;word-break:break-word}
 dl.facts{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.35rem 1rem;margin:0}
 dl.facts dt{font-weight:600;color:var(--muted)}
@@ -24,7 +25,8 @@ ol.conversation .who{display:block;font-weight:600;font-size:.85rem;color:var(--
 .st-open{color:var(--danger)}
 .st-resolved{color:var(--ok)}
 .num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
-textarea{width:100%;min-height:5rem;padding:.5rem .75rem;font:inherit;color:inherit;background:var(--bg);border:1px solid var(--line);border-radius:6px}
+textarea{width:100%;min-height:5rem;padding:.5rem .75rem;font:inherit;color:inherit;background:var(--bg);border:1px solid var(--line);
+ border-radius:6px}
 textarea:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
 textarea[aria-invalid="true"]{border-color:var(--danger);border-width:2px}
 ol.history{padding-left:1.2rem;margin:.75rem 0 0}

@@ -94,3 +94,15 @@ export async function requireAdminPost(c: Context<AppEnv>, now: number): Promise
   if (!isAdministrator(user.reach)) return { ok: false, res: notAdminPage(c, user) };
   return { ok: true, value: { user, form, csrf: await sessionCsrfToken(c, user.session) } };
 }
+
+/** A GET administration page: `handler` runs for a signed-in administrator; anyone else gets the sign-in redirect or refusal. */
+export function adminGet<P extends string>(
+  app: Hono<AppEnv>,
+  path: P,
+  handler: (c: Context<AppEnv, P>, signedIn: Admin) => Response | Promise<Response>,
+): void {
+  app.get(path, async (c) => {
+    const g = await requireAdmin(c, Date.now());
+    return g.ok ? handler(c, g.value) : g.res;
+  });
+}

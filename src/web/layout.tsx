@@ -6,16 +6,20 @@ import { ADMIN_NAV, type AdminPageId } from './nav';
  * under 720px; touch targets are at least 44px; focus is always visible.
  */
 const CSS = `
-:root{color-scheme:light dark;--bg:#f6f7f9;--fg:#1b1f24;--muted:#57606a;--card:#fff;--line:#d0d7de;--accent:#0b5cad;--accent-fg:#fff;--danger:#b42318;--ok:#1a7f37;--warn-bg:#fff8c5;--warn-line:#d4a72c}
-@media (prefers-color-scheme:dark){:root{--bg:#0d1117;--fg:#e6edf3;--muted:#9da7b3;--card:#161b22;--line:#30363d;--accent:#4493f8;--accent-fg:#0d1117;--danger:#f85149;--ok:#3fb950;--warn-bg:#3b2e00;--warn-line:#9e6a03}}
+:root{color-scheme:light dark;--bg:#f6f7f9;--fg:#1b1f24;--muted:#57606a;--card:#fff;--line:#d0d7de;--accent:#0b5cad;--accent-fg:#fff;
+ --danger:#b42318;--ok:#1a7f37;--warn-bg:#fff8c5;--warn-line:#d4a72c}
+@media (prefers-color-scheme:dark){:root{--bg:#0d1117;--fg:#e6edf3;--muted:#9da7b3;--card:#161b22;--line:#30363d;--accent:#4493f8;
+ --accent-fg:#0d1117;--danger:#f85149;--ok:#3fb950;--warn-bg:#3b2e00;--warn-line:#9e6a03}}
 *{box-sizing:border-box}
 body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;background:var(--bg);color:var(--fg)}
-header.top{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:center;justify-content:space-between;padding:.75rem 1rem;border-bottom:1px solid var(--line);background:var(--card)}
+header.top{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:center;justify-content:space-between;padding:.75rem 1rem;
+ border-bottom:1px solid var(--line);background:var(--card)}
 header.top .brand{font-weight:600}
 header.top form{margin:0}
 main{max-width:1200px;margin:0 auto;padding:1rem}
 nav.pages{display:flex;flex-wrap:wrap;gap:.25rem 1rem;padding:0 1rem;border-bottom:1px solid var(--line);background:var(--card)}
-nav.pages a{display:inline-flex;align-items:center;min-height:44px;padding:0 .25rem;text-decoration:none;border-bottom:3px solid transparent}
+nav.pages a{display:inline-flex;align-items:center;min-height:44px;padding:0 .25rem;text-decoration:none;
+ border-bottom:3px solid transparent}
 nav.pages a[aria-current="page"]{border-bottom-color:var(--accent);font-weight:600;color:var(--fg)}
 nav.pages .nav-short{display:none}
 main.narrow{max-width:520px}
@@ -25,16 +29,20 @@ section.card{background:var(--card);border:1px solid var(--line);border-radius:8
 p.muted,.muted{color:var(--muted)}
 label{display:block;font-weight:600;margin:.75rem 0 .25rem}
 label .hint{font-weight:400;color:var(--muted);font-size:.9rem}
-input,select{width:100%;min-height:44px;padding:.5rem .75rem;font:inherit;color:inherit;background:var(--bg);border:1px solid var(--line);border-radius:6px}
+input,select{width:100%;min-height:44px;padding:.5rem .75rem;font:inherit;color:inherit;background:var(--bg);border:1px solid var(--line);
+ border-radius:6px}
 input[readonly]{font-family:ui-monospace,SFMono-Regular,Menlo,monospace}
 fieldset{border:1px solid var(--line);border-radius:6px;margin:1rem 0 0;padding:0 1rem 1rem}
 legend{font-weight:600;padding:0 .25rem}
 .grid{display:grid;gap:0 1rem;grid-template-columns:1fr}
 @media (min-width:720px){.grid.three{grid-template-columns:repeat(3,1fr)}.grid.two{grid-template-columns:2fr 1fr}}
-button,.button{display:inline-flex;align-items:center;justify-content:center;min-height:44px;padding:.5rem 1rem;font:inherit;font-weight:600;border-radius:6px;border:1px solid var(--accent);background:var(--accent);color:var(--accent-fg);cursor:pointer;text-decoration:none}
+button,.button{display:inline-flex;align-items:center;justify-content:center;min-height:44px;padding:.5rem 1rem;font:inherit;
+ font-weight:600;border-radius:6px;border:1px solid var(--accent);background:var(--accent);color:var(--accent-fg);cursor:pointer;
+ text-decoration:none}
 button.secondary,.button.secondary{background:transparent;color:var(--accent)}
 button.danger{background:transparent;color:var(--danger);border-color:var(--danger)}
-button:focus-visible,a:focus-visible,input:focus-visible,select:focus-visible,summary:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
+button:focus-visible,a:focus-visible,input:focus-visible,select:focus-visible,summary:focus-visible{outline:3px solid var(--accent);
+ outline-offset:2px}
 summary{cursor:pointer;color:var(--accent);font-weight:600;padding:.65rem 0;min-height:44px}
 details[open]>summary{margin-bottom:.25rem}
 form.limits{min-width:12rem}
@@ -49,13 +57,15 @@ input[aria-invalid="true"]{border-color:var(--danger);border-width:2px}
 a{color:var(--accent)}
 code{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.9em;word-break:break-all}
 td code,.nw{white-space:nowrap;word-break:normal}
-code.address{display:block;padding:.5rem .75rem;margin:.5rem 0;background:var(--bg);border:1px solid var(--line);border-radius:6px;font-size:1rem}
+code.address{display:block;padding:.5rem .75rem;margin:.5rem 0;background:var(--bg);border:1px solid var(--line);border-radius:6px;
+ font-size:1rem}
 .status-live{color:var(--ok);font-weight:600}
 .status{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center}
 .button.danger{background:transparent;color:var(--danger);border-color:var(--danger)}
 .notice{border:1px solid var(--ok);border-left-width:4px;border-radius:6px;padding:.75rem 1rem;margin:0 0 1rem;background:var(--card)}
 .alert{border:1px solid var(--danger);border-left-width:4px;border-radius:6px;padding:.75rem 1rem;margin:1rem 0;background:var(--card)}
-.warning{border:1px solid var(--warn-line);border-left-width:4px;border-radius:6px;padding:.75rem 1rem;margin:1rem 0;background:var(--warn-bg)}
+.warning{border:1px solid var(--warn-line);border-left-width:4px;border-radius:6px;padding:.75rem 1rem;margin:1rem 0;
+ background:var(--warn-bg)}
 table{width:100%;border-collapse:collapse}
 caption{text-align:left;color:var(--muted);padding:0 0 .5rem}
 th,td{text-align:left;vertical-align:top;padding:.5rem;border-bottom:1px solid var(--line)}
@@ -70,7 +80,12 @@ table.keys ul.plain li+li::before{content:" · ";color:var(--muted)}
 table.keys summary{padding:.25rem 0}
 table.keys td[data-label="Limits"] ul.plain{font-size:.85em;line-height:1.35}
 table.keys .status .button{min-height:36px;padding:.25rem .75rem}
-@media (min-width:720px){table.keys td[data-label="Limits"]{min-width:17rem}table.keys td[data-label="Used, last 24 h"]{min-width:9rem}table.keys .status{flex-wrap:nowrap}table.keys summary{min-height:0}}
+@media (min-width:720px){
+ table.keys td[data-label="Limits"]{min-width:17rem}
+ table.keys td[data-label="Used, last 24 h"]{min-width:9rem}
+ table.keys .status{flex-wrap:nowrap}
+ table.keys summary{min-height:0}
+}
 @media (max-width:719px){
  nav.pages{flex-wrap:nowrap;gap:0 .75rem;overflow-x:auto;padding:0 .75rem;white-space:nowrap}
  nav.pages .nav-long{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}

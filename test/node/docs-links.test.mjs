@@ -1,12 +1,14 @@
 // Every relative Markdown link in README.md and docs/**/*.md must land inside this repository, on a file or
 // directory that exists, and, when it names an anchor in a Markdown file, on a heading that file has (GitHub's
-// slugs). A clone is all a reader has: a link to a folder beside the repository is dead for them (issue 16).
-// And docs/api.md lists every error code of src/errors.ts (test/docs-api.test.ts checks its operations and tools).
+// slugs). A clone is all a reader has: a link to a folder beside the repository is dead for them.
+// And docs/api.md's errors table is what `npm run docs:errors` writes from src/errors.ts (test/docs-api.test.ts
+// checks its operations and tools).
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { errorsDoc, errorsTable, withErrorsTable } from '../../scripts/docs-errors.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -126,33 +128,20 @@ function documents(root) {
   return out;
 }
 
-/** `{ CODE: status }` from the ERROR_STATUS table of src/errors.ts. */
-export function errorStatusIn(source) {
-  const table = /ERROR_STATUS = \{([^}]*)\}/.exec(source)?.[1] ?? '';
-  return Object.fromEntries([...table.matchAll(/^\s*([A-Z_]+):\s*(\d{3}),/gm)].map((m) => [m[1], Number(m[2])]));
-}
-
-/** `{ CODE: status }` from a Markdown error table whose rows start `| \`CODE\` | status |`. */
-export function errorTableIn(doc) {
-  return Object.fromEntries([...doc.matchAll(/^\| `([A-Z_]+)` \| (\d{3}) \|/gm)].map((m) => [m[1], Number(m[2])]));
-}
-
 describe('docs/api.md covers the API', () => {
-  it('reads error tables (synthetic)', () => {
-    expect(errorStatusIn('export const ERROR_STATUS = {\n  UNAUTHORIZED: 401,\n  NOT_FOUND: 404,\n} as const')).toEqual({
-      UNAUTHORIZED: 401,
-      NOT_FOUND: 404,
-    });
-    expect(errorTableIn('| code | HTTP |\n|---|---|\n| `UNAUTHORIZED` | 401 | key missing |\n| `NOT_FOUND` | 405 | x |')).toEqual({
-      UNAUTHORIZED: 401,
-      NOT_FOUND: 405,
-    });
+  it('writes the errors table between its markers (synthetic)', () => {
+    const table = errorsTable({ UNAUTHORIZED: { status: 401, when: 'key missing', origin: 'contract' } });
+    expect(table).toBe('| code | HTTP | when | origin |\n|---|---|---|---|\n| `UNAUTHORIZED` | 401 | key missing | contract |');
+    const start = '<!-- errors table: written by `npm run docs:errors` from src/errors.ts -->';
+    const doc = `# API\n${start}\n| old |\n<!-- end of errors table -->\n## Limits\n`;
+    expect(withErrorsTable(doc, table)).toBe(`# API\n${start}\n${table}\n<!-- end of errors table -->\n## Limits\n`);
+    expect(() => withErrorsTable('# API\n| old |\n', table)).toThrow(/markers/);
   });
 
-  it('lists every error code of src/errors.ts with its status, and no other', () => {
-    const codes = errorStatusIn(readFileSync(join(ROOT, 'src/errors.ts'), 'utf8'));
-    expect(Object.keys(codes).length).toBeGreaterThanOrEqual(20);
-    expect(errorTableIn(readFileSync(join(ROOT, 'docs/api.md'), 'utf8'))).toEqual(codes);
+  it('lists every error code of src/errors.ts with its status and meaning, as npm run docs:errors writes it', async () => {
+    const { current, wanted } = await errorsDoc();
+    expect(current).toBe(wanted);
+    expect([...current.matchAll(/^\| `[A-Z_]+` \| \d{3} \|/gm)].length).toBeGreaterThanOrEqual(20);
   });
 });
 

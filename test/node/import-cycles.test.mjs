@@ -1,4 +1,4 @@
-// No runtime import cycle in src/ (issue 11). A cycle makes module evaluation order decide whether a constant is
+// No runtime import cycle in src/. A cycle makes module evaluation order decide whether a constant is
 // defined yet when another module reads it, and welds unrelated layers together. Type-only imports are erased by
 // the compiler, so they do not count: `import type ...`, `export type ... from`, and `import { type A, type B }`
 // whose every name is type-only. Dynamic `import()` is lazy and does not count either.
@@ -213,7 +213,7 @@ describe('findCycles', () => {
     expect(findCycles(graph({ a: ['b'], b: ['a'] }))).toEqual([['a', 'b', 'a']]);
   });
 
-  it('finds the long cycle of issue 11 and names every module on it', () => {
+  it('finds a long cycle and names every module on it', () => {
     const cycles = findCycles(
       graph({
         'app.ts': ['admin/register.ts', 'lib/log.ts'],

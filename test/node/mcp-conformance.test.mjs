@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../../scripts/lib/import-ts.mjs';
-import { READY_TIMEOUT_MS, startDevInstance } from './mcp-dev-instance.mjs';
+import { READY_TIMEOUT_MS, sharedDevInstance } from './mcp-dev-instance.mjs';
 
 const run = promisify(execFile);
 
@@ -132,7 +132,7 @@ async function runScenario(version, scenario) {
 
 beforeAll(async () => {
   await ensureNode22();
-  dev = await startDevInstance('wq-mcp-conformance-');
+  dev = await sharedDevInstance('mcp-conformance');
   proxy = await startProxy(dev.baseUrl, dev.keys.brand);
   proxyUrl = `http://127.0.0.1:${proxy.address().port}/mcp`;
   outDir = await mkdtemp(join(tmpdir(), 'wq-mcp-conformance-out-'));
@@ -140,7 +140,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await /** @type {Promise<void>} */ (new Promise((resolve) => (proxy ? proxy.close(() => resolve()) : resolve())));
-  await dev?.stop();
   if (outDir) await rm(outDir, { recursive: true, force: true });
 }, 60_000);
 

@@ -1,9 +1,11 @@
-// `npm run dev` as an isolated instance for the Node-side MCP tests (end to end, conformance): a free loopback
-// port, a throwaway --state-dir (its own credentials, vars and local state), stopped and removed afterwards.
+// `npm run dev` as an isolated instance for the Node-side MCP tests (end to end, conformance, views): a free
+// loopback port, a throwaway --state-dir (its own credentials, vars and local state), stopped and removed
+// afterwards. The test files share one (sharedDevInstance; ./shared-dev-setup.mjs starts it on first use).
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { inject } from 'vitest';
 import { ROOT } from '../../scripts/lib/import-ts.mjs';
 import { freePort } from './free-port.mjs';
 
@@ -11,7 +13,8 @@ export const READY_TIMEOUT_MS = 240_000;
 
 /**
  * Starts the instance and resolves once the runner prints that it is ready.
- * @returns {Promise<{ baseUrl: string, keys: Record<'org' | 'brand' | 'other', string>, log: () => string, stop: () => Promise<void> }>}
+ * @param {string} prefix the state directory's name prefix
+ * @returns {Promise<{ baseUrl: string, stateDir: string, keys: Record<'org' | 'brand' | 'other', string>, log: () => string, stop: () => Promise<void> }>}
  */
 export async function startDevInstance(prefix) {
   const stateDir = await mkdtemp(join(tmpdir(), prefix));
@@ -53,9 +56,22 @@ export async function startDevInstance(prefix) {
     );
     // The runner keeps the demo credentials it printed in <state dir>/credentials.json.
     const credentials = JSON.parse(await readFile(join(stateDir, 'credentials.json'), 'utf8'));
-    return { baseUrl: `http://127.0.0.1:${port}`, keys: credentials.keys, log: () => log, stop };
+    return { baseUrl: `http://127.0.0.1:${port}`, stateDir, keys: credentials.keys, log: () => log, stop };
   } catch (err) {
     await stop();
     throw err;
   }
+}
+
+/**
+ * The run's shared `npm run dev` instance (started by the first file that asks) and three API keys made for this
+ * file alone, with the demo keys' scopes: `org` of org_demo, `brand` of brand_acme, `other` of org_other.
+ * @param {string} tag names the file's keys (unique per file)
+ * @returns {Promise<{ baseUrl: string, keys: Record<'org' | 'brand' | 'other', string> }>}
+ */
+export async function sharedDevInstance(tag) {
+  const broker = /** @type {(key: string) => string} */ (inject)('sharedDevUrl');
+  const res = await fetch(`${broker}/?tag=${encodeURIComponent(tag)}`);
+  if (!res.ok) throw new Error(`the shared npm run dev instance is not available (${res.status}):\n${await res.text()}`);
+  return /** @type {Promise<{ baseUrl: string, keys: Record<'org' | 'brand' | 'other', string> }>} */ (res.json());
 }

@@ -1,11 +1,11 @@
-// End to end: `npm run dev` (local warehouse, local D1 with the demo seed, `wrangler dev`) on a free loopback port
-// and a throwaway state directory, then the MCP SDK's own Client over real HTTP, walking the spec's flows A, B and
-// C with the demo keys the dev runner prints, plus the HTTP-level answers (401 challenge, 405 for GET).
+// End to end: `npm run dev` (local warehouse, local D1 with the demo seed, `wrangler dev`; the run's shared instance,
+// ./mcp-dev-instance.mjs), then the MCP SDK's own Client over real HTTP, walking the spec's flows A, B and C with
+// keys of the demo keys' scopes made for this file, plus the HTTP-level answers (401 challenge, 405 for GET).
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { READY_TIMEOUT_MS, startDevInstance } from './mcp-dev-instance.mjs';
+import { READY_TIMEOUT_MS, sharedDevInstance } from './mcp-dev-instance.mjs';
 
 let dev;
 let baseUrl;
@@ -49,7 +49,7 @@ function toolError(result) {
 const call = (who, name, args = {}) => clients[who].callTool({ name, arguments: args });
 
 beforeAll(async () => {
-  dev = await startDevInstance('wq-mcp-dev-');
+  dev = await sharedDevInstance('mcp-dev');
   baseUrl = dev.baseUrl;
   keys = dev.keys;
   for (const who of ['org', 'brand', 'other']) clients[who] = await connect(keys[who]);
@@ -57,7 +57,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all(Object.values(clients).map((c) => c.close().catch(() => undefined)));
-  await dev?.stop();
 }, 60_000);
 
 describe('MCP against npm run dev', () => {

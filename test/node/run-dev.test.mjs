@@ -1,14 +1,19 @@
 // `npm run dev` end to end, in a throwaway state dir (--state-dir) on a free port: the credentials it prints and
 // keeps, the demo tenants behind each key, the admin passwords it seeded, refusing a busy port or a second
-// instance, stopping without leftovers, a restart that keeps the same credentials, and one that lost them.
-import { spawn } from 'node:child_process';
+// instance, stopping without leftovers, a restart that keeps the same credentials, one that lost them, and
+// the CREDENTIALS_KEY it keeps beside the local D1 for the Worker and the admin CLI.
+import { execFile, spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { d1Execute, sql } from '../../scripts/lib/d1.mjs';
 import { importWorkerModules, ROOT } from '../../scripts/lib/import-ts.mjs';
+import { createServiceAccount } from '../../dev/warehouse/service-account.mjs';
 import { freePort } from './free-port.mjs';
+
+const run = promisify(execFile);
 
 const READY_TIMEOUT_MS = 240_000;
 const KEY_RE = /^wqk_[A-Za-z0-9_-]{43}$/;
@@ -263,6 +268,59 @@ describe('npm run dev', () => {
       for (const k of ['org', 'brand', 'other']) expect((await brands(credentials.keys[k])).status).toBe(401);
       expect(await adminPasswordsMatch(fresh)).toEqual({ 'acme-admin@demo.test': true, 'org-admin@demo.test': true });
       expect(await adminPasswordsMatch(credentials)).toEqual({ 'acme-admin@demo.test': false, 'org-admin@demo.test': false });
+    },
+    READY_TIMEOUT_MS,
+  );
+
+  it(
+    'gives the Worker a CREDENTIALS_KEY the admin CLI finds by itself: a brand credential set locally is used by the Worker',
+    async () => {
+      const keyFile = join(stateDir, 'wrangler-state', 'credentials-key');
+      const key = (await readFile(keyFile, 'utf8')).trim();
+      expect(key).toMatch(/^[0-9a-f]{64}$/);
+      expect((await stat(keyFile)).mode & 0o777).toBe(0o600);
+      const vars = await readFile(join(stateDir, 'dev.vars'), 'utf8');
+      expect(vars.match(/^CREDENTIALS_KEY='(.*)'$/m)?.[1]).toBe(key);
+
+      const creds = JSON.parse(await readFile(join(stateDir, 'credentials.json'), 'utf8'));
+      /** `npm run admin -- ...args` on this instance's local D1, with no key-encryption secret in the environment. */
+      const admin = (/** @type {string[]} */ ...args) => {
+        const env = { ...process.env };
+        delete env.CREDENTIALS_KEY;
+        delete env.CREDENTIALS_KEY_PREVIOUS;
+        return run(process.execPath, [join(ROOT, 'scripts', 'admin.mjs'), ...args, '--persist-to', join(stateDir, 'wrangler-state')], {
+          cwd: ROOT,
+          env,
+        });
+      };
+      const query = async (/** @type {string} */ key, /** @type {string} */ brandId) => {
+        const res = await fetch(`http://127.0.0.1:${port}/v1/data/query`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ brandId, sql: `SELECT '${brandId}' AS brand` }),
+        });
+        return { status: res.status, body: await res.json() };
+      };
+      // brand_umbrella gets the dev service account the warehouse trusts: answered only if the Worker opens the row
+      // (a stored row that does not open is an error, never a fall back to the default account).
+      const set = await admin('brand', 'credentials', 'set', '--brand', 'brand_umbrella', '--file', join(stateDir, 'service-account.json'));
+      expect(set.stdout).toMatch(/^stored credentials of brand brand_umbrella: /);
+      // brand_globex gets an account the local warehouse does not trust: refused, so the Worker signed with it.
+      const stranger = join(stateDir, 'stranger.json');
+      await writeFile(stranger, createServiceAccount({ clientEmail: 'stranger@service-v1.iam.gserviceaccount.com' }).json);
+      await admin('brand', 'credentials', 'set', '--brand', 'brand_globex', '--file', stranger);
+      const shown = JSON.parse((await admin('brand', 'credentials', 'show', '--json')).stdout);
+      expect(shown.credentials.map((/** @type {any} */ c) => [c.brandId, c.sealedWith])).toEqual([
+        ['brand_globex', 'current'],
+        ['brand_umbrella', 'current'],
+      ]);
+
+      expect(await query(creds.keys.other, 'brand_umbrella')).toMatchObject({ status: 200, body: { rows: [{ brand: 'brand_umbrella' }] } });
+      const refused = await query(creds.keys.org, 'brand_globex');
+      expect(refused.status).toBe(502);
+      expect(refused.body.error.code).toBe('WAREHOUSE_ERROR');
+      // The default account still serves a brand without a stored one.
+      expect(await query(creds.keys.org, 'brand_acme')).toMatchObject({ status: 200, body: { rows: [{ brand: 'brand_acme' }] } });
     },
     READY_TIMEOUT_MS,
   );

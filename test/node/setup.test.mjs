@@ -1,14 +1,16 @@
 // `npm run setup` against a stand-in wrangler on PATH (test/node/stand-in-wrangler: records every command line,
 // answers as wrangler does, no network): the commands of docs/deploy.md in the order a person runs them (dry run,
-// first deploy, rerun, staging), a failure halfway that a rerun finishes, no login, and the predeploy check.
+// first deploy, rerun, staging), a failure halfway that a rerun finishes, no login, the predeploy check, and
+// every command of the page (admin ones too) followed step by step.
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, symlink, writeFile, copyFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServiceAccount } from '../../dev/warehouse/service-account.mjs';
-import { ROOT } from '../../scripts/lib/import-ts.mjs';
+import { importWorkerModules, ROOT } from '../../scripts/lib/import-ts.mjs';
+import { startD1Server } from './stand-in-wrangler/d1-server.mjs';
 
 const run = promisify(execFile);
 const STAND_IN_BIN = join(ROOT, 'test', 'node', 'stand-in-wrangler', 'bin');
@@ -20,7 +22,14 @@ const LOGIN = {
 };
 /** @type {string[]} */
 const dirs = [];
+/** The stand-in's databases, opened once for the file instead of once per wrangler command. */
+/** @type {Awaited<ReturnType<typeof startD1Server>> | undefined} */
+let d1Server;
+beforeAll(async () => {
+  d1Server = await startD1Server();
+});
 afterAll(async () => {
+  await d1Server?.close();
   for (const d of dirs) await rm(d, { recursive: true, force: true });
 });
 
@@ -48,6 +57,7 @@ async function workspace(login = /** @type {object | null} */ (LOGIN)) {
           ...process.env,
           PATH: `${STAND_IN_BIN}${delimiter}${process.env.PATH}`,
           STAND_IN_WRANGLER_STATE: stateFile,
+          STAND_IN_WRANGLER_D1: d1Server?.url ?? '',
           WRANGLER_BIN: '',
           ...env,
         },
@@ -86,7 +96,8 @@ const changes = (/** @type {any} */ s) =>
         !/^(whoami|d1 list|kv namespace list|secret list)/.test(l) && !/d1 execute DB .*--command SELECT/i.test(l),
     );
 
-describe('npm run setup, as docs/deploy.md runs it', () => {
+// Concurrent: each test has its own workspace and account; the long first one no longer holds up the others.
+describe.concurrent('npm run setup, as docs/deploy.md runs it', () => {
   it('dry run, first deploy, a rerun that changes nothing, then staging with its own bindings', async () => {
     const commands = await docCommands();
     expect(commands.length).toBeGreaterThanOrEqual(4);
@@ -213,4 +224,104 @@ describe('npm run deploy refuses placeholder ids before any upload', () => {
     await writeFile(join(w.dir, 'wrangler.toml'), toml.replace(/\[\[env\.staging\.ratelimits\]\]\nname = "TOKEN_LIMITER"[^[]*/, ''));
     expect((await check(['--env', 'staging'])).out).toMatch(/\[env\.staging\] lacks the \[\[ratelimits\]\] binding TOKEN_LIMITER/);
   }, 60_000);
+});
+
+/**
+ * Every command line of docs/deploy.md's shell blocks, in order, split at `&&` and as a shell splits words, each
+ * with what the test does with it: `npm run setup` and `npm run admin` run; the few a test cannot run on a
+ * throwaway workspace are listed in SKIPPED with the reason, and any other command fails the test, so a command
+ * added to the page is either run here or skipped on purpose.
+ */
+const SKIPPED = {
+  'git pull': 'updates the checkout the test runs from',
+  'npm ci': 'reinstalls the node_modules the test runs on',
+};
+async function docSteps() {
+  const doc = await readFile(join(ROOT, 'docs', 'deploy.md'), 'utf8');
+  return [...doc.matchAll(/```sh\n([\s\S]*?)```/g)]
+    .flatMap((m) => (m[1] ?? '').split('\n'))
+    .map((l) => l.replace(/\s+#.*$/, '').trim())
+    .filter((l) => l !== '')
+    .flatMap((l) => l.split('&&').map((c) => c.trim()))
+    .map((line) => {
+      const words = [...line.matchAll(/"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2] ?? '');
+      const script = /^npm run (setup|admin)$/.exec(words.slice(0, 3).join(' '))?.[1];
+      const args = words.slice(3).filter((a, i) => !(i === 0 && a === '--'));
+      const skipped = Object.entries(SKIPPED).find(([prefix]) => line === prefix || line.startsWith(`${prefix} `));
+      return { line, script, args, skipped: skipped?.[1] };
+    });
+}
+
+describe('docs/deploy.md, followed step by step', () => {
+  it('runs each of its commands in order against the stand-in: setup, tenants and sealed credentials, upgrade, staging', async () => {
+    const steps = await docSteps();
+    const unknown = steps.filter((s) => !s.script && !s.skipped).map((s) => s.line);
+    expect(unknown, 'commands of docs/deploy.md this test neither runs nor skips on purpose').toEqual([]);
+    expect(steps.filter((s) => s.script === 'admin').length).toBeGreaterThanOrEqual(4);
+
+    const w = await workspace();
+    const config = join(w.dir, 'wrangler.toml');
+    const standIn = {
+      ...process.env,
+      STAND_IN_WRANGLER_STATE: join(w.dir, 'account.json'),
+      STAND_IN_WRANGLER_D1: d1Server?.url ?? '',
+      WRANGLER_BIN: join(STAND_IN_BIN, 'wrangler'),
+    };
+    /** The admin CLI as `npm run admin -- ...args` runs it, on the workspace's wrangler.toml and the stand-in. */
+    const admin = (/** @type {string[]} */ args) =>
+      run(process.execPath, [join(ROOT, 'scripts', 'admin.mjs'), ...args, ...(args.includes('--remote') ? ['--config', config] : [])], {
+        cwd: w.dir,
+        env: standIn,
+      }).then(
+        (ok) => ({ code: 0, out: ok.stdout + ok.stderr }),
+        (e) => ({ code: /** @type {number} */ (e.code), out: `${e.stdout}${e.stderr}` }),
+      );
+    /** @type {Record<string, string>} the service-account files the page names, made here, by name: client_email */
+    const accounts = {};
+    /** @type {{ line: string, out: string }[]} */
+    const ran = [];
+    for (const step of steps) {
+      if (!step.script) continue;
+      for (const [i, a] of step.args.entries()) {
+        const file = step.args[i + 1];
+        if ((a === '--file' || a === '--service-account') && file && !(file in accounts)) {
+          const sa = createServiceAccount({ clientEmail: `${file.replace(/\.json$/, '')}@example-project.iam.gserviceaccount.com` });
+          await writeFile(join(w.dir, file), sa.json);
+          accounts[file] = sa.clientEmail;
+        }
+      }
+      const r = step.script === 'setup' ? await w.setup(step.args) : await admin(step.args);
+      expect(r.code, `${step.line}\n${r.out}`).toBe(0);
+      ran.push({ line: step.line, out: r.out });
+    }
+    const outOf = (/** @type {RegExp} */ re) => ran.find((r) => re.test(r.line))?.out ?? '';
+
+    // The Worker's CREDENTIALS_KEY (it went up with the deploy) is the one setup kept for the CLI, and it opens what
+    // `brand credentials set --remote` sealed into the deployed database: the acme-sa.json account, for brand_acme.
+    const s = await w.state();
+    const secret = s.workers['warehouse-query-api'].secrets.CREDENTIALS_KEY;
+    expect((await readFile(join(w.dir, '.deploy', 'production', 'credentials-key'), 'utf8')).trim()).toBe(secret);
+    const { stdout } = await run(
+      join(STAND_IN_BIN, 'wrangler'),
+      ['d1', 'execute', 'DB', '--json', '--remote', '--config', config, '--command', 'SELECT * FROM brand_credentials'],
+      { cwd: w.dir, env: standIn },
+    );
+    const rows = JSON.parse(stdout)[0].results;
+    expect(rows.map((/** @type {any} */ r) => [r.brand_id, r.client_email])).toEqual([['brand_acme', accounts['acme-sa.json']]]);
+    const { unseal, keyIdOf } = await importWorkerModules({ 'src/warehouse/credential-seal.ts': ['unseal', 'keyIdOf'] });
+    const opened = JSON.parse(
+      await unseal([secret], 'brand_acme', { keyId: rows[0].key_id, iv: rows[0].iv, ciphertext: rows[0].ciphertext }),
+    );
+    expect(opened.client_email).toBe(accounts['acme-sa.json']);
+    expect(outOf(/brand credentials set/)).toContain(`sealed under key ${await keyIdOf(secret)}`);
+    const shown = outOf(/brand credentials show/);
+    expect(shown).toContain(accounts['acme-sa.json']);
+    expect(shown).toContain('current');
+    expect(shown).not.toContain('PRIVATE KEY');
+    expect(outOf(/key create/)).toMatch(/wqk_[A-Za-z0-9_-]{43}/);
+    // The upgrade deployed again; staging has its own Worker, and its administrator is in its own database.
+    expect(s.workers['warehouse-query-api'].deployments).toBe(2);
+    expect(s.workers['warehouse-query-api-staging'].deployments).toBe(1);
+    expect(outOf(/user list --remote --env staging/)).toContain('you@example.com');
+  }, 600_000);
 });

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../../scripts/lib/import-ts.mjs';
 import { buildViews, VIEW_BUDGET_GZIP } from '../../views/build-views.mjs';
 import { browserForTests, CHROMIUM_FLAGS } from './browser.mjs';
-import { READY_TIMEOUT_MS, startDevInstance } from './mcp-dev-instance.mjs';
+import { READY_TIMEOUT_MS, sharedDevInstance } from './mcp-dev-instance.mjs';
 
 const BROWSER = browserForTests();
 const ARTIFACTS = join(ROOT, 'test-artifacts');
@@ -173,7 +173,7 @@ beforeAll(async () => {
   await new Promise((resolve) => harness.listen(0, '127.0.0.1', resolve));
   harnessUrl = `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (harness.address()).port}/`;
 
-  dev = await startDevInstance('wq-views-');
+  dev = await sharedDevInstance('views');
   client = new Client({ name: 'views-browser-test', version: '1.0.0' });
   await client.connect(
     new StreamableHTTPClientTransport(new URL(`${dev.baseUrl}/v1/data/mcp`), {
@@ -186,7 +186,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await client?.close().catch(() => undefined);
-  await dev?.stop();
   await new Promise((resolve) => (harness ? harness.close(resolve) : resolve()));
 }, 60_000);
 
@@ -245,9 +244,10 @@ describe.skipIf(!BROWSER)('MCP Apps views in chromium, fed by the local stack', 
     const more = ok(await callTool('run_query', { cursor: first.nextCursor })).rowCount;
     expect(more).toBeGreaterThan(200);
     await frame.getByRole('button', { name: 'Load more' }).click();
-    await expect.poll(() => frame.locator('tbody tr').count()).toBe(200 + more);
+    // A round trip to the server and 200 + more rows drawn: more than poll's 1 s default on a loaded machine.
+    await expect.poll(() => frame.locator('tbody tr').count(), { timeout: 20_000 }).toBe(200 + more);
     await expect
-      .poll(() => frame.locator('.row-count').textContent())
+      .poll(() => frame.locator('.row-count').textContent(), { timeout: 20_000 })
       .toContain(`${fmtInt(200 + more)} of ${fmtInt(first.totalRows)} rows`);
     expect(await frame.locator('.more-status').textContent()).toBe(`Loaded ${fmtInt(more)} more rows.`);
     const isoDates = await frame.locator('tbody td:nth-child(2)').evaluateAll((tds) => tds.map((td) => td.getAttribute('title')));

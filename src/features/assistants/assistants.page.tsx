@@ -7,7 +7,7 @@ import { defaultLimits } from '../../auth/api-keys';
 import { copyScript } from '../../web/copy-button';
 import { loadUsage, type KeyUsage } from '../keys/key-usage';
 import { UsageSummary } from '../keys/keys.page';
-import { requireAdmin, requireAdminPost } from '../../web/guards';
+import { requireAdminPost, adminGet } from '../../web/guards';
 import { AdminPage, ConfirmPage, Time } from '../../web/layout';
 import { renderPage } from '../../web/render';
 
@@ -113,10 +113,8 @@ export const AssistantsPage: FC<AssistantsPageProps> = ({ nonce, email, csrf, no
 
 /** The connected-assistants page: `/admin/assistants` (list), revoke (with a confirmation page). */
 export function assistantsRoutes(admin: Hono<AppEnv>): void {
-  admin.get('/assistants', async (c) => {
-    const g = await requireAdmin(c, Date.now());
-    if (!g.ok) return g.res;
-    const { user, csrf } = g.value;
+  adminGet(admin, '/assistants', async (c, signedIn) => {
+    const { user, csrf } = signedIn;
     const assistants = await listManagedAssistants(c.env, oauthHelpers(c.env, c.req.url), user.reach);
     const limits = defaultLimits(c.env);
     const usage = await loadUsage(
@@ -140,10 +138,8 @@ export function assistantsRoutes(admin: Hono<AppEnv>): void {
     ));
   });
 
-  admin.get('/assistants/revoke', async (c) => {
-    const g = await requireAdmin(c, Date.now());
-    if (!g.ok) return g.res;
-    const { user, csrf } = g.value;
+  adminGet(admin, '/assistants/revoke', async (c, signedIn) => {
+    const { user, csrf } = signedIn;
     const target = { userId: c.req.query('userId') ?? '', grantId: c.req.query('grantId') ?? '' };
     const assistants = await listManagedAssistants(c.env, oauthHelpers(c.env, c.req.url), user.reach);
     const a = assistants.find((x) => x.userId === target.userId && x.grantId === target.grantId);

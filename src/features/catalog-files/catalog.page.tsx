@@ -2,7 +2,7 @@ import type { Hono } from 'hono';
 import type { FC } from 'hono/jsx';
 import type { AppEnv } from '../../app-env';
 import type { Env } from '../../env';
-import { requireAdmin } from '../../web/guards';
+import { adminGet } from '../../web/guards';
 import { AdminPage, Time } from '../../web/layout';
 import { renderPage } from '../../web/render';
 import { type CatalogVersion, versionFromRow } from './versions';
@@ -17,7 +17,8 @@ const HISTORY = 10;
 
 async function readVersions(env: Env): Promise<CatalogVersion[]> {
   const { results } = await env.DB.prepare(
-    `SELECT id, content_hash, applied_by, applied_at, source, summary FROM catalog_versions ORDER BY applied_at DESC, rowid DESC LIMIT ${HISTORY}`,
+    `SELECT id, content_hash, applied_by, applied_at, source, summary FROM catalog_versions ORDER BY applied_at DESC, rowid DESC ` +
+      `LIMIT ${HISTORY}`,
   ).all<Record<string, unknown>>();
   return results.map((r) => versionFromRow(r)).filter((v): v is CatalogVersion => v !== null);
 }
@@ -83,12 +84,10 @@ const CatalogPage: FC<{ nonce: string; email: string; csrf: string; versions: Ca
 };
 
 export function catalogRoutes(admin: Hono<AppEnv>): void {
-  admin.get('/catalog', async (c) => {
-    const g = await requireAdmin(c, Date.now());
-    if (!g.ok) return g.res;
+  adminGet(admin, '/catalog', async (c, signedIn) => {
     const versions = await readVersions(c.env);
     return renderPage(c, 200, (nonce) => (
-      <CatalogPage nonce={nonce} email={g.value.user.reach.email} csrf={g.value.csrf} versions={versions} />
+      <CatalogPage nonce={nonce} email={signedIn.user.reach.email} csrf={signedIn.csrf} versions={versions} />
     ));
   });
 }

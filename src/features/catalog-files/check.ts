@@ -47,6 +47,15 @@ function guardMessage(f: GuardFailure): string {
   return `${f.code}: ${f.message}${f.position ? ` (SQL line ${f.position.line}, column ${f.position.column})` : ''}`;
 }
 
+/** What the checks share: the target, the findings so far, and where an item's field is in the folder's files. */
+interface Checking {
+  target: CheckTarget;
+  problems: Problem[];
+  warnings: Problem[];
+  guardChecks: number;
+  at: (key: string, item: string, path: (string | number)[], message: string) => Problem;
+}
+
 /**
  * Everything that must hold before a catalog is written, against `target`: owners exist; templates use known
  * slots only and saved queries none; every SQL passes the SQL guard (`checkSql`, the one the Worker runs) for
@@ -54,159 +63,176 @@ function guardMessage(f: GuardFailure): string {
  * tables its SQL reads; dashboard tiles name sections of their report; memories' fields and per-owner limits.
  */
 export async function checkCatalog(loaded: LoadedCatalog, target: CheckTarget): Promise<CheckResult> {
-  const problems: Problem[] = [];
-  const warnings: Problem[] = [];
-  let guardChecks = 0;
   const { catalog, sources } = loaded;
-  const at = (key: string, item: string, path: (string | number)[], message: string): Problem => {
-    const src = sources.get(key);
-    return { file: src?.file ?? '(catalog)', item, line: sourceLine(src, path), message };
+  const c: Checking = {
+    target,
+    problems: [],
+    warnings: [],
+    guardChecks: 0,
+    at: (key, item, path, message) => {
+      const src = sources.get(key);
+      return { file: src?.file ?? '(catalog)', item, line: sourceLine(src, path), message };
+    },
   };
+  for (const r of catalog.reports) await checkReport(c, r);
+  for (const q of catalog.savedQueries) await checkSavedQuery(c, q);
+  checkIdCollisions(c, catalog);
+  checkMemories(c, catalog);
+  return { problems: c.problems, warnings: c.warnings, guardChecks: c.guardChecks };
+}
 
-  for (const r of catalog.reports) {
-    const rKey = `report:${r.id}`;
-    const missing = ownerMissing(r.owner, target);
-    if (missing) problems.push(at(rKey, `report ${r.id}`, ['owner'], missing));
-    const sectionIds = new Set(r.sections.map((s) => s.id));
-    const config = DashboardConfigSchema.safeParse(r.dashboardConfig);
-    if (config.success) {
-      config.data.tiles.forEach((tile, i) => {
-        if (!sectionIds.has(tile.queryId)) {
-          problems.push(
-            at(
-              rKey,
-              `report ${r.id}`,
-              ['dashboardConfig', 'tiles', i, 'queryId'],
-              `dashboard tile names ${tile.queryId}, which is not a section of this report`,
-            ),
-          );
-        }
+/** A report: its owner, its dashboard tiles, and each section's SQL through the guard for every brand it applies to. */
+async function checkReport(c: Checking, r: CatalogReport): Promise<void> {
+  const rKey = `report:${r.id}`;
+  const missing = ownerMissing(r.owner, c.target);
+  if (missing) c.problems.push(c.at(rKey, `report ${r.id}`, ['owner'], missing));
+  const sectionIds = new Set(r.sections.map((s) => s.id));
+  const config = DashboardConfigSchema.safeParse(r.dashboardConfig);
+  if (config.success) {
+    config.data.tiles.forEach((tile, i) => {
+      if (!sectionIds.has(tile.queryId)) {
+        c.problems.push(
+          c.at(
+            rKey,
+            `report ${r.id}`,
+            ['dashboardConfig', 'tiles', i, 'queryId'],
+            `dashboard tile names ${tile.queryId}, which is not a section of this report`,
+          ),
+        );
+      }
+    });
+  }
+  const brands = reportDatasets(r, c.target.brands);
+  for (const s of r.sections) {
+    const sKey = `section:${s.id}`;
+    const item = `report ${r.id} section ${s.id}`;
+    try {
+      assertKnownSlots(s.sql);
+    } catch (e) {
+      c.problems.push(c.at(sKey, item, ['sql'], e instanceof Error ? e.message : String(e)));
+      continue;
+    }
+    if (brands.length === 0) {
+      if (!missing) c.warnings.push(c.at(sKey, item, ['sql'], 'not checked by the SQL guard: no brand it applies to has a dataset'));
+      continue;
+    }
+    for (const b of brands) {
+      c.guardChecks++;
+      const verdict = await checkSql(fillTemplate(s.sql, { dataset: b.dataset, ...CHECK_WINDOW }), {
+        // Catalog SQL names the contract's project, as callers do; BigQuery gets target.project at run time.
+        project: CONTRACT_PROJECT,
+        dataset: b.dataset,
       });
-    }
-    const brands = reportDatasets(r, target.brands);
-    for (const s of r.sections) {
-      const sKey = `section:${s.id}`;
-      const item = `report ${r.id} section ${s.id}`;
-      try {
-        assertKnownSlots(s.sql);
-      } catch (e) {
-        problems.push(at(sKey, item, ['sql'], e instanceof Error ? e.message : String(e)));
-        continue;
-      }
-      if (brands.length === 0) {
-        if (!missing) warnings.push(at(sKey, item, ['sql'], 'not checked by the SQL guard: no brand it applies to has a dataset'));
-        continue;
-      }
-      for (const b of brands) {
-        guardChecks++;
-        const verdict = await checkSql(fillTemplate(s.sql, { dataset: b.dataset, ...CHECK_WINDOW }), {
-          // Catalog SQL names the contract's project, as callers do; BigQuery gets target.project at run time.
-          project: CONTRACT_PROJECT,
-          dataset: b.dataset,
-        });
-        if (!verdict.ok) {
-          const line = verdict.position ? ['sql', verdict.position.line - 1] : ['sql'];
-          problems.push(at(sKey, item, line, `on brand ${b.id} (dataset ${b.dataset}): ${guardMessage(verdict)}`));
-          break;
-        }
+      if (!verdict.ok) {
+        const line = verdict.position ? ['sql', verdict.position.line - 1] : ['sql'];
+        c.problems.push(c.at(sKey, item, line, `on brand ${b.id} (dataset ${b.dataset}): ${guardMessage(verdict)}`));
+        break;
       }
     }
   }
+}
 
-  for (const q of catalog.savedQueries) {
-    const key = `saved:${q.id}`;
-    const item = `saved query ${q.id}`;
-    const brand = target.brands.find((b) => b.id === q.brandId);
-    if (!brand) {
-      problems.push(at(key, item, ['brand'], `brand ${q.brandId} does not exist`));
-      continue;
-    }
-    const slots = templateSlots(q.sql);
-    if (slots.length > 0) {
-      problems.push(
-        at(
-          key,
-          item,
-          ['sql'],
-          `a saved query is concrete SQL and runs as written; it must not use slots (${slots.map((s) => `{${s}}`).join(', ')})`,
-        ),
-      );
-      continue;
-    }
-    if (brand.dataset === null) {
-      problems.push(at(key, item, ['brand'], `brand ${q.brandId} has no dataset yet, so its saved queries cannot run`));
-      continue;
-    }
-    guardChecks++;
-    const verdict = await checkSql(q.sql, { project: CONTRACT_PROJECT, dataset: brand.dataset });
-    if (!verdict.ok) {
-      problems.push(
-        at(
-          key,
-          item,
-          verdict.position ? ['sql', verdict.position.line - 1] : ['sql'],
-          `on brand ${brand.id} (dataset ${brand.dataset}): ${guardMessage(verdict)}`,
-        ),
-      );
-      continue;
-    }
-    if (q.tables !== null) {
-      const read = new Set(verdict.tables);
-      const listed = new Set(q.tables);
-      const extra = q.tables.filter((t) => !read.has(t));
-      const unlisted = verdict.tables.filter((t) => !listed.has(t));
-      if (extra.length > 0 || unlisted.length > 0) {
-        const parts = [
-          unlisted.length > 0 ? `reads ${unlisted.join(', ')} not listed` : '',
-          extra.length > 0 ? `lists ${extra.join(', ')} it does not read` : '',
-        ];
-        problems.push(at(key, item, ['tables'], `tables must be the tables the SQL reads: it ${parts.filter(Boolean).join(' and ')}`));
-      }
+/** A saved query: its brand, no slots, the guard on the brand's dataset, and `tables` equal to what it reads. */
+async function checkSavedQuery(c: Checking, q: Catalog['savedQueries'][number]): Promise<void> {
+  const key = `saved:${q.id}`;
+  const item = `saved query ${q.id}`;
+  const brand = c.target.brands.find((b) => b.id === q.brandId);
+  if (!brand) {
+    c.problems.push(c.at(key, item, ['brand'], `brand ${q.brandId} does not exist`));
+    return;
+  }
+  const slots = templateSlots(q.sql);
+  if (slots.length > 0) {
+    c.problems.push(
+      c.at(
+        key,
+        item,
+        ['sql'],
+        `a saved query is concrete SQL and runs as written; it must not use slots (${slots.map((s) => `{${s}}`).join(', ')})`,
+      ),
+    );
+    return;
+  }
+  if (brand.dataset === null) {
+    c.problems.push(c.at(key, item, ['brand'], `brand ${q.brandId} has no dataset yet, so its saved queries cannot run`));
+    return;
+  }
+  c.guardChecks++;
+  const verdict = await checkSql(q.sql, { project: CONTRACT_PROJECT, dataset: brand.dataset });
+  if (!verdict.ok) {
+    c.problems.push(
+      c.at(
+        key,
+        item,
+        verdict.position ? ['sql', verdict.position.line - 1] : ['sql'],
+        `on brand ${brand.id} (dataset ${brand.dataset}): ${guardMessage(verdict)}`,
+      ),
+    );
+    return;
+  }
+  if (q.tables !== null) {
+    const read = new Set(verdict.tables);
+    const listed = new Set(q.tables);
+    const extra = q.tables.filter((t) => !read.has(t));
+    const unlisted = verdict.tables.filter((t) => !listed.has(t));
+    if (extra.length > 0 || unlisted.length > 0) {
+      const parts = [
+        unlisted.length > 0 ? `reads ${unlisted.join(', ')} not listed` : '',
+        extra.length > 0 ? `lists ${extra.join(', ')} it does not read` : '',
+      ];
+      c.problems.push(c.at(key, item, ['tables'], `tables must be the tables the SQL reads: it ${parts.filter(Boolean).join(' and ')}`));
     }
   }
+}
 
-  // A stored-query id names one section or one saved query: the folder's must not collide with kept rows of the other kind.
+/** A stored-query id names one section or one saved query: the folder's must not collide with kept rows of the other kind. */
+function checkIdCollisions(c: Checking, catalog: Catalog): void {
   const folderSections = new Set(catalog.reports.flatMap((r) => r.sections.map((s) => s.id)));
   const folderSaved = new Set(catalog.savedQueries.map((q) => q.id));
   const folderReports = new Set(catalog.reports.map((r) => r.id));
-  if (!target.prune) {
-    for (const r of target.current.reports) {
+  if (!c.target.prune) {
+    for (const r of c.target.current.reports) {
       if (folderReports.has(r.id)) continue;
       for (const s of r.sections) {
         if (folderSaved.has(s.id))
-          problems.push(
-            at(
+          c.problems.push(
+            c.at(
               `saved:${s.id}`,
               `saved query ${s.id}`,
               ['id'],
-              `id already names section ${s.id} of report ${r.id}, which the folder does not define (remove it with --prune, or choose another id)`,
+              `id already names section ${s.id} of report ${r.id}, which the folder does not define (remove it with --prune, or ` +
+                `choose another id)`,
             ),
           );
       }
     }
-    for (const q of target.current.savedQueries) {
+    for (const q of c.target.current.savedQueries) {
       if (!folderSaved.has(q.id) && folderSections.has(q.id)) {
-        problems.push(
-          at(
+        c.problems.push(
+          c.at(
             `section:${q.id}`,
             `section ${q.id}`,
             ['id'],
-            `id already names saved query ${q.id} of ${q.brandId}, which the folder does not define (remove it with --prune, or choose another id)`,
+            `id already names saved query ${q.id} of ${q.brandId}, which the folder does not define (remove it with --prune, or ` +
+              `choose another id)`,
           ),
         );
       }
     }
   }
+}
 
+/** Memories: owners exist and stay, fields are valid, and no owner ends over the live-memory limit. */
+function checkMemories(c: Checking, catalog: Catalog): void {
   const live = new Map<string, number>();
   const folderMemories = new Set(catalog.memories.map((m) => m.id));
   const count = (o: Owner) => live.set(ownerText(o), (live.get(ownerText(o)) ?? 0) + 1);
-  for (const m of target.current.memories) if (!folderMemories.has(m.id) && !target.prune) count(m.owner);
+  for (const m of c.target.current.memories) if (!folderMemories.has(m.id) && !c.target.prune) count(m.owner);
   for (const m of catalog.memories) {
     const key = `memory:${m.id}`;
     const item = `memory ${m.id}`;
-    const missing = ownerMissing(m.owner, target);
-    if (missing) problems.push(at(key, item, ['owner'], missing));
+    const missing = ownerMissing(m.owner, c.target);
+    if (missing) c.problems.push(c.at(key, item, ['owner'], missing));
     for (const [field, schema, value] of [
       ['title', TitleSchema, m.title],
       ['content', ContentSchema, m.content],
@@ -214,24 +240,23 @@ export async function checkCatalog(loaded: LoadedCatalog, target: CheckTarget): 
     ] as const) {
       if (value === null) continue;
       const parsed = schema.safeParse(value);
-      if (!parsed.success) problems.push(at(key, item, [field], parsed.error.issues[0]?.message ?? `invalid ${field}`));
+      if (!parsed.success) c.problems.push(c.at(key, item, [field], parsed.error.issues[0]?.message ?? `invalid ${field}`));
     }
-    const stored = target.current.memories.find((c) => c.id === m.id);
+    const stored = c.target.current.memories.find((c) => c.id === m.id);
     if (stored && ownerText(stored.owner) !== ownerText(m.owner)) {
-      problems.push(
-        at(key, item, ['owner'], `a memory's owner cannot change (stored: ${ownerText(stored.owner)}); give the new one another id`),
+      c.problems.push(
+        c.at(key, item, ['owner'], `a memory's owner cannot change (stored: ${ownerText(stored.owner)}); give the new one another id`),
       );
     }
     count(m.owner);
   }
   for (const [owner, n] of live) {
     if (n > MEMORY_LIMITS.perOwner) {
-      problems.push({
+      c.problems.push({
         file: 'memories/',
         item: `owner ${owner}`,
         message: `${n} live memories, more than the ${MEMORY_LIMITS.perOwner} an owner may have`,
       });
     }
   }
-  return { problems, warnings, guardChecks };
 }

@@ -33,7 +33,8 @@ export const READ_CATALOG_SQL = [
   'SELECT id FROM organizations ORDER BY id',
   'SELECT id, org_id, dataset FROM brands ORDER BY id',
   'SELECT id, type, org_id, brand_id, name, description, instructions, dashboard_config FROM reports ORDER BY id',
-  'SELECT id, report_id, ordinal, name, description, sql_template, narrative_hints, chart_spec FROM report_queries ORDER BY report_id, ordinal',
+  'SELECT id, report_id, ordinal, name, description, sql_template, narrative_hints, chart_spec FROM report_queries ORDER BY ' +
+    'report_id, ordinal',
   'SELECT id, brand_id, name, description, sql, tables FROM saved_queries ORDER BY id',
   'SELECT id, scope, org_id, brand_id, table_name, title, content, deleted_at FROM memories ORDER BY id',
 ] as const;
@@ -268,7 +269,9 @@ export function planSummary(p: CatalogPlan): string {
 
 // ---------------------------------------------------------------------------------------------------------
 
-/** Lines of a text diff (`-`/`+`/` `), for multi-line fields; a longest-common-subsequence diff, trimmed to changes and 1 line of context. */
+/**
+ * Lines of a text diff (`-`/`+`/` `), for multi-line fields; a longest-common-subsequence diff, trimmed to changes and 1 line of context.
+ */
 function lineDiff(before: string, after: string): string[] {
   const a = before.split('\n');
   const b = after.split('\n');
@@ -384,12 +387,16 @@ export function applyStatements(folder: Catalog, plan: CatalogPlan, meta: ApplyM
     const values: (string | null)[] = [r.id, ...ownerColumns(r.owner), r.name, r.description, r.instructions, jsonText(r.dashboardConfig)];
     if (e.action === 'add') {
       out.push({
-        sql: `INSERT INTO reports (id, type, org_id, brand_id, name, description, instructions, dashboard_config, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)${conflict}`,
+        sql:
+          `INSERT INTO reports (id, type, org_id, brand_id, name, description, instructions, dashboard_config, created_at) VALUES ` +
+          `(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)${conflict}`,
         params: [...values, meta.now],
       });
     } else {
       out.push({
-        sql: 'UPDATE reports SET type = ?2, org_id = ?3, brand_id = ?4, name = ?5, description = ?6, instructions = ?7, dashboard_config = ?8 WHERE id = ?1',
+        sql:
+          'UPDATE reports SET type = ?2, org_id = ?3, brand_id = ?4, name = ?5, description = ?6, instructions = ?7, ' +
+          'dashboard_config = ?8 WHERE id = ?1',
         params: values,
       });
     }
@@ -423,12 +430,16 @@ export function applyStatements(folder: Catalog, plan: CatalogPlan, meta: ApplyM
       ];
       if (added.has(s.id)) {
         out.push({
-          sql: `INSERT INTO report_queries (id, report_id, ordinal, name, description, sql_template, parameters, narrative_hints, chart_spec) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)${conflict}`,
+          sql:
+            `INSERT INTO report_queries (id, report_id, ordinal, name, description, sql_template, parameters, narrative_hints, ` +
+            `chart_spec) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)${conflict}`,
           params: values,
         });
       } else if (changed.has(s.id) || (!meta.ifMissing && renumber.has(r.id))) {
         out.push({
-          sql: 'UPDATE report_queries SET report_id = ?2, ordinal = ?3, name = ?4, description = ?5, sql_template = ?6, parameters = ?7, narrative_hints = ?8, chart_spec = ?9 WHERE id = ?1',
+          sql:
+            'UPDATE report_queries SET report_id = ?2, ordinal = ?3, name = ?4, description = ?5, sql_template = ?6, parameters = ' +
+            '?7, narrative_hints = ?8, chart_spec = ?9 WHERE id = ?1',
           params: values,
         });
       }
@@ -440,7 +451,9 @@ export function applyStatements(folder: Catalog, plan: CatalogPlan, meta: ApplyM
     const values: (string | null)[] = [q.id, q.brandId, q.name, q.description, q.sql, jsonText(q.tables)];
     if (e.action === 'add') {
       out.push({
-        sql: `INSERT INTO saved_queries (id, brand_id, name, description, sql, tables, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)${conflict}`,
+        sql:
+          `INSERT INTO saved_queries (id, brand_id, name, description, sql, tables, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ` +
+          `?7)${conflict}`,
         params: [...values, meta.now],
       });
     } else {

@@ -7,7 +7,8 @@ import { type CatalogPlan, planSummary } from './plan';
  * per demo catalog content the seed first added. The live version is the newest row.
  */
 export const LIVE_VERSION_SQL =
-  'SELECT id, content_hash, plan_hash, applied_by, applied_at, source, summary FROM catalog_versions ORDER BY applied_at DESC, rowid DESC LIMIT 1';
+  'SELECT id, content_hash, plan_hash, applied_by, applied_at, source, summary FROM catalog_versions ORDER BY applied_at DESC, rowid ' +
+  'DESC LIMIT 1';
 
 export interface CatalogVersion {
   id: string;
@@ -52,7 +53,9 @@ export function recordVersionStatement(
   const columns = 'id, content_hash, plan_hash, applied_by, applied_at, source, summary, plan_json';
   return meta.once
     ? {
-        sql: `INSERT INTO catalog_versions (${columns}) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8 WHERE NOT EXISTS (SELECT 1 FROM catalog_versions WHERE content_hash = ?2)`,
+        sql:
+          `INSERT INTO catalog_versions (${columns}) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8 WHERE NOT EXISTS (SELECT 1 FROM ` +
+          `catalog_versions WHERE content_hash = ?2)`,
         params: values,
       }
     : { sql: `INSERT INTO catalog_versions (${columns}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)`, params: values };

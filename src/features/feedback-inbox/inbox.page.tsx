@@ -20,7 +20,7 @@ import {
 } from './inbox';
 import { visibilityOf } from '../query-history/visibility';
 import { newId } from '../../lib/ids';
-import { requireAdmin, requireAdminPost, type Admin } from '../../web/guards';
+import { requireAdminPost, type Admin, adminGet } from '../../web/guards';
 import { AdminPage, Time } from '../../web/layout';
 import { renderPage } from '../../web/render';
 import { count, formatBytes } from '../keys/units';
@@ -357,19 +357,15 @@ function notFound(c: Context<AppEnv>, admin: Admin) {
 
 /** The data-issue inbox: `/admin/inbox` (list and filters), `/admin/inbox/{id}` (detail), its status form. */
 export function inboxRoutes(admin: Hono<AppEnv>): void {
-  admin.get('/inbox', async (c) => {
-    const g = await requireAdmin(c, Date.now());
-    if (!g.ok) return g.res;
-    return renderList(c, g.value);
+  adminGet(admin, '/inbox', async (c, signedIn) => {
+    return renderList(c, signedIn);
   });
 
-  admin.get('/inbox/:id', async (c) => {
-    const g = await requireAdmin(c, Date.now());
-    if (!g.ok) return g.res;
-    const detail = await loadFeedbackDetail(c.env, visibilityOf(g.value.user.reach), c.req.param('id'));
-    if (!detail) return notFound(c, g.value);
+  adminGet(admin, '/inbox/:id', async (c, signedIn) => {
+    const detail = await loadFeedbackDetail(c.env, visibilityOf(signedIn.user.reach), c.req.param('id'));
+    if (!detail) return notFound(c, signedIn);
     const notice = NOTICES[c.req.query('notice') ?? ''];
-    return renderDetail(c, g.value, detail, 200, notice ? { notice } : {});
+    return renderDetail(c, signedIn, detail, 200, notice ? { notice } : {});
   });
 
   admin.post('/inbox/:id/status', async (c) => {

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { AppEnv } from '../../app-env';
 import { copyScript } from '../../web/copy-button';
 import { takeFlash } from '../../web/flash';
-import { requireAdmin } from '../../web/guards';
+import { adminGet } from '../../web/guards';
 import { Layout, MessagePage, UserBar } from '../../web/layout';
 import { renderPage } from '../../web/render';
 
@@ -53,10 +53,8 @@ export const KeyCreatedPage: FC<{ nonce: string; email: string; csrf: string; cr
 
 /** `GET /admin/keys/created`: the new key's secret, once; a reload (or any later visit) says it is gone. */
 export function keyCreatedRoutes(admin: Hono<AppEnv>): void {
-  admin.get('/keys/created', async (c) => {
-    const g = await requireAdmin(c, Date.now());
-    if (!g.ok) return g.res;
-    const { user, csrf } = g.value;
+  adminGet(admin, '/keys/created', async (c, signedIn) => {
+    const { user, csrf } = signedIn;
     const created = await takeFlash(c, user.session, 'key-created', KeyCreatedFlashSchema);
     if (created)
       return renderPage(c, 200, (nonce) => <KeyCreatedPage nonce={nonce} email={user.reach.email} csrf={csrf} created={created} />);

@@ -17,7 +17,7 @@ import { KEY_SETTING_NAMES, KEY_SETTINGS, type KeySettingName } from './settings
 import { ApiError } from '../../errors';
 import { putFlash } from '../../web/flash';
 import { firstFormError } from '../../web/form';
-import { requireAdmin, requireAdminPost, type Admin } from '../../web/guards';
+import { requireAdminPost, type Admin, adminGet } from '../../web/guards';
 import {
   CREATE_KEY_FIELD_LABELS,
   CreateKeyFormSchema,
@@ -351,11 +351,9 @@ async function renderKeysPage(
 
 /** The keys page: `/admin` (list and create form), create, change limits, revoke (with a confirmation page). */
 export function keysRoutes(admin: Hono<AppEnv>): void {
-  admin.get('/', async (c) => {
-    const g = await requireAdmin(c, Date.now());
-    if (!g.ok) return g.res;
+  adminGet(admin, '/', async (c, signedIn) => {
     const notice = NOTICES[c.req.query('notice') ?? ''];
-    return renderKeysPage(c, g.value, 200, notice ? { notice } : {});
+    return renderKeysPage(c, signedIn, 200, notice ? { notice } : {});
   });
 
   // POST/redirect/GET: the secret goes into a one-time flash and the browser to the page that shows it, so a
@@ -390,10 +388,8 @@ export function keysRoutes(admin: Hono<AppEnv>): void {
     return c.redirect(KEY_CREATED_PATH, 303);
   });
 
-  admin.get('/keys/:id/revoke', async (c) => {
-    const g = await requireAdmin(c, Date.now());
-    if (!g.ok) return g.res;
-    const { user, csrf } = g.value;
+  adminGet(admin, '/keys/:id/revoke', async (c, signedIn) => {
+    const { user, csrf } = signedIn;
     const key = (await listManagedKeys(c.env, user.reach)).find((k) => k.id === c.req.param('id') && k.revokedAt === null);
     if (!key) return c.redirect('/admin?notice=key-not-found', 303);
     return renderPage(c, 200, (nonce) => (

@@ -34,7 +34,8 @@ export const ContentSchema = z
   })
   .refine((s) => utf8Bytes(s) <= MEMORY_LIMITS.contentBytes, {
     error: (issue) =>
-      `content must be at most ${MEMORY_LIMITS.contentBytes} bytes of UTF-8, got ${typeof issue.input === 'string' ? utf8Bytes(issue.input) : '?'}; shorten it or split it into several memories`,
+      `content must be at most ${MEMORY_LIMITS.contentBytes} bytes of UTF-8, got ` +
+      `${typeof issue.input === 'string' ? utf8Bytes(issue.input) : '?'}; shorten it or split it into several memories`,
   });
 
 /** The changeable fields; at least one. */

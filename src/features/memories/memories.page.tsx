@@ -20,21 +20,23 @@ import {
   type MemoryTableGroup,
 } from './admin';
 import { MEMORY_LIMITS } from './rules';
-import { requireAdmin, requireAdminPost, type Admin } from '../../web/guards';
+import { requireAdminPost, type Admin, adminGet } from '../../web/guards';
 import { AdminPage, Time } from '../../web/layout';
 import { renderMarkdown } from '../../web/markdown';
 import { renderPage } from '../../web/render';
 
 /** What this page adds to the shared stylesheet: the markdown box and the content textarea. */
 const CSS = `
-textarea{width:100%;min-height:10rem;padding:.5rem .75rem;font:inherit;font-family:ui-monospace,SFMono-Regular,Menlo,monospace;color:inherit;background:var(--bg);border:1px solid var(--line);border-radius:6px}
+textarea{width:100%;min-height:10rem;padding:.5rem .75rem;font:inherit;font-family:ui-monospace,SFMono-Regular,Menlo,monospace;
+ color:inherit;background:var(--bg);border:1px solid var(--line);border-radius:6px}
 textarea:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
 textarea[aria-invalid="true"]{border-color:var(--danger);border-width:2px}
 div.memory{background:var(--bg);border:1px solid var(--line);border-radius:6px;padding:.25rem .75rem;margin:.5rem 0;word-break:break-word}
 div.memory pre{white-space:pre-wrap;margin:.5rem 0}
 div.memory h4,div.memory h5,div.memory h6{margin:.5rem 0 .25rem}
 div.memory blockquote{margin:.5rem 0;padding-left:.75rem;border-left:3px solid var(--line);color:var(--muted)}
-pre.memory{white-space:pre-wrap;word-break:break-word;background:var(--bg);border:1px solid var(--line);border-radius:6px;padding:.75rem;margin:.5rem 0;font-size:.95rem}
+pre.memory{white-space:pre-wrap;word-break:break-word;background:var(--bg);border:1px solid var(--line);border-radius:6px;padding:.75rem;
+ margin:.5rem 0;font-size:.95rem}
 article.memory{border-top:1px solid var(--line);padding:.75rem 0}
 article.memory:first-of-type{border-top:0}
 article.memory h3{font-size:1.05rem;margin:0 0 .25rem}
@@ -328,10 +330,8 @@ type Write = (reach: AdminReach, memoryId: string) => Promise<void>;
  * confirmation page: it is undone with Restore, and both are recorded.
  */
 export function memoriesRoutes(admin: Hono<AppEnv>): void {
-  admin.get('/memories', async (c) => {
-    const g = await requireAdmin(c, Date.now());
-    if (!g.ok) return g.res;
-    return renderMemories(c, g.value, 200, { deleted: c.req.query('deleted') === '1', notice: NOTICES[c.req.query('notice') ?? ''] });
+  adminGet(admin, '/memories', async (c, signedIn) => {
+    return renderMemories(c, signedIn, 200, { deleted: c.req.query('deleted') === '1', notice: NOTICES[c.req.query('notice') ?? ''] });
   });
 
   admin.post('/memories', async (c) => {

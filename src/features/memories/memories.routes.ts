@@ -125,7 +125,8 @@ export const remove = createRoute({
   operationId: 'deleteMemory',
   tags: TAGS,
   summary: 'Delete a memory',
-  description: `${WRITE_RULES} A deleted memory is invisible at once; an administrator can restore it from the admin pages.${IF_MATCH_RULE}`,
+  description:
+    `${WRITE_RULES} A deleted memory is invisible at once; an administrator can restore it from the admin ` + `pages.${IF_MATCH_RULE}`,
   security: [{ bearerAuth: [] }],
   request: { params: MemoryIdParamsSchema, headers: IfMatchHeadersSchema },
   responses: {

@@ -61,7 +61,9 @@ const REVISION_COLUMNS =
 /** The version of the memory row `m`: how many revisions it has. */
 export const VERSION_OF_M = `(SELECT count(*) FROM memory_revisions v WHERE v.memory_id = m.id)`;
 /** Live memories of the same owner as the row `m` (scope + org + brand), for the per-owner limit. */
-const LIVE_OF_OWNER = `(SELECT count(*) FROM memories o WHERE o.deleted_at IS NULL AND o.scope = m.scope AND o.org_id IS m.org_id AND o.brand_id IS m.brand_id)`;
+const LIVE_OF_OWNER =
+  `(SELECT count(*) FROM memories o WHERE o.deleted_at IS NULL AND o.scope = m.scope AND o.org_id IS m.org_id AND` +
+  ` o.brand_id IS m.brand_id)`;
 
 /** Actor kind, id, name, transport, request id, now. */
 function metaParams(w: WriteMeta): Literal[] {
@@ -78,7 +80,8 @@ export function createMemoryStatements(m: NewMemory, w: WriteMeta): Statement[] 
       sql: `INSERT INTO memories (id, scope, org_id, brand_id, table_name, title, content, author_kind, author_id, author_name,
                                   updated_by_kind, updated_by_id, updated_by_name, created_at, updated_at)
             SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?8, ?9, ?10, ?13, ?13
-             WHERE (SELECT count(*) FROM memories o WHERE o.deleted_at IS NULL AND o.scope = ?2 AND o.org_id IS ?3 AND o.brand_id IS ?4) < ?14
+             WHERE (SELECT count(*) FROM memories o
+                     WHERE o.deleted_at IS NULL AND o.scope = ?2 AND o.org_id IS ?3 AND o.brand_id IS ?4) < ?14
             ON CONFLICT(id) DO NOTHING RETURNING id`,
       params: [m.id, m.scope, m.orgId, m.brandId, m.table, m.title, m.content, ...metaParams(w), MEMORY_LIMITS.perOwner],
     },
@@ -205,7 +208,8 @@ export function inlineStatement(s: Statement, literal: (v: Literal) => string): 
 }
 
 export const MEMORY_COLUMNS = `m.id, m.scope, m.org_id, m.brand_id, m.table_name, m.title, m.content, m.author_kind, m.author_id,
-  m.author_name, m.updated_by_kind, m.updated_by_id, m.updated_by_name, m.created_at, m.updated_at, m.deleted_at, ${VERSION_OF_M} AS version`;
+  m.author_name, m.updated_by_kind, m.updated_by_id, m.updated_by_name, m.created_at, m.updated_at, m.deleted_at,
+  ${VERSION_OF_M} AS version`;
 
 /**
  * The memory as the write with revision ?1 left it, read in the same batch (one transaction) as the write, so the
@@ -213,7 +217,9 @@ export const MEMORY_COLUMNS = `m.id, m.scope, m.org_id, m.brand_id, m.table_name
  */
 export function writtenMemoryStatement(memoryId: string, w: WriteMeta): Statement {
   return {
-    sql: `SELECT ${MEMORY_COLUMNS} FROM memories m WHERE m.id = ?2 AND EXISTS (SELECT 1 FROM memory_revisions WHERE id = ?1 AND memory_id = ?2)`,
+    sql:
+      `SELECT ${MEMORY_COLUMNS} FROM memories m WHERE m.id = ?2 AND EXISTS (SELECT 1 FROM memory_revisions WHERE id = ?1 AND ` +
+      `memory_id = ?2)`,
     params: [w.revisionId, memoryId],
   };
 }

@@ -79,7 +79,8 @@ async function apply(env: Env, statements: Statement[], read: Statement): Promis
 export function preconditionFailed(memoryId: string, expected: readonly number[], current: number): ApiError {
   return new ApiError(
     'PRECONDITION_FAILED',
-    `memory ${memoryId} is at version ${current}, not ${expected.join(' or ') || 'the one expected'}; someone changed it since you read it: read it again and reapply your change`,
+    `memory ${memoryId} is at version ${current}, not ${expected.join(' or ') || 'the one expected'}; someone changed it since you ` +
+      `read it: read it again and reapply your change`,
     { details: { memoryId, currentVersion: current, expectedVersions: expected } },
   );
 }

@@ -19,7 +19,7 @@ import {
   type TotalsRow,
 } from './history';
 import { visibilityOf } from './visibility';
-import { requireAdmin, type Admin } from '../../web/guards';
+import { type Admin, adminGet } from '../../web/guards';
 import { AdminPage, MessagePage, Time } from '../../web/layout';
 import { renderPage } from '../../web/render';
 import { count, formatBytes } from '../keys/units';
@@ -202,15 +202,11 @@ async function renderHistory(c: Context<AppEnv>, admin: Admin) {
 
 /** The query history: `/admin/history` (runs, filters, totals) and `/admin/history.csv` (the matching runs). */
 export function historyRoutes(admin: Hono<AppEnv>): void {
-  admin.get('/history', async (c) => {
-    const g = await requireAdmin(c, Date.now());
-    if (!g.ok) return g.res;
-    return renderHistory(c, g.value);
+  adminGet(admin, '/history', async (c, signedIn) => {
+    return renderHistory(c, signedIn);
   });
 
-  admin.get('/history.csv', async (c) => {
-    const g = await requireAdmin(c, Date.now());
-    if (!g.ok) return g.res;
+  adminGet(admin, '/history.csv', async (c, signedIn) => {
     const parsed = parseHistoryFilter(c.req.query());
     if (!parsed.success) {
       return renderPage(c, 400, (nonce) => (
@@ -219,7 +215,7 @@ export function historyRoutes(admin: Hono<AppEnv>): void {
         </MessagePage>
       ));
     }
-    const v = visibilityOf(g.value.user.reach);
+    const v = visibilityOf(signedIn.user.reach);
     let out = csvHeader();
     let rows = 0;
     let filter: HistoryFilter = { ...parsed.data };

@@ -212,7 +212,10 @@ export interface TotalsRow {
 function windowColumns(params: Params, now: number): string {
   return TOTAL_WINDOWS.map((d) => {
     const since = params.p(now - d * DAY);
-    return `SUM(q.created_at > ${since}) AS runs_${d}, SUM(CASE WHEN q.created_at > ${since} THEN COALESCE(q.bytes_billed, 0) ELSE 0 END) AS bytes_${d}`;
+    return (
+      `SUM(q.created_at > ${since}) AS runs_${d}, SUM(CASE WHEN q.created_at > ${since} THEN COALESCE(q.bytes_billed, 0) ELSE 0 ` +
+      `END) AS bytes_${d}`
+    );
   }).join(',\n  ');
 }
 

@@ -17,8 +17,8 @@ import type { Logger } from '../../lib/log';
  */
 
 /** The one statement that writes a query_log row; a redelivered row (same id) changes nothing. */
-export const QUERY_LOG_INSERT = `INSERT INTO query_log (id, request_id, principal_kind, principal_id, org_id, user_id, brand_id, query_id, period,
-    sql, dry_run, transport, outcome, bytes_processed, bytes_billed, row_count, duration_ms, created_at)
+export const QUERY_LOG_INSERT = `INSERT INTO query_log (id, request_id, principal_kind, principal_id, org_id, user_id, brand_id, query_id,
+    period, sql, dry_run, transport, outcome, bytes_processed, bytes_billed, row_count, duration_ms, created_at)
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
   ON CONFLICT (id) DO NOTHING`;
 

@@ -43,7 +43,8 @@ const RunQueryInput = z.strictObject({
   brandId: BrandIdField.optional().describe('A stored query owned by one brand infers it.'),
   dryRun: z.boolean().optional().describe('Validate and estimate bytes scanned without running or billing.'),
   cursor: ResultCursorField.optional().describe(
-    'nextCursor of an earlier result, sent alone (or with maxRows): the next page of that result (no new run, nothing billed; 6 h, this key only).',
+    'nextCursor of an earlier result, sent alone (or with maxRows): the next page of that result (no new run, nothing billed; 6 h, ' +
+      'this key only).',
   ),
   maxRows: z
     .number()
@@ -85,7 +86,10 @@ function toRequest(input: RunQueryToolInput) {
 function resultNote(outcome: RunQueryOutcome, caps: ResultCaps): string | undefined {
   const out = outcome.result;
   if (out.stats?.dryRun) {
-    return `Dry run: the query is valid and would process ${out.stats.totalBytesProcessed} bytes (per-query ceiling ${outcome.budget.maxBytesBilled} bytes). Nothing ran or was billed.`;
+    return (
+      `Dry run: the query is valid and would process ${out.stats.totalBytesProcessed} bytes (per-query ceiling ` +
+      `${outcome.budget.maxBytesBilled} bytes). Nothing ran or was billed.`
+    );
   }
   if (!out.truncated) return undefined;
   const shown = `Rows ${outcome.firstRow + 1}-${outcome.firstRow + out.rowCount} of ${out.totalRows}`;

@@ -6,7 +6,8 @@ import { RateLimitHeaders, UsageLimitExceededHeaders } from '../../usage/rate-li
 
 const ServerTiming = z.string().openapi({
   description:
-    'Where the time went inside the Worker, in ms (resolve, guard, dryrun, usage, warehouse, total; W3C Server-Timing). Workers clocks advance only at I/O, so phases without I/O read 0.',
+    'Where the time went inside the Worker, in ms (resolve, guard, dryrun, usage, warehouse, total; W3C Server-Timing). Workers ' +
+    'clocks advance only at I/O, so phases without I/O read 0.',
   example: 'resolve;dur=0.0, guard;dur=1.0, usage;dur=1.0, warehouse;dur=41.0, total;dur=43.0',
 });
 
@@ -85,7 +86,8 @@ export const run = queryRoute({
     'BRAND_NOT_PROVISIONED',
   ],
   limited:
-    'Daily usage limit reached, or (dry runs and refused queries) the checks rate (`USAGE_LIMIT_EXCEEDED`, `details.limit` = `runs`, `bytes` or `checks`): `Retry-After` says when the next one is let in.',
+    'Daily usage limit reached, or (dry runs and refused queries) the checks rate (`USAGE_LIMIT_EXCEEDED`, `details.limit` = `runs`, ' +
+    '`bytes` or `checks`): `Retry-After` says when the next one is let in.',
 });
 
 export type RunRoute = typeof run;

@@ -18,7 +18,7 @@ const StartDateField = z.string().meta({ format: 'date', description: 'ISO date 
 const EndDateField = z.string().meta({ format: 'date', description: 'ISO date YYYY-MM-DD; send with startDate.', example: '2026-10-31' });
 
 /**
- * The two exclusive shapes of a period, as JSON Schema for the document only (issue 16: generated clients must
+ * The two exclusive shapes of a period, as JSON Schema for the document only (generated clients must
  * refuse a cadence with dates, or one date alone). The runtime check is PeriodSchema's periodProblem, which names
  * the mistake in words; these closed shapes say the same rule to client generators.
  */
@@ -46,17 +46,24 @@ export const PeriodSchema = z
   // The document states the exclusive shapes as `oneOf` beside the properties: a value must fit the closed object
   // AND exactly one closed shape, so `{ cadence, startDate }` and `{ startDate }` are refused by the schema too.
   .openapi('Period', {
-    description: `Time window for a parameterized query. Exactly one of: a cadence, or startDate + endDate (inclusive, at most ${MAX_PERIOD_DAYS} days). Omitted: the last full month. Dates are in the brand's time zone (UTC when it has none).`,
+    description:
+      `Time window for a parameterized query. Exactly one of: a cadence, or startDate + endDate (inclusive, at most ` +
+      `${MAX_PERIOD_DAYS} days). Omitted: the last full month. Dates are in the brand's time zone (UTC when it has none).`,
     oneOf: PERIOD_SHAPES,
   });
 
 export const RawSqlQuerySchema = z
   .strictObject({
-    sql: z.string().min(1).max(MAX_SQL_LENGTH).openapi({
-      description:
-        'One read-only statement (SELECT or WITH). Reference tables as `service-v1.<dataset>.<table>` in backticks, using the dataset from the brands list.',
-      example: 'SELECT channel, SUM(revenue) AS revenue FROM `service-v1.acme.fact__orders` GROUP BY channel',
-    }),
+    sql: z
+      .string()
+      .min(1)
+      .max(MAX_SQL_LENGTH)
+      .openapi({
+        description:
+          'One read-only statement (SELECT or WITH). Reference tables as `service-v1.<dataset>.<table>` in backticks, using the dataset' +
+          ' from the brands list.',
+        example: 'SELECT channel, SUM(revenue) AS revenue FROM `service-v1.acme.fact__orders` GROUP BY channel',
+      }),
     brandId: BrandIdField,
     dryRun: DryRunField,
   })
@@ -111,7 +118,7 @@ export const RunQueryStatsSchema = z
   .openapi('RunQueryStats');
 
 // ---------------------------------------------------------------------------------------------------------------
-// Result paging (issue 13): fields added to the run result, and the page request. Kept apart from the request
+// Result paging: fields added to the run result, and the page request. Kept apart from the request
 // shapes above so the body's OneOf and this section merge independently.
 
 /** Longest cursor accepted (the signed token is about 300 characters). */
@@ -137,10 +144,14 @@ const ResultPagingFields = {
     .number()
     .int()
     .openapi({ description: 'Rows in the whole result (0 for a dry run); `rowCount` is the rows in this response.' }),
-  nextCursor: z.string().nullable().openapi({
-    description:
-      'Opaque, signed token for the next page of this result (read from the stored result: no new run, nothing billed); null on the last page. Bound to this key and brand; expires 6 hours after the run.',
-  }),
+  nextCursor: z
+    .string()
+    .nullable()
+    .openapi({
+      description:
+        'Opaque, signed token for the next page of this result (read from the stored result: no new run, nothing billed); null on the ' +
+        'last page. Bound to this key and brand; expires 6 hours after the run.',
+    }),
   window: ResolvedWindowSchema.optional().openapi({ description: 'Stored queries with date slots: the window that ran.' }),
 };
 
@@ -165,7 +176,8 @@ export const RunQueryResponseSchema = z
     rowCount: z.number().int().openapi({ description: 'Number of rows in this response.' }),
     truncated: z.boolean().openapi({
       description:
-        'True when results were capped: pass `nextCursor` to POST /v1/data/query/page for the next page (or page with LIMIT / OFFSET in the SQL).',
+        'True when results were capped: pass `nextCursor` to POST /v1/data/query/page for the next page (or page with LIMIT / OFFSET ' +
+        'in the SQL).',
     }),
     schema: z.array(FieldSchema).optional().openapi({ description: 'Result field names and types.' }),
     stats: RunQueryStatsSchema.optional(),

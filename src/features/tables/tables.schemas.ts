@@ -24,7 +24,8 @@ export const CoverageSchema = z
   })
   .openapi('Coverage', {
     description:
-      'The days a table holds data for, from its `data_first_day` / `data_last_day` labels (set by the pipeline that loads it); null when the table has no such labels.',
+      'The days a table holds data for, from its `data_first_day` / `data_last_day` labels (set by the pipeline that loads it); null ' +
+      'when the table has no such labels.',
   });
 
 export const ColumnSchema: z.ZodType<{ name: string; type: string; mode?: string; description: string | null; fields?: unknown[] }> = z

@@ -3,14 +3,16 @@
 // deployments) in a JSON file named by STAND_IN_WRANGLER_STATE, appends every command line to the file's `calls`,
 // and prints what wrangler 4.86 prints for each command setup runs (read from wrangler's source: whoami --json,
 // d1 list --json, d1 create, kv namespace list/create, d1 migrations apply, d1 execute --json, secret list/put,
-// deploy). D1 SQL is real: each database is a local D1 (Miniflare) under the state file's directory.
+// deploy). D1 SQL is real: each database is a local D1 (Miniflare) under the state file's directory, opened by the
+// test file's D1 server when STAND_IN_WRANGLER_D1 names one (./d1-server.mjs: opened once, not per command), else
+// in this process.
 // STAND_IN_WRANGLER_FAIL=<command words> makes that command fail once, as a network error would.
 import { randomUUID, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { openD1 } from '../../../scripts/lib/d1.mjs';
 import { applyMigrations } from '../../../scripts/lib/migrations.mjs';
 import { deployTargets, parseSections } from '../../../scripts/lib/wrangler-toml.mjs';
+import { d1OverLoopback } from './d1-server.mjs';
 
 /**
  * @typedef {{ email: string, authType: string, tokenPermissions?: string[], accounts: { id: string, name: string }[] }} Login
@@ -85,8 +87,10 @@ function remoteDb() {
 
 async function withDb(/** @type {(db: import('../../../scripts/lib/d1.mjs').D1Executor) => Promise<void>} */ fn) {
   const db = remoteDb();
-  const dir = join(dirname(/** @type {string} */ (stateFile)), 'd1', db.uuid);
-  const d1 = await openD1({ persistTo: dir, cwd: dirname(config().file) });
+  const target = { persistTo: join(dirname(/** @type {string} */ (stateFile)), 'd1', db.uuid), cwd: dirname(config().file) };
+  const server = process.env.STAND_IN_WRANGLER_D1;
+  // d1.mjs bundles Worker code when it loads: imported only when this process opens the database itself.
+  const d1 = server ? d1OverLoopback(server, target) : await (await import('../../../scripts/lib/d1.mjs')).openD1(target);
   try {
     await fn(d1);
   } finally {

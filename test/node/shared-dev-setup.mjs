@@ -1,0 +1,90 @@
+// The node project's globalSetup: one `npm run dev` instance for every node test file that only needs a running
+// service (MCP end to end, the conformance suite, the views in chromium), instead of one per file. Nothing starts
+// here: a loopback broker is provided to the files as `sharedDevUrl`, and the first file that asks for the instance
+// (sharedDevInstance in ./mcp-dev-instance.mjs) starts it; the others get the same one. Each file gets its own API
+// keys (made here with the admin CLI on the instance's local D1 before any file uses it), so no file sees another's
+// usage or limits. The instance is stopped when the run ends. A file run alone starts it the same way.
+import { createServer } from 'node:http';
+import { join } from 'node:path';
+import { startDevInstance } from './mcp-dev-instance.mjs';
+
+/** @typedef {{ baseUrl: string, keys: Record<'org' | 'brand' | 'other', string> }} SharedDev */
+
+/** The three demo keys' scopes (docs/demo-data.md), made afresh for each file. */
+const KEY_SCOPES = /** @type {const} */ ([
+  ['org', ['--org', 'org_demo']],
+  ['brand', ['--brand', 'brand_acme']],
+  ['other', ['--org', 'org_other']],
+]);
+/**
+ * Key sets made before the first file gets the instance: the admin CLI opens the D1 in a workerd of its own, and a
+ * write from it while the Worker writes (last use of a key) can fail the Worker's request with a locked database.
+ * More files than this get an error that says to raise it.
+ */
+const KEY_SETS = 6;
+
+/** @param {import('vitest/node').TestProject} project */
+export default async function setup(project) {
+  /** @type {Promise<{ dev: Awaited<ReturnType<typeof startDevInstance>>, keySets: SharedDev['keys'][] }> | undefined} */
+  let instance;
+  /** Which file got which key set. */
+  /** @type {string[]} */
+  const given = [];
+
+  async function start() {
+    const dev = await startDevInstance('wq-shared-dev-');
+    try {
+      const [{ openD1 }, { runAdminOn }] = await Promise.all([import('../../scripts/lib/d1.mjs'), import('./admin-in-process.mjs')]);
+      const persistTo = join(dev.stateDir, 'wrangler-state');
+      const db = await openD1({ persistTo });
+      try {
+        /** @type {SharedDev['keys'][]} */
+        const keySets = [];
+        for (let set = 1; set <= KEY_SETS; set++) {
+          /** @type {Record<string, string>} */
+          const keys = {};
+          for (const [who, scope] of KEY_SCOPES) {
+            const r = await runAdminOn(db, persistTo, ['key', 'create', ...scope, '--name', `test file ${set} ${who} key`, '--json']);
+            if (r.code !== 0) throw new Error(`admin key create failed (${r.code}): ${r.stderr}${r.stdout}`);
+            keys[who] = JSON.parse(r.stdout).secret;
+          }
+          keySets.push(/** @type {SharedDev['keys']} */ (keys));
+        }
+        return { dev, keySets };
+      } finally {
+        await db.close();
+      }
+    } catch (e) {
+      await dev.stop();
+      throw e;
+    }
+  }
+
+  /** @param {string} tag @returns {Promise<SharedDev>} */
+  async function forFile(tag) {
+    instance ??= start();
+    const { dev, keySets } = await instance;
+    const keys = keySets[given.length];
+    if (!keys)
+      throw new Error(`${tag}: the shared npm run dev instance has ${KEY_SETS} key sets, all given (${given.join(', ')}); raise KEY_SETS`);
+    given.push(tag);
+    return { baseUrl: dev.baseUrl, keys };
+  }
+
+  const broker = createServer((req, res) => {
+    const tag = new URL(req.url ?? '/', 'http://x').searchParams.get('tag') ?? '';
+    forFile(tag).then(
+      (body) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body)),
+      (e) => res.writeHead(500, { 'content-type': 'text/plain' }).end(e instanceof Error ? (e.stack ?? e.message) : String(e)),
+    );
+  });
+  await new Promise((resolve) => broker.listen(0, '127.0.0.1', () => resolve(undefined)));
+  const url = `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (broker.address()).port}`;
+  // Read with inject('sharedDevUrl') (ProvidedContext is declared in TypeScript, which this file is not).
+  /** @type {(key: string, value: string) => void} */ (project.provide.bind(project))('sharedDevUrl', url);
+
+  return async () => {
+    await new Promise((resolve) => broker.close(() => resolve(undefined)));
+    await (await instance?.catch(() => undefined))?.dev.stop();
+  };
+}
