@@ -319,7 +319,8 @@ async function fetchReport(ctx: OpContext, origin: string, id: string, reportId:
     url: reportUrl(origin, reportId, brandId),
     text: [
       g.description,
-      `A ${forBrands(g)} (brandIds ${g.brands.map((b) => b.brandId).join(', ')}); run a section with run_query { queryId, brandId, period }.`,
+      `A ${forBrands(g)} (brandIds ${g.brands.map((b) => b.brandId).join(', ')}); ` +
+        'run a section with run_query { queryId, brandId, period }.',
       detail.instructions ? `Instructions:\n${detail.instructions}` : null,
       ...queries.map((q, i) => `## Section ${i + 1}: ${q.name ?? q.id} (queryId ${q.id})\n${queryText(q)}`),
     ]
