@@ -247,7 +247,9 @@ async function main() {
   console.log('\nwritten: bench/results.json');
 }
 
-main().catch((err) => {
+// `--soak [--minutes N]`: the long mixed-traffic run against `npm run dev` instead (bench/soak.mjs).
+const entry = process.argv.includes('--soak') ? () => import('./soak.mjs').then((m) => m.soak(process.argv.slice(2))) : main;
+entry().catch((err) => {
   console.error(err);
   process.exit(1);
 });

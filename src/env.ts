@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { TtlCache } from './lib/ttl-cache';
 
 /** Secrets (`wrangler secret put`, or .dev.vars locally); unset ones fail closed where they are needed. */
 export interface Secrets {
@@ -61,6 +62,9 @@ const ConfigSchema = z.object({
   DEFAULT_PAGE_READS_PER_MINUTE: PositiveInt,
   AUTH_CACHE_TTL_MS: WholeNumber,
   CATALOG_CACHE_TTL_MS: WholeNumber,
+  AUTH_CACHE_MAX_ENTRIES: PositiveInt,
+  VERDICT_CACHE_MAX_ENTRIES: PositiveInt,
+  CACHE_MAX_BYTES: PositiveInt,
   ON_DEMAND_USD_PER_TIB: Decimal,
   FEEDBACK_WEBHOOK_RETRY_SECONDS: PositiveInt,
   FEEDBACK_WEBHOOK_MAX_ATTEMPTS: PositiveInt,
@@ -77,7 +81,7 @@ const CONFIG_KEYS = Object.keys(ConfigSchema.shape) as (keyof Config)[];
  * Worker front passes each request a copy of it (src/oauth/worker.ts), which the values still recognise.
  */
 const byEnv = new WeakMap<Env, Config>();
-const byValues = new Map<string, Config>();
+const byValues = new TtlCache<Config>(16);
 
 /**
  * The configuration of `env`, parsed once per isolate and then shared. A malformed variable throws on every
@@ -87,7 +91,7 @@ export function configOf(env: Env): Config {
   const hit = byEnv.get(env);
   if (hit) return hit;
   const values = JSON.stringify(CONFIG_KEYS.map((k) => env[k] ?? null));
-  let config = byValues.get(values);
+  let config = byValues.get(values, 0);
   if (!config) {
     const result = ConfigSchema.safeParse(env);
     if (!result.success) {
@@ -95,7 +99,7 @@ export function configOf(env: Env): Config {
       throw new Error(`configuration variable ${issue?.path.join('.')} ${issue?.message}`);
     }
     config = result.data;
-    byValues.set(values, config);
+    byValues.set(values, config, 0);
   }
   byEnv.set(env, config);
   return config;

@@ -51,4 +51,23 @@ describe('per-isolate API key cache (AUTH_CACHE_TTL_MS)', () => {
     invalidateAuthCache();
     expect((await authenticateApiKey(cached, TEST_KEYS.org, 9_002)).limits.dailyQueries).toBe(7);
   });
+
+  it('resolved API keys: AUTH_CACHE_MAX_ENTRIES, least recently used out first', async () => {
+    invalidateAuthCache();
+    const small = { ...env, AUTH_CACHE_TTL_MS: '60000', AUTH_CACHE_MAX_ENTRIES: '2' };
+    try {
+      expect(await authCode(small, TEST_KEYS.org, 1_000)).toBe('OK');
+      expect(await authCode(small, TEST_KEYS.brand, 1_000)).toBe('OK');
+      await env.DB.prepare("UPDATE api_keys SET revoked_at = 1 WHERE id IN ('key_demo_org', 'key_demo_brand')").run();
+      // Both are still held; reading the org key makes the brand key the least recently used.
+      expect(await authCode(small, TEST_KEYS.org, 1_001)).toBe('OK');
+      expect(await authCode(small, TEST_KEYS.other, 1_002)).toBe('OK');
+      // The third key pushed the brand key out: D1 is read again and says revoked. The org key is still held.
+      expect(await authCode(small, TEST_KEYS.brand, 1_003)).toBe('UNAUTHORIZED');
+      expect(await authCode(small, TEST_KEYS.org, 1_003)).toBe('OK');
+    } finally {
+      await env.DB.prepare("UPDATE api_keys SET revoked_at = NULL WHERE id IN ('key_demo_org', 'key_demo_brand')").run();
+      invalidateAuthCache();
+    }
+  });
 });

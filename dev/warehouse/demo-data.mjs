@@ -106,6 +106,38 @@ export const TABLES = {
   },
 };
 
+/**
+ * Date-sharded tables, the layout of BigQuery's Google Analytics export (`events_YYYYMMDD`), read through a wildcard
+ * table (`events_*` with `_TABLE_SUFFIX`). One dataset has them: one shard per day for the `days` days ending
+ * yesterday, each holding that day's rows of `source` (so the shards' union equals `source` over those days).
+ * More than 50 shards, so a wildcard over them crosses the dry-run gate's 50-table rule.
+ */
+export const SHARDED = {
+  dataset: 'umbrella',
+  prefix: 'events_',
+  days: 60,
+  source: 'raw__web_events',
+  layer: 'raw',
+  description: "One day of raw storefront events (that day's rows of raw__web_events); query all days as events_*.",
+};
+
+/** The shard names of SHARDED for `today`, oldest first: events_YYYYMMDD for each of the `days` days before it. */
+export function shardNames(today) {
+  const end = Date.parse(`${today}T00:00:00Z`);
+  return Array.from({ length: SHARDED.days }, (_, k) => {
+    const day = new Date(end - (SHARDED.days - k) * 86_400_000).toISOString().slice(0, 10);
+    return `${SHARDED.prefix}${day.replaceAll('-', '')}`;
+  });
+}
+
+/** The columns and docs of a table of a dataset: TABLES, or SHARDED's for one of its shards. */
+export function tableSpec(dataset, table, today) {
+  if (Object.hasOwn(TABLES, table)) return TABLES[table];
+  if (dataset.toLowerCase() !== SHARDED.dataset || !shardNames(today).includes(table)) return undefined;
+  const src = TABLES[SHARDED.source];
+  return { layer: SHARDED.layer, dataSource: SHARDED.source, description: SHARDED.description, columns: src.columns };
+}
+
 /** The demo routine in every dataset, so dry runs can report `referencedRoutines`. */
 export const DEMO_ROUTINE = {
   name: 'order_size_band',
@@ -353,6 +385,15 @@ export function datasetStatements(ds, today, project = PROJECT) {
         WHEN rn < 0.87 THEN '/cart' WHEN rn < 0.95 THEN '/checkout' ELSE '/checkout/thank-you' END AS page
     FROM e`);
 
+  const shards = ds.name === SHARDED.dataset ? shardNames(today) : [];
+  for (const shard of shards) {
+    const day = `${shard.slice(SHARDED.prefix.length, -4)}-${shard.slice(-4, -2)}-${shard.slice(-2)}`;
+    stmts.push(`CREATE TABLE ${S}.${sqlIdent(shard)} AS
+      SELECT * FROM ${S}.${sqlIdent(SHARDED.source)} WHERE CAST(event_ts AS DATE) = DATE ${sqlString(day)} ORDER BY event_ts`);
+  }
+  // Every table, shards included (INFORMATION_SCHEMA lists each shard, as BigQuery's does).
+  const allTables = [...Object.entries(TABLES), ...shards.map((name) => [name, tableSpec(ds.name, name, today)])];
+
   const metaRows = Object.entries(TABLES).map(
     ([name, t]) => `(${sqlString(name)}, ${sqlString(t.layer)}, ${sqlString(t.dataSource)}, ${sqlString(t.description)})`,
   );
@@ -362,7 +403,7 @@ export function datasetStatements(ds, today, project = PROJECT) {
   // BigQuery's per-dataset INFORMATION_SCHEMA views as plain tables; the dialect rewrite maps
   // `ds.INFORMATION_SCHEMA.COLUMNS` onto them.
   const colRows = [];
-  for (const [table, t] of Object.entries(TABLES)) {
+  for (const [table, t] of allTables) {
     t.columns.forEach(([col, type], idx) => {
       colRows.push(`(${sqlString(table)}, ${sqlString(col)}, ${idx + 1}, ${sqlString(type)})`);
     });
@@ -376,7 +417,7 @@ export function datasetStatements(ds, today, project = PROJECT) {
       'NULL' AS column_default, CAST(NULL AS VARCHAR) AS rounding_mode
     FROM (VALUES ${colRows.join(', ')}) AS v(table_name, column_name, ordinal_position, data_type)
     ORDER BY table_name, ordinal_position`);
-  const tableRows = Object.entries(TABLES).map(([table, t]) => {
+  const tableRows = allTables.map(([table, t]) => {
     const ddl = `CREATE TABLE \`${project}.${ds.name}.${table}\`\n(\n${t.columns.map(([c, ty]) => `  ${c} ${ty}`).join(',\n')}\n);`;
     return `(${sqlString(table)}, ${sqlString(ddl)})`;
   });

@@ -34,6 +34,9 @@ import {
  * @property {string} today
  * @property {number} unnestCount
  * @property {(nodes: Node[], st: RewriteState) => Piece[]} rewrite
+ * @property {(dataset: string) => string[]} tablesOf  the tables of a dataset, for wildcard tables
+ * @property {{ alias: string | null | undefined } | null} wildcard  a wildcard table read at the current query level
+ *   (alias undefined until the words after it are read)
  */
 
 /**

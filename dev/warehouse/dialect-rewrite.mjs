@@ -18,6 +18,7 @@ import {
   text,
   trimWs,
 } from './dialect-tokenize.mjs';
+import { randomBytes } from 'node:crypto';
 import { DATE_PARTS, FUNCTIONS, aliasOf, flattenTypeTokens, functionCall, parseType, typeFromNodes } from './dialect-functions.mjs';
 
 /**
@@ -121,6 +122,13 @@ export function rwSeq(nodes, st) {
   let prev = null;
   // Names seen in this FROM clause, so `alias.array_column` in a table position reads as an implicit UNNEST.
   const aliases = new Set();
+  // Select-list stars of this query level, so a wildcard table's _TABLE_SUFFIX can be kept out of them.
+  /** @type {Star[]} */
+  const stars = [];
+  /** @type {string | null} */
+  let lastName = null;
+  const outerWildcard = st.wildcard;
+  st.wildcard = null;
   for (let i = 0; i < nodes.length; i++) {
     const nd = nodes[i];
     if (isTrivia(nd)) {
@@ -130,6 +138,8 @@ export function rwSeq(nodes, st) {
     if (nd.k === 'group') {
       if (nd.open === '[') out.push(...rwBracket(nd, prev, st));
       else {
+        const star = stars[stars.length - 1];
+        if (star?.except && isWord(prev ?? undefined, 'EXCEPT') && star.exceptAt === -1) star.exceptAt = out.length;
         out.push(...cat(nd.p, '(', rwSeq(nd.kids, st), ')'));
         if (from === EXPECT_TABLE) from = IN_FROM;
       }
@@ -137,6 +147,18 @@ export function rwSeq(nodes, st) {
       continue;
     }
     const t = nd.tok;
+    if (t.type === 'op' && t.text === '*' && from === NONE) {
+      if (
+        isWord(prev ?? undefined, 'SELECT') ||
+        isWord(prev ?? undefined, 'DISTINCT') ||
+        isWord(prev ?? undefined, 'ALL') ||
+        isOp(prev ?? undefined, ',')
+      ) {
+        stars.push({ node: nd, at: out.length, qualifier: null, except: false, exceptAt: -1 });
+      } else if (isOp(prev ?? undefined, '.') && lastName !== null) {
+        stars.push({ node: nd, at: out.length, qualifier: lastName, except: false, exceptAt: -1 });
+      }
+    }
     if (t.type === 'str') out.push(...text(duckString(t.value), t.p));
     else if (t.type === 'bytes') out.push(...text(`unhex('${Buffer.from(t.bytes ?? []).toString('hex')}')`, t.p));
     else if (t.type === 'num')
@@ -152,12 +174,46 @@ export function rwSeq(nodes, st) {
       // Identifier or keyword.
       const r = rwWord(nodes, i, st, { from, prev, aliases });
       out.push(...r.out);
+      const star = stars[stars.length - 1];
+      if (star && star.node === prev && t.type === 'id' && t.text.toUpperCase() === 'EXCEPT') star.except = true;
+      lastName = r.last === i && t.type === 'id' ? t.text.toLowerCase() : t.type === 'qid' ? (t.value ?? '').toLowerCase() : null;
+      if (st.wildcard !== null && st.wildcard.alias === undefined) st.wildcard = { alias: wildcardAlias(nodes, r.last) };
       from = r.from;
       i = r.last;
       prev = nodes[r.last];
     }
   }
+  if (st.wildcard) excludeTableSuffix(out, stars, st.wildcard.alias);
+  st.wildcard = outerWildcard;
   return out;
+}
+
+/**
+ * @typedef {{ node: Node, at: number, qualifier: string | null, except: boolean, exceptAt: number }} Star  a
+ *   select-list `*` or `x.*`: the index of its piece in the output, and of the `(` of an EXCEPT list following it
+ */
+
+/**
+ * `_TABLE_SUFFIX` is a pseudo column: BigQuery's `SELECT *` over a wildcard table does not return it. The expansion
+ * has it as a real column, so this query level's unqualified stars (and those qualified by the wildcard's alias)
+ * exclude it: `*` -> `* EXCLUDE ("_TABLE_SUFFIX")`, `* EXCEPT (a)` -> `* EXCLUDE ("_TABLE_SUFFIX", a)`.
+ */
+function excludeTableSuffix(out, stars, alias) {
+  for (const star of stars) {
+    if (star.qualifier !== null && star.qualifier !== alias) continue;
+    if (star.exceptAt >= 0) out[star.exceptAt] = { ...out[star.exceptAt], s: `(${duckIdent(TABLE_SUFFIX)}, ` };
+    else out[star.at] = { ...out[star.at], s: `* EXCLUDE (${duckIdent(TABLE_SUFFIX)})` };
+  }
+}
+
+/** The range variable after a table path ending at nodes[last]: `AS x` or `x`, lowercased; null when none. */
+function wildcardAlias(nodes, last) {
+  let k = nextSig(nodes, last + 1);
+  if (isWord(nodes[k], 'AS')) k = nextSig(nodes, k + 1);
+  const tok = nodes[k]?.k === 'tok' ? nodes[k].tok : null;
+  if (!tok || (tok.type !== 'id' && tok.type !== 'qid')) return null;
+  if (tok.type === 'id' && (NOT_FUNCTIONS.has(tok.text.toUpperCase()) || FROM_ENDERS.has(tok.text.toUpperCase()))) return null;
+  return tok.type === 'qid' ? tok.value.toLowerCase() : tok.text.toLowerCase();
 }
 
 function trivia(tok) {
@@ -319,8 +375,46 @@ function tablePath(path, st) {
     names = [...names.slice(0, isIdx), `INFORMATION_SCHEMA.${names[isIdx + 1].toUpperCase()}`];
   }
   if (names.length === 2 && st.datasets.has(names[0].toLowerCase())) names = [st.project, ...names];
+  if (names.length === 3 && names[2].endsWith('*') && names[0] === st.project) {
+    const expanded = wildcardTable(names[1], names[2].slice(0, -1), st);
+    if (expanded !== null) return text(expanded, p);
+  }
   if (names.length === 1 && !path.parts[0].quoted) return text(names[0], p);
   return text(names.map(duckIdent).join('.'), p);
+}
+
+/** The pseudo column of a wildcard table: the part of each matched table's name after the prefix. */
+export const TABLE_SUFFIX = '_TABLE_SUFFIX';
+/**
+ * Alias of each shard in a wildcard's expansion, so the analysis can tell the expansion's own `*` from the user's
+ * (whose stars bill every column). Random per process: a query cannot name it to have its own stars go unbilled.
+ */
+export const WILDCARD_SHARD_ALIAS = `__wildcard_shard_${randomBytes(8).toString('hex')}`;
+
+/**
+ * A wildcard table (`project.dataset.prefix*`, https://cloud.google.com/bigquery/docs/querying-wildcard-tables): the
+ * union of every table of the dataset whose name starts with the prefix, each row with its `_TABLE_SUFFIX`. Tables
+ * are matched case-sensitively, as BigQuery's names are; INFORMATION_SCHEMA views never match. When nothing matches
+ * (or the dataset is unknown) the path stays as written and the analysis reports it as BigQuery does (notFound).
+ * Every shard is a base table of the expansion, so the dry run lists each in referencedTables, and a dataset the
+ * account may not read is refused shard by shard.
+ * @returns {string | null}
+ */
+function wildcardTable(dataset, prefix, st) {
+  if (prefix.includes('*')) return null;
+  const shards = st
+    .tablesOf(dataset)
+    .filter((t) => t.startsWith(prefix) && !t.includes('.'))
+    .sort();
+  if (shards.length === 0) return null;
+  const selects = shards.map(
+    (t) =>
+      `SELECT *, ${duckString(t.slice(prefix.length))} AS ${duckIdent(TABLE_SUFFIX)} ` +
+      `FROM ${[st.project, dataset, t].map(duckIdent).join('.')} AS ${duckIdent(WILDCARD_SHARD_ALIAS)}`,
+  );
+  // A query level that reads a wildcard keeps _TABLE_SUFFIX out of its stars (rwSeq reads the alias next).
+  st.wildcard = { alias: undefined };
+  return `(${selects.join(' UNION ALL BY NAME ')})`;
 }
 
 /** `UNNEST(e) [AS] x [WITH OFFSET [AS] o]` in a FROM clause. */

@@ -11,6 +11,7 @@ import { rwSeq } from './dialect-rewrite.mjs';
 // (function calls and types). This module holds the entry points.
 export { DialectError, duckIdent, duckString, tokenize } from './dialect-tokenize.mjs';
 export { translateFormat } from './dialect-functions.mjs';
+export { TABLE_SUFFIX, WILDCARD_SHARD_ALIAS } from './dialect-rewrite.mjs';
 
 /** Table functions a query may use; everything else (file readers, catalog introspection) is refused. */
 export const ALLOWED_TABLE_FUNCTIONS = new Set(['unnest', 'range', 'generate_series']);
@@ -31,7 +32,7 @@ export const SUPPORT_MACROS = [
 
 /**
  * @typedef {import('./dialect-tokenize.mjs').Node} Node
- * @typedef {{ project: string, datasets: Iterable<string>, today: string }} DialectContext
+ * @typedef {{ project: string, datasets: Iterable<string>, today: string, tablesOf?: (dataset: string) => string[] }} DialectContext
  * @typedef {{ sql: string, statementType: string, statementCount: number, sourceOffset: (outOffset: number) => number }} Rewritten
  */
 
@@ -62,6 +63,8 @@ export function toDuckDb(sql, ctx) {
     today: ctx.today,
     unnestCount: 0,
     rewrite: rwSeq,
+    tablesOf: ctx.tablesOf ?? (() => []),
+    wildcard: null,
   };
   const pieces = joinPieces(
     statements.map((st) => rwSeq(st, state)),

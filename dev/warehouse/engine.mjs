@@ -4,7 +4,7 @@
 // runs an analysed query on its own connection so it can be interrupted.
 import { DuckDBInstance } from '@duckdb/node-api';
 import { DEMO_ROUTINE, META_SCHEMA, sqlIdent, sqlString } from './demo-data.mjs';
-import { ALLOWED_TABLE_FUNCTIONS, DialectError, SUPPORT_MACROS, classify, lineColumn, toDuckDb } from './dialect.mjs';
+import { ALLOWED_TABLE_FUNCTIONS, DialectError, SUPPORT_MACROS, WILDCARD_SHARD_ALIAS, classify, lineColumn, toDuckDb } from './dialect.mjs';
 import { EncodeError, fieldFor } from './encode.mjs';
 import { BqError, invalidQuery } from './errors.mjs';
 
@@ -129,7 +129,12 @@ class Engine {
     if (statementType !== 'SELECT') return { ...base, statementType, runnable: false };
     let rewritten;
     try {
-      rewritten = toDuckDb(sql, { project: opts.jobProject, datasets: this.datasets(), today: this.today });
+      rewritten = toDuckDb(sql, {
+        project: opts.jobProject,
+        datasets: this.datasets(),
+        today: this.today,
+        tablesOf: (dataset) => [...(this.catalog.get(dataset.toLowerCase())?.tables.values() ?? [])].map((t) => t.name),
+      });
     } catch (e) {
       throw dialectFailure(e, sql);
     }
@@ -241,13 +246,12 @@ class Engine {
     const list = [...seen.values()];
     for (const star of facts.stars) {
       for (const entry of list) {
-        if (
-          !star.tables.some(
-            (t) => t.schema.toLowerCase() === entry.datasetId.toLowerCase() && t.table.toLowerCase() === entry.tableId.toLowerCase(),
-          )
-        )
-          continue;
-        if (star.relation && !entry.names.has(star.relation.toLowerCase())) continue;
+        const read = star.tables.find(
+          (t) => t.schema.toLowerCase() === entry.datasetId.toLowerCase() && t.table.toLowerCase() === entry.tableId.toLowerCase(),
+        );
+        if (!read) continue;
+        const relation = star.relation.toLowerCase();
+        if (relation && !entry.names.has(relation) && read.relation !== relation) continue;
         entry.allColumns = true;
         for (const x of star.exclude) entry.excluded.add(x.toLowerCase());
       }
@@ -374,7 +378,8 @@ function collectFacts(ast) {
     }
     if (node.class === 'COLUMN_REF') for (const n of node.column_names ?? []) facts.columnNames.add(String(n).toLowerCase());
     if (Array.isArray(node.using_columns)) for (const n of node.using_columns) facts.columnNames.add(String(n).toLowerCase());
-    if (node.type === 'SELECT_NODE') {
+    // A wildcard table's expansion reads each shard with `*`; what it bills is what the user's query names.
+    if (node.type === 'SELECT_NODE' && node.from_table?.alias !== WILDCARD_SHARD_ALIAS) {
       const fromTables = baseTablesOf(node.from_table);
       for (const star of starsOf(node.select_list)) facts.stars.push({ ...star, tables: fromTables });
       if (node.from_table?.type === 'PIVOT') facts.stars.push({ relation: '', exclude: [], tables: fromTables });
@@ -385,12 +390,34 @@ function collectFacts(ast) {
   return facts;
 }
 
-/** Base tables directly in a FROM tree (joins, pivots), not inside subqueries. */
+/**
+ * Base tables directly in a FROM tree (joins, pivots), not inside subqueries, except a wildcard table's expansion:
+ * its shards are the base tables of whatever reads the wildcard (`relation`: the wildcard's alias).
+ * @returns {{ schema: string, table: string, relation?: string }[]}
+ */
 function baseTablesOf(from) {
   if (!from || typeof from !== 'object') return [];
   if (from.type === 'BASE_TABLE') return [{ schema: from.schema_name ?? '', table: from.table_name }];
   if (from.type === 'JOIN') return [...baseTablesOf(from.left), ...baseTablesOf(from.right)];
   if (from.type === 'PIVOT') return baseTablesOf(from.source);
+  if (from.type === 'SUBQUERY') {
+    const relation = String(from.alias ?? '').toLowerCase();
+    return wildcardShards(from.subquery).map((t) => ({ ...t, relation }));
+  }
+  return [];
+}
+
+/** The shards of a wildcard table's expansion (a union of SELECTs from base tables aliased WILDCARD_SHARD_ALIAS). */
+function wildcardShards(node) {
+  if (!node || typeof node !== 'object') return [];
+  if (node.node) return wildcardShards(node.node);
+  if (node.type === 'SET_OPERATION_NODE') {
+    const parts = node.children ?? [node.left, node.right];
+    return parts.flatMap(wildcardShards);
+  }
+  if (node.type === 'SELECT_NODE' && node.from_table?.type === 'BASE_TABLE' && node.from_table.alias === WILDCARD_SHARD_ALIAS) {
+    return [{ schema: node.from_table.schema_name ?? '', table: node.from_table.table_name }];
+  }
   return [];
 }
 

@@ -11,7 +11,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import { verifyBearer } from './auth.mjs';
-import { PROJECT, TABLES, assertIsoDate, ensureDemoDatabase, utcToday } from './demo-data.mjs';
+import { PROJECT, assertIsoDate, ensureDemoDatabase, tableSpec, utcToday } from './demo-data.mjs';
 import { openEngine } from './engine.mjs';
 import { encodeValue } from './encode.mjs';
 import { BqError, errorBody, errorResult, invalidQuery } from './errors.mjs';
@@ -417,7 +417,10 @@ async function tableSummary(ctx, datasetName, tableName) {
     id: `${ctx.project}:${datasetName}.${tableName}`,
     tableReference: { projectId: ctx.project, datasetId: datasetName, tableId: tableName },
     type: 'TABLE',
-    labels: { layer: TABLES[tableName].layer, ...(coverage ? { data_first_day: coverage.first, data_last_day: coverage.last } : {}) },
+    labels: {
+      layer: tableSpec(datasetName, tableName, ctx.engine.today)?.layer ?? 'raw',
+      ...(coverage ? { data_first_day: coverage.first, data_last_day: coverage.last } : {}),
+    },
     creationTime: String(Date.parse(`${ctx.engine.today}T00:00:00Z`)),
   };
 }
@@ -439,7 +442,7 @@ const OPERATIONS = {
       `Table ${display}`,
     );
     const table = ds.tables.get(tableId.toLowerCase());
-    const meta = TABLES[table?.name ?? ''];
+    const meta = table ? tableSpec(ds.name, table.name, ctx.engine.today) : undefined;
     if (!table || !meta) throw new BqError(404, 'notFound', `Not found: Table ${display}`);
     const docs = TABLE_DOCS[table.name];
     const numBytes = [...table.columns.values()].reduce((sum, c) => sum + c.bytes, 0);
@@ -479,7 +482,7 @@ const OPERATIONS = {
     );
     const names = [...ds.tables.values()]
       .map((t) => t.name)
-      .filter((n) => TABLES[n] !== undefined)
+      .filter((n) => tableSpec(ds.name, n, ctx.engine.today) !== undefined)
       .sort();
     const maxResults = optionalCount(params.get('maxResults') ?? undefined, 'maxResults') ?? 1000;
     const token = params.get('pageToken');

@@ -64,7 +64,8 @@ export function defaultLimits(env: Env) {
  * Live keys already resolved by this isolate, by secret hash. Auth is a D1 round trip otherwise, which the
  * benchmark shows dominates a catalog request; `AUTH_CACHE_TTL_MS` bounds how long a revocation or limit
  * change made elsewhere can take to reach this isolate (0 = read D1 on every request). Only live keys are
- * cached, so a new key works at once; unknown and revoked secrets always go to D1.
+ * cached, so a new key works at once; unknown and revoked secrets always go to D1. Bounded by
+ * AUTH_CACHE_MAX_ENTRIES and CACHE_MAX_BYTES (least recently used dropped first).
  */
 const principalCache = new TtlCache<Principal>(10_000);
 
@@ -89,7 +90,9 @@ export async function authenticateApiKey(
     throw new ApiError('UNAUTHORIZED', UNAUTHORIZED_MESSAGE);
   }
   const hash = await sha256Hex(secret);
-  const ttl = configOf(env).AUTH_CACHE_TTL_MS;
+  const config = configOf(env);
+  const ttl = config.AUTH_CACHE_TTL_MS;
+  principalCache.bound({ maxEntries: config.AUTH_CACHE_MAX_ENTRIES, maxBytes: config.CACHE_MAX_BYTES });
   if (ttl > 0) {
     const cached = principalCache.get(hash, now, ttl);
     if (cached) return cached;

@@ -74,7 +74,10 @@ const cache = new TtlCache<CatalogSnapshot>(1);
 
 /** The catalog snapshot at `now`: this isolate's copy while fresh, else one batched D1 read. */
 export async function catalogSnapshot(env: Env, now: number): Promise<CatalogSnapshot> {
-  const ttlMs = configOf(env).CATALOG_CACHE_TTL_MS;
+  const config = configOf(env);
+  const ttlMs = config.CATALOG_CACHE_TTL_MS;
+  // A snapshot larger than CACHE_MAX_BYTES is not kept: such a catalog reads D1 on every request.
+  cache.bound({ maxBytes: config.CACHE_MAX_BYTES });
   if (ttlMs > 0) {
     const hit = cache.get('catalog', now, ttlMs);
     if (hit) return hit;

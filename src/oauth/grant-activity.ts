@@ -1,4 +1,5 @@
 import type { Env } from '../env';
+import { TtlCache } from '../lib/ttl-cache';
 
 /**
  * "Last used" of an OAuth connection. The library does not track use, so the MCP handler records it in OAUTH_KV
@@ -8,8 +9,7 @@ import type { Env } from '../env';
 const RESOLUTION_MS = 60_000;
 /** Kept about as long as a grant can live without use (the refresh token's idle lifetime), plus a day. */
 const MARKER_TTL_SECONDS = 31 * 24 * 3600;
-const MAX_TRACKED = 1000;
-const lastWrites = new Map<string, number>();
+const lastWrites = new TtlCache<true>(1000);
 
 function markerKey(grantId: string): string {
   return `grant-last-used:${grantId}`;
@@ -17,10 +17,8 @@ function markerKey(grantId: string): string {
 
 /** The write to hand to `waitUntil`, or null when this grant's use was recorded less than a minute ago here. */
 export function recordGrantUse(env: Env, grantId: string, now: number): Promise<void> | null {
-  const last = lastWrites.get(grantId);
-  if (last !== undefined && now - last < RESOLUTION_MS) return null;
-  if (lastWrites.size >= MAX_TRACKED) lastWrites.clear();
-  lastWrites.set(grantId, now);
+  if (lastWrites.get(grantId, now, RESOLUTION_MS)) return null;
+  lastWrites.set(grantId, true, now);
   return env.OAUTH_KV.put(markerKey(grantId), String(now), { expirationTtl: MARKER_TTL_SECONDS });
 }
 

@@ -11,6 +11,7 @@ import { isAdministrator, loadAdminReach } from '../auth/oauth-principal';
 import type { Env } from '../env';
 import { ApiError } from '../errors';
 import { createLogger } from '../lib/log';
+import { TtlCache } from '../lib/ttl-cache';
 import { MCP_PATH } from '../constants';
 import { decodeGrantUserId } from './grant-user';
 import { requestScope } from './request-scope';
@@ -114,19 +115,16 @@ function baseOptions(origin: string): Omit<OAuthProviderOptions<Env>, 'apiHandle
 }
 
 /** Providers per canonical origin, bounded so a flood of Host names cannot grow the isolate's memory. */
-const MAX_CACHED_ORIGINS = 16;
-const providers = new Map<string, OAuthProvider<Env>>();
+const providers = new TtlCache<OAuthProvider<Env>>(16);
+/** A provider's size for the byte bound: its state is private (not measurable); the entry bound is what holds. */
+const PROVIDER_BYTES = 16 * 1024;
 
 /** The provider for one origin (its resource identifier and issuer are that origin's). */
 export function providerFor(origin: string, handlers: OAuthHandlers): OAuthProvider<Env> {
-  let provider = providers.get(origin);
+  let provider = providers.get(origin, 0);
   if (!provider) {
     provider = new OAuthProvider<Env>({ ...baseOptions(origin), ...handlers });
-    if (providers.size >= MAX_CACHED_ORIGINS) {
-      const oldest = providers.keys().next();
-      if (!oldest.done) providers.delete(oldest.value);
-    }
-    providers.set(origin, provider);
+    providers.set(origin, provider, 0, PROVIDER_BYTES);
   }
   return provider;
 }

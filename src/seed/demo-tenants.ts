@@ -6,6 +6,7 @@ import { applyStatements, planCatalog, storedCatalog } from '../features/catalog
 import { recordVersionStatement } from '../features/catalog-files/versions';
 import { sha256Hex } from '../lib/ids';
 import { sqlLiteral } from '../lib/sql-literal';
+import { CONTRACT_PROJECT } from '../sql/guard';
 import { inlineStatement } from '../features/memories/store';
 import { DEMO_BRANDS, DEMO_KEY_IDS, DEMO_ORGS, DEMO_USER_IDS } from './demo-ids';
 
@@ -56,9 +57,6 @@ function insertMissing(table: string, row: Record<string, Literal>): string {
   );
 }
 
-/** The warehouse project the demo catalog's SQL names. */
-const DEMO_PROJECT = 'service-v1';
-
 /**
  * The catalog folder's statements, insert-if-missing: loaded and checked as `catalog apply` checks them (against
  * the demo tenants), planned against an empty catalog, so every item is an insert that does nothing when its
@@ -69,7 +67,13 @@ export async function demoCatalogStatements(files: readonly CatalogFile[], now: 
   const loaded = loadCatalog(files);
   const empty = storedCatalog([]);
   const orgs = Object.values(DEMO_ORGS).map((o) => o.id);
-  const checked = await checkCatalog(loaded, { project: DEMO_PROJECT, orgs, brands: DEMO_BRANDS, current: empty.catalog, prune: false });
+  const checked = await checkCatalog(loaded, {
+    project: CONTRACT_PROJECT,
+    orgs,
+    brands: DEMO_BRANDS,
+    current: empty.catalog,
+    prune: false,
+  });
   const problems = [...loaded.problems, ...checked.problems];
   if (problems.length > 0) throw new Error(`the demo catalog does not pass its checks:\n${problems.map(formatProblem).join('\n')}`);
   const plan = await planCatalog(loaded.catalog, empty, { prune: false });

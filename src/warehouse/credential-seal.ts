@@ -1,3 +1,5 @@
+import { TtlCache } from '../lib/ttl-cache';
+
 /**
  * Sealing per-brand service-account keys for storage in D1 (table `brand_credentials`): AES-256-GCM with
  * WebCrypto under a key derived from a key-encryption secret (`CREDENTIALS_KEY`). Pure: no I/O, so the Worker
@@ -54,21 +56,15 @@ interface DerivedKey {
 }
 
 /** Per process or isolate: derivations are cheap but repeat on every sealed row otherwise. */
-const derived = new Map<string, Promise<DerivedKey>>();
+const derived = new TtlCache<Promise<DerivedKey>>(8);
 
 function deriveKey(secret: string): Promise<DerivedKey> {
-  let d = derived.get(secret);
-  if (!d) {
-    d = (async () => {
-      const idBytes = new Uint8Array(await hkdf(secret, 'key id', 64));
-      const keyBytes = await hkdf(secret, 'aes-256-gcm key', 256);
-      const key = await crypto.subtle.importKey('raw', keyBytes, 'AES-GCM', false, ['encrypt', 'decrypt']);
-      return { keyId: [...idBytes].map((b) => b.toString(16).padStart(2, '0')).join(''), key };
-    })();
-    if (derived.size >= 8) derived.clear();
-    derived.set(secret, d);
-  }
-  return d;
+  return derived.load(secret, 0, Infinity, async () => {
+    const idBytes = new Uint8Array(await hkdf(secret, 'key id', 64));
+    const keyBytes = await hkdf(secret, 'aes-256-gcm key', 256);
+    const key = await crypto.subtle.importKey('raw', keyBytes, 'AES-GCM', false, ['encrypt', 'decrypt']);
+    return { keyId: [...idBytes].map((b) => b.toString(16).padStart(2, '0')).join(''), key };
+  });
 }
 
 /** The id a secret's sealed values carry: lets an operator see which secret a row needs without the secret. */

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { configOf, type Env } from '../env';
 import { ApiError } from '../errors';
+import { TtlCache } from '../lib/ttl-cache';
 import { unseal, UnsealError } from './credential-seal';
 
 /**
@@ -87,8 +88,7 @@ const StoredRowSchema = z.object({ key_id: z.string(), iv: z.string(), ciphertex
  * Per isolate, per brand: the opened D1 row (or its absence) for CATALOG_CACHE_TTL_MS, so a change made with the
  * CLI reaches every isolate within that time, as brand names do. Keyed by the key secrets too (tests run several).
  */
-const stored = new Map<string, { at: number; account: Promise<ServiceAccount | null> }>();
-const MAX_STORED = 1000;
+const stored = new TtlCache<Promise<ServiceAccount | null>>(1000);
 
 async function readStored(env: Env, brandId: string): Promise<ServiceAccount | null> {
   const row = await env.DB.prepare('SELECT key_id, iv, ciphertext FROM brand_credentials WHERE brand_id = ?').bind(brandId).first();
@@ -115,15 +115,11 @@ function storedCredential(env: Env, brandId: string, nowMs: number): Promise<Ser
   // Tools that run the client outside the Worker (the contract suite, benches) have no D1: no stored accounts.
   if (!env.DB) return Promise.resolve(null);
   const cacheKey = `${env.CREDENTIALS_KEY ?? ''}\n${env.CREDENTIALS_KEY_PREVIOUS ?? ''}\n${brandId}`;
-  const ttl = configOf(env).CATALOG_CACHE_TTL_MS;
-  const hit = stored.get(cacheKey);
-  if (hit && nowMs - hit.at < ttl) return hit.account;
-  const account = readStored(env, brandId);
-  if (stored.size >= MAX_STORED) stored.clear();
-  stored.set(cacheKey, { at: nowMs, account });
+  const config = configOf(env);
   // A failed read is not kept: the next call reads again.
-  account.catch(() => stored.delete(cacheKey));
-  return account;
+  return stored
+    .bound({ maxBytes: config.CACHE_MAX_BYTES })
+    .load(cacheKey, nowMs, config.CATALOG_CACHE_TTL_MS, () => readStored(env, brandId));
 }
 
 /**

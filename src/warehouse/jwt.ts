@@ -1,4 +1,5 @@
 import type { ServiceAccount } from './credentials';
+import { TtlCache } from '../lib/ttl-cache';
 
 /**
  * Self-signed service-account JWTs, which BigQuery accepts directly as bearer tokens (no OAuth token exchange,
@@ -80,39 +81,30 @@ interface CachedToken {
  * Per isolate, per credential: the imported key (import is the slow part) and the current token. Keyed by the
  * key material itself, so two accounts sharing an email or key id never share a token.
  */
-const keys = new Map<string, Promise<CryptoKey>>();
-const tokens = new Map<string, CachedToken>();
 /** Deployments have a handful of accounts; the bound only guards against a runaway caller. */
-const MAX_CACHED = 256;
+const keys = new TtlCache<Promise<CryptoKey>>(256);
+const tokens = new TtlCache<CachedToken>(256);
 
 function cacheKey(account: ServiceAccount): string {
   return `${account.clientEmail}\n${account.privateKeyId}\n${account.privateKeyPem}`;
 }
 
 function signingKey(account: ServiceAccount, id: string): Promise<CryptoKey> {
-  let key = keys.get(id);
-  if (!key) {
-    if (keys.size >= MAX_CACHED) keys.clear();
-    key = importSigningKey(account.privateKeyPem);
-    // A key that fails to import must not poison the cache for the next request.
-    key.catch(() => keys.delete(id));
-    keys.set(id, key);
-  }
-  return key;
+  // A key that fails to import is not kept: it must not poison the cache for the next request.
+  return keys.load(id, 0, Infinity, () => importSigningKey(account.privateKeyPem));
 }
 
 /** The bearer token for `account` at `nowMs`: the cached one until ~5 minutes before it expires, then a new one. */
 export async function bearerTokenFor(account: ServiceAccount, nowMs: number): Promise<string> {
   const id = cacheKey(account);
   const nowSec = Math.floor(nowMs / 1000);
-  const hit = tokens.get(id);
+  const hit = tokens.get(id, nowMs);
   // `iat` in the future (a clock moved back) also re-signs: the cached token would not be valid yet.
   if (hit && nowSec < hit.refreshAt && nowSec >= hit.refreshAt - (TOKEN_LIFETIME_SECONDS - REFRESH_MARGIN_SECONDS)) {
     return hit.token;
   }
   const claims = jwtClaims(account, nowMs);
   const token = await signJwt(await signingKey(account, id), account.privateKeyId, claims);
-  if (tokens.size >= MAX_CACHED) tokens.clear();
-  tokens.set(id, { token, refreshAt: claims.exp - REFRESH_MARGIN_SECONDS });
+  tokens.set(id, { token, refreshAt: claims.exp - REFRESH_MARGIN_SECONDS }, nowMs);
   return token;
 }

@@ -2,9 +2,9 @@
 // loopback port, a throwaway --state-dir (its own credentials, vars and local state), stopped and removed
 // afterwards. The test files share one (sharedDevInstance; ./shared-dev-setup.mjs starts it on first use).
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { inject } from 'vitest';
 import { ROOT } from '../../scripts/lib/import-ts.mjs';
 import { freePort } from './free-port.mjs';
@@ -14,10 +14,16 @@ export const READY_TIMEOUT_MS = 240_000;
 /**
  * Starts the instance and resolves once the runner prints that it is ready.
  * @param {string} prefix the state directory's name prefix
+ * @param {{ demoDatabase?: string }} [opts] demoDatabase: a demo warehouse database already generated for today
+ *   (ensureDemoDatabase), copied into the state dir's warehouse cache so the instance does not generate it again
  * @returns {Promise<{ baseUrl: string, stateDir: string, keys: Record<'org' | 'brand' | 'other', string>, log: () => string, stop: () => Promise<void> }>}
  */
-export async function startDevInstance(prefix) {
+export async function startDevInstance(prefix, opts = {}) {
   const stateDir = await mkdtemp(join(tmpdir(), prefix));
+  if (opts.demoDatabase) {
+    await mkdir(join(stateDir, 'warehouse'));
+    await copyFile(opts.demoDatabase, join(stateDir, 'warehouse', basename(opts.demoDatabase)));
+  }
   const port = await freePort();
   let log = '';
   const child = spawn(process.execPath, [join(ROOT, 'dev/run-dev.mjs'), '--port', String(port), '--state-dir', stateDir], {

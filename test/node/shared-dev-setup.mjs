@@ -32,7 +32,12 @@ export default async function setup(project) {
   const given = [];
 
   async function start() {
-    const dev = await startDevInstance('wq-shared-dev-');
+    // The demo data the root globalSetup's warehouse generated (or found) for today, shared through the default
+    // cache: npm run dev would generate the same database again into its fresh state dir. run-dev.test.mjs still
+    // starts from nothing.
+    const { DEV_PROJECT, ensureDemoDatabase, utcToday } = await import('../../dev/warehouse/demo-data.mjs');
+    const { path } = await ensureDemoDatabase({ today: utcToday(), project: DEV_PROJECT });
+    const dev = await startDevInstance('wq-shared-dev-', { demoDatabase: path });
     try {
       const [{ openD1 }, { runAdminOn }] = await Promise.all([import('../../scripts/lib/d1.mjs'), import('./admin-in-process.mjs')]);
       const persistTo = join(dev.stateDir, 'wrangler-state');

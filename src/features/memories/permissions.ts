@@ -25,10 +25,8 @@ const offered = new TtlCache<Promise<boolean>>(1024);
  */
 export function memoryWriteOffered(env: Env, principal: Principal, now: number): Promise<boolean> {
   if (principal.kind !== 'key') return Promise.resolve(true);
-  const hit = offered.get(principal.id, now, configOf(env).AUTH_CACHE_TTL_MS);
-  if (hit) return hit;
-  const read = hasMemoryWrite(env, principal.id);
-  read.catch(() => offered.delete(principal.id));
-  offered.set(principal.id, read, now);
-  return read;
+  const config = configOf(env);
+  return offered
+    .bound({ maxEntries: config.AUTH_CACHE_MAX_ENTRIES, maxBytes: config.CACHE_MAX_BYTES })
+    .load(principal.id, now, config.AUTH_CACHE_TTL_MS, () => hasMemoryWrite(env, principal.id));
 }

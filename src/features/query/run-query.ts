@@ -274,7 +274,7 @@ async function execute(
 
   // Gate 2c: BigQuery's dry run, unless this exact SQL passed for this dataset a few minutes ago.
   const cacheKey = `${target.brand.dataset}:${await timings.time('guard', () => sha256Hex(target.sql))}`;
-  let cached = dryRun ? undefined : verdictCache.get(cacheKey, ctx.now);
+  let cached = dryRun ? undefined : verdictCache.get(ctx.config, cacheKey, ctx.now);
   // Every warehouse dry run the cache does not answer takes a token from the key's checks meter before it is
   // sent, whether it then passes, is refused, fails or times out: a dry run bills nothing but is a warehouse call.
   let checkTicket: UsageTicket | null = null;
@@ -286,7 +286,7 @@ async function execute(
     const dv = checkDryRun(contractReferences(dry, env.BIGQUERY_PROJECT), scope, verdict.tables);
     if (!dv.ok) throw guardError(dv, 'dry-run');
     cached = { estimate: dry.totalBytesProcessed, tables: Math.max(dry.referencedTables.length, verdict.tables.length) };
-    verdictCache.set(cacheKey, cached, ctx.now);
+    verdictCache.set(ctx.config, cacheKey, cached, ctx.now);
   }
   const estimate = cached.estimate;
   log.bytesProcessed = estimate;

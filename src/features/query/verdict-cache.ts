@@ -1,3 +1,4 @@
+import type { Config } from '../../env';
 import { TtlCache } from '../../lib/ttl-cache';
 
 /** What a passed dry run left to remember: its byte estimate and how many tables it read (for the reservation). */
@@ -15,8 +16,13 @@ export const VERDICT_TTL_MS = 5 * 60_000;
 
 const cache = new TtlCache<CachedVerdict>(2_000);
 
+/** The cache under the isolate's bounds (VERDICT_CACHE_MAX_ENTRIES, CACHE_MAX_BYTES). */
+const bounded = (config: Config): TtlCache<CachedVerdict> =>
+  cache.bound({ maxEntries: config.VERDICT_CACHE_MAX_ENTRIES, maxBytes: config.CACHE_MAX_BYTES });
+
 export const verdictCache = {
-  get: (key: string, now: number): CachedVerdict | undefined => cache.get(key, now, VERDICT_TTL_MS),
-  set: (key: string, verdict: CachedVerdict, now: number): void => cache.set(key, verdict, now),
+  get: (config: Config, key: string, now: number): CachedVerdict | undefined => bounded(config).get(key, now, VERDICT_TTL_MS),
+  set: (config: Config, key: string, verdict: CachedVerdict, now: number): void => bounded(config).set(key, verdict, now),
+  size: (): number => cache.size,
   clear: (): void => cache.clear(),
 };

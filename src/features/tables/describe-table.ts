@@ -4,6 +4,7 @@ import { TtlCache } from '../../lib/ttl-cache';
 import type { OpContext } from '../../context';
 import { memoriesForTable } from '../memories/memories';
 import { resolveBrand } from '../../auth/scope';
+import { CONTRACT_PROJECT } from '../../sql/guard';
 import { createWarehouseClient, type TableFieldSchema, type TableInfo } from '../../warehouse/bigquery-client';
 import type { TableDescription, TableList, TableSummary } from './tables.schemas';
 
@@ -20,9 +21,6 @@ export const TABLE_METADATA_TTL_MS = 5 * 60_000;
 export const TABLE_MEMORIES_MAX = 50;
 /** Tables of one dataset described in a listing at most (one tables.get each). */
 export const TABLE_LIST_MAX = 200;
-
-/** The contract's project name, whatever project the deployment's warehouse is in. */
-const CONTRACT_PROJECT = 'service-v1';
 
 const tableInfos = new TtlCache<Promise<TableInfo>>(512);
 const tableLists = new TtlCache<Promise<TableList['tables']>>(128);
@@ -55,18 +53,13 @@ async function brandDataset(ctx: OpContext, brandId: string | undefined): Promis
   return { brandId: id, dataset: brand.dataset };
 }
 
-function cached<V>(cache: TtlCache<Promise<V>>, key: string, now: number, load: () => Promise<V>): Promise<V> {
-  const hit = cache.get(key, now, TABLE_METADATA_TTL_MS);
-  if (hit) return hit;
-  const p = load();
-  // A failure is not kept: the next call asks again.
-  p.catch(() => cache.delete(key));
-  cache.set(key, p, now);
-  return p;
+/** The metadata of `key`, loaded once per TABLE_METADATA_TTL_MS (a failure is not kept: the next call asks again). */
+function cached<V>(ctx: OpContext, cache: TtlCache<Promise<V>>, key: string, load: () => Promise<V>): Promise<V> {
+  return cache.bound({ maxBytes: ctx.config.CACHE_MAX_BYTES }).load(key, ctx.now, TABLE_METADATA_TTL_MS, load);
 }
 
 function tableInfo(ctx: OpContext, brandId: string, dataset: string, table: string): Promise<TableInfo> {
-  return cached(tableInfos, `${dataset}.${table}`, ctx.now, async () => {
+  return cached(ctx, tableInfos, `${dataset}.${table}`, async () => {
     const client = createWarehouseClient(ctx.env, { waitUntil: ctx.waitUntil });
     try {
       return await client.getTable({ brandId, dataset, table, requestId: ctx.requestId, labels: {} });
@@ -123,7 +116,7 @@ export async function describeTable(ctx: OpContext, input: { brandId?: string; t
 /** listTables: every table of the brand's dataset with its description, layer, row count and coverage. */
 export async function listTables(ctx: OpContext, input: { brandId?: string }): Promise<TableList> {
   const { brandId, dataset } = await brandDataset(ctx, input.brandId);
-  const tables = await cached(tableLists, dataset, ctx.now, async () => {
+  const tables = await cached(ctx, tableLists, dataset, async () => {
     const client = createWarehouseClient(ctx.env, { waitUntil: ctx.waitUntil });
     const listed = await client.listTables({ brandId, dataset, requestId: ctx.requestId, labels: {} });
     if (listed.length > TABLE_LIST_MAX) {
