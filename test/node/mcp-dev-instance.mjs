@@ -2,6 +2,7 @@
 // loopback port, a throwaway --state-dir (its own credentials, vars and local state), stopped and removed
 // afterwards. The test files share one (sharedDevInstance; ./shared-dev-setup.mjs starts it on first use).
 import { spawn } from 'node:child_process';
+import { get } from 'node:http';
 import { copyFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
@@ -70,14 +71,21 @@ export async function startDevInstance(prefix, opts = {}) {
 }
 
 /**
- * The run's shared `npm run dev` instance (started by the first file that asks) and three API keys made for this
- * file alone, with the demo keys' scopes: `org` of org_demo, `brand` of brand_acme, `other` of org_other.
- * @param {string} tag names the file's keys (unique per file)
+ * The run's shared `npm run dev` instance (started by the first file that asks) and three API keys for this file
+ * alone, with the demo keys' scopes: `org` of org_demo, `brand` of brand_acme, `other` of org_other.
  * @returns {Promise<{ baseUrl: string, keys: Record<'org' | 'brand' | 'other', string> }>}
  */
-export async function sharedDevInstance(tag) {
+export function sharedDevInstance() {
   const broker = /** @type {(key: string) => string} */ (inject)('sharedDevUrl');
-  const res = await fetch(`${broker}/?tag=${encodeURIComponent(tag)}`);
-  if (!res.ok) throw new Error(`the shared npm run dev instance is not available (${res.status}):\n${await res.text()}`);
-  return /** @type {Promise<{ baseUrl: string, keys: Record<'org' | 'brand' | 'other', string> }>} */ (res.json());
+  // node:http, not fetch: the answer waits for the instance to start, which can outlast fetch's 300 s header timeout.
+  return new Promise((resolve, reject) => {
+    get(broker, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (d) => (body += d));
+      res.on('end', () => {
+        if (res.statusCode === 200) resolve(JSON.parse(body));
+        else reject(new Error(`the shared npm run dev instance is not available (${res.statusCode}):\n${body}`));
+      });
+    }).on('error', reject);
+  });
 }
