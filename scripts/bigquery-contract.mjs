@@ -8,6 +8,7 @@
 // the same suite against the local warehouse.
 import { readFileSync } from 'node:fs';
 import { importWorkerModules } from './lib/import-ts.mjs';
+import { workerVars } from './lib/wrangler-toml.mjs';
 
 /**
  * @typedef {{ name: string, status: 'pass' | 'fail' | 'skip', detail: string }} CheckResult
@@ -35,12 +36,6 @@ const TIMEOUT_MS = 30_000;
  * @param {ContractOptions} o
  * @returns {Promise<CheckResult[]>}
  */
-/** The [vars] of wrangler.toml's top level, as strings. */
-async function workerVars() {
-  const text = readFileSync(new URL('../wrangler.toml', import.meta.url), 'utf8');
-  const section = /^\[vars\]\n([\s\S]*?)(?=^\[)/m.exec(text)?.[1] ?? '';
-  return Object.fromEntries([...section.matchAll(/^([A-Z][A-Z0-9_]*)\s*=\s*"([^"]*)"/gm)].map((m) => [m[1], m[2]]));
-}
 
 export async function runContract(o) {
   const log = o.log ?? (() => {});

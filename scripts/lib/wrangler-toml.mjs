@@ -195,3 +195,14 @@ export async function recordId(file, { env, table, binding, idKey, value }) {
   await writeFile(file, lines.join('\n'));
   return line;
 }
+
+/**
+ * The top-level [vars] of the repository's wrangler.toml, as strings: the Worker's defaults for what its parsed
+ * Config reads, for tools that run Worker code outside the Worker (the contract suite, benchmarks).
+ * @returns {Promise<Record<string, string>>}
+ */
+export async function workerVars() {
+  const text = await readFile(new URL('../../wrangler.toml', import.meta.url), 'utf8');
+  const vars = parseSections(text).find((s) => s.name === 'vars');
+  return Object.fromEntries([...(vars?.entries ?? new Map())].map(([k, e]) => [k, e.value]));
+}

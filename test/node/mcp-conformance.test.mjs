@@ -132,7 +132,7 @@ async function runScenario(version, scenario) {
 
 beforeAll(async () => {
   await ensureNode22();
-  dev = await sharedDevInstance('mcp-conformance');
+  dev = await sharedDevInstance();
   proxy = await startProxy(dev.baseUrl, dev.keys.brand);
   proxyUrl = `http://127.0.0.1:${proxy.address().port}/mcp`;
   outDir = await mkdtemp(join(tmpdir(), 'wq-mcp-conformance-out-'));

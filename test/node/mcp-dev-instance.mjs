@@ -2,9 +2,10 @@
 // loopback port, a throwaway --state-dir (its own credentials, vars and local state), stopped and removed
 // afterwards. The test files share one (sharedDevInstance; ./shared-dev-setup.mjs starts it on first use).
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { get } from 'node:http';
+import { copyFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { inject } from 'vitest';
 import { ROOT } from '../../scripts/lib/import-ts.mjs';
 import { freePort } from './free-port.mjs';
@@ -14,10 +15,16 @@ export const READY_TIMEOUT_MS = 240_000;
 /**
  * Starts the instance and resolves once the runner prints that it is ready.
  * @param {string} prefix the state directory's name prefix
+ * @param {{ demoDatabase?: string }} [opts] demoDatabase: a demo warehouse database already generated for today
+ *   (ensureDemoDatabase), copied into the state dir's warehouse cache so the instance does not generate it again
  * @returns {Promise<{ baseUrl: string, stateDir: string, keys: Record<'org' | 'brand' | 'other', string>, log: () => string, stop: () => Promise<void> }>}
  */
-export async function startDevInstance(prefix) {
+export async function startDevInstance(prefix, opts = {}) {
   const stateDir = await mkdtemp(join(tmpdir(), prefix));
+  if (opts.demoDatabase) {
+    await mkdir(join(stateDir, 'warehouse'));
+    await copyFile(opts.demoDatabase, join(stateDir, 'warehouse', basename(opts.demoDatabase)));
+  }
   const port = await freePort();
   let log = '';
   const child = spawn(process.execPath, [join(ROOT, 'dev/run-dev.mjs'), '--port', String(port), '--state-dir', stateDir], {
@@ -64,14 +71,21 @@ export async function startDevInstance(prefix) {
 }
 
 /**
- * The run's shared `npm run dev` instance (started by the first file that asks) and three API keys made for this
- * file alone, with the demo keys' scopes: `org` of org_demo, `brand` of brand_acme, `other` of org_other.
- * @param {string} tag names the file's keys (unique per file)
+ * The run's shared `npm run dev` instance (started by the first file that asks) and three API keys for this file
+ * alone, with the demo keys' scopes: `org` of org_demo, `brand` of brand_acme, `other` of org_other.
  * @returns {Promise<{ baseUrl: string, keys: Record<'org' | 'brand' | 'other', string> }>}
  */
-export async function sharedDevInstance(tag) {
+export function sharedDevInstance() {
   const broker = /** @type {(key: string) => string} */ (inject)('sharedDevUrl');
-  const res = await fetch(`${broker}/?tag=${encodeURIComponent(tag)}`);
-  if (!res.ok) throw new Error(`the shared npm run dev instance is not available (${res.status}):\n${await res.text()}`);
-  return /** @type {Promise<{ baseUrl: string, keys: Record<'org' | 'brand' | 'other', string> }>} */ (res.json());
+  // node:http, not fetch: the answer waits for the instance to start, which can outlast fetch's 300 s header timeout.
+  return new Promise((resolve, reject) => {
+    get(broker, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (d) => (body += d));
+      res.on('end', () => {
+        if (res.statusCode === 200) resolve(JSON.parse(body));
+        else reject(new Error(`the shared npm run dev instance is not available (${res.statusCode}):\n${body}`));
+      });
+    }).on('error', reject);
+  });
 }

@@ -49,7 +49,7 @@ function toolError(result) {
 const call = (who, name, args = {}) => clients[who].callTool({ name, arguments: args });
 
 beforeAll(async () => {
-  dev = await sharedDevInstance('mcp-dev');
+  dev = await sharedDevInstance();
   baseUrl = dev.baseUrl;
   keys = dev.keys;
   for (const who of ['org', 'brand', 'other']) clients[who] = await connect(keys[who]);

@@ -18,29 +18,33 @@ const KEY_SCOPES = /** @type {const} */ ([
 ]);
 /**
  * Key sets made before the first file gets the instance: the admin CLI opens the D1 in a workerd of its own, and a
- * write from it while the Worker writes (last use of a key) can fail the Worker's request with a locked database.
- * More files than this get an error that says to raise it.
+ * write from it while the Worker writes (last use of a key) failed a Worker request with a 500 in a trial run.
+ * Enough for every file of one run; a file past them (a rerun in watch mode) gets a set made then, one at a time.
  */
 const KEY_SETS = 6;
 
 /** @param {import('vitest/node').TestProject} project */
 export default async function setup(project) {
-  /** @type {Promise<{ dev: Awaited<ReturnType<typeof startDevInstance>>, keySets: SharedDev['keys'][] }> | undefined} */
+  /** @type {Promise<Awaited<ReturnType<typeof startDevInstance>>> | undefined} */
   let instance;
-  /** Which file got which key set. */
-  /** @type {string[]} */
-  const given = [];
+  /** @type {SharedDev['keys'][]} */
+  const keySets = [];
+  let made = 0;
+  /** Key creation, one set after the other. */
+  let queue = Promise.resolve();
 
-  async function start() {
-    const dev = await startDevInstance('wq-shared-dev-');
-    try {
+  /**
+   * Makes `count` key sets on the instance's D1 with the admin CLI (in this process).
+   * @param {Awaited<ReturnType<typeof startDevInstance>>} dev @param {number} count
+   */
+  function makeKeySets(dev, count) {
+    const run = queue.then(async () => {
       const [{ openD1 }, { runAdminOn }] = await Promise.all([import('../../scripts/lib/d1.mjs'), import('./admin-in-process.mjs')]);
       const persistTo = join(dev.stateDir, 'wrangler-state');
       const db = await openD1({ persistTo });
       try {
-        /** @type {SharedDev['keys'][]} */
-        const keySets = [];
-        for (let set = 1; set <= KEY_SETS; set++) {
+        for (let i = 0; i < count; i++) {
+          const set = ++made;
           /** @type {Record<string, string>} */
           const keys = {};
           for (const [who, scope] of KEY_SCOPES) {
@@ -50,30 +54,44 @@ export default async function setup(project) {
           }
           keySets.push(/** @type {SharedDev['keys']} */ (keys));
         }
-        return { dev, keySets };
       } finally {
         await db.close();
       }
+    });
+    queue = run.catch(() => undefined);
+    return run;
+  }
+
+  async function start() {
+    // The demo data the root globalSetup's warehouse generated (or found) for today, shared through the default
+    // cache: npm run dev would generate the same database again into its fresh state dir. run-dev.test.mjs still
+    // starts from nothing.
+    const { DEV_PROJECT, ensureDemoDatabase, utcToday } = await import('../../dev/warehouse/demo-data.mjs');
+    const { path } = await ensureDemoDatabase({ today: utcToday(), project: DEV_PROJECT });
+    const dev = await startDevInstance('wq-shared-dev-', { demoDatabase: path });
+    try {
+      await makeKeySets(dev, KEY_SETS);
+      return dev;
     } catch (e) {
       await dev.stop();
       throw e;
     }
   }
 
-  /** @param {string} tag @returns {Promise<SharedDev>} */
-  async function forFile(tag) {
+  /** @returns {Promise<SharedDev>} */
+  async function forFile() {
     instance ??= start();
-    const { dev, keySets } = await instance;
-    const keys = keySets[given.length];
-    if (!keys)
-      throw new Error(`${tag}: the shared npm run dev instance has ${KEY_SETS} key sets, all given (${given.join(', ')}); raise KEY_SETS`);
-    given.push(tag);
+    const dev = await instance;
+    let keys = keySets.shift();
+    while (!keys) {
+      await makeKeySets(dev, 1);
+      keys = keySets.shift();
+    }
     return { baseUrl: dev.baseUrl, keys };
   }
 
-  const broker = createServer((req, res) => {
-    const tag = new URL(req.url ?? '/', 'http://x').searchParams.get('tag') ?? '';
-    forFile(tag).then(
+  const broker = createServer((_req, res) => {
+    forFile().then(
       (body) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body)),
       (e) => res.writeHead(500, { 'content-type': 'text/plain' }).end(e instanceof Error ? (e.stack ?? e.message) : String(e)),
     );
@@ -85,6 +103,6 @@ export default async function setup(project) {
 
   return async () => {
     await new Promise((resolve) => broker.close(() => resolve(undefined)));
-    await (await instance?.catch(() => undefined))?.dev.stop();
+    await (await instance?.catch(() => undefined))?.stop();
   };
 }

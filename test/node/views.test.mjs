@@ -173,7 +173,7 @@ beforeAll(async () => {
   await new Promise((resolve) => harness.listen(0, '127.0.0.1', resolve));
   harnessUrl = `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (harness.address()).port}/`;
 
-  dev = await sharedDevInstance('views');
+  dev = await sharedDevInstance();
   client = new Client({ name: 'views-browser-test', version: '1.0.0' });
   await client.connect(
     new StreamableHTTPClientTransport(new URL(`${dev.baseUrl}/v1/data/mcp`), {

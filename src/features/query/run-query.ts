@@ -10,7 +10,7 @@ import { checkDryRun, checkSql, CONTRACT_PROJECT, guardError, withProject } from
 import { contractError, contractReferences, contractRows } from './contract-project';
 import { runReservation } from '../../usage/reservation';
 import { acquireRun, settleRun, takeMeter, type BudgetLeft, type UsageTicket } from '../../usage/usage';
-import { createWarehouseClient, type QueryOptions } from '../../warehouse/bigquery-client';
+import { createWarehouseClient, type QueryOptions, type WarehouseClient } from '../../warehouse/bigquery-client';
 import type { OpContext } from '../../context';
 import { issueResultCursor, openResultCursor, type ResultPosition } from './result-cursor';
 import { resolveBrand } from '../../auth/scope';
@@ -250,7 +250,6 @@ async function execute(
   timings: Timings,
 ): Promise<RunQueryOutcome> {
   const { env, principal } = ctx;
-  const dryRun = log.dryRun;
   const target = await timings.time('resolve', () => resolveTarget(ctx, input));
   log.brandId = target.brand.id;
   log.sql = target.sql;
@@ -261,34 +260,24 @@ async function execute(
   // Gate 2a + 2b: limits, prescan and the parser's table allowlist.
   const verdict = await timings.time('guard', () => checkSql(target.sql, scope));
   if (!verdict.ok) throw await meteredRefusal(ctx, guardError(verdict));
-  const sent = withProject(target.sql, verdict.projectAt, CONTRACT_PROJECT, env.BIGQUERY_PROJECT);
-
-  const client = createWarehouseClient(env, { waitUntil: ctx.waitUntil });
-  const labels = {
-    principal: `${principal.kind}_${principal.id}`,
-    brand: target.brand.id,
-    operation: 'run_query',
-    stored_query: target.queryId ?? 'none',
-    transport: ctx.transport,
+  const run: Run = {
+    ctx,
+    target,
+    sent: withProject(target.sql, verdict.projectAt, CONTRACT_PROJECT, env.BIGQUERY_PROJECT),
+    client: createWarehouseClient(env, { waitUntil: ctx.waitUntil }),
+    labels: {
+      principal: `${principal.kind}_${principal.id}`,
+      brand: target.brand.id,
+      operation: 'run_query',
+      stored_query: target.queryId ?? 'none',
+      transport: ctx.transport,
+    },
+    log,
+    timings,
   };
 
   // Gate 2c: BigQuery's dry run, unless this exact SQL passed for this dataset a few minutes ago.
-  const cacheKey = `${target.brand.dataset}:${await timings.time('guard', () => sha256Hex(target.sql))}`;
-  let cached = dryRun ? undefined : verdictCache.get(ctx.config, cacheKey, ctx.now);
-  // Every warehouse dry run the cache does not answer takes a token from the key's checks meter before it is
-  // sent, whether it then passes, is refused, fails or times out: a dry run bills nothing but is a warehouse call.
-  let checkTicket: UsageTicket | null = null;
-  if (cached === undefined) {
-    checkTicket = await timings.time('usage', () => takeMeter(env, principal, 'checks', ctx.now));
-    const dry = await timings.time('dryrun', () =>
-      client.dryRun(sent, { brandId: target.brand.id, dataset: target.brand.dataset, requestId: ctx.requestId, labels }),
-    );
-    const dv = checkDryRun(contractReferences(dry, env.BIGQUERY_PROJECT), scope, verdict.tables);
-    if (!dv.ok) throw guardError(dv, 'dry-run');
-    cached = { estimate: dry.totalBytesProcessed, tables: Math.max(dry.referencedTables.length, verdict.tables.length) };
-    verdictCache.set(ctx.config, cacheKey, cached, ctx.now);
-  }
-  const estimate = cached.estimate;
+  const { estimate, tables, metered } = await dryRunGate(run, scope, verdict.tables);
   log.bytesProcessed = estimate;
   if (estimate > principal.limits.maxBytesBilled) {
     const tooExpensive = new ApiError(
@@ -296,33 +285,80 @@ async function execute(
       `the query would scan about ${estimate} bytes; this key's ceiling is ${principal.limits.maxBytesBilled} bytes per query`,
       { details: { stage: 'guard', estimatedBytes: estimate, maxBytesBilled: principal.limits.maxBytesBilled } },
     );
-    throw checkTicket ? tooExpensive : await meteredRefusal(ctx, tooExpensive);
+    throw metered ? tooExpensive : await meteredRefusal(ctx, tooExpensive);
   }
+  return log.dryRun ? dryRunAnswer(run, estimate) : runAdmitted(run, estimate, tables, opts);
+}
 
-  if (dryRun) {
-    // Still refused when the run budget is spent, so a client learns it before planning more work.
-    const ticket = await timings.time('usage', () => acquireRun(env, principal, ctx.now, { consume: false }));
-    log.bytesBilled = 0;
-    log.rowCount = 0;
-    return {
-      result: {
-        brandId: target.brand.id,
-        rows: [],
-        rowCount: 0,
-        truncated: false,
-        totalRows: 0,
-        nextCursor: null,
-        stats: { dryRun: true, totalBytesBilled: 0, totalBytesProcessed: estimate },
-        ...(target.window ? { window: target.window } : {}),
-      },
-      headers: ticket.headers,
-      budget: ticket.budget,
-      firstRow: 0,
-    };
-  }
+/** What one run carries from its checks to the warehouse: the target, the SQL as sent, the client and the log. */
+interface Run {
+  ctx: OpContext;
+  target: Target;
+  /** The SQL with the contract's project replaced by the deployment's, at the spans the guard resolved. */
+  sent: string;
+  client: WarehouseClient;
+  labels: Record<string, string>;
+  log: LogEntry;
+  timings: Timings;
+}
 
+/**
+ * Gate 2c: BigQuery's dry run checks what the statement really reads and estimates its bytes, unless the verdict
+ * cache holds this exact SQL for this dataset. `metered` says whether a `checks` token was taken for it.
+ */
+async function dryRunGate(
+  run: Run,
+  scope: { project: string; dataset: string },
+  parsedTables: string[],
+): Promise<{ estimate: number; tables: number; metered: boolean }> {
+  const { ctx, target, timings } = run;
+  const { env, principal } = ctx;
+  const cacheKey = `${target.brand.dataset}:${await timings.time('guard', () => sha256Hex(target.sql))}`;
+  const cached = run.log.dryRun ? undefined : verdictCache.get(ctx.config, cacheKey, ctx.now);
+  if (cached !== undefined) return { estimate: cached.estimate, tables: cached.tables, metered: false };
+  // Every warehouse dry run the cache does not answer takes a token from the key's checks meter before it is
+  // sent, whether it then passes, is refused, fails or times out: a dry run bills nothing but is a warehouse call.
+  await timings.time('usage', () => takeMeter(env, principal, 'checks', ctx.now));
+  const dry = await timings.time('dryrun', () =>
+    run.client.dryRun(run.sent, { brandId: target.brand.id, dataset: target.brand.dataset, requestId: ctx.requestId, labels: run.labels }),
+  );
+  const dv = checkDryRun(contractReferences(dry, env.BIGQUERY_PROJECT), scope, parsedTables);
+  if (!dv.ok) throw guardError(dv, 'dry-run');
+  const fresh = { estimate: dry.totalBytesProcessed, tables: Math.max(dry.referencedTables.length, parsedTables.length) };
+  verdictCache.set(ctx.config, cacheKey, fresh, ctx.now);
+  return { ...fresh, metered: true };
+}
+
+/** A dry run's answer: the estimate, nothing billed; still refused when the run budget is spent. */
+async function dryRunAnswer(run: Run, estimate: number): Promise<RunQueryOutcome> {
+  const { ctx, target, log } = run;
+  // Still refused when the run budget is spent, so a client learns it before planning more work.
+  const ticket = await run.timings.time('usage', () => acquireRun(ctx.env, ctx.principal, ctx.now, { consume: false }));
+  log.bytesBilled = 0;
+  log.rowCount = 0;
+  return {
+    result: {
+      brandId: target.brand.id,
+      rows: [],
+      rowCount: 0,
+      truncated: false,
+      totalRows: 0,
+      nextCursor: null,
+      stats: { dryRun: true, totalBytesBilled: 0, totalBytesProcessed: estimate },
+      ...(target.window ? { window: target.window } : {}),
+    },
+    headers: ticket.headers,
+    budget: ticket.budget,
+    firstRow: 0,
+  };
+}
+
+/** An admitted run: its possible bytes reserved, the query run, the first page cut, the bytes settled after. */
+async function runAdmitted(run: Run, estimate: number, tables: number, opts: RunQueryOptions): Promise<RunQueryOutcome> {
+  const { ctx, target, log, timings, client, sent, labels } = run;
+  const { env, principal } = ctx;
   // The run reserves the most it can bill before it starts, so runs admitted together see each other's bytes.
-  const reserveBytes = runReservation(estimate, cached.tables, principal.limits.maxBytesBilled);
+  const reserveBytes = runReservation(estimate, tables, principal.limits.maxBytesBilled);
   const ticket: UsageTicket = await timings.time('usage', () => acquireRun(env, principal, ctx.now, { consume: true, reserveBytes }));
   let bytesBilled = 0;
   // Set when the query ends past its deadline: what the abandoned job billed, learned in the background.

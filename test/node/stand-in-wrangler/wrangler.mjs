@@ -10,7 +10,6 @@
 import { randomUUID, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { applyMigrations } from '../../../scripts/lib/migrations.mjs';
 import { deployTargets, parseSections } from '../../../scripts/lib/wrangler-toml.mjs';
 import { d1OverLoopback } from './d1-server.mjs';
 
@@ -185,6 +184,8 @@ switch (true) {
     const dir = join(dirname(config().file), 'migrations');
     if (!existsSync(dir)) fail(`No migrations folder found.`);
     await withDb(async (db) => {
+      // Imported here: it loads esbuild, which the other commands (a bare Node start each) do without.
+      const { applyMigrations } = await import('../../../scripts/lib/migrations.mjs');
       const applied = await applyMigrations(db, dir);
       if (applied.length === 0) {
         console.log('\u2705 No migrations to apply!');
