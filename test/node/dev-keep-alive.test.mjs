@@ -9,7 +9,7 @@ import { READY_TIMEOUT_MS, sharedDevInstance } from './mcp-dev-instance.mjs';
 let port;
 
 beforeAll(async () => {
-  const dev = await sharedDevInstance('dev-keep-alive');
+  const dev = await sharedDevInstance();
   port = Number(new URL(dev.baseUrl).port);
 }, READY_TIMEOUT_MS);
 
