@@ -16,13 +16,15 @@ CREATE TABLE IF NOT EXISTS organizations (
 -- brands: one brand of an organization, with its BigQuery dataset in project service-v1.
 -- dataset is NULL until the brand is provisioned; queries against such a brand are refused.
 -- timezone (IANA name) decides what "yesterday" and "last full month" mean for stored-query periods; NULL = UTC.
+-- currency (ISO 4217 code) is what the brand's money columns are in; NULL = not recorded.
 CREATE TABLE IF NOT EXISTS brands (
   id          TEXT PRIMARY KEY,            -- e.g. brand_acme
   org_id      TEXT NOT NULL REFERENCES organizations(id),
   name        TEXT,
   dataset     TEXT UNIQUE,
   timezone    TEXT,
-  created_at  INTEGER NOT NULL
+  created_at  INTEGER NOT NULL,
+  currency    TEXT
 );
 CREATE INDEX IF NOT EXISTS brands_org ON brands(org_id);
 

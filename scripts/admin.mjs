@@ -114,16 +114,18 @@ const COMMANDS = {
     },
   },
   'brand create': {
-    usage: 'brand create --id ID --org ORG_ID --name NAME [--dataset DATASET] [--timezone TZ]',
+    usage: 'brand create --id ID --org ORG_ID --name NAME [--dataset DATASET] [--timezone TZ] [--currency CODE]',
     summary: 'create a brand in an organization (without --dataset it is not provisioned)',
     details: `  --dataset   BigQuery dataset in the warehouse project (letters, digits, _); one brand per dataset
-  --timezone  IANA time zone deciding "yesterday" and "last full month" for stored-query periods (default UTC)`,
+  --timezone  IANA time zone deciding "yesterday" and "last full month" for stored-query periods (default UTC)
+  --currency  ISO 4217 code the brand's money columns are in (e.g. USD), shown by list_brands (default: none)`,
     options: {
       id: { type: 'string' },
       org: { type: 'string' },
       name: { type: 'string' },
       dataset: { type: 'string' },
       timezone: { type: 'string' },
+      currency: { type: 'string' },
     },
     async run(o, _p, io) {
       const id = requireId(o, 'id');
@@ -131,8 +133,9 @@ const COMMANDS = {
       const name = requireText(o, 'name');
       const dataset = o.dataset === undefined ? null : requireDataset(o.dataset);
       const timezone = o.timezone === undefined ? null : requireTimeZone(o.timezone);
+      const currency = o.currency === undefined ? null : requireCurrency(o.currency);
       await io.exec(
-        sql`INSERT INTO brands (id, org_id, name, dataset, timezone, created_at) VALUES (${id}, ${org}, ${name}, ${dataset}, ${timezone}, ${io.now})`,
+        sql`INSERT INTO brands (id, org_id, name, dataset, timezone, currency, created_at) VALUES (${id}, ${org}, ${name}, ${dataset}, ${timezone}, ${currency}, ${io.now})`,
         {
           'FOREIGN KEY': `organization ${org} does not exist`,
           'brands.id': `brand ${id} already exists`,
@@ -141,7 +144,7 @@ const COMMANDS = {
       );
       return {
         text: `created brand ${id} (${name}) in ${org}${dataset ? `, dataset ${dataset}` : ', no dataset (not provisioned)'}`,
-        json: { id, orgId: org, name, dataset, timezone },
+        json: { id, orgId: org, name, dataset, timezone, currency },
       };
     },
   },
@@ -152,17 +155,19 @@ const COMMANDS = {
     async run(o, _p, io) {
       const org = o.org ?? null;
       const rows = await io.exec(
-        sql`SELECT id, org_id, name, dataset, timezone FROM brands WHERE ${org} IS NULL OR org_id = ${org} ORDER BY org_id, id`,
+        sql`SELECT id, org_id, name, dataset, timezone, currency FROM brands WHERE ${org} IS NULL OR org_id = ${org} ORDER BY org_id, id`,
       );
-      return { text: table(rows, ['id', 'org_id', 'name', 'dataset', 'timezone']), json: { brands: rows } };
+      return { text: table(rows, ['id', 'org_id', 'name', 'dataset', 'timezone', 'currency']), json: { brands: rows } };
     },
   },
   'brand update': {
-    usage: 'brand update BRAND_ID [--name NAME] [--dataset DATASET | --no-dataset] [--timezone TZ | --no-timezone]',
-    summary: "change a brand's name, dataset or time zone",
+    usage:
+      'brand update BRAND_ID [--name NAME] [--dataset DATASET | --no-dataset] [--timezone TZ | --no-timezone] [--currency CODE | --no-currency]',
+    summary: "change a brand's name, dataset, time zone or currency",
     details: `  --dataset     provision the brand (or move it to another dataset; one brand per dataset)
   --no-dataset  unprovision it: its queries are refused with BRAND_NOT_PROVISIONED
   --timezone    IANA time zone for stored-query periods; --no-timezone goes back to UTC
+  --currency    ISO 4217 code of the brand's money columns; --no-currency: not recorded
   The Worker sees the change within CATALOG_CACHE_TTL_MS.`,
     options: {
       name: { type: 'string' },
@@ -170,12 +175,15 @@ const COMMANDS = {
       'no-dataset': { type: 'boolean', default: false },
       timezone: { type: 'string' },
       'no-timezone': { type: 'boolean', default: false },
+      currency: { type: 'string' },
+      'no-currency': { type: 'boolean', default: false },
     },
     positional: 'BRAND_ID',
     async run(o, p, io) {
       const id = requirePositional(p, 'the brand id (see `brand list`)');
       if (o.dataset !== undefined && o['no-dataset']) throw new UsageError('give --dataset or --no-dataset, not both');
       if (o.timezone !== undefined && o['no-timezone']) throw new UsageError('give --timezone or --no-timezone, not both');
+      if (o.currency !== undefined && o['no-currency']) throw new UsageError('give --currency or --no-currency, not both');
       /** @type {Record<string, string | null>} */
       const set = {};
       if (o.name !== undefined) set.name = requireText(o, 'name');
@@ -183,20 +191,31 @@ const COMMANDS = {
       if (o['no-dataset']) set.dataset = null;
       if (o.timezone !== undefined) set.timezone = requireTimeZone(o.timezone);
       if (o['no-timezone']) set.timezone = null;
+      if (o.currency !== undefined) set.currency = requireCurrency(o.currency);
+      if (o['no-currency']) set.currency = null;
       if (Object.keys(set).length === 0)
-        throw new UsageError('give at least one of --name, --dataset, --no-dataset, --timezone, --no-timezone');
+        throw new UsageError('give at least one of --name, --dataset, --no-dataset, --timezone, --no-timezone, --currency, --no-currency');
       const sets = Object.entries(set).map(([col, v]) => `${col} = ${sql`${v}`}`);
       const rows = await io.exec(
-        `UPDATE brands SET ${sets.join(', ')} WHERE id = ${sql`${id}`} RETURNING id, org_id, name, dataset, timezone`,
+        `UPDATE brands SET ${sets.join(', ')} WHERE id = ${sql`${id}`} RETURNING id, org_id, name, dataset, timezone, currency`,
         {
           'brands.dataset': `dataset ${set.dataset} already belongs to another brand`,
         },
       );
       const row = rows[0];
       if (!row) throw new CommandError(`no brand ${id}`);
-      const brand = { id: row.id, orgId: row.org_id, name: row.name, dataset: row.dataset, timezone: row.timezone };
+      const brand = {
+        id: row.id,
+        orgId: row.org_id,
+        name: row.name,
+        dataset: row.dataset,
+        timezone: row.timezone,
+        currency: row.currency,
+      };
       return {
-        text: `updated brand ${id}: name ${brand.name ?? '-'}, dataset ${brand.dataset ?? '(none: not provisioned)'}, time zone ${brand.timezone ?? 'UTC'}`,
+        text:
+          `updated brand ${id}: name ${brand.name ?? '-'}, dataset ${brand.dataset ?? '(none: not provisioned)'}, ` +
+          `time zone ${brand.timezone ?? 'UTC'}, currency ${brand.currency ?? '(not recorded)'}`,
         json: brand,
       };
     },
@@ -870,6 +889,14 @@ function requireDataset(dataset) {
 function requireTimeZone(tz) {
   if (!isTimeZone(tz)) throw new UsageError(`--timezone ${tz} is not an IANA time zone`);
   return tz;
+}
+
+/** An ISO 4217 code the runtime knows (Intl's list), upper-cased: `usd` is USD, `XYZ` is refused. */
+function requireCurrency(code) {
+  const upper = code.toUpperCase();
+  if (!/^[A-Z]{3}$/.test(upper) || !Intl.supportedValuesOf('currency').includes(upper))
+    throw new UsageError(`--currency ${code} is not an ISO 4217 currency code (e.g. USD, EUR, GBP)`);
+  return upper;
 }
 
 function requireId(o, flag) {

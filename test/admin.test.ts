@@ -173,7 +173,17 @@ describe('API keys', () => {
     const brands = await SELF.fetch(`${ORIGIN}/v1/data/brands`, { headers: { authorization: `Bearer ${secret}` } });
     expect(brands.status).toBe(200);
     expect(await brands.json()).toEqual({
-      brands: [{ brandId: 'brand_globex', name: 'Globex Coffee', dataset: 'globex', timezone: 'UTC', queryable: true }],
+      brands: [
+        {
+          brandId: 'brand_globex',
+          name: 'Globex Coffee',
+          dataset: 'globex',
+          timezone: 'UTC',
+          queryable: true,
+          currency: 'EUR',
+          coverage: expect.objectContaining({ firstDay: expect.any(String), lastDay: expect.any(String) }),
+        },
+      ],
     });
 
     // Back on the list: the prefix, "Live" and the limits, not the secret.

@@ -1,17 +1,55 @@
 import { env } from 'cloudflare:test';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { DEMO_KEY_IDS } from '../src/seed/demo-tenants';
-import { api, expectError, seedDemo, TEST_KEYS } from './seed';
+import { api, expectError, postJson, seedDemo, TEST_KEYS } from './seed';
 
 beforeAll(async () => {
   await seedDemo();
 });
 
-// Every brand says its time zone (UTC: none set in the demo) and whether it can be queried (a dataset exists).
-const ACME = { brandId: 'brand_acme', name: 'Acme Outdoor', dataset: 'acme', timezone: 'UTC', queryable: true };
-const GLOBEX = { brandId: 'brand_globex', name: 'Globex Coffee', dataset: 'globex', timezone: 'UTC', queryable: true };
-const INITECH = { brandId: 'brand_initech', name: 'Initech Labs', dataset: null, timezone: 'UTC', queryable: false };
-const UMBRELLA = { brandId: 'brand_umbrella', name: 'Umbrella Health', dataset: 'umbrella', timezone: 'UTC', queryable: true };
+/** The demo data's days (docs/demo-data.md): the 400 days ending yesterday, counted from the warehouse's today. */
+const today = inject('warehouseToday');
+const dayBefore = (n: number) => new Date(Date.parse(`${today}T00:00:00Z`) - n * 86_400_000).toISOString().slice(0, 10);
+const DEMO_COVERAGE = { firstDay: dayBefore(400), lastDay: dayBefore(1) };
+
+// Every brand says its time zone (UTC: none set in the demo), whether it can be queried (a dataset exists), its
+// currency (brand settings; the demo seed records the warehouse's) and the days its tables hold data for.
+const ACME = {
+  brandId: 'brand_acme',
+  name: 'Acme Outdoor',
+  dataset: 'acme',
+  timezone: 'UTC',
+  queryable: true,
+  currency: 'USD',
+  coverage: DEMO_COVERAGE,
+};
+const GLOBEX = {
+  brandId: 'brand_globex',
+  name: 'Globex Coffee',
+  dataset: 'globex',
+  timezone: 'UTC',
+  queryable: true,
+  currency: 'EUR',
+  coverage: DEMO_COVERAGE,
+};
+const INITECH = {
+  brandId: 'brand_initech',
+  name: 'Initech Labs',
+  dataset: null,
+  timezone: 'UTC',
+  queryable: false,
+  currency: null,
+  coverage: null,
+};
+const UMBRELLA = {
+  brandId: 'brand_umbrella',
+  name: 'Umbrella Health',
+  dataset: 'umbrella',
+  timezone: 'UTC',
+  queryable: true,
+  currency: 'GBP',
+  coverage: DEMO_COVERAGE,
+};
 
 describe('GET /v1/data/brands', () => {
   it.each([
@@ -63,6 +101,68 @@ describe('brand facts', () => {
       expect(res.body).toEqual({ brands: [{ ...ACME, timezone: 'Europe/Berlin' }] });
     } finally {
       await env.DB.prepare("UPDATE brands SET timezone = NULL WHERE id = 'brand_acme'").run();
+    }
+  });
+});
+
+/** Runs left in the brand key's rolling budget, as a dry run reports it (a dry run counts no run). */
+async function runsLeft(): Promise<number> {
+  const res = await postJson('/v1/data/query', 'brand', { sql: 'SELECT 1 AS one', dryRun: true });
+  expect(res.status).toBe(200);
+  return Number(res.headers.get('RateLimit-Remaining'));
+}
+
+describe('currency and data coverage', () => {
+  it("the currency is the brand's setting, and the demo's agrees with the warehouse's currency column", async () => {
+    for (const [key, brand, dataset] of [
+      ['brand', ACME, 'acme'],
+      ['other', UMBRELLA, 'umbrella'],
+    ] as const) {
+      const run = await postJson('/v1/data/query', key, {
+        sql: `SELECT DISTINCT currency FROM \`service-v1.${dataset}.fact__orders\``,
+        brandId: brand.brandId,
+      });
+      expect(run.status).toBe(200);
+      expect(run.body).toMatchObject({ rows: [{ currency: brand.currency }] });
+    }
+    await env.DB.prepare("UPDATE brands SET currency = 'CAD' WHERE id = 'brand_acme'").run();
+    try {
+      expect((await api('/v1/data/brands', 'brand')).body).toEqual({ brands: [{ ...ACME, currency: 'CAD' }] });
+    } finally {
+      await env.DB.prepare("UPDATE brands SET currency = 'USD' WHERE id = 'brand_acme'").run();
+    }
+  });
+
+  it('coverage is the first and last day of the orders, as a query finds them; listing spends no run', async () => {
+    const run = await postJson('/v1/data/query', 'brand', {
+      sql: 'SELECT CAST(MIN(order_date) AS STRING) AS first, CAST(MAX(order_date) AS STRING) AS last FROM `service-v1.acme.fact__orders`',
+    });
+    expect(run.body).toMatchObject({ rows: [{ first: DEMO_COVERAGE.firstDay, last: DEMO_COVERAGE.lastDay }] });
+    const before = await runsLeft();
+    for (let i = 0; i < 3; i++) expect((await api('/v1/data/brands', 'brand')).body).toEqual({ brands: [ACME] });
+    expect(await runsLeft()).toBe(before);
+    // Read from tables.list (its labels), not from a query.
+    const res = await fetch(`${env.BIGQUERY_API_BASE}/__requests?${new URLSearchParams({ op: 'tablesList', limit: '500' })}`);
+    const { requests } = (await res.json()) as { requests: { path: string }[] };
+    expect(requests.some((r) => r.path.endsWith('/datasets/acme/tables'))).toBe(true);
+  });
+});
+
+describe('coverage when the warehouse cannot say', () => {
+  it('a dataset the warehouse fails on lists with coverage null (logged), the other brands as usual', async () => {
+    await env.DB.prepare("UPDATE brands SET dataset = 'initech_down' WHERE id = 'brand_initech'").run();
+    const armed = await fetch(`${env.BIGQUERY_API_BASE}/__faults`, {
+      method: 'POST',
+      body: JSON.stringify({ kind: 'http503', persistent: true, match: { path: '/datasets/initech_down/tables' } }),
+    });
+    const { id } = (await armed.json()) as { id: string };
+    try {
+      const res = await api('/v1/data/brands', 'org');
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ brands: [ACME, GLOBEX, { ...INITECH, dataset: 'initech_down', queryable: true, coverage: null }] });
+    } finally {
+      await fetch(`${env.BIGQUERY_API_BASE}/__faults/${id}`, { method: 'DELETE' });
+      await env.DB.prepare("UPDATE brands SET dataset = NULL WHERE id = 'brand_initech'").run();
     }
   });
 });

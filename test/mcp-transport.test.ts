@@ -36,9 +36,33 @@ describe('MCP endpoint transport', () => {
     const data = okData(await client.callTool({ name: 'list_brands', arguments: {} }), ListBrandsOutput);
     expect(data).toEqual({
       brands: [
-        { brandId: 'brand_acme', name: 'Acme Outdoor', dataset: 'acme', timezone: 'UTC', queryable: true },
-        { brandId: 'brand_globex', name: 'Globex Coffee', dataset: 'globex', timezone: 'UTC', queryable: true },
-        { brandId: 'brand_initech', name: 'Initech Labs', dataset: null, timezone: 'UTC', queryable: false },
+        {
+          brandId: 'brand_acme',
+          name: 'Acme Outdoor',
+          dataset: 'acme',
+          timezone: 'UTC',
+          queryable: true,
+          currency: 'USD',
+          coverage: expect.objectContaining({ firstDay: expect.any(String), lastDay: expect.any(String) }),
+        },
+        {
+          brandId: 'brand_globex',
+          name: 'Globex Coffee',
+          dataset: 'globex',
+          timezone: 'UTC',
+          queryable: true,
+          currency: 'EUR',
+          coverage: expect.objectContaining({ firstDay: expect.any(String), lastDay: expect.any(String) }),
+        },
+        {
+          brandId: 'brand_initech',
+          name: 'Initech Labs',
+          dataset: null,
+          timezone: 'UTC',
+          queryable: false,
+          currency: null,
+          coverage: null,
+        },
       ],
     });
     await client.close();
@@ -113,7 +137,17 @@ describe('MCP endpoint transport', () => {
     const body = await res.json<{ id: number; result: { structuredContent: unknown; isError?: boolean } }>();
     expect(body.id).toBe(3);
     expect(body.result.structuredContent).toEqual({
-      brands: [{ brandId: 'brand_acme', name: 'Acme Outdoor', dataset: 'acme', timezone: 'UTC', queryable: true }],
+      brands: [
+        {
+          brandId: 'brand_acme',
+          name: 'Acme Outdoor',
+          dataset: 'acme',
+          timezone: 'UTC',
+          queryable: true,
+          currency: 'USD',
+          coverage: expect.objectContaining({ firstDay: expect.any(String), lastDay: expect.any(String) }),
+        },
+      ],
     });
   });
 

@@ -15,6 +15,7 @@ const BrandRowSchema = z.object({
   name: z.string().nullable(),
   dataset: z.string().nullable(),
   timezone: z.string().nullable(),
+  currency: z.string().nullable(),
 });
 type CatalogBrand = z.infer<typeof BrandRowSchema>;
 
@@ -83,7 +84,7 @@ export async function catalogSnapshot(env: Env, now: number): Promise<CatalogSna
     if (hit) return hit;
   }
   const [brands, reports] = await env.DB.batch([
-    env.DB.prepare('SELECT id, org_id AS orgId, name, dataset, timezone FROM brands ORDER BY id'),
+    env.DB.prepare('SELECT id, org_id AS orgId, name, dataset, timezone, currency FROM brands ORDER BY id'),
     env.DB.prepare(
       `SELECT r.id, r.type, r.org_id AS orgId, r.brand_id AS brandId, r.name, r.description,
               (SELECT count(*) FROM report_queries q WHERE q.report_id = r.id) AS queryCount

@@ -22,6 +22,19 @@ export const JsonValueSchema = z.union([
 ]);
 export type JsonValue = z.infer<typeof JsonValueSchema>;
 
+export const CoverageSchema = z
+  .object({
+    firstDay: z.string().openapi({ description: 'First day with data, YYYY-MM-DD.', example: '2025-10-21' }),
+    lastDay: z.string().openapi({ description: 'Last day with data, YYYY-MM-DD.', example: '2026-11-24' }),
+  })
+  .openapi('Coverage', {
+    description:
+      "The days a table (or, in the brands list, any table of the brand's dataset) holds data for, from the tables' " +
+      '`data_first_day` / `data_last_day` labels (set by the pipeline that loads them), read with BigQuery `tables.get` / ' +
+      '`tables.list`, never a query; null when no table has such labels.',
+  });
+export type Coverage = z.infer<typeof CoverageSchema>;
+
 export const BrandSchema = z
   .object({
     brandId: z.string().openapi({ example: 'brand_acme' }),
@@ -40,6 +53,19 @@ export const BrandSchema = z
       description: 'Whether queries can run for this brand now (it has a provisioned dataset); false: a run answers an error.',
       example: true,
     }),
+    currency: z.string().nullable().optional().openapi({
+      description:
+        "Extension: ISO 4217 code of the currency the brand's money columns are in, from the brand's settings; null when not recorded.",
+      example: 'USD',
+    }),
+    coverage: CoverageSchema.nullable()
+      .optional()
+      .openapi({
+        description:
+          "Extension: first and last day with data over the brand's tables, from the warehouse's table labels " +
+          '(`tables.list`: no query, nothing billed; reused for 5 minutes). null when the brand has no dataset, no ' +
+          'table carries coverage labels, or the warehouse could not be asked (logged with the request id).',
+      }),
   })
   .openapi('Brand');
 export type Brand = z.infer<typeof BrandSchema>;

@@ -5,10 +5,10 @@ export const DEMO_ORGS = {
 } as const;
 
 export const DEMO_BRANDS = [
-  { id: 'brand_acme', orgId: 'org_demo', name: 'Acme Outdoor', dataset: 'acme' },
-  { id: 'brand_globex', orgId: 'org_demo', name: 'Globex Coffee', dataset: 'globex' },
-  { id: 'brand_initech', orgId: 'org_demo', name: 'Initech Labs', dataset: null },
-  { id: 'brand_umbrella', orgId: 'org_other', name: 'Umbrella Health', dataset: 'umbrella' },
+  { id: 'brand_acme', orgId: 'org_demo', name: 'Acme Outdoor', dataset: 'acme', currency: 'USD' },
+  { id: 'brand_globex', orgId: 'org_demo', name: 'Globex Coffee', dataset: 'globex', currency: 'EUR' },
+  { id: 'brand_initech', orgId: 'org_demo', name: 'Initech Labs', dataset: null, currency: null },
+  { id: 'brand_umbrella', orgId: 'org_other', name: 'Umbrella Health', dataset: 'umbrella', currency: 'GBP' },
 ] as const;
 
 export const DEMO_KEY_IDS = { org: 'key_demo_org', brand: 'key_demo_brand', other: 'key_other_org' } as const;

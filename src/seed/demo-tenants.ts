@@ -146,7 +146,21 @@ export async function buildDemoSeed(input: DemoSeedInput): Promise<string[]> {
 
   for (const o of Object.values(DEMO_ORGS)) stmts.push(insertMissing('organizations', { id: o.id, name: o.name, created_at: now }));
   for (const b of DEMO_BRANDS) {
-    stmts.push(insertMissing('brands', { id: b.id, org_id: b.orgId, name: b.name, dataset: b.dataset, timezone: null, created_at: now }));
+    stmts.push(
+      insertMissing('brands', {
+        id: b.id,
+        org_id: b.orgId,
+        name: b.name,
+        dataset: b.dataset,
+        timezone: null,
+        created_at: now,
+        currency: b.currency,
+      }),
+    );
+    // A state dir seeded before brands had a currency gets it once; a currency an administrator set is kept.
+    if (b.currency !== null) {
+      stmts.push(`UPDATE brands SET currency = ${sqlLiteral(b.currency)} WHERE id = ${sqlLiteral(b.id)} AND currency IS NULL`);
+    }
   }
 
   for (const k of keyRows) {

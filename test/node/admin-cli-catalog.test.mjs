@@ -251,22 +251,42 @@ describe('--check-warehouse', () => {
 });
 
 describe('brands, keys and users', () => {
-  it('brand update sets and clears the dataset and time zone; a taken dataset is refused', async () => {
+  it('brand update sets and clears the dataset, time zone and currency; a taken dataset is refused', async () => {
     expect(
-      await adminJson('brand', 'update', 'brand_initech', '--dataset', 'initech', '--timezone', 'Europe/Paris', '--name', 'Initech'),
+      await adminJson(
+        'brand',
+        'update',
+        'brand_initech',
+        '--dataset',
+        'initech',
+        '--timezone',
+        'Europe/Paris',
+        '--name',
+        'Initech',
+        '--currency',
+        'chf',
+      ),
     ).toEqual({
       id: 'brand_initech',
       orgId: 'org_demo',
       name: 'Initech',
       dataset: 'initech',
       timezone: 'Europe/Paris',
+      currency: 'CHF',
     });
+    expect((await admin('brand', 'update', 'brand_initech', '--currency', 'Swiss francs')).stderr).toContain(
+      '--currency Swiss francs is not an ISO 4217 currency code',
+    );
+    expect((await admin('brand', 'update', 'brand_initech', '--currency', 'CHF', '--no-currency')).stderr).toContain(
+      'give --currency or --no-currency, not both',
+    );
     const taken = await admin('brand', 'update', 'brand_initech', '--dataset', 'acme');
     expect(taken.code).toBe(1);
     expect(taken.stderr).toContain('dataset acme already belongs to another brand');
-    expect(await adminJson('brand', 'update', 'brand_initech', '--no-dataset', '--no-timezone')).toMatchObject({
+    expect(await adminJson('brand', 'update', 'brand_initech', '--no-dataset', '--no-timezone', '--no-currency')).toMatchObject({
       dataset: null,
       timezone: null,
+      currency: null,
     });
     expect((await admin('brand', 'update', 'brand_nope', '--name', 'x')).stderr).toContain('no brand brand_nope');
   });

@@ -68,6 +68,7 @@ describe('help and usage errors', () => {
     [['org', 'create', '--id', 'x', '--name', 'x', '--bogus'], "Unknown option '--bogus'"],
     [['brand', 'create', '--id', 'b', '--org', 'o', '--name', 'n', '--dataset', 'has-dash'], '--dataset must be'],
     [['brand', 'create', '--id', 'b', '--org', 'o', '--name', 'n', '--timezone', 'Mars/Base'], 'not an IANA time zone'],
+    [['brand', 'create', '--id', 'b', '--org', 'o', '--name', 'n', '--currency', 'XYZ'], 'not an ISO 4217 currency code'],
     [['key', 'limits', 'key_x', '--daily-queries', '0'], '--daily-queries must be a positive integer or "default", got 0'],
     [['user', 'create', '--email', 'not-an-email'], 'not an email address'],
     [['user', 'create', '--email', 'a@b.test', '--password', 'short'], 'at least 12 characters'],
@@ -81,7 +82,7 @@ describe('help and usage errors', () => {
 });
 
 describe('organizations and brands', () => {
-  it('creates an org and a brand with dataset and time zone, as stored rows', async () => {
+  it('creates an org and a brand with dataset, time zone and currency, as stored rows', async () => {
     expect(await adminJson('org', 'create', '--id', 'org_cli', '--name', 'CLI Org')).toEqual({ id: 'org_cli', name: 'CLI Org' });
     const brand = await adminJson(
       'brand',
@@ -96,12 +97,21 @@ describe('organizations and brands', () => {
       'cli_ds',
       '--timezone',
       'Europe/Paris',
+      '--currency',
+      'EUR',
     );
-    expect(brand).toEqual({ id: 'brand_cli', orgId: 'org_cli', name: 'CLI Brand', dataset: 'cli_ds', timezone: 'Europe/Paris' });
+    expect(brand).toEqual({
+      id: 'brand_cli',
+      orgId: 'org_cli',
+      name: 'CLI Brand',
+      dataset: 'cli_ds',
+      timezone: 'Europe/Paris',
+      currency: 'EUR',
+    });
     await adminJson('brand', 'create', '--id', 'brand_cli2', '--org', 'org_cli', '--name', 'Unprovisioned');
-    expect(await rows("SELECT id, org_id, name, dataset, timezone FROM brands WHERE org_id = 'org_cli' ORDER BY id")).toEqual([
-      { id: 'brand_cli', org_id: 'org_cli', name: 'CLI Brand', dataset: 'cli_ds', timezone: 'Europe/Paris' },
-      { id: 'brand_cli2', org_id: 'org_cli', name: 'Unprovisioned', dataset: null, timezone: null },
+    expect(await rows("SELECT id, org_id, name, dataset, timezone, currency FROM brands WHERE org_id = 'org_cli' ORDER BY id")).toEqual([
+      { id: 'brand_cli', org_id: 'org_cli', name: 'CLI Brand', dataset: 'cli_ds', timezone: 'Europe/Paris', currency: 'EUR' },
+      { id: 'brand_cli2', org_id: 'org_cli', name: 'Unprovisioned', dataset: null, timezone: null, currency: null },
     ]);
     const list = await adminJson('brand', 'list', '--org', 'org_cli');
     expect(list.brands.map((b) => b.id)).toEqual(['brand_cli', 'brand_cli2']);
@@ -389,13 +399,40 @@ describe('API keys', () => {
       expect(org.status).toBe(200);
       expect(await org.json()).toEqual({
         brands: [
-          { brandId: 'brand_cli', name: 'CLI Brand', dataset: 'cli_ds', timezone: 'Europe/Paris', queryable: true },
-          { brandId: 'brand_cli2', name: 'Unprovisioned', dataset: null, timezone: 'UTC', queryable: false },
+          // cli_ds is not in the warehouse: its coverage is unknown (null), not an error.
+          {
+            brandId: 'brand_cli',
+            name: 'CLI Brand',
+            dataset: 'cli_ds',
+            timezone: 'Europe/Paris',
+            queryable: true,
+            currency: 'EUR',
+            coverage: null,
+          },
+          {
+            brandId: 'brand_cli2',
+            name: 'Unprovisioned',
+            dataset: null,
+            timezone: 'UTC',
+            queryable: false,
+            currency: null,
+            coverage: null,
+          },
         ],
       });
       const brand = await brands(brandKey.secret);
       expect(await brand.json()).toEqual({
-        brands: [{ brandId: 'brand_cli', name: 'CLI Brand', dataset: 'cli_ds', timezone: 'Europe/Paris', queryable: true }],
+        brands: [
+          {
+            brandId: 'brand_cli',
+            name: 'CLI Brand',
+            dataset: 'cli_ds',
+            timezone: 'Europe/Paris',
+            queryable: true,
+            currency: 'EUR',
+            coverage: null,
+          },
+        ],
       });
     });
 

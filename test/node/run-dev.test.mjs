@@ -160,19 +160,67 @@ describe('npm run dev', () => {
       status: 200,
       body: {
         brands: [
-          { brandId: 'brand_acme', name: 'Acme Outdoor', dataset: 'acme', timezone: 'UTC', queryable: true },
-          { brandId: 'brand_globex', name: 'Globex Coffee', dataset: 'globex', timezone: 'UTC', queryable: true },
-          { brandId: 'brand_initech', name: 'Initech Labs', dataset: null, timezone: 'UTC', queryable: false },
+          {
+            brandId: 'brand_acme',
+            name: 'Acme Outdoor',
+            dataset: 'acme',
+            timezone: 'UTC',
+            queryable: true,
+            currency: 'USD',
+            coverage: expect.objectContaining({ firstDay: expect.any(String), lastDay: expect.any(String) }),
+          },
+          {
+            brandId: 'brand_globex',
+            name: 'Globex Coffee',
+            dataset: 'globex',
+            timezone: 'UTC',
+            queryable: true,
+            currency: 'EUR',
+            coverage: expect.objectContaining({ firstDay: expect.any(String), lastDay: expect.any(String) }),
+          },
+          {
+            brandId: 'brand_initech',
+            name: 'Initech Labs',
+            dataset: null,
+            timezone: 'UTC',
+            queryable: false,
+            currency: null,
+            coverage: null,
+          },
         ],
       },
     });
     expect(await brands(credentials.keys.brand)).toEqual({
       status: 200,
-      body: { brands: [{ brandId: 'brand_acme', name: 'Acme Outdoor', dataset: 'acme', timezone: 'UTC', queryable: true }] },
+      body: {
+        brands: [
+          {
+            brandId: 'brand_acme',
+            name: 'Acme Outdoor',
+            dataset: 'acme',
+            timezone: 'UTC',
+            queryable: true,
+            currency: 'USD',
+            coverage: expect.objectContaining({ firstDay: expect.any(String), lastDay: expect.any(String) }),
+          },
+        ],
+      },
     });
     expect(await brands(credentials.keys.other)).toEqual({
       status: 200,
-      body: { brands: [{ brandId: 'brand_umbrella', name: 'Umbrella Health', dataset: 'umbrella', timezone: 'UTC', queryable: true }] },
+      body: {
+        brands: [
+          {
+            brandId: 'brand_umbrella',
+            name: 'Umbrella Health',
+            dataset: 'umbrella',
+            timezone: 'UTC',
+            queryable: true,
+            currency: 'GBP',
+            coverage: expect.objectContaining({ firstDay: expect.any(String), lastDay: expect.any(String) }),
+          },
+        ],
+      },
     });
     expect((await brands('wqk_not-a-real-key')).status).toBe(401);
   });
@@ -231,7 +279,17 @@ describe('npm run dev', () => {
       const again = JSON.parse(await readFile(join(stateDir, 'credentials.json'), 'utf8'));
       expect(again).toEqual(credentials);
       expect((await brands(credentials.keys.brand)).body).toEqual({
-        brands: [{ brandId: 'brand_acme', name: 'Acme Outdoor', dataset: 'acme', timezone: 'UTC', queryable: true }],
+        brands: [
+          {
+            brandId: 'brand_acme',
+            name: 'Acme Outdoor',
+            dataset: 'acme',
+            timezone: 'UTC',
+            queryable: true,
+            currency: 'USD',
+            coverage: expect.objectContaining({ firstDay: expect.any(String), lastDay: expect.any(String) }),
+          },
+        ],
       });
       console.log(`npm run dev restart: ready in ${Math.round(dev.readyMs ?? NaN)} ms`);
     },

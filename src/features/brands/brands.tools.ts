@@ -9,8 +9,8 @@ export const listBrandsTool = defineTool({
   name: 'list_brands',
   title: 'List brands',
   description:
-    'The brands these credentials reach: brandId, name, dataset (for table names), timezone (of stored-query ' +
-    'periods) and queryable (false: no dataset yet).',
+    'Brands these credentials reach: dataset (for table names), timezone (of periods), queryable, currency (ISO ' +
+    '4217) and coverage (first and last day with data).',
   input: {},
   output: ListBrandsOutput,
   annotations: ANNOTATIONS.read,

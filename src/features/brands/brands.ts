@@ -1,17 +1,27 @@
 import { catalogSnapshot, hasDataset } from '../../catalog/snapshot';
 import type { Brand } from '../../schemas/catalog';
 import type { OpContext } from '../../context';
+import { datasetCoverage } from '../tables/describe-table';
 
 /**
  * listBrands: the brands the principal can access, ordered by id, with the facts a caller otherwise finds out by
- * trial: the time zone stored-query periods use (UTC when unset) and whether the brand can be queried at all.
+ * trial: the time zone stored-query periods use (UTC when unset), whether the brand can be queried at all, the
+ * currency its money columns are in (brand settings) and the first and last day with data (the warehouse's table
+ * labels through `tables.list`, cached per dataset: no query is run and nothing is billed).
  */
 export async function listBrands(ctx: OpContext): Promise<{ brands: Brand[] }> {
   const { brands } = await catalogSnapshot(ctx.env, ctx.now);
-  const out: Brand[] = [];
-  for (const id of [...ctx.principal.brandIds].sort()) {
-    const b = brands.get(id);
-    if (b) out.push({ brandId: b.id, name: b.name, dataset: b.dataset, timezone: b.timezone ?? 'UTC', queryable: hasDataset(b) });
-  }
+  const reachable = [...ctx.principal.brandIds].sort().flatMap((id) => brands.get(id) ?? []);
+  const out = await Promise.all(
+    reachable.map(async (b): Promise<Brand> => ({
+      brandId: b.id,
+      name: b.name,
+      dataset: b.dataset,
+      timezone: b.timezone ?? 'UTC',
+      queryable: hasDataset(b),
+      currency: b.currency,
+      coverage: hasDataset(b) ? await datasetCoverage(ctx, b.id, b.dataset) : null,
+    })),
+  );
   return { brands: out };
 }

@@ -7,6 +7,8 @@ import { resolveBrand } from '../../auth/scope';
 import { CONTRACT_PROJECT } from '../../sql/guard';
 import { createWarehouseClient, type TableFieldSchema, type TableInfo } from '../../warehouse/bigquery-client';
 import type { TableDescription, TableList, TableSummary } from './tables.schemas';
+import type { Coverage } from '../../schemas/catalog';
+import { describeError } from '../../errors';
 
 /**
  * describeTable and listTables: what a table is, from BigQuery's table metadata (`tables.get`, `tables.list`)
@@ -24,11 +26,15 @@ export const TABLE_LIST_MAX = 200;
 
 const tableInfos = new TtlCache<Promise<TableInfo>>(512);
 const tableLists = new TtlCache<Promise<TableList['tables']>>(128);
+const coverages = new TtlCache<Promise<Coverage | null>>(512);
+
+/** How long list_brands waits for one dataset's `tables.list` before it says the coverage is unknown. */
+export const COVERAGE_TIMEOUT_MS = 5_000;
 
 /** Labels carry the loader's facts: `layer`, and `data_first_day` / `data_last_day` (YYYY-MM-DD). */
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
-function coverageOf(labels: Record<string, string>): { firstDay: string; lastDay: string } | null {
+function coverageOf(labels: Record<string, string>): Coverage | null {
   const first = labels.data_first_day;
   const last = labels.data_last_day;
   return first !== undefined && last !== undefined && DAY.test(first) && DAY.test(last) ? { firstDay: first, lastDay: last } : null;
@@ -132,4 +138,31 @@ export async function listTables(ctx: OpContext, input: { brandId?: string }): P
     return listed.map((t, i) => summary(brandId, dataset, t.table, infos[i]!));
   });
   return { brandId, dataset, tables };
+}
+
+/**
+ * datasetCoverage: the first and last day with data over all of a dataset's tables, for list_brands. One
+ * `tables.list` (which carries each table's labels), no `tables.get` and no query; reused for
+ * TABLE_METADATA_TTL_MS per isolate. null when no table has coverage labels, or when the warehouse cannot be asked
+ * (then a warning with the request id: the brands list still answers).
+ */
+export async function datasetCoverage(ctx: OpContext, brandId: string, dataset: string): Promise<Coverage | null> {
+  try {
+    return await cached(ctx, coverages, dataset, async () => {
+      const client = createWarehouseClient(ctx.env, { waitUntil: ctx.waitUntil });
+      const listed = await client.listTables({ brandId, dataset, requestId: ctx.requestId, labels: {}, timeoutMs: COVERAGE_TIMEOUT_MS });
+      const covered = listed.flatMap((t) => coverageOf(t.labels) ?? []);
+      if (covered.length === 0) return null;
+      return {
+        firstDay: covered.map((c) => c.firstDay).sort()[0]!,
+        lastDay: covered
+          .map((c) => c.lastDay)
+          .sort()
+          .at(-1)!,
+      };
+    });
+  } catch (err) {
+    ctx.log.warn('list_brands: data coverage unavailable', { brandId, internal: describeError(err) });
+    return null;
+  }
 }

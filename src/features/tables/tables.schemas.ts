@@ -1,6 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { TableNameSchema } from '../memories/fields';
 import { MemorySchema } from '../memories/memories.schemas';
+import { CoverageSchema } from '../../schemas/catalog';
 
 /** Wire schemas of describeTable (docs/tables.md), an extension: GET /v1/data/brands/{brandId}/tables[/{table}]. */
 
@@ -16,17 +17,6 @@ export const TableParamsSchema = z.object({
 export const BrandParamsSchema = z.object({
   brandId: TableParamsSchema.shape.brandId,
 });
-
-export const CoverageSchema = z
-  .object({
-    firstDay: z.string().openapi({ description: 'First day with data, YYYY-MM-DD.', example: '2025-10-21' }),
-    lastDay: z.string().openapi({ description: 'Last day with data, YYYY-MM-DD.', example: '2026-11-24' }),
-  })
-  .openapi('Coverage', {
-    description:
-      'The days a table holds data for, from its `data_first_day` / `data_last_day` labels (set by the pipeline that loads it); null ' +
-      'when the table has no such labels.',
-  });
 
 export const ColumnSchema: z.ZodType<{ name: string; type: string; mode?: string; description: string | null; fields?: unknown[] }> = z
   .object({
