@@ -1,13 +1,17 @@
+import { env } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { FetchOutput, SearchOutput } from '../src/features/search/search.tools';
+import { SNIPPET_CHARS } from '../src/features/search/match';
 import { errorOf, mcpClientsPerKey, okData, texts } from './mcp-client';
-import { api, TEST_KEYS, type TestKey } from './seed';
+import { api, postJson, TEST_KEYS, type TestKey } from './seed';
 
 const clients = mcpClientsPerKey(TEST_KEYS);
 
-// OpenAI's shapes, strictly: nothing more than these fields.
-const SearchText = z.strictObject({ results: z.array(z.strictObject({ id: z.string(), title: z.string(), url: z.url() })) });
+// OpenAI's shapes, strictly: a search result is id, title, url and the snippet as `text` (OpenAI's sample server).
+const SearchText = z.strictObject({
+  results: z.array(z.strictObject({ id: z.string(), title: z.string(), url: z.url(), text: z.string().min(1) })),
+});
 const FetchText = z.strictObject({
   id: z.string(),
   title: z.string(),
@@ -33,56 +37,160 @@ async function fetchItem(key: TestKey, id: string) {
   return FetchText.parse(JSON.parse(items[0] ?? ''));
 }
 
+async function fetchError(key: TestKey, id: string) {
+  return errorOf(await clients[key].callTool({ name: 'fetch', arguments: { id } }));
+}
+
+/** Brands with data each key reaches (brand_initech has no dataset: never a result). */
 const OWN: Record<TestKey, string[]> = {
-  org: ['brand_acme', 'brand_globex', 'brand_initech'],
+  org: ['brand_acme', 'brand_globex'],
   brand: ['brand_acme'],
   other: ['brand_umbrella'],
 };
 const ALL_BRANDS = ['brand_acme', 'brand_globex', 'brand_initech', 'brand_umbrella'];
+/** Queries that together reach every kind of item. */
+const BROAD = ['brand', 'report', 'revenue', 'orders', 'fact__', 'channel', 'customers', 'memory', 'SELECT', 'tax'];
+
+async function everything(key: TestKey) {
+  const seen = new Map<string, { id: string; title: string; url: string; text: string }>();
+  for (const results of await Promise.all(BROAD.map((q) => search(key, q)))) for (const r of results) seen.set(r.id, r);
+  return [...seen.values()];
+}
+
+/** The brands an item belongs to, from fetch's metadata. */
+function brandsOf(metadata: Record<string, string> | undefined): string[] {
+  const m = metadata ?? {};
+  return [...(m.brandId ? [m.brandId] : []), ...(m.brandIds ? m.brandIds.split(',') : [])];
+}
 
 describe('search', () => {
-  it.each(['org', 'brand', 'other'] as const)('%s key: brands, reports, sections and tables of its own tenants only', async (key) => {
-    const seen = new Set<string>();
-    for (const q of ['brand', 'report', 'revenue', 'orders', 'table', 'fact__', 'SELECT'])
-      for (const r of await search(key, q)) seen.add(r.id);
-    expect(seen.size).toBeGreaterThan(3);
-    for (const id of seen) {
-      const brandId = id.split(':')[1];
-      if (id.startsWith('saved:')) continue; // saved query ids carry no brand; checked by fetch below
-      expect(OWN[key], id).toContain(brandId);
+  it.each(['org', 'brand', 'other'] as const)(
+    '%s key: every kind of item, of its own brands with data only (fetched), each url answering GET with JSON',
+    async (key) => {
+      const all = await everything(key);
+      expect([...new Set(all.map((r) => r.id.split(':')[0]))].sort()).toEqual(['brand', 'memory', 'report', 'saved', 'section', 'table']);
+      await Promise.all(
+        all.map(async (r) => {
+          const item = await fetchItem(key, r.id);
+          expect(item.id).toBe(r.id);
+          expect(item.url).toBe(r.url);
+          for (const b of brandsOf(item.metadata)) expect(OWN[key], r.id).toContain(b);
+          // The url is a REST resource of the item: GET with the same key answers 200 JSON (the fragment names a part).
+          const u = new URL(r.url);
+          const res = await api(`${u.pathname}${u.search}`, key);
+          expect(res.status, r.url).toBe(200);
+          expect(res.headers.get('content-type'), r.url).toMatch(/application\/json/);
+        }),
+      );
+      for (const foreign of ALL_BRANDS.filter((b) => !OWN[key].includes(b))) expect(await search(key, foreign)).toEqual([]);
+    },
+    // About 60 fetches and GETs per key: in parallel, but the whole suite shares two cores.
+    60_000,
+  );
+
+  it('quotes the matched text with each result, short', async () => {
+    for (const q of ['unit_price', 'tax', 'anonymous visitors', 'Store sales']) {
+      const results = await search('org', q);
+      expect(results.length, q).toBeGreaterThan(0);
+      for (const r of results) expect(r.text.length, r.id).toBeLessThanOrEqual(SNIPPET_CHARS + 2);
     }
-    for (const foreign of ALL_BRANDS.filter((b) => !OWN[key].includes(b))) expect(await search(key, foreign)).toEqual([]);
-    const kinds = new Set([...seen].map((id) => id.split(':')[0]));
-    expect([...kinds].sort()).toEqual(expect.arrayContaining(['brand', 'report', 'section', 'table']));
+    const [price] = await search('org', 'unit_price');
+    expect(price?.id).toMatch(/^table:brand_(acme|globex):dim__products$/);
+    expect(price?.text).toMatch(/^Column unit_price FLOAT: List price/);
+    const tax = (await search('org', 'tax')).find((r) => r.id === 'memory:mem_demo_orders_revenue');
+    expect(tax?.text).toMatch(/Tax is \*\*not\*\* included/);
   });
 
-  it('finds a table by name, with a link that names it', async () => {
-    const results = await search('brand', 'fact__orders');
-    const table = results.find((r) => r.id === 'table:brand_acme:fact__orders');
-    expect(table?.title).toBe('Table service-v1.acme.fact__orders');
-    expect(table?.url).toContain('service-v1.acme.fact__orders');
+  it('indexes columns, table descriptions and memories: "coffee sales" finds Globex orders and its store report', async () => {
+    const ids = (await search('org', 'coffee sales')).map((r) => r.id);
+    expect(ids).toContain('table:brand_globex:fact__orders');
+    expect(ids).toContain('report:rpt_globex_stores');
+    expect(ids.filter((id) => id.startsWith('table:')).every((id) => id.startsWith('table:brand_globex:'))).toBe(true);
+    // A memory about a table is found with the table: "anonymous" is only in Umbrella's memory on raw__web_events.
+    const anon = (await search('other', 'anonymous')).map((r) => r.id);
+    expect(anon).toEqual(expect.arrayContaining(['memory:mem_demo_umbrella_web_events', 'table:brand_umbrella:raw__web_events']));
+    // A column: `segment` is a column of dim__customers only.
+    expect((await search('brand', 'segment')).map((r) => r.id)).toContain('table:brand_acme:dim__customers');
   });
 
-  it('refuses arguments outside its schema', async () => {
+  it('one result per report, whatever the number of brands it applies to; none for a brand without data', async () => {
+    const all = await everything('org');
+    expect(new Set(all.map((r) => r.id)).size).toBe(all.length);
+    const overview = all.filter((r) => r.id.includes('rpt_business_overview'));
+    expect(overview.filter((r) => r.id.startsWith('report:')).map((r) => r.id)).toEqual(['report:rpt_business_overview']);
+    const item = await fetchItem('org', 'report:rpt_business_overview');
+    expect(item.metadata?.brandIds).toBe('brand_acme,brand_globex');
+    expect(await search('org', 'Initech')).toEqual([]);
+    expect(all.some((r) => r.id.includes('initech'))).toBe(false);
+    expect((await fetchError('org', 'brand:brand_initech')).code).toBe('NOT_FOUND');
+  });
+
+  it('a brand key never sees another brand: not its memories, tables, columns or reports', async () => {
+    for (const q of ['GBP', 'Umbrella', 'coffee', 'Globex', 'clinics']) expect(await search('brand', q), q).toEqual([]);
+    for (const q of ['Acme', 'Outdoor']) expect(await search('other', q), q).toEqual([]);
+    for (const [key, id] of [
+      ['brand', 'memory:mem_demo_umbrella_orders_currency'],
+      ['brand', 'table:brand_globex:fact__orders'],
+      ['brand', 'report:rpt_globex_stores'],
+      ['other', 'memory:mem_demo_acme_orders_size'],
+      ['other', 'report:rpt_acme_trading'],
+    ] as const)
+      expect((await fetchError(key, id)).code, `${key} ${id}`).toMatch(/NOT_FOUND|FORBIDDEN_BRAND/);
+  });
+
+  it('spends no run and writes no query log row, cold or warm', async () => {
+    const runsLeft = async () =>
+      Number((await postJson('/v1/data/query', 'brand', { sql: 'SELECT 1', dryRun: true })).headers.get('RateLimit-Remaining'));
+    const logCount = async () => (await env.DB.prepare('SELECT count(*) AS n FROM query_log').first<{ n: number }>())?.n ?? 0;
+    const [runs, logs] = [await runsLeft(), await logCount()];
+    await search('brand', 'orders revenue');
+    await fetchItem('brand', 'table:brand_acme:fact__orders');
+    expect(await logCount()).toBe(logs);
+    expect(await runsLeft()).toBe(runs);
+  });
+
+  it('refuses arguments outside its schema; a query of only common words finds nothing', async () => {
     const raw = await clients.brand.callTool({ name: 'search', arguments: { query: 'x', limit: 5 } });
     expect(raw.isError).toBe(true);
+    expect(await search('brand', 'the of and')).toEqual([]);
   });
 });
 
 describe('fetch', () => {
-  it("a report: its instructions and every section's SQL", async () => {
-    const reportId = (await search('brand', 'report')).find((r) => r.id.startsWith('report:'))?.id;
-    if (!reportId) throw new Error('no report found');
-    const item = await fetchItem('brand', reportId);
-    expect(item.id).toBe(reportId);
+  it("a report: its instructions and every section's name, description and SQL", async () => {
+    const item = await fetchItem('org', 'report:rpt_business_overview');
+    const detail = z
+      .object({ instructions: z.string() })
+      .parse((await api('/v1/data/reports/rpt_business_overview?brandId=brand_acme', 'org')).body);
+    const { queries } = z
+      .object({ queries: z.array(z.object({ id: z.string(), name: z.string(), description: z.string().nullable() })) })
+      .parse((await api('/v1/data/reports/rpt_business_overview/queries?brandId=brand_acme', 'org')).body);
     expect(item.metadata?.kind).toBe('report');
-    expect(item.text).toMatch(/SQL:\n(SELECT|WITH)/i);
+    expect(item.text).toContain(`Instructions:\n${detail.instructions}`);
+    expect(queries.length).toBeGreaterThan(1);
+    for (const q of queries) {
+      expect(item.text).toContain(`${q.name} (queryId ${q.id})`);
+      if (q.description) expect(item.text).toContain(q.description);
+    }
+    expect(item.text.match(/\nSQL:\n/g)).toHaveLength(queries.length);
   });
 
-  it('a table: its columns (from INFORMATION_SCHEMA.COLUMNS)', async () => {
+  it('a table: exactly what describe_table returns', async () => {
     const item = await fetchItem('brand', 'table:brand_acme:fact__orders');
-    expect(item.text).toMatch(/Columns:/);
-    expect(item.text).toContain('order_id');
+    const described = texts(
+      await clients.brand.callTool({ name: 'describe_table', arguments: { brandId: 'brand_acme', table: 'fact__orders' } }),
+    );
+    expect(JSON.parse(item.text)).toEqual(JSON.parse(described[0] ?? ''));
+    expect(item.url).toMatch(/\/v1\/data\/brands\/brand_acme\/tables\/fact__orders$/);
+    expect(item.text).toContain('mem_demo_orders_revenue');
+  });
+
+  it('a memory, and a brand with its tables', async () => {
+    const memory = await fetchItem('brand', 'memory:mem_demo_acme_orders_size');
+    expect(memory.text).toContain('500,000 orders');
+    expect(memory.metadata).toMatchObject({ kind: 'memory', scope: 'brand', brandId: 'brand_acme', table: 'fact__orders' });
+    const brand = await fetchItem('brand', 'brand:brand_acme');
+    expect(brand.text).toContain('fact__orders');
   });
 
   it("a saved query of the caller; another tenant's ids are NOT_FOUND, same as unknown ones", async () => {
@@ -95,11 +203,12 @@ describe('fetch', () => {
       ['other', `saved:${savedId}`],
       ['brand', 'brand:brand_globex'],
       ['other', 'table:brand_acme:fact__orders'],
-      ['brand', 'report:brand_umbrella:rpt_business_overview'],
+      ['brand', 'section:rpt_globex_stores:rq_globex_store_daily'],
+      ['org', 'report:rpt_business_overview:extra'],
+      ['org', 'memory:mem_nope'],
       ['org', 'nonsense'],
     ] as const) {
-      const error = errorOf(await clients[key].callTool({ name: 'fetch', arguments: { id } }));
-      expect(error.code, `${key} ${id}`).toMatch(/NOT_FOUND|FORBIDDEN_BRAND/);
+      expect((await fetchError(key, id)).code, `${key} ${id}`).toMatch(/NOT_FOUND|FORBIDDEN_BRAND/);
     }
   });
 });

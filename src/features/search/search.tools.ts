@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { fetchItem, knowledgeItems, searchItems } from './search';
+import { fetchItem, search } from './search';
 import { resultSizeMeta } from '../../mcp/tool-result';
 import { ANNOTATIONS, defineTool } from '../../mcp/define-tool';
 
@@ -8,8 +8,11 @@ const SEARCH_LIMIT = 20;
 /** fetch text beyond this is cut (reports with many long sections); the item's url still names all of it. */
 const FETCH_TEXT_CHARS = 100_000;
 
-// OpenAI's shapes for deep research and company knowledge: exactly these fields.
-export const SearchOutput = z.object({ results: z.array(z.object({ id: z.string(), title: z.string(), url: z.string() })) });
+// OpenAI's shapes for deep research and company knowledge (docs/mcp.md): a result is `id`, `title`, `url` and, as
+// OpenAI's sample server sends it, `text`, the matched snippet.
+export const SearchOutput = z.object({
+  results: z.array(z.object({ id: z.string(), title: z.string(), url: z.string(), text: z.string() })),
+});
 export const FetchOutput = z.object({
   id: z.string(),
   title: z.string(),
@@ -21,22 +24,17 @@ export const FetchOutput = z.object({
 export const searchTool = defineTool({
   name: 'search',
   title: 'Search',
-  description:
-    'Find brands, reports and their sections, saved queries and tables by words; fetch an id for the details. ' +
-    'Table lists come from the warehouse (a cold read counts one run per brand).',
+  description: 'Find brands, reports, sections, saved queries, tables (with columns) and memories by words; each result quotes the match.',
   input: { query: z.string().min(1).max(500) },
   output: SearchOutput,
   annotations: ANNOTATIONS.read,
-  run: async ({ query }, { ctx, origin }) => {
-    const found = searchItems(await knowledgeItems(ctx, origin), query, SEARCH_LIMIT);
-    return { results: found.map(({ id, title, url }) => ({ id, title, url })) };
-  },
+  run: async ({ query }, { ctx, origin }) => ({ results: await search(ctx, origin, query, SEARCH_LIMIT) }),
 });
 
 export const fetchTool = defineTool({
   name: 'fetch',
   title: 'Fetch',
-  description: "One search result in full: a report's instructions and sections' SQL, a query's SQL, a table's columns (one run).",
+  description: "One search result in full: a report's instructions and sections, a query's SQL, a table as describe_table gives it.",
   input: { id: z.string().min(1).max(600) },
   output: FetchOutput,
   annotations: ANNOTATIONS.read,

@@ -1,41 +1,42 @@
 import { ApiError, describeError } from '../../errors';
 import { hasDataset } from '../../catalog/snapshot';
 import { isTableName } from '../../catalog/table-name';
-import { TtlCache } from '../../lib/ttl-cache';
 import { listBrands } from '../brands/brands';
 import type { OpContext } from '../../context';
 import { getReport, listReportQueries, listReports, REPORTS_PAGE } from '../reports/reports';
-import { runQuery } from '../query/run-query';
 import { listSavedQueries } from '../saved-queries/saved-queries';
-import type { Brand, Query } from '../../schemas/catalog';
+import { getMemory, listMemories } from '../memories/memories';
+import { MEMORIES_PAGE } from '../memories/rules';
+import type { Memory } from '../memories/memories.schemas';
+import { listTableColumns, listTables } from '../tables/describe-table';
+import { describeTableForModel } from '../tables/tables.tools';
+import type { Brand, Query, Report } from '../../schemas/catalog';
+import { matchDocument, queryWords } from './match';
 
 /**
  * What ChatGPT's deep research and company knowledge (the `search` and `fetch` tools) can find: everything the
  * caller could list with the other tools, and nothing else, because every source reads through the same
- * operations (and so the same scoping) as REST.
+ * operations (and so the same scoping) as REST. Only brands with data count: a brand without a dataset, its
+ * reports, saved queries and memories are not results. Nothing here spends a run: tables come from BigQuery's table
+ * metadata (describe_table's operation and caches), the rest from D1 and the catalog snapshot.
  */
 export interface KnowledgeItem {
-  /** `<kind>:<brandId>:...`, what `fetch` takes back. */
+  /** `<kind>:...`, readable (`report:rpt_business_overview`, `table:brand_acme:fact__orders`); what `fetch` takes. */
   id: string;
   title: string;
-  /** A stable link that identifies the item (the REST resource it comes from). */
+  /** A REST resource of this item that answers GET with JSON for the same credentials. */
   url: string;
-  /** What a model needs to use the item. */
+  /** What search matches and quotes (fetch: the item in full). */
   text: string;
   metadata: Record<string, string>;
 }
 
-/** Brands whose table catalog one search reads at most (each cold read is a warehouse query). */
-export const TABLE_CATALOG_BRANDS = 5;
-/** How long a brand's table list is reused before the warehouse is asked again. */
-const TABLE_CATALOG_TTL_MS = 10 * 60_000;
+/** Brands whose tables one search indexes at most (the caller's first ones with data, by id). */
+export const TABLE_INDEX_BRANDS = 5;
+/** Pages of listReports one search reads at most (REPORTS_PAGE.max rows each: a report once per brand). */
+const REPORT_PAGES = 5;
 
-interface TableRow {
-  table: string;
-  layer: string;
-  description: string;
-}
-const tableCatalogs = new TtlCache<TableRow[]>(256);
+type DataBrand = Brand & { dataset: string };
 
 function link(origin: string, path: string, params: Record<string, string> = {}, hash?: string): string {
   const url = new URL(path, origin);
@@ -44,191 +45,347 @@ function link(origin: string, path: string, params: Record<string, string> = {},
   return url.toString();
 }
 
-function brandItem(origin: string, b: Brand): KnowledgeItem {
-  const dataset = b.dataset === null ? 'no dataset yet (cannot be queried)' : `tables are \`service-v1.${b.dataset}.<table>\``;
+const seg = encodeURIComponent;
+const nameOf = (b: Brand) => b.name ?? b.brandId;
+
+/** The caller's brands that have data (a provisioned dataset), by id. */
+async function dataBrands(ctx: OpContext): Promise<DataBrand[]> {
+  return (await listBrands(ctx)).brands.filter(hasDataset);
+}
+
+function brandItem(origin: string, b: DataBrand, tables: string[]): KnowledgeItem {
   return {
     id: `brand:${b.brandId}`,
-    title: `Brand ${b.name ?? b.brandId}`,
-    url: link(origin, '/v1/data/brands', {}, b.brandId),
-    text: `Brand ${b.name ?? b.brandId} (brandId ${b.brandId}): ${dataset}; time zone ${b.timezone ?? 'UTC'}.`,
-    metadata: { kind: 'brand', brandId: b.brandId },
+    title: `Brand ${nameOf(b)}`,
+    url: link(origin, `/v1/data/brands/${seg(b.brandId)}/tables`),
+    text: [
+      `Brand ${nameOf(b)} (brandId ${b.brandId}): tables are \`service-v1.${b.dataset}.<table>\`; time zone ${b.timezone ?? 'UTC'}.`,
+      ...tables,
+    ].join('\n'),
+    metadata: { kind: 'brand', brandId: b.brandId, dataset: b.dataset },
   };
 }
 
 function queryText(q: Query): string {
-  return [q.name, q.description, q.narrativeHints, q.parameterized ? `Parameters: ${q.parameters.join(', ')}` : null, `SQL:\n${q.sql}`]
+  return [
+    q.name,
+    q.description,
+    q.narrativeHints ? `How to read it: ${q.narrativeHints}` : null,
+    q.parameters.length > 0 ? `Parameters: ${q.parameters.join(', ')}` : null,
+    `SQL:\n${q.sql}`,
+  ]
     .filter((s): s is string => typeof s === 'string' && s.length > 0)
     .join('\n');
 }
 
-function sectionItem(origin: string, brandId: string, reportId: string, reportName: string, q: Query): KnowledgeItem {
+/** One org or system report, once, with the caller's brands with data it applies to. */
+interface ReportGroup {
+  reportId: string;
+  name: string;
+  type: Report['type'];
+  description: string | null;
+  brands: DataBrand[];
+}
+
+/** Every report the caller can list for a brand with data, once each (the listing has one row per brand). */
+async function reportGroups(ctx: OpContext, brands: DataBrand[]): Promise<ReportGroup[]> {
+  const byId = new Map(brands.map((b) => [b.brandId, b]));
+  const groups = new Map<string, ReportGroup>();
+  let cursor: string | undefined;
+  for (let page = 0; page < REPORT_PAGES; page++) {
+    const { reports, nextCursor } = await listReports(ctx, { limit: REPORTS_PAGE.max, cursor });
+    for (const r of reports) {
+      const brand = byId.get(r.brandId);
+      if (!brand || !r.runnable) continue;
+      const g = groups.get(r.reportId) ?? { reportId: r.reportId, name: r.name, type: r.type, description: r.description, brands: [] };
+      g.brands.push(brand);
+      groups.set(r.reportId, g);
+    }
+    if (nextCursor === null) break;
+    if (page === REPORT_PAGES - 1) ctx.log.warn('search: report listing cut', { pages: REPORT_PAGES });
+    cursor = nextCursor;
+  }
+  return [...groups.values()];
+}
+
+function forBrands(g: ReportGroup): string {
+  return `${g.type} report for ${g.brands.map(nameOf).join(', ')}`;
+}
+
+/** The report read through its first brand (sections and instructions do not differ by brand, only the data). */
+async function reportDetail(ctx: OpContext, g: ReportGroup) {
+  const input = { reportId: g.reportId, brandId: g.brands[0]!.brandId };
+  const [detail, { queries }] = await Promise.all([getReport(ctx, input), listReportQueries(ctx, input)]);
+  return { detail, queries, brandId: input.brandId };
+}
+
+function reportUrl(origin: string, reportId: string, brandId: string): string {
+  return link(origin, `/v1/data/reports/${seg(reportId)}`, { brandId });
+}
+
+function sectionItem(origin: string, g: ReportGroup, brandId: string, q: Query): KnowledgeItem {
   return {
-    id: `section:${brandId}:${reportId}:${q.id}`,
-    title: `${reportName}: ${q.name ?? q.id}`,
-    url: link(origin, `/v1/data/reports/${reportId}/queries`, { brandId }, q.id),
-    text: queryText(q),
-    metadata: { kind: 'section', brandId, reportId, queryId: q.id },
+    id: `section:${g.reportId}:${q.id}`,
+    title: `${g.name}: ${q.name ?? q.id}`,
+    url: link(origin, `/v1/data/reports/${seg(g.reportId)}/queries`, { brandId }, q.id),
+    text: `${queryText(q)}\nSection of ${g.name}, a ${forBrands(g)}.`,
+    metadata: { kind: 'section', reportId: g.reportId, queryId: q.id, brandIds: g.brands.map((b) => b.brandId).join(',') },
   };
 }
 
-/** Every report the caller can list (one page of the largest size), with its sections. */
-async function reportItems(ctx: OpContext, origin: string): Promise<KnowledgeItem[]> {
-  const { reports } = await listReports(ctx, { limit: REPORTS_PAGE.max });
+/** A report's items: the report (matched on what it is for, not its SQL) and each section. */
+async function reportItems(ctx: OpContext, origin: string, brands: DataBrand[]): Promise<KnowledgeItem[]> {
+  const groups = await reportGroups(ctx, brands);
   const perReport = await Promise.all(
-    reports.map(async (r) => {
-      const { queries } = await listReportQueries(ctx, { reportId: r.reportId, brandId: r.brandId });
-      const reportUrl = link(origin, `/v1/data/reports/${r.reportId}`, { brandId: r.brandId });
+    groups.map(async (g) => {
+      const { detail, queries, brandId } = await reportDetail(ctx, g);
       const report: KnowledgeItem = {
-        id: `report:${r.brandId}:${r.reportId}`,
-        title: `Report ${r.name}`,
-        url: reportUrl,
-        text: [r.description, ...queries.map((q) => q.name)].filter(Boolean).join('\n'),
-        metadata: { kind: 'report', brandId: r.brandId, reportId: r.reportId, type: r.type },
+        id: `report:${g.reportId}`,
+        title: `Report ${g.name}`,
+        url: reportUrl(origin, g.reportId, brandId),
+        text: [
+          g.description,
+          `A ${forBrands(g)}, ${queries.length} sections.`,
+          detail.instructions,
+          ...queries.map((q) => [q.name, q.description].filter(Boolean).join(': ')),
+        ]
+          .filter(Boolean)
+          .join('\n'),
+        metadata: reportMetadata(g),
       };
-      const sections = queries.map((q) => sectionItem(origin, r.brandId, r.reportId, r.name, q));
-      return [report, ...sections];
+      return [report, ...queries.map((q) => sectionItem(origin, g, brandId, q))];
     }),
   );
   return perReport.flat();
 }
 
-async function savedQueryItems(ctx: OpContext, origin: string): Promise<KnowledgeItem[]> {
+function reportMetadata(g: ReportGroup): Record<string, string> {
+  return { kind: 'report', reportId: g.reportId, type: g.type, brandIds: g.brands.map((b) => b.brandId).join(',') };
+}
+
+async function savedQueryItems(ctx: OpContext, origin: string, brands: DataBrand[]): Promise<KnowledgeItem[]> {
+  const byId = new Map(brands.map((b) => [b.brandId, b]));
   const { queries } = await listSavedQueries(ctx, {});
-  return queries.map((q) => ({
-    id: `saved:${q.id}`,
-    title: `Saved query ${q.name ?? q.id}`,
-    url: link(origin, '/v1/data/queries', {}, q.id),
-    text: queryText(q),
-    metadata: { kind: 'saved_query', queryId: q.id },
-  }));
+  return queries.flatMap((q) => {
+    const brand = q.brandId === undefined ? undefined : byId.get(q.brandId);
+    if (!brand) return [];
+    return [
+      {
+        id: `saved:${q.id}`,
+        title: `Saved query ${q.name ?? q.id} (${nameOf(brand)})`,
+        url: link(origin, '/v1/data/queries', { brandId: brand.brandId }, q.id),
+        text: queryText(q),
+        metadata: { kind: 'saved_query', queryId: q.id, brandId: brand.brandId },
+      },
+    ];
+  });
 }
 
-/**
- * A brand's `table_metadata`, read with run_query's own path (guard, audit, and the caller's usage budget: a
- * cold read is one run, documented in docs/mcp.md), then reused for TABLE_CATALOG_TTL_MS by every caller who
- * can see that brand.
- */
-async function tableCatalog(ctx: OpContext, b: Brand & { dataset: string }): Promise<TableRow[]> {
-  const cached = tableCatalogs.bound({ maxBytes: ctx.config.CACHE_MAX_BYTES }).get(b.dataset, ctx.now, TABLE_CATALOG_TTL_MS);
-  if (cached) return cached;
-  const sql = `SELECT table_name, layer, description FROM \`service-v1.${b.dataset}.table_metadata\` ORDER BY table_name`;
-  const { result } = await runQuery(ctx, { sql, brandId: b.brandId }, { rowCap: 1000 });
-  const rows = result.rows.flatMap((r) =>
-    typeof r.table_name === 'string'
-      ? [{ table: r.table_name, layer: String(r.layer ?? ''), description: String(r.description ?? '') }]
-      : [],
-  );
-  tableCatalogs.set(b.dataset, rows, ctx.now);
-  return rows;
+function memoryItem(origin: string, m: Memory, brand: Brand | undefined): KnowledgeItem {
+  const owner = m.scope === 'brand' ? `${nameOf(brand ?? { brandId: m.brandId ?? '', name: null, dataset: null })}'s` : m.scope;
+  return {
+    id: `memory:${m.memoryId}`,
+    title: `Memory: ${m.title}`,
+    url: link(origin, `/v1/data/memories/${seg(m.memoryId)}`),
+    text: [`A ${owner} memory${m.table ? ` about table ${m.table}` : ''}.`, m.content].join('\n'),
+    metadata: {
+      kind: 'memory',
+      memoryId: m.memoryId,
+      scope: m.scope,
+      ...(m.brandId ? { brandId: m.brandId } : {}),
+      ...(m.table ? { table: m.table } : {}),
+    },
+  };
 }
 
-function tableItem(origin: string, b: Brand & { dataset: string }, t: TableRow, columns?: string): KnowledgeItem {
-  const fqn = `service-v1.${b.dataset}.${t.table}`;
+/** Memories the caller can read (one page of the largest size), each once, except brand ones of brands without data. */
+async function memoryItems(ctx: OpContext, origin: string, brands: DataBrand[]): Promise<KnowledgeItem[]> {
+  const byId = new Map(brands.map((b) => [b.brandId, b]));
+  const { memories } = await listMemories(ctx, { limit: MEMORIES_PAGE.max });
+  return memories.filter((m) => m.brandId === null || byId.has(m.brandId)).map((m) => memoryItem(origin, m, byId.get(m.brandId ?? '')));
+}
+
+type IndexedTable = Awaited<ReturnType<typeof listTableColumns>>['tables'][number];
+
+function tableTitle(b: DataBrand, table: string): string {
+  return `Table service-v1.${b.dataset}.${table} (${nameOf(b)})`;
+}
+
+function tableUrl(origin: string, brandId: string, table: string): string {
+  return link(origin, `/v1/data/brands/${seg(brandId)}/tables/${seg(table)}`);
+}
+
+function tableItem(origin: string, b: DataBrand, t: IndexedTable, memories: Memory[]): KnowledgeItem {
+  const columnLine = (c: IndexedTable['columns'][number]): string =>
+    `Column ${c.name} ${c.type}${c.description ? `: ${c.description}` : ''}`;
   return {
     id: `table:${b.brandId}:${t.table}`,
-    title: `Table ${fqn}`,
-    url: link(origin, '/v1/data/query', { brandId: b.brandId }, fqn),
-    text: [`\`${fqn}\` (${t.layer}): ${t.description}`, columns].filter(Boolean).join('\n'),
+    title: tableTitle(b, t.table),
+    url: tableUrl(origin, b.brandId, t.table),
+    text: [
+      `${t.sqlName}${t.layer ? ` (${t.layer})` : ''} of ${nameOf(b)}: ${t.description ?? 'no description'}`,
+      t.coverage ? `Data from ${t.coverage.firstDay} to ${t.coverage.lastDay}.` : null,
+      ...t.columns.map(columnLine),
+      ...memories.filter((m) => m.table === t.table).map((m) => `Memory "${m.title}": ${m.content}`),
+    ]
+      .filter(Boolean)
+      .join('\n'),
     metadata: { kind: 'table', brandId: b.brandId, dataset: b.dataset, table: t.table },
   };
 }
 
-async function tableItems(ctx: OpContext, origin: string, brands: Brand[]): Promise<KnowledgeItem[]> {
-  const out: KnowledgeItem[] = [];
-  for (const b of brands.filter(hasDataset).slice(0, TABLE_CATALOG_BRANDS)) {
-    try {
-      for (const t of await tableCatalog(ctx, b)) out.push(tableItem(origin, b, t));
-    } catch (err) {
-      // The catalog part of a search is best effort (the warehouse may be down or the budget spent); the rest
-      // of the results stand, and the reason is logged with the request id.
-      ctx.log.warn('search: table catalog unavailable', { brandId: b.brandId, internal: describeError(err) });
-    }
-  }
-  return out;
-}
-
-/** Everything the caller can see, as search candidates. Memories join here once they exist (#14). */
-export async function knowledgeItems(ctx: OpContext, origin: string): Promise<KnowledgeItem[]> {
-  const { brands } = await listBrands(ctx);
-  const [reports, saved, tables] = await Promise.all([
-    reportItems(ctx, origin),
-    savedQueryItems(ctx, origin),
-    tableItems(ctx, origin, brands),
+/**
+ * The tables of the caller's first TABLE_INDEX_BRANDS brands with data: columns and descriptions from table metadata
+ * (cached per dataset, no run), and the memories that apply to each brand. Best effort: a brand whose tables cannot
+ * be read is logged with the request id and left out; the rest of the results stand.
+ */
+async function tableItems(ctx: OpContext, origin: string, brands: DataBrand[]): Promise<KnowledgeItem[]> {
+  const perBrand = await Promise.all(
+    brands.slice(0, TABLE_INDEX_BRANDS).map(async (b) => {
+      try {
+        const [{ tables }, { memories }] = await Promise.all([
+          listTableColumns(ctx, { brandId: b.brandId }),
+          listMemories(ctx, { brandId: b.brandId, limit: MEMORIES_PAGE.max }),
+        ]);
+        return { b, items: tables.map((t) => tableItem(origin, b, t, memories)) };
+      } catch (err) {
+        ctx.log.warn('search: tables unavailable', { brandId: b.brandId, internal: describeError(err) });
+        return { b, items: [] };
+      }
+    }),
+  );
+  return perBrand.flatMap(({ b, items }) => [
+    brandItem(
+      origin,
+      b,
+      items.map((i) => i.title),
+    ),
+    ...items,
   ]);
-  return [...brands.map((b) => brandItem(origin, b)), ...reports, ...saved, ...tables];
 }
 
-/** Items whose title or text holds every word of the query (case-insensitive), title hits first. */
-export function searchItems(items: KnowledgeItem[], query: string, limit: number): KnowledgeItem[] {
-  const words = query.toLowerCase().split(/\s+/).filter(Boolean);
-  const scored = items.flatMap((item) => {
-    const title = item.title.toLowerCase();
-    const all = `${title}\n${item.text.toLowerCase()}\n${item.id.toLowerCase()}`;
-    if (!words.every((w) => all.includes(w))) return [];
-    return [{ item, score: words.filter((w) => title.includes(w)).length }];
+/** Everything the caller can see, as search candidates. */
+async function knowledgeItems(ctx: OpContext, origin: string): Promise<KnowledgeItem[]> {
+  const brands = await dataBrands(ctx);
+  const [tables, reports, saved, memories] = await Promise.all([
+    tableItems(ctx, origin, brands),
+    reportItems(ctx, origin, brands),
+    savedQueryItems(ctx, origin, brands),
+    memoryItems(ctx, origin, brands),
+  ]);
+  const indexed = new Set(tables.map((t) => t.id));
+  // Brands beyond TABLE_INDEX_BRANDS are still found by name.
+  const others = brands.filter((b) => !indexed.has(`brand:${b.brandId}`)).map((b) => brandItem(origin, b, []));
+  return [...tables, ...others, ...reports, ...saved, ...memories];
+}
+
+export interface SearchResult {
+  id: string;
+  title: string;
+  url: string;
+  /** The matched text around the query's words. */
+  text: string;
+}
+
+/** The best `limit` items for the query: most query words matched first (a word in the title counts most). */
+export async function search(ctx: OpContext, origin: string, query: string, limit: number): Promise<SearchResult[]> {
+  const words = queryWords(query);
+  if (words.length === 0) return [];
+  const scored = (await knowledgeItems(ctx, origin)).flatMap((item, order) => {
+    const { score, snippet } = matchDocument(item.title, item.text, words);
+    return score > 0 ? [{ item, score, order, snippet }] : [];
   });
   return scored
-    .sort((a, b) => b.score - a.score)
+    .sort((a, b) => b.score - a.score || a.order - b.order)
     .slice(0, limit)
-    .map((s) => s.item);
+    .map(({ item, snippet }) => ({ id: item.id, title: item.title, url: item.url, text: snippet }));
 }
 
 const notFound = (id: string) =>
   new ApiError('NOT_FOUND', `no item ${JSON.stringify(id)} is visible to these credentials; use an id from search`);
 
-/** One item by its search id, in full: a report with its instructions and sections' SQL, a table with its columns. */
+async function fetchReport(ctx: OpContext, origin: string, id: string, reportId: string, queryId: string | undefined) {
+  const g = (await reportGroups(ctx, await dataBrands(ctx))).find((x) => x.reportId === reportId);
+  if (!g) throw notFound(id);
+  const { detail, queries, brandId } = await reportDetail(ctx, g);
+  if (queryId !== undefined) {
+    const q = queries.find((x) => x.id === queryId);
+    if (!q) throw notFound(id);
+    return sectionItem(origin, g, brandId, q);
+  }
+  return {
+    id,
+    title: `Report ${g.name}`,
+    url: reportUrl(origin, reportId, brandId),
+    text: [
+      g.description,
+      `A ${forBrands(g)} (brandIds ${g.brands.map((b) => b.brandId).join(', ')}); ` +
+        'run a section with run_query { queryId, brandId, period }.',
+      detail.instructions ? `Instructions:\n${detail.instructions}` : null,
+      ...queries.map((q, i) => `## Section ${i + 1}: ${q.name ?? q.id} (queryId ${q.id})\n${queryText(q)}`),
+    ]
+      .filter(Boolean)
+      .join('\n\n'),
+    metadata: reportMetadata(g),
+  };
+}
+
+/** One item by its search id, in full: a report with its instructions and sections, a table as describe_table gives it. */
 export async function fetchItem(ctx: OpContext, origin: string, id: string): Promise<KnowledgeItem> {
-  const [kind, ...rest] = id.split(':');
-  const { brands } = await listBrands(ctx);
-  const brand = (brandId: string | undefined) => brands.find((b) => b.brandId === brandId);
+  const colon = id.indexOf(':');
+  const kind = colon < 0 ? id : id.slice(0, colon);
+  const rest = colon < 0 ? [] : id.slice(colon + 1).split(':');
+  const brand = async (brandId: string | undefined) => (await dataBrands(ctx)).find((b) => b.brandId === brandId);
   switch (kind) {
     case 'brand': {
-      const b = brand(rest[0]);
+      const b = await brand(rest[0]);
       if (!b || rest.length !== 1) throw notFound(id);
-      return brandItem(origin, b);
+      const { tables } = await listTables(ctx, { brandId: b.brandId });
+      const lines = tables.map(
+        (t) => `- ${t.table}${t.layer ? ` (${t.layer})` : ''}: ${t.description ?? ''}${t.rowCount === null ? '' : ` ${t.rowCount} rows`}`,
+      );
+      const item = brandItem(origin, b, []);
+      return {
+        ...item,
+        text: `${item.text}\nTables (describe_table or fetch table:${b.brandId}:<table> for columns):\n${lines.join('\n')}`,
+      };
     }
     case 'report':
     case 'section': {
-      const [brandId, reportId, queryId] = rest;
-      if (brandId === undefined || !brand(brandId) || !reportId || (kind === 'report') !== (queryId === undefined)) throw notFound(id);
-      const input = { reportId, brandId };
-      const [detail, { queries }] = await Promise.all([getReport(ctx, input), listReportQueries(ctx, input)]);
-      if (kind === 'section') {
-        const q = queries.find((x) => x.id === queryId);
-        if (!q) throw notFound(id);
-        return sectionItem(origin, brandId, reportId, detail.name, q);
-      }
-      return {
-        id,
-        title: `Report ${detail.name}`,
-        url: link(origin, `/v1/data/reports/${reportId}`, { brandId }),
-        text: [
-          detail.description,
-          detail.instructions ? `Instructions:\n${detail.instructions}` : null,
-          ...queries.map((q) => `## Section ${q.id}\n${queryText(q)}`),
-        ]
-          .filter(Boolean)
-          .join('\n\n'),
-        metadata: { kind: 'report', brandId, reportId, type: detail.type },
-      };
+      const [reportId, queryId, ...extra] = rest;
+      if (!reportId || extra.length > 0 || (kind === 'report') !== (queryId === undefined)) throw notFound(id);
+      return fetchReport(ctx, origin, id, reportId, queryId);
     }
     case 'saved': {
-      const found = (await savedQueryItems(ctx, origin)).find((i) => i.id === id);
+      const found = (await savedQueryItems(ctx, origin, await dataBrands(ctx))).find((i) => i.id === id);
       if (!found) throw notFound(id);
       return found;
     }
+    case 'memory': {
+      if (rest.length !== 1 || !rest[0]) throw notFound(id);
+      const brands = await dataBrands(ctx);
+      const m = await getMemory(ctx, { memoryId: rest[0] }).catch((err: unknown) => {
+        throw err instanceof ApiError && err.code === 'MEMORY_NOT_FOUND' ? notFound(id) : err;
+      });
+      if (m.brandId !== null && !brands.some((b) => b.brandId === m.brandId)) throw notFound(id);
+      return memoryItem(
+        origin,
+        m,
+        brands.find((b) => b.brandId === m.brandId),
+      );
+    }
     case 'table': {
       const [brandId, table] = rest;
-      const b = brand(brandId);
-      if (!b || !hasDataset(b) || table === undefined || !isTableName(table) || rest.length !== 2) throw notFound(id);
-      const row = (await tableCatalog(ctx, b)).find((t) => t.table === table);
-      if (!row) throw notFound(id);
-      const sql =
-        `SELECT column_name, data_type FROM \`service-v1.${b.dataset}.INFORMATION_SCHEMA.COLUMNS\` ` +
-        `WHERE table_name = '${table}' ORDER BY ordinal_position`;
-      const { result } = await runQuery(ctx, { sql, brandId: b.brandId }, { rowCap: 1000 });
-      const columns = result.rows.map((r) => `- ${String(r.column_name)} ${String(r.data_type)}`).join('\n');
-      return tableItem(origin, b, row, `Columns:\n${columns}`);
+      const b = await brand(brandId);
+      if (!b || table === undefined || !isTableName(table) || rest.length !== 2) throw notFound(id);
+      const described = await describeTableForModel(ctx, { brandId: b.brandId, table });
+      return {
+        id,
+        title: tableTitle(b, table),
+        url: tableUrl(origin, b.brandId, table),
+        text: JSON.stringify(described),
+        metadata: { kind: 'table', brandId: b.brandId, dataset: b.dataset, table },
+      };
     }
     default:
       throw notFound(id);

@@ -141,6 +141,19 @@ export async function listTables(ctx: OpContext, input: { brandId?: string }): P
 }
 
 /**
+ * Every table of the brand with its columns (no memories): what `search` indexes. The same tables.list / tables.get
+ * metadata and per-isolate caches as listTables and describeTable, so it spends no run either.
+ */
+export async function listTableColumns(
+  ctx: OpContext,
+  input: { brandId?: string },
+): Promise<{ brandId: string; dataset: string; tables: (TableSummary & { columns: TableDescription['columns'] })[] }> {
+  const { brandId, dataset, tables } = await listTables(ctx, input);
+  const infos = await Promise.all(tables.map((t) => tableInfo(ctx, brandId, dataset, t.table)));
+  return { brandId, dataset, tables: tables.map((t, i) => ({ ...t, columns: columnsOf(infos[i]!.schema) })) };
+}
+
+/**
  * datasetCoverage: the first and last day with data over all of a dataset's tables, for list_brands. One
  * `tables.list` (which carries each table's labels), no `tables.get` and no query; reused for
  * TABLE_METADATA_TTL_MS per isolate. null when no table has coverage labels, or when the warehouse cannot be asked

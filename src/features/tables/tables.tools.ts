@@ -3,11 +3,18 @@ import { ANNOTATIONS, defineTool } from '../../mcp/define-tool';
 import { BrandIdField } from '../../schemas/fields';
 import { TableNameSchema } from '../memories/fields';
 import { ModelMemorySchema, modelMemory } from '../memories/memories.schemas';
+import type { OpContext } from '../../context';
 import { describeTable, listTables } from './describe-table';
 import { TableDescriptionSchema, TableListSchema } from './tables.schemas';
 
 /** What the model reads: the table, its columns, and its memories without author or timestamps. */
 export const DescribeTableOutput = z.union([TableDescriptionSchema.extend({ memories: z.array(ModelMemorySchema) }), TableListSchema]);
+
+/** One table as the model reads it (describe_table with `table`, and `fetch` of a table): memories made compact. */
+export async function describeTableForModel(ctx: OpContext, input: { brandId?: string; table: string }) {
+  const described = await describeTable(ctx, input);
+  return { ...described, memories: described.memories.map(modelMemory) };
+}
 
 /**
  * describe_table: one call to know a table (columns with types and descriptions, description, layer, row count,
@@ -26,9 +33,6 @@ export const describeTableTool = defineTool({
   // Sent once, as compact JSON text (no structuredContent copy), like run_query.
   result: 'text',
   annotations: ANNOTATIONS.read,
-  run: async ({ brandId, table }, { ctx }) => {
-    if (table === undefined) return listTables(ctx, { brandId });
-    const described = await describeTable(ctx, { brandId, table });
-    return { ...described, memories: described.memories.map(modelMemory) };
-  },
+  run: ({ brandId, table }, { ctx }) =>
+    table === undefined ? listTables(ctx, { brandId }) : describeTableForModel(ctx, { brandId, table }),
 });
