@@ -116,7 +116,8 @@ describe('MCP tools/list', () => {
 
 describe('tools/list snapshot', () => {
   // What models read, committed: a change to a tool's name, description, annotations or schemas (or to the server
-  // instructions) shows in review as a diff of this file. After a deliberate change: npx vitest run -u <this file>.
+  // instructions) shows in review as a diff of this file. After a deliberate change:
+  // npx vitest run <this file> --update (the flag after the file: vitest 4 reads `-u <file>` as an update mode).
   it('matches test/snapshots/tools-list.json', async () => {
     const client = await connectMcp(key);
     const { tools } = await client.listTools();
