@@ -1,7 +1,7 @@
 import type { Env } from '../env';
 import type { Logger } from '../lib/log';
 import { dryRun, getTable, listTables } from './metadata';
-import { createQueryRunner } from './query-job';
+import { queryJobs, readPage, runQuery } from './query-job';
 import type { RetryPolicy } from './retry';
 import { createTransport } from './transport';
 import type { FieldSchema, TableFieldSchema } from './wire';
@@ -213,11 +213,11 @@ export interface WarehouseClientDeps {
  */
 export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}): WarehouseClient {
   const transport = createTransport(env, deps);
-  const { runQuery, readPage } = createQueryRunner(env, transport, deps);
+  const jobs = queryJobs(env, transport, deps);
   return {
     dryRun: (sql, opts) => dryRun(env, transport, sql, opts),
-    query: runQuery,
-    readPage,
+    query: (sql, opts) => runQuery(jobs, sql, opts),
+    readPage: (opts) => readPage(jobs, opts),
     getTable: (opts) => getTable(env, transport, opts),
     listTables: (opts) => listTables(env, transport, opts),
   };
