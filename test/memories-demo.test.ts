@@ -121,6 +121,36 @@ describe('demo memories are true of the demo warehouse', () => {
   });
 });
 
+describe('partial months of report__monthly_kpis', () => {
+  it('the oldest and newest months hold fewer days than the month has exactly when the memory says they are partial', async () => {
+    const memory = DEMO_MEMORIES.find((m) => m.id === 'mem_demo_monthly_kpis_source');
+    expect(memory?.content).toMatch(/oldest month holds only the days since the history began \(unless it began on the 1st\)/);
+    expect(memory?.content).toMatch(/newest only the days up to yesterday \(unless yesterday ended the month\)/);
+    const row = await one(
+      'brand',
+      'brand_acme',
+      `WITH d AS (SELECT MIN(order_date) AS first, MAX(order_date) AS last FROM ${t('acme', 'fact__orders')}),
+            m AS (SELECT DATE_TRUNC(order_date, MONTH) AS month, COUNT(DISTINCT order_date) AS days FROM ${t('acme', 'fact__orders')} GROUP BY 1)
+       SELECT
+         (SELECT days FROM m WHERE month = DATE_TRUNC(d.first, MONTH)) AS first_month_days,
+         DATE_DIFF(LAST_DAY(d.first, MONTH), DATE_TRUNC(d.first, MONTH), DAY) + 1 AS first_month_length,
+         EXTRACT(DAY FROM d.first) = 1 AS began_on_first,
+         (SELECT days FROM m WHERE month = DATE_TRUNC(d.last, MONTH)) AS last_month_days,
+         EXTRACT(DAY FROM d.last) AS last_month_through,
+         d.last = LAST_DAY(d.last, MONTH) AS ended_month,
+         (SELECT MIN(month) FROM ${t('acme', 'report__monthly_kpis')}) = DATE_TRUNC(d.first, MONTH) AS kpis_first,
+         (SELECT MAX(month) FROM ${t('acme', 'report__monthly_kpis')}) = DATE_TRUNC(d.last, MONTH) AS kpis_last
+       FROM d`,
+    );
+    expect(row).toMatchObject({ kpis_first: true, kpis_last: true });
+    // Every day of the history has orders (docs/demo-data.md), so days with data are the days covered.
+    expect(Number(row.first_month_days) < Number(row.first_month_length)).toBe(!row.began_on_first);
+    // The newest month holds its days up to yesterday: all of it only when yesterday was its last day.
+    expect(Number(row.last_month_days)).toBe(Number(row.last_month_through));
+    expect(typeof row.ended_month).toBe('boolean');
+  });
+});
+
 describe('demo text says what a period is', () => {
   it('every demo text naming WEEKLY says the rolling 7 days to yesterday; the Monday review asks for LAST_FULL_WEEK', () => {
     const texts = DEMO_CATALOG_FILES.map((f) => f.text).filter((text) => /\bWEEKLY\b/.test(text));
