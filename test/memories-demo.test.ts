@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { DEMO_MEMORIES } from './demo-catalog';
+import { DEMO_CATALOG, DEMO_CATALOG_FILES, DEMO_MEMORIES } from './demo-catalog';
 import { postJson, seedDemo, type TestKey } from './seed';
 
 /**
@@ -24,6 +24,28 @@ beforeAll(async () => {
 });
 
 describe('demo memories are true of the demo warehouse', () => {
+  it.each([
+    ['brand', 'brand_acme', 'acme'],
+    ['org', 'brand_globex', 'globex'],
+    ['other', 'brand_umbrella', 'umbrella'],
+  ] as const)(
+    'dim__customers.segment is vip (~5%%), loyalty (~25%%) or standard (~70%%), never anything else (%s)',
+    async (key, brand, ds) => {
+      const row = await one(
+        key,
+        brand,
+        `SELECT COUNT(*) AS n, COUNTIF(segment = 'vip') AS vip, COUNTIF(segment = 'loyalty') AS loyalty,
+         COUNTIF(segment = 'standard') AS standard
+       FROM ${t(ds, 'dim__customers')}`,
+      );
+      const [n, vip, loyalty, standard] = [row.n, row.vip, row.loyalty, row.standard].map(Number) as [number, number, number, number];
+      expect(vip + loyalty + standard).toBe(n);
+      expect(Math.abs(vip / n - 0.05)).toBeLessThan(0.02);
+      expect(Math.abs(loyalty / n - 0.25)).toBeLessThan(0.03);
+      expect(Math.abs(standard / n - 0.7)).toBeLessThan(0.03);
+    },
+  );
+
   it('covers system, org and table-linked brand memories for brand_acme and brand_umbrella', () => {
     const kinds = new Set(
       DEMO_MEMORIES.map((m) => (m.scope === 'brand' ? `${m.brandId}:${m.table === null ? 'general' : 'table'}` : m.scope)),
@@ -96,5 +118,15 @@ describe('demo memories are true of the demo warehouse', () => {
     );
     expect(umbrella).toMatchObject({ currencies: 1, currency: 'GBP', orders: 20000 });
     expect(Number(umbrella.anonymous)).toBeGreaterThan(0);
+  });
+});
+
+describe('demo text says what a period is', () => {
+  it('every demo text naming WEEKLY says the rolling 7 days to yesterday; the Monday review asks for LAST_FULL_WEEK', () => {
+    const texts = DEMO_CATALOG_FILES.map((f) => f.text).filter((text) => /\bWEEKLY\b/.test(text));
+    expect(texts.length).toBeGreaterThan(0);
+    for (const text of texts) expect(text).toContain('the rolling 7 days to yesterday');
+    const trading = DEMO_CATALOG.reports.find((r) => r.id === 'rpt_acme_trading');
+    expect(trading?.instructions).toContain('`period.cadence` LAST_FULL_WEEK');
   });
 });

@@ -248,6 +248,7 @@ describe('listMemories filters and paging', () => {
     } while (cursor);
     // Order: scope (system, org, brand), owner, creation time, id; the seed creates its memories at one instant.
     expect(seen).toEqual([
+      'mem_demo_customer_segments',
       'mem_demo_daily_revenue_source',
       'mem_demo_monthly_kpis_source',
       'mem_demo_orders_revenue',
