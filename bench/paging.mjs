@@ -20,7 +20,7 @@ import { freePort } from '../test/node/free-port.mjs';
 import { percentiles, runIfMain } from './stats.mjs';
 
 const ROOT = new URL('..', import.meta.url).pathname;
-const TARGET = { jobs: 1, totalBytes: 300 * 1024, largestResultBytes: 60 * 1024 };
+const TARGET = { jobs: 1, totalBytes: 300 * 1024, largestResultBytes: 60 * 1024, fiveColumnCalls: 4, fiveColumnBytes: 150 * 1024 };
 /** The page size the server used before issue 13 (MCP_ROW_CAP). */
 const OLD_ROW_CAP = 200;
 
@@ -79,9 +79,9 @@ async function pickDay(client) {
       sql: 'SELECT CAST(order_date AS STRING) AS day, COUNT(*) AS n FROM `service-v1.acme.fact__orders` GROUP BY order_date ORDER BY (COUNT(*) = 1753) DESC, n DESC, day LIMIT 1',
     },
   });
-  const row = r.structuredContent?.rows?.[0];
+  const row = check(r).rows?.[0];
   if (!row) throw new Error(`could not pick a day: ${JSON.stringify(r.content)}`);
-  return { day: row.day, rows: row.n };
+  return { day: row[0], rows: Number(row[1]) };
 }
 
 async function jobsFor(warehouse, marker) {
@@ -89,9 +89,20 @@ async function jobsFor(warehouse, marker) {
   return (await res.json()).requests.length;
 }
 
+/** run_query's result as the model reads it: one text block of compact JSON, rows as arrays under `schema`. */
 function check(result) {
   if (result.isError) throw new Error(`run_query failed: ${result.content?.[0]?.text}`);
-  return result.structuredContent;
+  return JSON.parse(result.content[0].text);
+}
+
+/**
+ * Bytes the model reads, per client convention (docs/mcp.md, Results): claude.ai the text; Claude Code
+ * JSON.stringify(structuredContent) when the result has it, else the text; ChatGPT both.
+ */
+function modelBytes(result) {
+  const text = result.content.reduce((n, c) => n + (c.type === 'text' ? Buffer.byteLength(c.text) : 0), 0);
+  const structured = result.structuredContent === undefined ? 0 : size(result.structuredContent);
+  return { text, claudeCode: structured > 0 ? structured : text, chatgpt: text + structured };
 }
 
 /** The note the server appended before issue 13 (src/features/query/query.tools.ts then). */
@@ -125,9 +136,12 @@ async function walkBefore(client, warehouse, day) {
     );
     times.push(performance.now() - t);
     billed += data.stats.totalBytesBilled;
-    const page = data.rows.slice(0, OLD_ROW_CAP);
+    const names = data.schema.map((f) => f.name);
+    // The old form carried keyed row objects.
+    const page = data.rows.slice(0, OLD_ROW_CAP).map((r) => Object.fromEntries(names.map((n, i) => [n, r[i]])));
     const more = data.totalRows > page.length;
-    const shown = { ...data, rows: page, rowCount: page.length, truncated: more };
+    const { schema: _schema, ...rest } = data;
+    const shown = { ...rest, schema: data.schema, rows: page, rowCount: page.length, truncated: more };
     const old = oldForm(shown, more ? OLD_NOTE(page.length) : undefined);
     sizes.push(size(old));
     zipped.push(gzipped(old));
@@ -138,12 +152,12 @@ async function walkBefore(client, warehouse, day) {
   return { calls: sizes.length, jobs: await jobsFor(warehouse, marker), billed, rows, sizes, zipped, times };
 }
 
-async function walkAfter(client, warehouse, day) {
+async function walkAfter(client, warehouse, day, columns = '*') {
   const marker = `after_${Date.now()}`;
-  const sql = `SELECT * FROM \`service-v1.acme.fact__orders\` WHERE order_date = DATE '${day}' /* ${marker} */`;
+  const sql = `SELECT ${columns} FROM \`service-v1.acme.fact__orders\` WHERE order_date = DATE '${day}' /* ${marker} */`;
   const sizes = [];
   const zipped = [];
-  const parts = { structured: 0, text: 0 };
+  const parts = { structured: 0, text: 0, claudeCode: 0, chatgpt: 0 };
   const times = [];
   let billed = 0;
   let rows = 0;
@@ -156,8 +170,11 @@ async function walkAfter(client, warehouse, day) {
     const data = check(result);
     sizes.push(size(result));
     zipped.push(gzipped(result));
-    parts.structured += size(result.structuredContent);
-    parts.text += size(result.content);
+    parts.structured += result.structuredContent === undefined ? 0 : size(result.structuredContent);
+    const read = modelBytes(result);
+    parts.text += read.text;
+    parts.claudeCode += read.claudeCode;
+    parts.chatgpt += read.chatgpt;
     billed += data.stats.totalBytesBilled;
     rows += data.rowCount;
     if (!data.nextCursor) break;
@@ -179,7 +196,9 @@ function summary(w) {
     largestResultTokens: tokens(largest),
     pageP50Ms: percentiles(w.times).p50,
     totalGzipBytes: w.zipped.reduce((a, b) => a + b, 0),
-    ...(w.parts ? { structuredBytes: w.parts.structured, textBytes: w.parts.text } : {}),
+    ...(w.parts
+      ? { structuredBytes: w.parts.structured, textBytes: w.parts.text, claudeCodeBytes: w.parts.claudeCode, chatgptBytes: w.parts.chatgpt }
+      : {}),
   };
 }
 
@@ -205,7 +224,9 @@ async function demoForms(client) {
   for (const [name, args] of DEMO_QUERIES) {
     const result = await client.callTool({ name: 'run_query', arguments: args });
     const data = check(result);
-    const old = oldForm(data, data.truncated ? OLD_NOTE(data.rowCount) : undefined);
+    const names = data.schema.map((f) => f.name);
+    const keyed = { ...data, rows: data.rows.map((r) => Object.fromEntries(names.map((n, i) => [n, r[i]]))) };
+    const old = oldForm(keyed, data.truncated ? OLD_NOTE(data.rowCount) : undefined);
     out.push({
       name,
       rows: data.rowCount,
@@ -226,11 +247,15 @@ export async function run() {
       const { day, rows } = await pickDay(client);
       const before = summary(await walkBefore(client, dev.warehouse, day));
       const after = summary(await walkAfter(client, dev.warehouse, day));
+      const threeColumns = summary(await walkAfter(client, dev.warehouse, day, 'order_id, order_date, channel'));
+      const fiveColumns = summary(await walkAfter(client, dev.warehouse, day, 'order_id, order_date, customer_id, channel, revenue'));
       const demo = await demoForms(client);
       const met =
         after.warehouseJobs <= TARGET.jobs &&
         after.totalResultBytes <= TARGET.totalBytes &&
-        after.largestResultBytes <= TARGET.largestResultBytes;
+        after.largestResultBytes <= TARGET.largestResultBytes &&
+        fiveColumns.mcpCalls <= TARGET.fiveColumnCalls &&
+        fiveColumns.totalResultBytes <= TARGET.fiveColumnBytes;
       const kb = (n) => `${(n / 1024).toFixed(1)} KiB`;
       const line = (label, s) => [
         `paging ${label}`,
@@ -243,6 +268,8 @@ export async function run() {
         dayRows: rows,
         before,
         after,
+        threeColumns,
+        fiveColumns,
         target: TARGET,
         targetMet: met,
         tokenEstimate: 'characters / 4',
@@ -250,6 +277,8 @@ export async function run() {
         rows: [
           line('before (LIMIT/OFFSET re-runs, old form)', before),
           line('after (cursor)', after),
+          line('after, 3 columns', threeColumns),
+          line('after, 5 columns', fiveColumns),
           ...demo.map((d) => [
             `paging demo: ${d.name}`,
             `${d.rows} rows`,
