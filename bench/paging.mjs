@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-// Reading one whole day of orders over MCP (issue 13), the two ways an assistant can:
+// Reading one whole day of orders over MCP, the two ways an assistant can:
 //   before: re-run the SQL with ORDER BY ... LIMIT n OFFSET m for every page (a new warehouse job and a new bill
-//           each time), in the result form the server sent before issue 13 (rows twice: structuredContent and
+//           each time), in the result form the server sent before result cursors (rows twice: structuredContent and
 //           a JSON copy in the text, plus a note), computed from the same rows;
 //   after:  one run, then run_query { cursor } for each next page (read from the job's stored result).
 // The service runs as `npm run dev` does (dev/run-dev.mjs: wrangler dev + the local warehouse + the demo seed)
@@ -21,7 +21,7 @@ import { percentiles, runIfMain } from './stats.mjs';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const TARGET = { jobs: 1, totalBytes: 300 * 1024, largestResultBytes: 60 * 1024, fiveColumnCalls: 4, fiveColumnBytes: 150 * 1024 };
-/** The page size the server used before issue 13 (MCP_ROW_CAP). */
+/** The page size the server used before result cursors (MCP_ROW_CAP). */
 const OLD_ROW_CAP = 200;
 
 const tokens = (bytes) => Math.round(bytes / 4);
@@ -105,12 +105,12 @@ function modelBytes(result) {
   return { text, claudeCode: structured > 0 ? structured : text, chatgpt: text + structured };
 }
 
-/** The note the server appended before issue 13 (src/features/query/query.tools.ts then). */
+/** The note the server appended before result cursors (src/features/query/query.tools.ts then). */
 const OLD_NOTE = (n) =>
   `Only the first ${n} rows are returned (assistant result cap). Results are capped for assistants; when \`truncated\` is true, fetch the rest by re-running the SQL with ` +
   `ORDER BY on a unique key plus LIMIT n OFFSET m, or aggregate in SQL instead of pulling raw rows. Next page: add ORDER BY <unique column> LIMIT ${n} OFFSET ${n} to the same SQL.`;
 
-/** The result as the server sent it before issue 13: structuredContent, its JSON copy as text, and the note. */
+/** The result as the server sent it before result cursors: structuredContent, its JSON copy as text, and the note. */
 function oldForm(data, note) {
   const { usage: _usage, note: _note, totalRows: _t, nextCursor: _c, window: _w, ...old } = data;
   const structured = { ...old, truncated: old.truncated, ...(note ? { note } : {}) };

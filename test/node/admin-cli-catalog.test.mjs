@@ -62,7 +62,7 @@ describe('catalog export, plan, apply', () => {
   it('round-trips: export, plan shows nothing, one edited section is the one change, apply writes it and records who', async () => {
     const dir = join(work, 'exported');
     const exported = await adminJson('catalog', 'export', dir);
-    expect(exported).toMatchObject({ reports: 7, savedQueries: 7, memories: 7 });
+    expect(exported).toMatchObject({ reports: 7, savedQueries: 7, memories: 8 });
     // Exported files equal the demo folder's, byte for byte ($schema points at docs/schemas from wherever DIR is).
     const demo = await readCatalogDir(DEMO_CATALOG_DIR);
     const files = await readCatalogDir(dir);
