@@ -56,12 +56,9 @@ function workersProject(name: string, isolate: boolean, include: string[], exclu
 // - "workers": the Worker's tests. Files share one workerd per vitest worker (isolate: false): starting workerd
 //   and loading vitest and the Worker into it costs about 3 s of CPU, which per file was most of the suite's
 //   time. Storage is wiped between files; module state (caches keyed by their inputs) is shared, as in a
-//   long-lived isolate in production. One known cost: each SELF.fetch through the pool (0.15.1) gets slower
-//   with every request made before it in the same workerd (the Worker itself does not: called directly it
-//   keeps its speed), about 10x after a few hundred. With three workers each workerd runs about a third of the
-//   files and nothing comes near a timeout; `--maxWorkers=1` puts every file in one workerd and the late ones
-//   time out. Cutting the files into several projects bounds that but starts a workerd per project and worker,
-//   which measured slower overall.
+//   long-lived isolate in production. The pool (0.15.1) made each SELF.fetch slower than the one before it in
+//   the same workerd (one more Proxy around the entrypoint's prototype per request); test/worker-setup.ts keeps
+//   that to one Proxy, so a request's cost no longer depends on how many files ran before it.
 // - "workers-own-isolate": the OWN_ISOLATE files, each in a fresh workerd.
 // - "node": tests of the Node-side tooling (local warehouse, dialect rewrite, admin CLI, `npm run dev`, MCP
 //   conformance) and browser tests.

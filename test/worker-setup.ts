@@ -3,6 +3,7 @@
 // before it stored: every Durable Object, which in Miniflare is also where D1 and KV keep their data. Then the
 // migrations (read from migrations/ by vitest.config.ts), as a fresh deployment gets them.
 import { applyD1Migrations, env, reset } from 'cloudflare:test';
+import { DurableObject, WorkerEntrypoint, WorkflowEntrypoint } from 'cloudflare:workers';
 
 /**
  * @cloudflare/vitest-pool-workers 0.15.1 wraps the module runner's transport again for every file a shared
@@ -25,6 +26,41 @@ function keepFirstModuleRunnerWrapper(): void {
   Object.defineProperty(transport, 'invoke', { configurable: true, get: () => first, set: () => undefined });
 }
 
+/**
+ * @cloudflare/vitest-pool-workers 0.15.1 builds SELF's entrypoint (and each Durable Object wrapper) with a
+ * constructor that, on every construction, replaces its own prototype with `new Proxy(prototype, { get })` around
+ * the previous one (createProxyPrototypeClass in its dist/worker/lib/cloudflare/test-internal.mjs). workerd
+ * constructs the entrypoint once per SELF.fetch, so after n requests every property read on the entrypoint walks n
+ * nested proxies: each request costs more than the one before, in every file after it in the same workerd. The
+ * layers are all alike (an outer one only answers what the inner one left undefined, and the inner one answers
+ * every key but symbols, "self" and the other kind's handler names, which the outer one also leaves undefined), so
+ * wrapping such a proxy again returns it as it is. Any other Proxy is built as before.
+ */
+function keepOneEntrypointPrototypeProxy(): void {
+  const kept = Symbol.for('test/worker-setup: one entrypoint prototype proxy');
+  if (Reflect.get(globalThis, kept)) return; // already done by an earlier file in this workerd
+  const NativeProxy = Proxy;
+  const wrappers = [WorkerEntrypoint.prototype, DurableObject.prototype, WorkflowEntrypoint.prototype];
+  const layers = new WeakSet<object>();
+  const isWrapperPrototype = (target: unknown): target is object =>
+    typeof target === 'object' && target !== null && wrappers.some((proto) => Object.prototype.isPrototypeOf.call(proto, target));
+  Reflect.set(
+    globalThis,
+    'Proxy',
+    new NativeProxy(NativeProxy, {
+      construct(target, args: [object, ProxyHandler<object>], newTarget) {
+        const [wrapped, handler] = args;
+        if (layers.has(wrapped)) return wrapped;
+        const proxy = Reflect.construct(target, args, newTarget) as object;
+        if (isWrapperPrototype(wrapped) && Object.keys(handler).join() === 'get') layers.add(proxy);
+        return proxy;
+      },
+    }),
+  );
+  Reflect.set(globalThis, kept, true);
+}
+
 keepFirstModuleRunnerWrapper();
+keepOneEntrypointPrototypeProxy();
 await reset();
 await applyD1Migrations(env.DB, env.TEST_MIGRATIONS);
