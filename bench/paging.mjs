@@ -25,12 +25,15 @@ const TARGET = { jobs: 1, totalBytes: 300 * 1024, largestResultBytes: 60 * 1024,
 const OLD_ROW_CAP = 200;
 
 const tokens = (bytes) => Math.round(bytes / 4);
-const size = (value) => Buffer.byteLength(JSON.stringify(value));
+export const size = (value) => Buffer.byteLength(JSON.stringify(value));
 /** What a compressing front end (Cloudflare's edge for a client that accepts gzip) would send instead. */
 const gzipped = (value) => gzipSync(JSON.stringify(value)).length;
 
-/** Starts `npm run dev` in a fresh state dir; resolves once it answers, with its URL, keys and warehouse URL. */
-async function startDev() {
+/**
+ * Starts `npm run dev` in a fresh state dir; resolves once it answers, with its URL, keys, warehouse URL and the
+ * state dir (its local D1 is under `wrangler-state`). bench/discovery.mjs starts it the same way.
+ */
+export async function startDev() {
   const dir = await mkdtemp(join(tmpdir(), 'bench-paging-'));
   const port = await freePort();
   const child = spawn(process.execPath, [join(ROOT, 'dev/run-dev.mjs'), '--port', String(port), '--state-dir', dir], {
@@ -59,10 +62,10 @@ async function startDev() {
   const vars = await readFile(join(dir, 'dev.vars'), 'utf8');
   const warehouse = /^BIGQUERY_API_BASE=["']?([^"'\n]+)/m.exec(vars)?.[1];
   if (!warehouse) throw new Error('no BIGQUERY_API_BASE in the dev vars file');
-  return { url: creds.baseUrl ?? `http://127.0.0.1:${port}`, keys: creds.keys, warehouse, stop };
+  return { url: creds.baseUrl ?? `http://127.0.0.1:${port}`, keys: creds.keys, warehouse, stateDir: dir, stop };
 }
 
-async function connect(url, key) {
+export async function connect(url, key) {
   const transport = new StreamableHTTPClientTransport(new URL('/v1/data/mcp', url), {
     requestInit: { headers: { authorization: `Bearer ${key}` } },
   });
@@ -99,7 +102,7 @@ function check(result) {
  * Bytes the model reads, per client convention (docs/mcp.md, Results): claude.ai the text; Claude Code
  * JSON.stringify(structuredContent) when the result has it, else the text; ChatGPT both.
  */
-function modelBytes(result) {
+export function modelBytes(result) {
   const text = result.content.reduce((n, c) => n + (c.type === 'text' ? Buffer.byteLength(c.text) : 0), 0);
   const structured = result.structuredContent === undefined ? 0 : size(result.structuredContent);
   return { text, claudeCode: structured > 0 ? structured : text, chatgpt: text + structured };

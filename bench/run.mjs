@@ -149,6 +149,7 @@ async function componentBenches() {
     ['usage', './usage.mjs'],
     ['queryLog', './query-log.mjs'],
     ['paging', './paging.mjs'],
+    ['discovery', './discovery.mjs'],
   ]) {
     try {
       const mod = await import(path);
