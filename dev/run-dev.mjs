@@ -148,7 +148,9 @@ async function main() {
   const seed = statements.map((s) => `${s.trim().replace(/;+$/, '')};`).join('\n');
   // One file, one wrangler call: each `wrangler d1 execute` costs a Node and workerd start.
   await writeFile(files.bootstrapSql, `-- demo seed (src/seed/demo-tenants.ts, catalog/demo/)\n${seed}\n`, { mode: 0o600 });
-  const applied = (await migrated).match(/✅/g)?.length ?? 0;
+  // wrangler prints the whole status table again after each migration it applies, and "✅ No migrations to apply!"
+  // when there are none: count the distinct migration files marked done.
+  const applied = new Set([...(await migrated).matchAll(/(\S+\.sql)\W+✅/g)].map((m) => m[1])).size;
   const results = await wranglerExecute({ persistTo: files.persistTo }, ['--file', files.bootstrapSql]);
   say(`applied ${applied} new D1 migration(s) and ${statements.length} demo seed statements to the local D1 (${ms(step)})`);
   const rotated = rotatedDemoRows(results);

@@ -117,6 +117,12 @@ afterAll(async () => {
 describe('npm run dev', () => {
   let credentials;
 
+  it('applies every D1 migration once on the first start, counted once each', async () => {
+    const files = (await readdir(join(ROOT, 'migrations'))).filter((f) => f.endsWith('.sql'));
+    expect(files.length).toBeGreaterThan(5);
+    expect(dev.out).toMatch(new RegExp(`applied ${files.length} new D1 migration\\(s\\)`));
+  });
+
   it('keeps and prints the credentials in the shape of docs/demo-data.md, readable only by the owner', async () => {
     const path = join(stateDir, 'credentials.json');
     credentials = JSON.parse(await readFile(path, 'utf8'));
@@ -276,6 +282,8 @@ describe('npm run dev', () => {
       dev = await startDev(['--port', String(port), '--state-dir', stateDir]).ready;
       expect(dev.exitCode).toBeNull();
       expect(dev.out).toContain('cached');
+      // Nothing new to migrate on a restart: wrangler's "✅ No migrations to apply!" is not one applied.
+      expect(dev.out).toMatch(/applied 0 new D1 migration\(s\)/);
       const again = JSON.parse(await readFile(join(stateDir, 'credentials.json'), 'utf8'));
       expect(again).toEqual(credentials);
       expect((await brands(credentials.keys.brand)).body).toEqual({
