@@ -7,6 +7,7 @@ import { DEMO_USER_IDS } from '../src/seed/demo-tenants';
 import { createKey, page, shownSecret, signedIn } from './admin-client';
 import { addUser, connectAssistant, inputValue, location, ORIGIN, rawToolsList, TestBrowser } from './oauth-client';
 import { seedDemo, TEST_ADMINS, TEST_KEYS } from './seed';
+import { DEMO_BRAND_LISTING } from './demo-model';
 
 beforeAll(async () => {
   await seedDemo();
@@ -173,17 +174,7 @@ describe('API keys', () => {
     const brands = await SELF.fetch(`${ORIGIN}/v1/data/brands`, { headers: { authorization: `Bearer ${secret}` } });
     expect(brands.status).toBe(200);
     expect(await brands.json()).toEqual({
-      brands: [
-        {
-          brandId: 'brand_globex',
-          name: 'Globex Coffee',
-          dataset: 'globex',
-          timezone: 'UTC',
-          queryable: true,
-          currency: 'EUR',
-          coverage: expect.objectContaining({ firstDay: expect.any(String), lastDay: expect.any(String) }),
-        },
-      ],
+      brands: [DEMO_BRAND_LISTING.brand_globex],
     });
 
     // Back on the list: the prefix, "Live" and the limits, not the secret.

@@ -1,55 +1,14 @@
 import { env } from 'cloudflare:test';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { DEMO_KEY_IDS } from '../src/seed/demo-tenants';
+import { DEMO_BRAND_LISTING, DEMO_COVERAGE } from './demo-model';
 import { api, expectError, postJson, seedDemo, TEST_KEYS } from './seed';
 
 beforeAll(async () => {
   await seedDemo();
 });
 
-/** The demo data's days (docs/demo-data.md): the 400 days ending yesterday, counted from the warehouse's today. */
-const today = inject('warehouseToday');
-const dayBefore = (n: number) => new Date(Date.parse(`${today}T00:00:00Z`) - n * 86_400_000).toISOString().slice(0, 10);
-const DEMO_COVERAGE = { firstDay: dayBefore(400), lastDay: dayBefore(1) };
-
-// Every brand says its time zone (UTC: none set in the demo), whether it can be queried (a dataset exists), its
-// currency (brand settings; the demo seed records the warehouse's) and the days its tables hold data for.
-const ACME = {
-  brandId: 'brand_acme',
-  name: 'Acme Outdoor',
-  dataset: 'acme',
-  timezone: 'UTC',
-  queryable: true,
-  currency: 'USD',
-  coverage: DEMO_COVERAGE,
-};
-const GLOBEX = {
-  brandId: 'brand_globex',
-  name: 'Globex Coffee',
-  dataset: 'globex',
-  timezone: 'UTC',
-  queryable: true,
-  currency: 'EUR',
-  coverage: DEMO_COVERAGE,
-};
-const INITECH = {
-  brandId: 'brand_initech',
-  name: 'Initech Labs',
-  dataset: null,
-  timezone: 'UTC',
-  queryable: false,
-  currency: null,
-  coverage: null,
-};
-const UMBRELLA = {
-  brandId: 'brand_umbrella',
-  name: 'Umbrella Health',
-  dataset: 'umbrella',
-  timezone: 'UTC',
-  queryable: true,
-  currency: 'GBP',
-  coverage: DEMO_COVERAGE,
-};
+const { brand_acme: ACME, brand_globex: GLOBEX, brand_initech: INITECH, brand_umbrella: UMBRELLA } = DEMO_BRAND_LISTING;
 
 describe('GET /v1/data/brands', () => {
   it.each([

@@ -1,3 +1,4 @@
+import { inject } from 'vitest';
 import type { TestKey } from './seed';
 
 /**
@@ -36,3 +37,52 @@ export function appliesTo(o: Owned, brand: string): boolean {
 export function reachingBrands(key: TestKey, o: Owned): string[] {
   return KEY_BRANDS[key].filter((b) => appliesTo(o, b));
 }
+
+/** The demo data's days (docs/demo-data.md): the 400 days ending yesterday, counted from the warehouse's today. */
+const today = inject('warehouseToday');
+const dayBefore = (n: number) => new Date(Date.parse(`${today}T00:00:00Z`) - n * 86_400_000).toISOString().slice(0, 10);
+export const DEMO_COVERAGE = { firstDay: dayBefore(400), lastDay: dayBefore(1) };
+
+/**
+ * What the brand listings (REST `GET /v1/data/brands`, MCP `list_brands`) say of each demo brand: its time zone (UTC:
+ * none set in the demo), whether it can be queried (a dataset exists), its currency (brand settings; the demo seed
+ * records the warehouse's) and the days its tables hold data for.
+ */
+export const DEMO_BRAND_LISTING = {
+  brand_acme: {
+    brandId: 'brand_acme',
+    name: 'Acme Outdoor',
+    dataset: 'acme',
+    timezone: 'UTC',
+    queryable: true,
+    currency: 'USD',
+    coverage: DEMO_COVERAGE,
+  },
+  brand_globex: {
+    brandId: 'brand_globex',
+    name: 'Globex Coffee',
+    dataset: 'globex',
+    timezone: 'UTC',
+    queryable: true,
+    currency: 'EUR',
+    coverage: DEMO_COVERAGE,
+  },
+  brand_initech: {
+    brandId: 'brand_initech',
+    name: 'Initech Labs',
+    dataset: null,
+    timezone: 'UTC',
+    queryable: false,
+    currency: null,
+    coverage: null,
+  },
+  brand_umbrella: {
+    brandId: 'brand_umbrella',
+    name: 'Umbrella Health',
+    dataset: 'umbrella',
+    timezone: 'UTC',
+    queryable: true,
+    currency: 'GBP',
+    coverage: DEMO_COVERAGE,
+  },
+} as const;

@@ -8,6 +8,7 @@ import { ListBrandsOutput } from '../src/features/brands/brands.tools';
 import { LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS } from '../src/mcp/protocol';
 import { connectMcp, ERAS, MCP_URL, okData } from './mcp-client';
 import { seedDemo, TEST_KEYS } from './seed';
+import { DEMO_BRAND_LISTING } from './demo-model';
 
 const orgKey = TEST_KEYS.org;
 
@@ -35,35 +36,7 @@ describe('MCP endpoint transport', () => {
     const client = await connectMcp(orgKey);
     const data = okData(await client.callTool({ name: 'list_brands', arguments: {} }), ListBrandsOutput);
     expect(data).toEqual({
-      brands: [
-        {
-          brandId: 'brand_acme',
-          name: 'Acme Outdoor',
-          dataset: 'acme',
-          timezone: 'UTC',
-          queryable: true,
-          currency: 'USD',
-          coverage: expect.objectContaining({ firstDay: expect.any(String), lastDay: expect.any(String) }),
-        },
-        {
-          brandId: 'brand_globex',
-          name: 'Globex Coffee',
-          dataset: 'globex',
-          timezone: 'UTC',
-          queryable: true,
-          currency: 'EUR',
-          coverage: expect.objectContaining({ firstDay: expect.any(String), lastDay: expect.any(String) }),
-        },
-        {
-          brandId: 'brand_initech',
-          name: 'Initech Labs',
-          dataset: null,
-          timezone: 'UTC',
-          queryable: false,
-          currency: null,
-          coverage: null,
-        },
-      ],
+      brands: [DEMO_BRAND_LISTING.brand_acme, DEMO_BRAND_LISTING.brand_globex, DEMO_BRAND_LISTING.brand_initech],
     });
     await client.close();
   });
@@ -137,17 +110,7 @@ describe('MCP endpoint transport', () => {
     const body = await res.json<{ id: number; result: { structuredContent: unknown; isError?: boolean } }>();
     expect(body.id).toBe(3);
     expect(body.result.structuredContent).toEqual({
-      brands: [
-        {
-          brandId: 'brand_acme',
-          name: 'Acme Outdoor',
-          dataset: 'acme',
-          timezone: 'UTC',
-          queryable: true,
-          currency: 'USD',
-          coverage: expect.objectContaining({ firstDay: expect.any(String), lastDay: expect.any(String) }),
-        },
-      ],
+      brands: [DEMO_BRAND_LISTING.brand_acme],
     });
   });
 
