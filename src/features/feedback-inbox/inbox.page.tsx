@@ -357,9 +357,7 @@ function notFound(c: Context<AppEnv>, admin: Admin) {
 
 /** The data-issue inbox: `/admin/inbox` (list and filters), `/admin/inbox/{id}` (detail), its status form. */
 export function inboxRoutes(admin: Hono<AppEnv>): void {
-  adminGet(admin, '/inbox', async (c, signedIn) => {
-    return renderList(c, signedIn);
-  });
+  adminGet(admin, '/inbox', (c, signedIn) => renderList(c, signedIn));
 
   adminGet(admin, '/inbox/:id', async (c, signedIn) => {
     const detail = await loadFeedbackDetail(c.env, visibilityOf(signedIn.user.reach), c.req.param('id'));

@@ -330,9 +330,9 @@ type Write = (reach: AdminReach, memoryId: string) => Promise<void>;
  * confirmation page: it is undone with Restore, and both are recorded.
  */
 export function memoriesRoutes(admin: Hono<AppEnv>): void {
-  adminGet(admin, '/memories', async (c, signedIn) => {
-    return renderMemories(c, signedIn, 200, { deleted: c.req.query('deleted') === '1', notice: NOTICES[c.req.query('notice') ?? ''] });
-  });
+  adminGet(admin, '/memories', (c, signedIn) =>
+    renderMemories(c, signedIn, 200, { deleted: c.req.query('deleted') === '1', notice: NOTICES[c.req.query('notice') ?? ''] }),
+  );
 
   admin.post('/memories', async (c) => {
     const now = Date.now();

@@ -202,9 +202,7 @@ async function renderHistory(c: Context<AppEnv>, admin: Admin) {
 
 /** The query history: `/admin/history` (runs, filters, totals) and `/admin/history.csv` (the matching runs). */
 export function historyRoutes(admin: Hono<AppEnv>): void {
-  adminGet(admin, '/history', async (c, signedIn) => {
-    return renderHistory(c, signedIn);
-  });
+  adminGet(admin, '/history', (c, signedIn) => renderHistory(c, signedIn));
 
   adminGet(admin, '/history.csv', async (c, signedIn) => {
     const parsed = parseHistoryFilter(c.req.query());

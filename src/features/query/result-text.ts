@@ -1,3 +1,5 @@
+import type { BudgetLeft } from '../../usage/usage';
+
 /**
  * How a run_query result is sized and rendered for assistants. The result reaches the model once, as one text
  * block holding compact JSON: the facts first (rows shown, total, the cursor once, the window, the budget left),
@@ -75,14 +77,7 @@ export interface RenderedResult {
   stats?: { dryRun: boolean; totalBytesBilled: number; totalBytesProcessed: number };
   window?: { startDate: string; endDate: string; cadence?: string; timezone: string };
   note?: string;
-  usage: {
-    runsLimit: number;
-    runsRemaining: number;
-    bytesLimit: number;
-    bytesRemaining: number;
-    resetSeconds: number;
-    maxBytesBilled: number;
-  };
+  usage: BudgetLeft;
 }
 
 /**
