@@ -59,11 +59,12 @@ export const TABLE_DOCS = {
   },
   report__monthly_kpis: {
     columns: {
-      month: 'First day of the month. The first and the current month are partial (see data_first_day / data_last_day).',
+      month: 'First day of the month. The first and the current month are partial: see is_partial_month.',
       orders: 'Orders in the month.',
       revenue: 'Sum of fact__orders.revenue in the month.',
       customers: 'Distinct customers who ordered in the month.',
       aov: 'Average order value: revenue / orders.',
+      is_partial_month: 'TRUE when the data does not cover the whole month (the history began after the 1st, or it is the current month).',
     },
     coverage: { table: 'fact__orders', column: 'order_date' },
   },

@@ -10,7 +10,7 @@ import { rowsOf, startTestWarehouse } from './warehouse-helpers.mjs';
 
 let t;
 const SIZES = { acme: 500_000, globex: 20_000, umbrella: 20_000 };
-const LEGACY = { STRING: 'STRING', DATE: 'DATE', TIMESTAMP: 'TIMESTAMP', INT64: 'INTEGER', FLOAT64: 'FLOAT' };
+const LEGACY = { STRING: 'STRING', DATE: 'DATE', TIMESTAMP: 'TIMESTAMP', INT64: 'INTEGER', FLOAT64: 'FLOAT', BOOL: 'BOOLEAN' };
 
 beforeAll(async () => {
   t = await startTestWarehouse();
@@ -111,6 +111,18 @@ describe.each(Object.keys(SIZES))('dataset %s', (ds) => {
     expect(Number(r.max_revenue_diff)).toBeLessThan(0.006);
     expect(Number(r.max_aov_diff)).toBeLessThan(0.006);
     expect(Number(r.months)).toBeGreaterThanOrEqual(14);
+  });
+
+  it('report__monthly_kpis flags exactly the months the data does not cover whole', async () => {
+    const [r] = await rows(`WITH span AS (SELECT MIN(order_date) AS first_day, MAX(order_date) AS last_day FROM ${T('fact__orders')})
+      SELECT COUNTIF(k.is_partial_month != (k.month < span.first_day OR LAST_DAY(k.month) > span.last_day)) AS wrong,
+        COUNTIF(k.is_partial_month) AS partial
+      FROM ${T('report__monthly_kpis')} k CROSS JOIN span`);
+    expect(r.wrong).toBe('0');
+    // 400 days ending yesterday: the first month is partial unless the history began on the 1st, the current one
+    // unless yesterday ended its month.
+    expect(Number(r.partial)).toBeGreaterThanOrEqual(1);
+    expect(Number(r.partial)).toBeLessThanOrEqual(2);
   });
 
   it('keeps keys and values consistent: customers and products exist, signup precedes the first order', async () => {
