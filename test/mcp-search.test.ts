@@ -3,8 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { FetchOutput, SearchOutput } from '../src/features/search/search.tools';
 import { SNIPPET_CHARS } from '../src/features/search/match';
-import { errorOf, mcpClientsPerKey, okData, texts } from './mcp-client';
-import { api, postJson, TEST_KEYS, type TestKey } from './seed';
+import { errorOf, mcpClientsPerKey, texts } from './mcp-client';
+import { signedIn } from './admin-client';
+import { location, TestBrowser } from './oauth-client';
+import { api, postJson, TEST_ADMINS, TEST_KEYS, type TestKey } from './seed';
 
 const clients = mcpClientsPerKey(TEST_KEYS);
 
@@ -20,22 +22,35 @@ const FetchText = z.strictObject({
   metadata: z.record(z.string(), z.string()).optional(),
 });
 
+/**
+ * The one text item of a result and nothing else: no `structuredContent` beside it (ChatGPT would read both), and
+ * its JSON matches the tool's output schema.
+ */
+function onlyText(raw: unknown, output: z.ZodType): unknown {
+  expect((raw as { isError?: boolean }).isError ?? false).toBe(false);
+  expect((raw as { structuredContent?: unknown }).structuredContent).toBeUndefined();
+  const items = texts(raw);
+  expect(items).toHaveLength(1);
+  const json: unknown = JSON.parse(items[0] ?? '');
+  output.parse(json);
+  return json;
+}
+
 /** The one text item of a search result, parsed with OpenAI's shape. */
 async function search(key: TestKey, query: string) {
   const raw = await clients[key].callTool({ name: 'search', arguments: { query } });
-  okData(raw, SearchOutput);
-  const items = texts(raw);
-  expect(items).toHaveLength(1);
-  return SearchText.parse(JSON.parse(items[0] ?? '')).results;
+  return SearchText.parse(onlyText(raw, SearchOutput)).results;
 }
 
 async function fetchItem(key: TestKey, id: string) {
-  const raw = await clients[key].callTool({ name: 'fetch', arguments: { id } });
-  okData(raw, FetchOutput);
-  const items = texts(raw);
-  expect(items).toHaveLength(1);
-  return FetchText.parse(JSON.parse(items[0] ?? ''));
+  return FetchText.parse(onlyText(await clients[key].callTool({ name: 'fetch', arguments: { id } }), FetchOutput));
 }
+
+/** The administrator who manages what each key reaches (org_other has none in the seed). */
+const ADMIN_OF: Partial<Record<TestKey, (typeof TEST_ADMINS)[keyof typeof TEST_ADMINS]>> = {
+  org: TEST_ADMINS.org,
+  brand: TEST_ADMINS.brand,
+};
 
 async function fetchError(key: TestKey, id: string) {
   return errorOf(await clients[key].callTool({ name: 'fetch', arguments: { id } }));
@@ -65,21 +80,31 @@ function brandsOf(metadata: Record<string, string> | undefined): string[] {
 
 describe('search', () => {
   it.each(['org', 'brand', 'other'] as const)(
-    '%s key: every kind of item, of its own brands with data only (fetched), each url answering GET with JSON',
+    '%s key: every kind of item, of its own brands with data only (fetched), each url a page its administrator can read',
     async (key) => {
       const all = await everything(key);
       expect([...new Set(all.map((r) => r.id.split(':')[0]))].sort()).toEqual(['brand', 'memory', 'report', 'saved', 'section', 'table']);
+      const admin = ADMIN_OF[key];
+      const browser = admin ? await signedIn(admin) : null;
+      const stranger = new TestBrowser('198.51.100.77');
       await Promise.all(
         all.map(async (r) => {
           const item = await fetchItem(key, r.id);
           expect(item.id).toBe(r.id);
           expect(item.url).toBe(r.url);
           for (const b of brandsOf(item.metadata)) expect(OWN[key], r.id).toContain(b);
-          // The url is a REST resource of the item: GET with the same key answers 200 JSON (the fragment names a part).
+          // The url is the console page of the item: without a session it asks to sign in; the administrator of what
+          // the key reaches reads it there (its id, and the text fetch gives).
           const u = new URL(r.url);
-          const res = await api(`${u.pathname}${u.search}`, key);
+          expect(u.pathname, r.url).toBe(`/admin/search/${r.id}`);
+          const anonymous = await stranger.get(u.pathname);
+          expect(anonymous.status, r.url).toBe(303);
+          expect(location(anonymous).pathname).toBe('/admin/login');
+          if (!browser) return;
+          const res = await browser.get(u.pathname);
           expect(res.status, r.url).toBe(200);
-          expect(res.headers.get('content-type'), r.url).toMatch(/application\/json/);
+          expect(res.headers.get('content-type'), r.url).toMatch(/text\/html/);
+          expect(await res.text(), r.url).toContain(`<code>${r.id}</code>`);
         }),
       );
       for (const foreign of ALL_BRANDS.filter((b) => !OWN[key].includes(b))) expect(await search(key, foreign)).toEqual([]);
@@ -138,6 +163,24 @@ describe('search', () => {
       expect((await fetchError(key, id)).code, `${key} ${id}`).toMatch(/NOT_FOUND|FORBIDDEN_BRAND/);
   });
 
+  it("the console's search pages: the same results for the signed-in administrator, nothing beyond their reach", async () => {
+    const org = await signedIn(TEST_ADMINS.org);
+    const found = await (await org.get('/admin/search?q=coffee+sales')).text();
+    expect(found).toContain('href="/admin/search/table:brand_globex:fact__orders"');
+    expect(found).toContain('href="/admin/search/report:rpt_globex_stores"');
+    // The Acme administrator reaches Acme only: Globex's items are not found, in the listing or by address.
+    const acme = await signedIn(TEST_ADMINS.brand, '198.51.100.51');
+    expect(await (await acme.get('/admin/search?q=coffee+sales')).text()).not.toContain('brand_globex');
+    for (const id of ['table:brand_globex:fact__orders', 'report:rpt_globex_stores', 'memory:mem_demo_umbrella_orders_currency']) {
+      const res = await acme.get(`/admin/search/${id}`);
+      expect(res.status, id).toBe(404);
+      expect(await res.text()).toContain('is visible to you');
+    }
+    const table = await acme.get('/admin/search/table:brand_acme:fact__orders');
+    expect(table.status).toBe(200);
+    expect(await table.text()).toContain('order_date');
+  });
+
   it('spends no run and writes no query log row, cold or warm', async () => {
     const runsLeft = async () =>
       Number((await postJson('/v1/data/query', 'brand', { sql: 'SELECT 1', dryRun: true })).headers.get('RateLimit-Remaining'));
@@ -181,7 +224,7 @@ describe('fetch', () => {
       await clients.brand.callTool({ name: 'describe_table', arguments: { brandId: 'brand_acme', table: 'fact__orders' } }),
     );
     expect(JSON.parse(item.text)).toEqual(JSON.parse(described[0] ?? ''));
-    expect(item.url).toMatch(/\/v1\/data\/brands\/brand_acme\/tables\/fact__orders$/);
+    expect(item.url).toMatch(/\/admin\/search\/table:brand_acme:fact__orders$/);
     expect(item.text).toContain('mem_demo_orders_revenue');
   });
 

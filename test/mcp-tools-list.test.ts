@@ -20,7 +20,8 @@ const JsonSchemaObject = z.looseObject({
 });
 type JsonSchemaObject = z.infer<typeof JsonSchemaObject>;
 
-const TEXT_RESULT_TOOLS = ['run_query', 'show_report', 'describe_table'];
+// Tools whose results reach the model as the text block only (rows, or OpenAI's search/fetch text item).
+const TEXT_RESULT_TOOLS = ['run_query', 'show_report', 'describe_table', 'search', 'fetch'];
 
 describe('MCP tools/list', () => {
   it('offers the spec tools (plus get_report) with titles, model-facing descriptions and annotations', async () => {

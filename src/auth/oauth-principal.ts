@@ -80,6 +80,14 @@ export async function oauthPrincipal(env: Env, grant: { grantId: string; userId:
   return principalFromReach(env, grant.grantId, reach);
 }
 
+/**
+ * An administrator signed in to the console, reading what an assistant they connect would read (the console's
+ * search pages): the same principal as their OAuth connection, under the id `console:<userId>`.
+ */
+export function consolePrincipal(env: Env, reach: AdminReach): Principal {
+  return principalFromReach(env, `console:${reach.userId}`, reach);
+}
+
 /** Pure part of {@link oauthPrincipal}: scope 'brand' for exactly one brand, orgId when every brand shares one org. */
 function principalFromReach(env: Env, grantId: string, reach: AdminReach): Principal {
   const brandIds = reach.brands.map((b) => b.id);

@@ -11,6 +11,7 @@ import { memoriesRoutes } from '../features/memories/memories.page';
 import { historyRoutes } from '../features/query-history/history.page';
 import { inboxRoutes } from '../features/feedback-inbox/inbox.page';
 import { catalogRoutes } from '../features/catalog-files/catalog.page';
+import { searchRoutes } from '../features/search/search.page';
 
 /**
  * The pages under /admin. Each *.page.tsx (src/web/pages/, src/features/<feature>/) is one page: its view and the routes that serve it.
@@ -32,6 +33,7 @@ const ADMIN_PAGES: ((admin: Hono<AppEnv>) => void)[] = [
   inboxRoutes,
   historyRoutes,
   catalogRoutes,
+  searchRoutes,
 ];
 
 /**

@@ -3,6 +3,7 @@ import type { FC } from 'hono/jsx';
 import type { AppEnv } from '../../app-env';
 import type { Env } from '../../env';
 import { adminGet } from '../../web/guards';
+import { SEARCH_PAGE } from '../search/search';
 import { AdminPage, Time } from '../../web/layout';
 import { renderPage } from '../../web/render';
 import { type CatalogVersion, versionFromRow } from './versions';
@@ -56,6 +57,10 @@ const CatalogPage: FC<{ nonce: string; email: string; csrf: string; versions: Ca
         <p class="muted">
           Reports, saved queries and memories are applied from a catalog folder with <code>npm run admin -- catalog apply DIR</code>; this
           page only shows what is live.
+        </p>
+        <p>
+          <a href={SEARCH_PAGE}>Search the catalog</a> as a connected assistant sees it: reports, tables with their columns, saved queries
+          and memories of the brands you administer.
         </p>
       </section>
       {versions.length > 0 ? (

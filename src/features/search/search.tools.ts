@@ -5,11 +5,12 @@ import { ANNOTATIONS, defineTool } from '../../mcp/define-tool';
 
 /** Results one search returns at most. */
 const SEARCH_LIMIT = 20;
-/** fetch text beyond this is cut (reports with many long sections); the item's url still names all of it. */
+/** fetch text beyond this is cut (reports with many long sections); the item's url (a console page) shows all of it. */
 const FETCH_TEXT_CHARS = 100_000;
 
 // OpenAI's shapes for deep research and company knowledge (docs/mcp.md): a result is `id`, `title`, `url` and, as
-// OpenAI's sample server sends it, `text`, the matched snippet.
+// OpenAI's sample server sends it, `text`, the matched snippet. Both tools answer with the one text item OpenAI's
+// guide asks for and no `structuredContent` beside it: ChatGPT passes both to the model, so a copy would be read twice.
 export const SearchOutput = z.object({
   results: z.array(z.object({ id: z.string(), title: z.string(), url: z.string(), text: z.string() })),
 });
@@ -27,6 +28,7 @@ export const searchTool = defineTool({
   description: 'Find brands, reports, sections, saved queries, tables (with columns) and memories by words; each result quotes the match.',
   input: { query: z.string().min(1).max(500) },
   output: SearchOutput,
+  result: 'text',
   annotations: ANNOTATIONS.read,
   run: async ({ query }, { ctx, origin }) => ({ results: await search(ctx, origin, query, SEARCH_LIMIT) }),
 });
@@ -37,6 +39,7 @@ export const fetchTool = defineTool({
   description: "One search result in full: a report's instructions and sections, a query's SQL, a table as describe_table gives it.",
   input: { id: z.string().min(1).max(600) },
   output: FetchOutput,
+  result: 'text',
   annotations: ANNOTATIONS.read,
   meta: () => resultSizeMeta(FETCH_TEXT_CHARS + 2_000),
   run: async ({ id }, { ctx, origin }) => {

@@ -24,7 +24,11 @@ export interface KnowledgeItem {
   /** `<kind>:...`, readable (`report:rpt_business_overview`, `table:brand_acme:fact__orders`); what `fetch` takes. */
   id: string;
   title: string;
-  /** A REST resource of this item that answers GET with JSON for the same credentials. */
+  /**
+   * The console page of this item (`/admin/search/<id>`): what `fetch` gives, for a person signed in as an
+   * administrator who can reach it (search.page.tsx). A person opening an assistant's citation cannot use the
+   * assistant's API key or token, but can sign in.
+   */
   url: string;
   /** What search matches and quotes (fetch: the item in full). */
   text: string;
@@ -38,14 +42,14 @@ const REPORT_PAGES = 5;
 
 type DataBrand = Brand & { dataset: string };
 
-function link(origin: string, path: string, params: Record<string, string> = {}, hash?: string): string {
-  const url = new URL(path, origin);
-  for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
-  if (hash !== undefined) url.hash = hash;
-  return url.toString();
+/** The console's search page (search.page.tsx); `<SEARCH_PAGE>/<id>` shows one item. */
+export const SEARCH_PAGE = '/admin/search';
+
+/** The console page that shows an item (search.page.tsx); ids are `[A-Za-z0-9_:-]`, `:` kept readable. */
+export function itemUrl(origin: string, id: string): string {
+  return new URL(`${SEARCH_PAGE}/${encodeURIComponent(id).replaceAll('%3A', ':')}`, origin).toString();
 }
 
-const seg = encodeURIComponent;
 const nameOf = (b: Brand) => b.name ?? b.brandId;
 
 /** The caller's brands that have data (a provisioned dataset), by id. */
@@ -57,7 +61,7 @@ function brandItem(origin: string, b: DataBrand, tables: string[]): KnowledgeIte
   return {
     id: `brand:${b.brandId}`,
     title: `Brand ${nameOf(b)}`,
-    url: link(origin, `/v1/data/brands/${seg(b.brandId)}/tables`),
+    url: itemUrl(origin, `brand:${b.brandId}`),
     text: [
       `Brand ${nameOf(b)} (brandId ${b.brandId}): tables are \`service-v1.${b.dataset}.<table>\`; time zone ${b.timezone ?? 'UTC'}.`,
       ...tables,
@@ -116,18 +120,15 @@ function forBrands(g: ReportGroup): string {
 async function reportDetail(ctx: OpContext, g: ReportGroup) {
   const input = { reportId: g.reportId, brandId: g.brands[0]!.brandId };
   const [detail, { queries }] = await Promise.all([getReport(ctx, input), listReportQueries(ctx, input)]);
-  return { detail, queries, brandId: input.brandId };
+  return { detail, queries };
 }
 
-function reportUrl(origin: string, reportId: string, brandId: string): string {
-  return link(origin, `/v1/data/reports/${seg(reportId)}`, { brandId });
-}
-
-function sectionItem(origin: string, g: ReportGroup, brandId: string, q: Query): KnowledgeItem {
+function sectionItem(origin: string, g: ReportGroup, q: Query): KnowledgeItem {
+  const id = `section:${g.reportId}:${q.id}`;
   return {
-    id: `section:${g.reportId}:${q.id}`,
+    id,
     title: `${g.name}: ${q.name ?? q.id}`,
-    url: link(origin, `/v1/data/reports/${seg(g.reportId)}/queries`, { brandId }, q.id),
+    url: itemUrl(origin, id),
     text: `${queryText(q)}\nSection of ${g.name}, a ${forBrands(g)}.`,
     metadata: { kind: 'section', reportId: g.reportId, queryId: q.id, brandIds: g.brands.map((b) => b.brandId).join(',') },
   };
@@ -138,11 +139,11 @@ async function reportItems(ctx: OpContext, origin: string, brands: DataBrand[]):
   const groups = await reportGroups(ctx, brands);
   const perReport = await Promise.all(
     groups.map(async (g) => {
-      const { detail, queries, brandId } = await reportDetail(ctx, g);
+      const { detail, queries } = await reportDetail(ctx, g);
       const report: KnowledgeItem = {
         id: `report:${g.reportId}`,
         title: `Report ${g.name}`,
-        url: reportUrl(origin, g.reportId, brandId),
+        url: itemUrl(origin, `report:${g.reportId}`),
         text: [
           g.description,
           `A ${forBrands(g)}, ${queries.length} sections.`,
@@ -153,7 +154,7 @@ async function reportItems(ctx: OpContext, origin: string, brands: DataBrand[]):
           .join('\n'),
         metadata: reportMetadata(g),
       };
-      return [report, ...queries.map((q) => sectionItem(origin, g, brandId, q))];
+      return [report, ...queries.map((q) => sectionItem(origin, g, q))];
     }),
   );
   return perReport.flat();
@@ -173,7 +174,7 @@ async function savedQueryItems(ctx: OpContext, origin: string, brands: DataBrand
       {
         id: `saved:${q.id}`,
         title: `Saved query ${q.name ?? q.id} (${nameOf(brand)})`,
-        url: link(origin, '/v1/data/queries', { brandId: brand.brandId }, q.id),
+        url: itemUrl(origin, `saved:${q.id}`),
         text: queryText(q),
         metadata: { kind: 'saved_query', queryId: q.id, brandId: brand.brandId },
       },
@@ -186,7 +187,7 @@ function memoryItem(origin: string, m: Memory, brand: Brand | undefined): Knowle
   return {
     id: `memory:${m.memoryId}`,
     title: `Memory: ${m.title}`,
-    url: link(origin, `/v1/data/memories/${seg(m.memoryId)}`),
+    url: itemUrl(origin, `memory:${m.memoryId}`),
     text: [`A ${owner} memory${m.table ? ` about table ${m.table}` : ''}.`, m.content].join('\n'),
     metadata: {
       kind: 'memory',
@@ -211,17 +212,13 @@ function tableTitle(b: DataBrand, table: string): string {
   return `Table service-v1.${b.dataset}.${table} (${nameOf(b)})`;
 }
 
-function tableUrl(origin: string, brandId: string, table: string): string {
-  return link(origin, `/v1/data/brands/${seg(brandId)}/tables/${seg(table)}`);
-}
-
 function tableItem(origin: string, b: DataBrand, t: IndexedTable, memories: Memory[]): KnowledgeItem {
   const columnLine = (c: IndexedTable['columns'][number]): string =>
     `Column ${c.name} ${c.type}${c.description ? `: ${c.description}` : ''}`;
   return {
     id: `table:${b.brandId}:${t.table}`,
     title: tableTitle(b, t.table),
-    url: tableUrl(origin, b.brandId, t.table),
+    url: itemUrl(origin, `table:${b.brandId}:${t.table}`),
     text: [
       `${t.sqlName}${t.layer ? ` (${t.layer})` : ''} of ${nameOf(b)}: ${t.description ?? 'no description'}`,
       t.coverage ? `Data from ${t.coverage.firstDay} to ${t.coverage.lastDay}.` : null,
@@ -307,16 +304,16 @@ const notFound = (id: string) =>
 async function fetchReport(ctx: OpContext, origin: string, id: string, reportId: string, queryId: string | undefined) {
   const g = (await reportGroups(ctx, await dataBrands(ctx))).find((x) => x.reportId === reportId);
   if (!g) throw notFound(id);
-  const { detail, queries, brandId } = await reportDetail(ctx, g);
+  const { detail, queries } = await reportDetail(ctx, g);
   if (queryId !== undefined) {
     const q = queries.find((x) => x.id === queryId);
     if (!q) throw notFound(id);
-    return sectionItem(origin, g, brandId, q);
+    return sectionItem(origin, g, q);
   }
   return {
     id,
     title: `Report ${g.name}`,
-    url: reportUrl(origin, reportId, brandId),
+    url: itemUrl(origin, id),
     text: [
       g.description,
       `A ${forBrands(g)} (brandIds ${g.brands.map((b) => b.brandId).join(', ')}); ` +
@@ -382,7 +379,7 @@ export async function fetchItem(ctx: OpContext, origin: string, id: string): Pro
       return {
         id,
         title: tableTitle(b, table),
-        url: tableUrl(origin, b.brandId, table),
+        url: itemUrl(origin, id),
         text: JSON.stringify(described),
         metadata: { kind: 'table', brandId: b.brandId, dataset: b.dataset, table },
       };

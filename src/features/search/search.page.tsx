@@ -1,0 +1,129 @@
+import type { Context, Hono } from 'hono';
+import type { FC } from 'hono/jsx';
+import type { AppEnv } from '../../app-env';
+import { consolePrincipal } from '../../auth/oauth-principal';
+import type { OpContext } from '../../context';
+import { opContext } from '../../routes/context';
+import { ApiError } from '../../errors';
+import { type Admin, adminGet } from '../../web/guards';
+import { AdminPage } from '../../web/layout';
+import { renderPage } from '../../web/render';
+import { ConsoleCss } from '../../web/console-parts';
+import { fetchItem, search, SEARCH_PAGE, type KnowledgeItem, type SearchResult } from './search';
+
+/** Results the console's search shows (as many as the assistants' `search` returns). */
+const PAGE_RESULTS = 20;
+
+const CSS = `pre.item{white-space:pre-wrap;word-break:break-word;background:var(--bg);border:1px solid var(--line);border-radius:6px;
+ padding:.75rem;font-size:.9rem}
+ol.results{padding-left:1.2rem}ol.results li{margin:.5rem 0}`;
+
+/**
+ * What the signed-in administrator reads: the items their own assistant connection would find, through the same
+ * operations and so the same scoping (consolePrincipal). Nothing here spends a run or writes a query-log row.
+ */
+function pageContext(c: Context<AppEnv>, signedIn: Admin): OpContext {
+  return { ...opContext(c), principal: consolePrincipal(c.env, signedIn.user.reach) };
+}
+
+const SearchForm: FC<{ q: string }> = ({ q }) => (
+  <form method="get" action={SEARCH_PAGE} role="search">
+    <label for="q">Words to find</label>
+    <input id="q" name="q" type="search" value={q} maxlength={500} />
+    <button type="submit">Search</button>
+  </form>
+);
+
+const Results: FC<{ q: string; results: SearchResult[] }> = ({ q, results }) =>
+  results.length === 0 ? (
+    <p>Nothing you can reach matches “{q}”.</p>
+  ) : (
+    <ol class="results">
+      {results.map((r) => (
+        <li>
+          <a href={new URL(r.url).pathname}>{r.title}</a>
+          <div class="muted">{r.text}</div>
+        </li>
+      ))}
+    </ol>
+  );
+
+/** The item's text as a person reads it: a table's description (JSON, as the model gets it) indented. */
+function readable(text: string): string {
+  if (!text.startsWith('{')) return text;
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
+}
+
+const Item: FC<{ item: KnowledgeItem }> = ({ item }) => (
+  <>
+    <dl class="facts">
+      <dt>Id</dt>
+      <dd>
+        <code>{item.id}</code>
+      </dd>
+      {Object.entries(item.metadata).map(([k, v]) => (
+        <>
+          <dt>{k}</dt>
+          <dd>{v}</dd>
+        </>
+      ))}
+    </dl>
+    <pre class="item">{readable(item.text)}</pre>
+  </>
+);
+
+/**
+ * The console's view of what assistants find with `search` and read with `fetch`: `/admin/search?q=` lists matches,
+ * `/admin/search/<id>` shows one item in full. Search results' `url`s point here, so a person following an
+ * assistant's citation signs in and reads the same thing.
+ */
+export function searchRoutes(admin: Hono<AppEnv>): void {
+  adminGet(admin, '/search', async (c, signedIn) => {
+    const q = (c.req.query('q') ?? '').slice(0, 500);
+    const results = q.trim() === '' ? null : await search(pageContext(c, signedIn), new URL(c.req.url).origin, q, PAGE_RESULTS);
+    return renderPage(c, 200, (nonce) => (
+      <AdminPage nonce={nonce} title="Search the catalog" current="catalog" email={signedIn.user.reach.email} csrf={signedIn.csrf}>
+        <ConsoleCss nonce={nonce} />
+        <style nonce={nonce} dangerouslySetInnerHTML={{ __html: CSS }} />
+        <p class="muted">What an assistant you connect finds with its search tool: brands, reports, tables, saved queries, memories.</p>
+        <SearchForm q={q} />
+        {results ? <Results q={q} results={results} /> : null}
+      </AdminPage>
+    ));
+  });
+
+  adminGet(admin, '/search/:id', async (c, signedIn) => {
+    const id = c.req.param('id');
+    const email = signedIn.user.reach.email;
+    let item: KnowledgeItem;
+    try {
+      item = await fetchItem(pageContext(c, signedIn), new URL(c.req.url).origin, id);
+    } catch (err) {
+      if (!(err instanceof ApiError) || (err.code !== 'NOT_FOUND' && err.code !== 'FORBIDDEN_BRAND')) throw err;
+      return renderPage(c, 404, (nonce) => (
+        <AdminPage nonce={nonce} title="Not found" current="catalog" email={email} csrf={signedIn.csrf}>
+          <p>
+            Nothing with the id <code>{id}</code> is visible to you. It may belong to a brand you do not administer, or no longer exist.
+          </p>
+          <p>
+            <a href={SEARCH_PAGE}>Search the catalog</a>
+          </p>
+        </AdminPage>
+      ));
+    }
+    return renderPage(c, 200, (nonce) => (
+      <AdminPage nonce={nonce} title={item.title} current="catalog" email={email} csrf={signedIn.csrf}>
+        <ConsoleCss nonce={nonce} />
+        <style nonce={nonce} dangerouslySetInnerHTML={{ __html: CSS }} />
+        <Item item={item} />
+        <p>
+          <a href={SEARCH_PAGE}>Search the catalog</a>
+        </p>
+      </AdminPage>
+    ));
+  });
+}
