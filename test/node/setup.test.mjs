@@ -1,7 +1,7 @@
 // `npm run setup` against a stand-in wrangler on PATH (test/node/stand-in-wrangler: records every command line,
-// answers as wrangler does, no network): the commands of docs/deploy.md in the order a person runs them (dry run,
-// first deploy, rerun, staging), a failure halfway that a rerun finishes, no login, the predeploy check, and
-// every command of the page (admin ones too) followed step by step.
+// answers as wrangler does, no network): every command of docs/deploy.md (setup's dry run, first deploy, upgrade
+// and staging, the admin ones between them) followed step by step in one workspace, a failure halfway that a
+// rerun finishes, no login, and the predeploy check.
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, symlink, writeFile, copyFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -71,22 +71,6 @@ async function workspace(login = /** @type {object | null} */ (LOGIN)) {
   };
 }
 
-/** The `npm run setup` command lines of docs/deploy.md's shell blocks, in order, split as a shell would. */
-async function docCommands() {
-  const doc = await readFile(join(ROOT, 'docs', 'deploy.md'), 'utf8');
-  const blocks = [...doc.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1] ?? '');
-  return blocks
-    .flatMap((b) => b.split('\n'))
-    .map((l) => l.replace(/\s+#.*$/, '').trim())
-    .filter((l) => l.startsWith('npm run setup'))
-    .map((l) =>
-      [...l.matchAll(/"([^"]*)"|(\S+)/g)]
-        .map((m) => m[1] ?? m[2] ?? '')
-        .slice(3)
-        .filter((a, i) => !(i === 0 && a === '--')),
-    );
-}
-
 /** Command lines that change something in the account (not whoami or a list). */
 const changes = (/** @type {any} */ s) =>
   s.calls
@@ -96,74 +80,8 @@ const changes = (/** @type {any} */ s) =>
         !/^(whoami|d1 list|kv namespace list|secret list)/.test(l) && !/d1 execute DB .*--command SELECT/i.test(l),
     );
 
-// Concurrent: each test has its own workspace and account; the long first one no longer holds up the others.
+// Concurrent: each test has its own workspace and account.
 describe.concurrent('npm run setup, as docs/deploy.md runs it', () => {
-  it('dry run, first deploy, a rerun that changes nothing, then staging with its own bindings', async () => {
-    const commands = await docCommands();
-    expect(commands.length).toBeGreaterThanOrEqual(4);
-    const [dry, first, rerun, staging] = /** @type {string[][]} */ (commands);
-    expect(dry).toContain('--dry-run');
-    expect(staging).toEqual(expect.arrayContaining(['--env', 'staging']));
-    const w = await workspace();
-
-    const d = await w.setup(dry ?? []);
-    expect(d.code, d.out).toBe(0);
-    expect(d.out).toMatch(/\[d1\] would run `wrangler d1 create warehouse-query-api`/);
-    expect(d.out).toMatch(/\[done\] dry run: nothing was changed/);
-    expect(changes(await w.state())).toEqual([]);
-    expect(await w.toml()).toBe(await readFile(join(ROOT, 'wrangler.toml'), 'utf8'));
-
-    const f = await w.setup(first ?? []);
-    expect(f.code, f.out).toBe(0);
-    let s = await w.state();
-    expect(s.d1.map((/** @type {any} */ x) => x.name)).toEqual(['warehouse-query-api']);
-    expect(s.kv.map((/** @type {any} */ x) => x.title)).toEqual(['warehouse-query-api-OAUTH_KV']);
-    expect(await w.toml()).toContain(`database_id = "${s.d1[0].uuid}"`);
-    expect(await w.toml()).toContain(`id = "${s.kv[0].id}"`);
-    const worker = s.workers['warehouse-query-api'];
-    expect(Object.keys(worker.secrets).sort()).toEqual(['CREDENTIALS_KEY', 'CURSOR_SECRET', 'GCP_SERVICE_ACCOUNT_JSON', 'SESSION_SECRET']);
-    expect(worker.secrets.CREDENTIALS_KEY).toBe((await readFile(join(w.dir, '.deploy', 'production', 'credentials-key'), 'utf8')).trim());
-    expect(worker.deployments).toBe(1);
-    // No secret was put before the Worker existed: they went up with the deploy.
-    expect(changes(s).filter((/** @type {string} */ l) => l.startsWith('secret put'))).toEqual([]);
-    expect(f.out).toMatch(/\[migrations\] applied 0001_initial\.sql/);
-    expect(f.out).toMatch(/\[admin\] created administrator you@example\.com of org_example; password \(shown once\): \S{12,}/);
-    expect(f.out).toContain('sign in at https://warehouse-query-api.stand-in.workers.dev/admin/login');
-
-    const before = changes(s).length;
-    const r = await w.setup(rerun ?? []);
-    expect(r.code, r.out).toBe(0);
-    s = await w.state();
-    // Only the deploy itself (an upgrade), without secrets; nothing created, no migration, no administrator.
-    expect(
-      changes(s)
-        .slice(before)
-        .filter((/** @type {string} */ l) => !l.startsWith('queues create')),
-    ).toEqual([expect.stringMatching(/^d1 migrations apply DB --remote/), expect.stringMatching(/^deploy --config$/)]);
-    expect(r.out).toMatch(/queue warehouse-query-api-notifications exists: nothing to do/);
-    expect(r.out).toMatch(/nothing to apply/);
-    expect(r.out).toMatch(/CURSOR_SECRET is set: kept/);
-    expect(r.out).toMatch(/\[admin\] the database has 1 administrator login/);
-    expect(s.workers['warehouse-query-api'].deployments).toBe(2);
-
-    const st = await w.setup(staging ?? []);
-    expect(st.code, st.out).toBe(0);
-    s = await w.state();
-    expect(s.d1.map((/** @type {any} */ x) => x.name)).toEqual(['warehouse-query-api', 'warehouse-query-api-staging']);
-    expect(s.kv.map((/** @type {any} */ x) => x.title)).toContain('warehouse-query-api-staging-OAUTH_KV');
-    expect(Object.keys(s.workers).sort()).toEqual(['warehouse-query-api', 'warehouse-query-api-staging']);
-    expect(s.queues).toEqual(expect.arrayContaining(['warehouse-query-api-staging-notifications']));
-    expect(s.workers['warehouse-query-api-staging'].secrets.CREDENTIALS_KEY).not.toBe(
-      s.workers['warehouse-query-api'].secrets.CREDENTIALS_KEY,
-    );
-    expect(
-      changes(s)
-        .filter((/** @type {string} */ l) => l.startsWith('deploy'))
-        .at(-1),
-    ).toMatch(/^deploy --env staging --config --secrets-file$/);
-    expect(st.out).toContain('https://warehouse-query-api-staging.stand-in.workers.dev/admin/login');
-  }, 600_000);
-
   it('a failure halfway (the deploy) stops with the step named; a rerun finishes without redoing the rest', async () => {
     const w = await workspace();
     const args = ['--service-account', 'service-account.json'];
@@ -252,7 +170,66 @@ async function docSteps() {
     });
 }
 
+/** @typedef {Awaited<ReturnType<typeof workspace>>} Workspace */
+
+/**
+ * What each `npm run setup` of docs/deploy.md must have done, in the page's order: the dry run, the first deploy,
+ * the upgrade (a rerun after the tenants were added) and staging. Each gets the workspace, the command's output
+ * and the changing commands it sent to the account.
+ * @type {((w: Workspace, out: string, sent: string[]) => Promise<void>)[]}
+ */
+const SETUP_CHECKS = [
+  async (w, out, sent) => {
+    expect(out).toMatch(/\[d1\] would run `wrangler d1 create warehouse-query-api`/);
+    expect(out).toMatch(/\[done\] dry run: nothing was changed/);
+    expect(sent).toEqual([]);
+    expect(await w.toml()).toBe(await readFile(join(ROOT, 'wrangler.toml'), 'utf8'));
+  },
+  async (w, out, sent) => {
+    const s = await w.state();
+    expect(s.d1.map((/** @type {any} */ x) => x.name)).toEqual(['warehouse-query-api']);
+    expect(s.kv.map((/** @type {any} */ x) => x.title)).toEqual(['warehouse-query-api-OAUTH_KV']);
+    expect(await w.toml()).toContain(`database_id = "${s.d1[0].uuid}"`);
+    expect(await w.toml()).toContain(`id = "${s.kv[0].id}"`);
+    const worker = s.workers['warehouse-query-api'];
+    expect(Object.keys(worker.secrets).sort()).toEqual(['CREDENTIALS_KEY', 'CURSOR_SECRET', 'GCP_SERVICE_ACCOUNT_JSON', 'SESSION_SECRET']);
+    expect(worker.secrets.CREDENTIALS_KEY).toBe((await readFile(join(w.dir, '.deploy', 'production', 'credentials-key'), 'utf8')).trim());
+    expect(worker.deployments).toBe(1);
+    // No secret was put before the Worker existed: they went up with the deploy.
+    expect(sent.filter((l) => l.startsWith('secret put'))).toEqual([]);
+    expect(out).toMatch(/\[migrations\] applied 0001_initial\.sql/);
+    expect(out).toMatch(/\[admin\] created administrator you@example\.com of org_example; password \(shown once\): \S{12,}/);
+    expect(out).toContain('sign in at https://warehouse-query-api.stand-in.workers.dev/admin/login');
+  },
+  async (w, out, sent) => {
+    // Only the deploy itself (an upgrade), without secrets; nothing created, no migration, no administrator.
+    expect(sent.filter((l) => !l.startsWith('queues create'))).toEqual([
+      expect.stringMatching(/^d1 migrations apply DB --remote/),
+      expect.stringMatching(/^deploy --config$/),
+    ]);
+    expect(out).toMatch(/queue warehouse-query-api-notifications exists: nothing to do/);
+    expect(out).toMatch(/nothing to apply/);
+    expect(out).toMatch(/CURSOR_SECRET is set: kept/);
+    expect(out).toMatch(/\[admin\] the database has 1 administrator login/);
+    expect((await w.state()).workers['warehouse-query-api'].deployments).toBe(2);
+  },
+  async (w, out, sent) => {
+    const s = await w.state();
+    expect(s.d1.map((/** @type {any} */ x) => x.name)).toEqual(['warehouse-query-api', 'warehouse-query-api-staging']);
+    expect(s.kv.map((/** @type {any} */ x) => x.title)).toContain('warehouse-query-api-staging-OAUTH_KV');
+    expect(Object.keys(s.workers).sort()).toEqual(['warehouse-query-api', 'warehouse-query-api-staging']);
+    expect(s.queues).toEqual(expect.arrayContaining(['warehouse-query-api-staging-notifications']));
+    expect(s.workers['warehouse-query-api-staging'].secrets.CREDENTIALS_KEY).not.toBe(
+      s.workers['warehouse-query-api'].secrets.CREDENTIALS_KEY,
+    );
+    expect(sent.filter((l) => l.startsWith('deploy')).at(-1)).toMatch(/^deploy --env staging --config --secrets-file$/);
+    expect(out).toContain('https://warehouse-query-api-staging.stand-in.workers.dev/admin/login');
+  },
+];
+
 describe('docs/deploy.md, followed step by step', () => {
+  // One workspace through the whole page, as a person follows it; setup's own runs (dry run, first deploy, upgrade,
+  // staging) are checked as they happen (SETUP_CHECKS).
   it('runs each of its commands in order against the stand-in: setup, tenants and sealed credentials, upgrade, staging', async () => {
     const steps = await docSteps();
     const unknown = steps.filter((s) => !s.script && !s.skipped).map((s) => s.line);
@@ -280,6 +257,7 @@ describe('docs/deploy.md, followed step by step', () => {
     const accounts = {};
     /** @type {{ line: string, out: string }[]} */
     const ran = [];
+    let setupRuns = 0;
     for (const step of steps) {
       if (!step.script) continue;
       for (const [i, a] of step.args.entries()) {
@@ -290,10 +268,13 @@ describe('docs/deploy.md, followed step by step', () => {
           accounts[file] = sa.clientEmail;
         }
       }
+      const before = changes(await w.state()).length;
       const r = step.script === 'setup' ? await w.setup(step.args) : await admin(step.args);
       expect(r.code, `${step.line}\n${r.out}`).toBe(0);
       ran.push({ line: step.line, out: r.out });
+      if (step.script === 'setup') await SETUP_CHECKS[setupRuns++]?.(w, r.out, changes(await w.state()).slice(before));
     }
+    expect(setupRuns, 'the page runs setup as a dry run, a first deploy, an upgrade and for staging').toBe(SETUP_CHECKS.length);
     const outOf = (/** @type {RegExp} */ re) => ran.find((r) => re.test(r.line))?.out ?? '';
 
     // The Worker's CREDENTIALS_KEY (it went up with the deploy) is the one setup kept for the CLI, and it opens what
