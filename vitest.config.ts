@@ -81,6 +81,10 @@ export default defineConfig({
           // One `npm run dev` for the files that only need a running service, started when the first asks for it.
           globalSetup: ['./test/node/shared-dev-setup.mjs'],
           testTimeout: 60_000,
+          // One forked worker runs file after file (vitest's default forks a fresh one per file): about 10 s of CPU
+          // less per run. The files hold no module state between them (each starts its own servers, temp dirs
+          // and ports, and stops them in afterAll).
+          isolate: false,
         },
       },
     ],

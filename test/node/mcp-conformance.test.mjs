@@ -1,14 +1,15 @@
 // The official MCP conformance suite (@modelcontextprotocol/conformance, pinned in devDependencies) against our
 // endpoint under `npm run dev`, for the 2026-07-28 era and the 2025 era. Every scenario and check that applies
 // to a read-only tools server must pass; the ones that cannot apply are listed below with the reason (and in
-// docs/mcp.md). The runner needs Node 22 while this repository runs on Node 20: the `node` package from npm
-// provides one, installed once into node_modules/.cache (not as a devDependency: its `node` bin would shadow the
-// system Node for every npm script). The suite sends no credentials, so a loopback proxy adds the bearer.
+// docs/mcp.md). The runner needs Node 22: on Node 22 or newer it runs on the Node running the tests; on Node 20
+// the `node` package from npm provides one, installed once per user into ~/.cache (XDG_CACHE_HOME), outside the
+// checkout so a fresh clone reuses it (not as a devDependency: its `node` bin would shadow the system Node for
+// every npm script). The suite sends no credentials, so a loopback proxy adds the bearer.
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,8 +19,9 @@ import { READY_TIMEOUT_MS, sharedDevInstance } from './mcp-dev-instance.mjs';
 const run = promisify(execFile);
 
 const NODE_VERSION = '22.23.3';
-const NODE_DIR = join(ROOT, 'node_modules/.cache/mcp-conformance-node');
-const NODE_BIN = join(NODE_DIR, 'node_modules/node/bin/node');
+const NODE_DIR = join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'warehouse-query-api', `conformance-node-${NODE_VERSION}`);
+/** The Node that runs the runner: this one when it is 22 or newer, else the cached one. */
+const NODE_BIN = Number(process.versions.node.split('.')[0]) >= 22 ? process.execPath : join(NODE_DIR, 'node_modules/node/bin/node');
 const RUNNER = join(ROOT, 'node_modules/@modelcontextprotocol/conformance/dist/index.js');
 const SCENARIO_TIMEOUT_MS = 30_000;
 
@@ -67,8 +69,9 @@ let proxy;
 let proxyUrl;
 let outDir;
 
-/** Node 22 for the runner, from the npm registry (cached after the first run). */
+/** Node 22 for the runner, from the npm registry (cached after the first run), unless the tests run on 22 or newer. */
 async function ensureNode22() {
+  if (NODE_BIN === process.execPath) return;
   if (existsSync(NODE_BIN)) {
     const { stdout } = await run(NODE_BIN, ['--version']);
     if (stdout.trim() === `v${NODE_VERSION}`) return;
