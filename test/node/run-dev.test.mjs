@@ -2,18 +2,16 @@
 // keeps, the demo tenants behind each key, the admin passwords it seeded, refusing a busy port or a second
 // instance, stopping without leftovers, a restart that keeps the same credentials, one that lost them, and
 // the CREDENTIALS_KEY it keeps beside the local D1 for the Worker and the admin CLI.
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { d1Execute, sql } from '../../scripts/lib/d1.mjs';
+import { d1Execute, openD1, sql } from '../../scripts/lib/d1.mjs';
+import { runAdminOn } from './admin-in-process.mjs';
 import { importWorkerModules, ROOT } from '../../scripts/lib/import-ts.mjs';
 import { createServiceAccount } from '../../dev/warehouse/service-account.mjs';
 import { freePort } from './free-port.mjs';
-
-const run = promisify(execFile);
 
 const READY_TIMEOUT_MS = 240_000;
 const KEY_RE = /^wqk_[A-Za-z0-9_-]{43}$/;
@@ -103,7 +101,9 @@ const brands = async (key) => {
 beforeAll(async () => {
   stateDir = await mkdtemp(join(tmpdir(), 'run-dev-'));
   // A developer's own override and a stale managed value: the first must survive, the second be replaced.
-  await writeFile(join(stateDir, 'dev.vars'), "ROW_CAP='5'\nCURSOR_SECRET='stale'\n");
+  // CATALOG_CACHE_TTL_MS='0': the Worker reads a brand's stored credentials afresh on each query, so one the admin
+  // CLI sets is used at once (by default within 5 s).
+  await writeFile(join(stateDir, 'dev.vars'), "ROW_CAP='5'\nCATALOG_CACHE_TTL_MS='0'\nCURSOR_SECRET='stale'\n");
   port = await freePort();
   dev = await startDev(['--port', String(port), '--state-dir', stateDir]).ready;
   if (dev.exitCode !== null) throw new Error(`npm run dev exited ${dev.exitCode}:\n${dev.out}`);
@@ -145,6 +145,7 @@ describe('npm run dev', () => {
   it('writes the vars file wrangler reads: the warehouse, the dev service account and both secrets, keeping other lines', async () => {
     const vars = await readFile(join(stateDir, 'dev.vars'), 'utf8');
     expect(vars).toMatch(/^ROW_CAP='5'$/m);
+    expect(vars).toMatch(/^CATALOG_CACHE_TTL_MS='0'$/m);
     expect(vars).not.toContain('stale');
     expect(vars.match(/^CURSOR_SECRET=/gm)).toHaveLength(1);
     expect(vars).toMatch(/^BIGQUERY_API_BASE='http:\/\/127\.0\.0\.1:\d+'$/m);
@@ -349,16 +350,6 @@ describe('npm run dev', () => {
       expect(vars.match(/^CREDENTIALS_KEY='(.*)'$/m)?.[1]).toBe(key);
 
       const creds = JSON.parse(await readFile(join(stateDir, 'credentials.json'), 'utf8'));
-      /** `npm run admin -- ...args` on this instance's local D1, with no key-encryption secret in the environment. */
-      const admin = (/** @type {string[]} */ ...args) => {
-        const env = { ...process.env };
-        delete env.CREDENTIALS_KEY;
-        delete env.CREDENTIALS_KEY_PREVIOUS;
-        return run(process.execPath, [join(ROOT, 'scripts', 'admin.mjs'), ...args, '--persist-to', join(stateDir, 'wrangler-state')], {
-          cwd: ROOT,
-          env,
-        });
-      };
       const query = async (/** @type {string} */ key, /** @type {string} */ brandId) => {
         const res = await fetch(`http://127.0.0.1:${port}/v1/data/query`, {
           method: 'POST',
@@ -367,19 +358,36 @@ describe('npm run dev', () => {
         });
         return { status: res.status, body: await res.json() };
       };
-      // brand_umbrella gets the dev service account the warehouse trusts: answered only if the Worker opens the row
-      // (a stored row that does not open is an error, never a fall back to the default account).
-      const set = await admin('brand', 'credentials', 'set', '--brand', 'brand_umbrella', '--file', join(stateDir, 'service-account.json'));
-      expect(set.stdout).toMatch(/^stored credentials of brand brand_umbrella: /);
-      // brand_globex gets an account the local warehouse does not trust: refused, so the Worker signed with it.
       const stranger = join(stateDir, 'stranger.json');
       await writeFile(stranger, createServiceAccount({ clientEmail: 'stranger@service-v1.iam.gserviceaccount.com' }).json);
-      await admin('brand', 'credentials', 'set', '--brand', 'brand_globex', '--file', stranger);
-      const shown = JSON.parse((await admin('brand', 'credentials', 'show', '--json')).stdout);
-      expect(shown.credentials.map((/** @type {any} */ c) => [c.brandId, c.sealedWith])).toEqual([
-        ['brand_globex', 'current'],
-        ['brand_umbrella', 'current'],
-      ]);
+      // The admin CLI's command layer in this process (test/node/admin-cli.test.mjs runs the command line itself), on
+      // this instance's local D1 while `wrangler dev` serves it, with no key-encryption secret in the environment.
+      expect(process.env.CREDENTIALS_KEY).toBeUndefined();
+      expect(process.env.CREDENTIALS_KEY_PREVIOUS).toBeUndefined();
+      const persistTo = join(stateDir, 'wrangler-state');
+      const db = await openD1({ persistTo });
+      try {
+        const admin = async (/** @type {string[]} */ ...args) => {
+          const r = await runAdminOn(db, persistTo, args);
+          expect(r.code, r.stderr).toBe(0);
+          return r.stdout;
+        };
+        // brand_umbrella gets the dev service account the warehouse trusts: answered only if the Worker opens the row
+        // (a stored row that does not open is an error, never a fall back to the default account).
+        const account = join(stateDir, 'service-account.json');
+        expect(await admin('brand', 'credentials', 'set', '--brand', 'brand_umbrella', '--file', account)).toMatch(
+          /^stored credentials of brand brand_umbrella: /,
+        );
+        // brand_globex gets an account the local warehouse does not trust: refused, so the Worker signed with it.
+        await admin('brand', 'credentials', 'set', '--brand', 'brand_globex', '--file', stranger);
+        const shown = JSON.parse(await admin('brand', 'credentials', 'show', '--json'));
+        expect(shown.credentials.map((/** @type {any} */ c) => [c.brandId, c.sealedWith])).toEqual([
+          ['brand_globex', 'current'],
+          ['brand_umbrella', 'current'],
+        ]);
+      } finally {
+        await db.close();
+      }
 
       expect(await query(creds.keys.other, 'brand_umbrella')).toMatchObject({ status: 200, body: { rows: [{ brand: 'brand_umbrella' }] } });
       const refused = await query(creds.keys.org, 'brand_globex');
