@@ -12,7 +12,8 @@ import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEMO_CATALOG_DIR, readCatalogDir } from '../scripts/lib/catalog-dir.mjs';
 import { localCredentialsKeyFile } from '../scripts/lib/brand-credentials.mjs';
-import { WRANGLER_BIN, wranglerEnv, wranglerExecute, wranglerMigrationsApply } from '../scripts/lib/d1.mjs';
+import { openD1, WRANGLER_BIN, wranglerEnv, wranglerMigrationsApply } from '../scripts/lib/d1.mjs';
+import { pendingMigrations } from '../scripts/lib/migrations.mjs';
 import { importWorkerModules, ROOT } from '../scripts/lib/import-ts.mjs';
 import { createServiceAccount, serviceAccountFromJson } from './warehouse/service-account.mjs';
 import { startWarehouse } from './warehouse/server.mjs';
@@ -65,7 +66,6 @@ function layout(args) {
     serviceAccount: join(dir, 'service-account.json'),
     secrets: join(dir, 'secrets.json'),
     credentials: join(dir, 'credentials.json'),
-    bootstrapSql: join(dir, 'bootstrap.sql'),
     warehouseCache: join(dir, 'warehouse'),
     pid: join(dir, 'dev.pid'),
     // wrangler reads .dev.vars beside wrangler.toml unless given --env-file.
@@ -126,18 +126,26 @@ async function main() {
   });
 
   step = performance.now();
-  // wrangler's own `d1 migrations apply` (a child process: see scripts/lib/d1.mjs on wrangler's SIGTERM handler),
-  // started now so its Node and workerd start overlaps loading the seed.
-  const migrated = wranglerMigrationsApply({ persistTo: files.persistTo });
-  const worker = await importWorkerModules({
+  const workerModules = importWorkerModules({
     'src/auth/api-keys.ts': ['generateApiKey'],
     'src/lib/ids.ts': ['randomBase64Url'],
     'src/seed/demo-tenants.ts': ['buildDemoSeed'],
   });
+  // The local D1 in this process (Miniflare, as wrangler opens it; scripts/lib/d1.mjs): the migrations it has not
+  // recorded go through wrangler's own `d1 migrations apply` (a child process: see d1.mjs on wrangler's SIGTERM
+  // handler), only when there are some; the seed is run here, statement by statement as built, in one batch.
+  const pending = await withLocalD1(files.persistTo, pendingMigrations);
+  // wrangler prints the whole status table again after each migration it applies: count the distinct files marked done.
+  const applied =
+    pending.length === 0
+      ? 0
+      : new Set([...(await wranglerMigrationsApply({ persistTo: files.persistTo })).matchAll(/(\S+\.sql)\W+✅/g)].map((m) => m[1])).size;
+  const worker = await workerModules;
   const { credentials, made } = await loadOrCreateCredentials(files, worker, baseUrl);
   // New credentials over a D1 that outlived its credentials file: the demo rows there hold the lost secrets, and
   // the insert-only seed would keep them, so the printed keys would be refused. `rotate` moves those rows (by id)
   // to the new secrets; on a fresh D1 it finds none.
+  /** @type {string[]} */
   const statements = await worker.buildDemoSeed({
     now: Date.now(),
     keys: credentials.keys,
@@ -145,13 +153,7 @@ async function main() {
     rotate: made,
     catalog: await readCatalogDir(DEMO_CATALOG_DIR),
   });
-  const seed = statements.map((s) => `${s.trim().replace(/;+$/, '')};`).join('\n');
-  // One file, one wrangler call: each `wrangler d1 execute` costs a Node and workerd start.
-  await writeFile(files.bootstrapSql, `-- demo seed (src/seed/demo-tenants.ts, catalog/demo/)\n${seed}\n`, { mode: 0o600 });
-  // wrangler prints the whole status table again after each migration it applies, and "✅ No migrations to apply!"
-  // when there are none: count the distinct migration files marked done.
-  const applied = new Set([...(await migrated).matchAll(/(\S+\.sql)\W+✅/g)].map((m) => m[1])).size;
-  const results = await wranglerExecute({ persistTo: files.persistTo }, ['--file', files.bootstrapSql]);
+  const results = await withLocalD1(files.persistTo, (db) => db.batch(statements));
   say(`applied ${applied} new D1 migration(s) and ${statements.length} demo seed statements to the local D1 (${ms(step)})`);
   const rotated = rotatedDemoRows(results);
   if (rotated.length > 0) {
@@ -172,6 +174,22 @@ async function main() {
   say(`wrangler dev answered on ${baseUrl} (${ms(step)})`);
   printBanner(files, credentials);
   say(`ready in ${ms(t0)}; Ctrl-C stops everything`);
+}
+
+/**
+ * Runs `use` on the local D1 opened in this process, closed before it returns (before `wrangler dev` opens it).
+ * @template T
+ * @param {string | undefined} persistTo
+ * @param {(db: import('../scripts/lib/d1.mjs').OpenD1) => Promise<T>} use
+ * @returns {Promise<T>}
+ */
+async function withLocalD1(persistTo, use) {
+  const db = await openD1({ persistTo });
+  try {
+    return await use(db);
+  } finally {
+    await db.close();
+  }
 }
 
 /**

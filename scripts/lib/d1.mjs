@@ -1,17 +1,19 @@
 // The one way the Node tooling talks to D1. The local database that `wrangler dev` uses (optionally under
 // --persist-to) is opened in this process exactly as `wrangler d1 execute --local` opens it (a Miniflare D1 on
-// <persist>/v3/d1, the database id from wrangler.toml, statements split by wrangler's own splitter), so a
-// command costs milliseconds instead of a Node + workerd start. The deployed database (remote) goes through
+// <persist>/v3/d1, wrangler's choice of database id from wrangler.toml, statements split by wrangler's own
+// splitter), so a command costs milliseconds instead of a Node + workerd start. The deployed database (remote) goes through
 // `wrangler d1 execute --remote`, which carries wrangler's login. Values are only ever put into SQL through
 // `sqlLiteral`/`sql`, never by concatenating raw input.
 //
-// wrangler and Miniflare are imported only when a local database is opened: importing wrangler installs a
-// SIGTERM handler that exits the process at once, which a long-running script with its own orderly shutdown
-// (`npm run dev`) must not get. Such scripts use `wranglerExecute` (a child process) instead.
+// Miniflare is imported only when a local database is opened, and wrangler (for its statement splitter) only
+// when SQL of several statements is run: importing wrangler installs a SIGTERM handler that exits the process at
+// once, which a long-running script with its own orderly shutdown (`npm run dev`) must not get. Such scripts run
+// statements they split themselves (`batch`), or use `wranglerExecute` (a child process).
 import { isAbsolute, join, resolve } from 'node:path';
 import { readFile } from 'node:fs/promises';
 import { importWorkerModules, ROOT } from './import-ts.mjs';
 import { runProcess } from './run-process.mjs';
+import { parseSections } from './wrangler-toml.mjs';
 
 export const WRANGLER_BIN = join(ROOT, 'node_modules', 'wrangler', 'bin', 'wrangler.js');
 
@@ -64,25 +66,55 @@ export function sql(strings, ...values) {
  * @property {() => Promise<void>} close
  */
 
+/**
+ * What openD1 gives: also `batch`, statements already split, run one each (all or none) without wrangler's splitter.
+ * @typedef {D1Executor & { batch: (statements: string[]) => Promise<Row[][]> }} OpenD1
+ */
+
 /** Error from wrangler or D1, carrying wrangler's own message. */
 export class D1Error extends Error {}
 
 /**
+ * wrangler's choice of local database for the binding DB of `cwd`'s wrangler.toml (top level): the preview id if
+ * there is one, else the id, else the binding name. Read with our own line scanner (wrangler-toml.mjs), so opening
+ * a local database does not import wrangler.
+ * @param {string} cwd
+ */
+async function localDatabaseId(cwd) {
+  const file = join(cwd, 'wrangler.toml');
+  const db = parseSections(await readFile(file, 'utf8')).find((s) => s.name === 'd1_databases' && s.entries.get('binding')?.value === 'DB');
+  if (!db) throw new D1Error(`no D1 binding DB in ${file}`);
+  return db.entries.get('preview_database_id')?.value ?? db.entries.get('database_id')?.value ?? 'DB';
+}
+
+/**
+ * SQL as statements: wrangler's own splitter (imported only here), unless the text holds no `;` but a trailing one,
+ * which makes it one statement whatever the splitter would say.
+ * @param {string} text
+ * @returns {Promise<string[]>}
+ */
+async function splitStatements(text) {
+  const trimmed = text.trim().replace(/;+$/, '');
+  if (!trimmed.includes(';')) return [trimmed];
+  const { unstable_splitSqlQuery } = await import('wrangler');
+  return unstable_splitSqlQuery(text);
+}
+
+/**
  * Opens the database of `target`: in this process for the local one, through wrangler for the remote one.
  * @param {D1Target} target
- * @returns {Promise<D1Executor>}
+ * @returns {Promise<OpenD1>}
  */
 export async function openD1(target) {
   if (target.remote) {
-    return { execute: (statements) => wranglerExecute(target, ['--command', statements]), close: async () => {} };
+    return {
+      execute: (statements) => wranglerExecute(target, ['--command', statements]),
+      batch: (statements) => wranglerExecute(target, ['--command', statements.map((q) => `${q.trim().replace(/;+$/, '')};`).join('\n')]),
+      close: async () => {},
+    };
   }
-  const [{ Miniflare }, { unstable_readConfig, unstable_splitSqlQuery }] = await Promise.all([import('miniflare'), import('wrangler')]);
   const cwd = target.cwd ?? ROOT;
-  const config = unstable_readConfig({ config: join(cwd, 'wrangler.toml') }, {});
-  const db = config.d1_databases.find((d) => d.binding === 'DB');
-  if (!db) throw new D1Error(`no D1 binding DB in ${join(cwd, 'wrangler.toml')}`);
-  // wrangler's own choice of local database: the preview id if there is one, else the id, else the binding.
-  const id = db.preview_database_id ?? db.database_id ?? db.binding;
+  const [{ Miniflare }, id] = await Promise.all([import('miniflare'), localDatabaseId(cwd)]);
   const persistTo = target.persistTo
     ? isAbsolute(target.persistTo)
       ? target.persistTo
@@ -90,16 +122,18 @@ export async function openD1(target) {
     : join(cwd, '.wrangler', 'state');
   const mf = new Miniflare({ modules: true, script: '', d1Persist: join(persistTo, 'v3', 'd1'), d1Databases: { DATABASE: id } });
   const d1 = await mf.getD1Database('DATABASE');
+  /** @param {string[]} queries */
+  const batch = async (queries) => {
+    try {
+      const results = await d1.batch(queries.map((q) => d1.prepare(q)));
+      return results.map((r) => /** @type {Row[]} */ (r.results ?? []));
+    } catch (e) {
+      throw new D1Error(errorMessage(e));
+    }
+  };
   return {
-    async execute(statements) {
-      const queries = unstable_splitSqlQuery(statements);
-      try {
-        const results = await d1.batch(queries.map((q) => d1.prepare(q)));
-        return results.map((r) => /** @type {Row[]} */ (r.results ?? []));
-      } catch (e) {
-        throw new D1Error(errorMessage(e));
-      }
-    },
+    execute: async (statements) => batch(await splitStatements(statements)),
+    batch,
     close: () => mf.dispose(),
   };
 }

@@ -28,6 +28,19 @@ export async function readMigrations(dir = MIGRATIONS_DIR) {
 }
 
 /**
+ * The migration files `db` has not recorded yet, in order (all of them on a database without wrangler's table).
+ * @param {import('./d1.mjs').D1Executor} db
+ * @param {string} [dir]
+ * @returns {Promise<string[]>}
+ */
+export async function pendingMigrations(db, dir = MIGRATIONS_DIR) {
+  const [tables = []] = await db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'd1_migrations'");
+  const [applied = []] = tables.length > 0 ? await db.execute('SELECT name FROM d1_migrations') : [];
+  const done = new Set(applied.map((r) => String(r.name)));
+  return (await readMigrations(dir)).map((m) => m.name).filter((name) => !done.has(name));
+}
+
+/**
  * Applies every migration `db` has not recorded yet, each in one batch with its record (all of it or none).
  * For a local database opened in this process; the deployed one is upgraded by `wrangler d1 migrations apply
  * DB --remote`, which keeps the same records.
