@@ -1,9 +1,9 @@
 // The one way the Node tooling talks to D1. The local database that `wrangler dev` uses (optionally under
 // --persist-to) is opened in this process exactly as `wrangler d1 execute --local` opens it (a Miniflare D1 on
 // <persist>/v3/d1, wrangler's choice of database id from wrangler.toml, statements split by wrangler's own
-// splitter), so a command costs milliseconds instead of a Node + workerd start. The deployed database (remote) goes through
-// `wrangler d1 execute --remote`, which carries wrangler's login. Values are only ever put into SQL through
-// `sqlLiteral`/`sql`, never by concatenating raw input.
+// splitter), so a command costs milliseconds instead of a Node + workerd start. The deployed database (remote)
+// goes through `wrangler d1 execute --remote`, which carries wrangler's login. Values are only ever put into SQL
+// through `sqlLiteral`/`sql`, never by concatenating raw input.
 //
 // Miniflare is imported only when a local database is opened, and wrangler (for its statement splitter) only
 // when SQL of several statements is run: importing wrangler installs a SIGTERM handler that exits the process at
