@@ -5,7 +5,7 @@
 // and statement splitter as before) and keeps it until `close`; the stand-in, given its URL in
 // STAND_IN_WRANGLER_D1, sends SQL there (`d1OverLoopback`). Only this module's client half is loaded by the
 // stand-in: the server imports d1.mjs when it starts.
-import { createServer } from 'node:http';
+import { createServer, request } from 'node:http';
 
 /**
  * The D1 server for one test file, on a free loopback port.
@@ -57,11 +57,29 @@ export async function startD1Server() {
 export function d1OverLoopback(url, target) {
   return {
     async execute(sql) {
-      const res = await fetch(url, { method: 'POST', body: JSON.stringify({ ...target, sql }) });
-      const reply = /** @type {{ results?: Record<string, unknown>[][], error?: string }} */ (await res.json());
+      const reply = /** @type {{ results?: Record<string, unknown>[][], error?: string }} */ (
+        JSON.parse(await post(url, JSON.stringify({ ...target, sql })))
+      );
       if (reply.error !== undefined) throw new Error(reply.error);
       return reply.results ?? [];
     },
     close: async () => {},
   };
+}
+
+/**
+ * POSTs `body` and resolves with the answer's text. node:http, not fetch: the stand-in is a new process for every
+ * command, and loading fetch (undici) cost about as much CPU as starting Node.
+ * @param {string} url @param {string} body
+ * @returns {Promise<string>}
+ */
+function post(url, body) {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (d) => (text += d));
+      res.on('end', () => resolve(text)).on('error', reject);
+    });
+    req.on('error', reject).end(body);
+  });
 }
