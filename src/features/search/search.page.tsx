@@ -9,7 +9,7 @@ import { type Admin, adminGet } from '../../web/guards';
 import { AdminPage } from '../../web/layout';
 import { renderPage } from '../../web/render';
 import { ConsoleCss } from '../../web/console-parts';
-import { fetchItem, search, SEARCH_PAGE, type KnowledgeItem, type SearchResult } from './search';
+import { fetchItem, itemPath, search, SEARCH_PAGE, type KnowledgeItem, type SearchResult } from './search';
 
 /** Results the console's search shows (as many as the assistants' `search` returns). */
 const PAGE_RESULTS = 20;
@@ -17,6 +17,14 @@ const PAGE_RESULTS = 20;
 const CSS = `pre.item{white-space:pre-wrap;word-break:break-word;background:var(--bg);border:1px solid var(--line);border-radius:6px;
  padding:.75rem;font-size:.9rem}
 ol.results{padding-left:1.2rem}ol.results li{margin:.5rem 0}`;
+
+/** The console's shared stylesheet additions and this page's own. */
+const PageCss: FC<{ nonce: string }> = ({ nonce }) => (
+  <>
+    <ConsoleCss nonce={nonce} />
+    <style nonce={nonce} dangerouslySetInnerHTML={{ __html: CSS }} />
+  </>
+);
 
 /**
  * What the signed-in administrator reads: the items their own assistant connection would find, through the same
@@ -41,7 +49,7 @@ const Results: FC<{ q: string; results: SearchResult[] }> = ({ q, results }) =>
     <ol class="results">
       {results.map((r) => (
         <li>
-          <a href={new URL(r.url).pathname}>{r.title}</a>
+          <a href={itemPath(r.id)}>{r.title}</a>
           <div class="muted">{r.text}</div>
         </li>
       ))}
@@ -87,8 +95,7 @@ export function searchRoutes(admin: Hono<AppEnv>): void {
     const results = q.trim() === '' ? null : await search(pageContext(c, signedIn), new URL(c.req.url).origin, q, PAGE_RESULTS);
     return renderPage(c, 200, (nonce) => (
       <AdminPage nonce={nonce} title="Search the catalog" current="catalog" email={signedIn.user.reach.email} csrf={signedIn.csrf}>
-        <ConsoleCss nonce={nonce} />
-        <style nonce={nonce} dangerouslySetInnerHTML={{ __html: CSS }} />
+        <PageCss nonce={nonce} />
         <p class="muted">What an assistant you connect finds with its search tool: brands, reports, tables, saved queries, memories.</p>
         <SearchForm q={q} />
         {results ? <Results q={q} results={results} /> : null}
@@ -117,8 +124,7 @@ export function searchRoutes(admin: Hono<AppEnv>): void {
     }
     return renderPage(c, 200, (nonce) => (
       <AdminPage nonce={nonce} title={item.title} current="catalog" email={email} csrf={signedIn.csrf}>
-        <ConsoleCss nonce={nonce} />
-        <style nonce={nonce} dangerouslySetInnerHTML={{ __html: CSS }} />
+        <PageCss nonce={nonce} />
         <Item item={item} />
         <p>
           <a href={SEARCH_PAGE}>Search the catalog</a>

@@ -24,16 +24,17 @@ export interface KnowledgeItem {
   /** `<kind>:...`, readable (`report:rpt_business_overview`, `table:brand_acme:fact__orders`); what `fetch` takes. */
   id: string;
   title: string;
-  /**
-   * The console page of this item (`/admin/search/<id>`): what `fetch` gives, for a person signed in as an
-   * administrator who can reach it (search.page.tsx). A person opening an assistant's citation cannot use the
-   * assistant's API key or token, but can sign in.
-   */
-  url: string;
   /** What search matches and quotes (fetch: the item in full). */
   text: string;
   metadata: Record<string, string>;
 }
+
+/**
+ * An item as search and fetch give it, with `url`: its console page (`itemUrl`), what `fetch` gives, for a person
+ * signed in as an administrator who can reach it. A person opening an assistant's citation cannot use the
+ * assistant's API key or token, but can sign in.
+ */
+export type FetchedItem = KnowledgeItem & { url: string };
 
 /** Brands whose tables one search indexes at most (the caller's first ones with data, by id). */
 export const TABLE_INDEX_BRANDS = 5;
@@ -45,9 +46,14 @@ type DataBrand = Brand & { dataset: string };
 /** The console's search page (search.page.tsx); `<SEARCH_PAGE>/<id>` shows one item. */
 export const SEARCH_PAGE = '/admin/search';
 
-/** The console page that shows an item (search.page.tsx); ids are `[A-Za-z0-9_:-]`, `:` kept readable. */
-export function itemUrl(origin: string, id: string): string {
-  return new URL(`${SEARCH_PAGE}/${encodeURIComponent(id).replaceAll('%3A', ':')}`, origin).toString();
+/** The path of the console page that shows an item (search.page.tsx); ids are `[A-Za-z0-9_:-]`, `:` kept readable. */
+export function itemPath(id: string): string {
+  return `${SEARCH_PAGE}/${encodeURIComponent(id).replaceAll('%3A', ':')}`;
+}
+
+/** The item's `url`: its console page on this deployment's origin. */
+function itemUrl(origin: string, id: string): string {
+  return new URL(itemPath(id), origin).toString();
 }
 
 const nameOf = (b: Brand) => b.name ?? b.brandId;
@@ -57,11 +63,10 @@ async function dataBrands(ctx: OpContext): Promise<DataBrand[]> {
   return (await listBrands(ctx)).brands.filter(hasDataset);
 }
 
-function brandItem(origin: string, b: DataBrand, tables: string[]): KnowledgeItem {
+function brandItem(b: DataBrand, tables: string[]): KnowledgeItem {
   return {
     id: `brand:${b.brandId}`,
     title: `Brand ${nameOf(b)}`,
-    url: itemUrl(origin, `brand:${b.brandId}`),
     text: [
       `Brand ${nameOf(b)} (brandId ${b.brandId}): tables are \`service-v1.${b.dataset}.<table>\`; time zone ${b.timezone ?? 'UTC'}.`,
       ...tables,
@@ -123,19 +128,17 @@ async function reportDetail(ctx: OpContext, g: ReportGroup) {
   return { detail, queries };
 }
 
-function sectionItem(origin: string, g: ReportGroup, q: Query): KnowledgeItem {
-  const id = `section:${g.reportId}:${q.id}`;
+function sectionItem(g: ReportGroup, q: Query): KnowledgeItem {
   return {
-    id,
+    id: `section:${g.reportId}:${q.id}`,
     title: `${g.name}: ${q.name ?? q.id}`,
-    url: itemUrl(origin, id),
     text: `${queryText(q)}\nSection of ${g.name}, a ${forBrands(g)}.`,
     metadata: { kind: 'section', reportId: g.reportId, queryId: q.id, brandIds: g.brands.map((b) => b.brandId).join(',') },
   };
 }
 
 /** A report's items: the report (matched on what it is for, not its SQL) and each section. */
-async function reportItems(ctx: OpContext, origin: string, brands: DataBrand[]): Promise<KnowledgeItem[]> {
+async function reportItems(ctx: OpContext, brands: DataBrand[]): Promise<KnowledgeItem[]> {
   const groups = await reportGroups(ctx, brands);
   const perReport = await Promise.all(
     groups.map(async (g) => {
@@ -143,7 +146,6 @@ async function reportItems(ctx: OpContext, origin: string, brands: DataBrand[]):
       const report: KnowledgeItem = {
         id: `report:${g.reportId}`,
         title: `Report ${g.name}`,
-        url: itemUrl(origin, `report:${g.reportId}`),
         text: [
           g.description,
           `A ${forBrands(g)}, ${queries.length} sections.`,
@@ -154,7 +156,7 @@ async function reportItems(ctx: OpContext, origin: string, brands: DataBrand[]):
           .join('\n'),
         metadata: reportMetadata(g),
       };
-      return [report, ...queries.map((q) => sectionItem(origin, g, q))];
+      return [report, ...queries.map((q) => sectionItem(g, q))];
     }),
   );
   return perReport.flat();
@@ -164,7 +166,7 @@ function reportMetadata(g: ReportGroup): Record<string, string> {
   return { kind: 'report', reportId: g.reportId, type: g.type, brandIds: g.brands.map((b) => b.brandId).join(',') };
 }
 
-async function savedQueryItems(ctx: OpContext, origin: string, brands: DataBrand[]): Promise<KnowledgeItem[]> {
+async function savedQueryItems(ctx: OpContext, brands: DataBrand[]): Promise<KnowledgeItem[]> {
   const byId = new Map(brands.map((b) => [b.brandId, b]));
   const { queries } = await listSavedQueries(ctx, {});
   return queries.flatMap((q) => {
@@ -174,7 +176,6 @@ async function savedQueryItems(ctx: OpContext, origin: string, brands: DataBrand
       {
         id: `saved:${q.id}`,
         title: `Saved query ${q.name ?? q.id} (${nameOf(brand)})`,
-        url: itemUrl(origin, `saved:${q.id}`),
         text: queryText(q),
         metadata: { kind: 'saved_query', queryId: q.id, brandId: brand.brandId },
       },
@@ -182,12 +183,11 @@ async function savedQueryItems(ctx: OpContext, origin: string, brands: DataBrand
   });
 }
 
-function memoryItem(origin: string, m: Memory, brand: Brand | undefined): KnowledgeItem {
+function memoryItem(m: Memory, brand: Brand | undefined): KnowledgeItem {
   const owner = m.scope === 'brand' ? `${nameOf(brand ?? { brandId: m.brandId ?? '', name: null, dataset: null })}'s` : m.scope;
   return {
     id: `memory:${m.memoryId}`,
     title: `Memory: ${m.title}`,
-    url: itemUrl(origin, `memory:${m.memoryId}`),
     text: [`A ${owner} memory${m.table ? ` about table ${m.table}` : ''}.`, m.content].join('\n'),
     metadata: {
       kind: 'memory',
@@ -200,10 +200,10 @@ function memoryItem(origin: string, m: Memory, brand: Brand | undefined): Knowle
 }
 
 /** Memories the caller can read (one page of the largest size), each once, except brand ones of brands without data. */
-async function memoryItems(ctx: OpContext, origin: string, brands: DataBrand[]): Promise<KnowledgeItem[]> {
+async function memoryItems(ctx: OpContext, brands: DataBrand[]): Promise<KnowledgeItem[]> {
   const byId = new Map(brands.map((b) => [b.brandId, b]));
   const { memories } = await listMemories(ctx, { limit: MEMORIES_PAGE.max });
-  return memories.filter((m) => m.brandId === null || byId.has(m.brandId)).map((m) => memoryItem(origin, m, byId.get(m.brandId ?? '')));
+  return memories.filter((m) => m.brandId === null || byId.has(m.brandId)).map((m) => memoryItem(m, byId.get(m.brandId ?? '')));
 }
 
 type IndexedTable = Awaited<ReturnType<typeof listTableColumns>>['tables'][number];
@@ -212,13 +212,12 @@ function tableTitle(b: DataBrand, table: string): string {
   return `Table service-v1.${b.dataset}.${table} (${nameOf(b)})`;
 }
 
-function tableItem(origin: string, b: DataBrand, t: IndexedTable, memories: Memory[]): KnowledgeItem {
+function tableItem(b: DataBrand, t: IndexedTable, memories: Memory[]): KnowledgeItem {
   const columnLine = (c: IndexedTable['columns'][number]): string =>
     `Column ${c.name} ${c.type}${c.description ? `: ${c.description}` : ''}`;
   return {
     id: `table:${b.brandId}:${t.table}`,
     title: tableTitle(b, t.table),
-    url: itemUrl(origin, `table:${b.brandId}:${t.table}`),
     text: [
       `${t.sqlName}${t.layer ? ` (${t.layer})` : ''} of ${nameOf(b)}: ${t.description ?? 'no description'}`,
       t.coverage ? `Data from ${t.coverage.firstDay} to ${t.coverage.lastDay}.` : null,
@@ -236,7 +235,7 @@ function tableItem(origin: string, b: DataBrand, t: IndexedTable, memories: Memo
  * (cached per dataset, no run), and the memories that apply to each brand. Best effort: a brand whose tables cannot
  * be read is logged with the request id and left out; the rest of the results stand.
  */
-async function tableItems(ctx: OpContext, origin: string, brands: DataBrand[]): Promise<KnowledgeItem[]> {
+async function tableItems(ctx: OpContext, brands: DataBrand[]): Promise<KnowledgeItem[]> {
   const perBrand = await Promise.all(
     brands.slice(0, TABLE_INDEX_BRANDS).map(async (b) => {
       try {
@@ -244,7 +243,7 @@ async function tableItems(ctx: OpContext, origin: string, brands: DataBrand[]): 
           listTableColumns(ctx, { brandId: b.brandId }),
           listMemories(ctx, { brandId: b.brandId, limit: MEMORIES_PAGE.max }),
         ]);
-        return { b, items: tables.map((t) => tableItem(origin, b, t, memories)) };
+        return { b, items: tables.map((t) => tableItem(b, t, memories)) };
       } catch (err) {
         ctx.log.warn('search: tables unavailable', { brandId: b.brandId, internal: describeError(err) });
         return { b, items: [] };
@@ -253,7 +252,6 @@ async function tableItems(ctx: OpContext, origin: string, brands: DataBrand[]): 
   );
   return perBrand.flatMap(({ b, items }) => [
     brandItem(
-      origin,
       b,
       items.map((i) => i.title),
     ),
@@ -262,17 +260,17 @@ async function tableItems(ctx: OpContext, origin: string, brands: DataBrand[]): 
 }
 
 /** Everything the caller can see, as search candidates. */
-async function knowledgeItems(ctx: OpContext, origin: string): Promise<KnowledgeItem[]> {
+async function knowledgeItems(ctx: OpContext): Promise<KnowledgeItem[]> {
   const brands = await dataBrands(ctx);
   const [tables, reports, saved, memories] = await Promise.all([
-    tableItems(ctx, origin, brands),
-    reportItems(ctx, origin, brands),
-    savedQueryItems(ctx, origin, brands),
-    memoryItems(ctx, origin, brands),
+    tableItems(ctx, brands),
+    reportItems(ctx, brands),
+    savedQueryItems(ctx, brands),
+    memoryItems(ctx, brands),
   ]);
   const indexed = new Set(tables.map((t) => t.id));
   // Brands beyond TABLE_INDEX_BRANDS are still found by name.
-  const others = brands.filter((b) => !indexed.has(`brand:${b.brandId}`)).map((b) => brandItem(origin, b, []));
+  const others = brands.filter((b) => !indexed.has(`brand:${b.brandId}`)).map((b) => brandItem(b, []));
   return [...tables, ...others, ...reports, ...saved, ...memories];
 }
 
@@ -288,32 +286,31 @@ export interface SearchResult {
 export async function search(ctx: OpContext, origin: string, query: string, limit: number): Promise<SearchResult[]> {
   const words = queryWords(query);
   if (words.length === 0) return [];
-  const scored = (await knowledgeItems(ctx, origin)).flatMap((item, order) => {
+  const scored = (await knowledgeItems(ctx)).flatMap((item, order) => {
     const { score, snippet } = matchDocument(item.title, item.text, words);
     return score > 0 ? [{ item, score, order, snippet }] : [];
   });
   return scored
     .sort((a, b) => b.score - a.score || a.order - b.order)
     .slice(0, limit)
-    .map(({ item, snippet }) => ({ id: item.id, title: item.title, url: item.url, text: snippet }));
+    .map(({ item, snippet }) => ({ id: item.id, title: item.title, url: itemUrl(origin, item.id), text: snippet }));
 }
 
 const notFound = (id: string) =>
   new ApiError('NOT_FOUND', `no item ${JSON.stringify(id)} is visible to these credentials; use an id from search`);
 
-async function fetchReport(ctx: OpContext, origin: string, id: string, reportId: string, queryId: string | undefined) {
+async function fetchReport(ctx: OpContext, id: string, reportId: string, queryId: string | undefined) {
   const g = (await reportGroups(ctx, await dataBrands(ctx))).find((x) => x.reportId === reportId);
   if (!g) throw notFound(id);
   const { detail, queries } = await reportDetail(ctx, g);
   if (queryId !== undefined) {
     const q = queries.find((x) => x.id === queryId);
     if (!q) throw notFound(id);
-    return sectionItem(origin, g, q);
+    return sectionItem(g, q);
   }
   return {
     id,
     title: `Report ${g.name}`,
-    url: itemUrl(origin, id),
     text: [
       g.description,
       `A ${forBrands(g)} (brandIds ${g.brands.map((b) => b.brandId).join(', ')}); ` +
@@ -328,7 +325,11 @@ async function fetchReport(ctx: OpContext, origin: string, id: string, reportId:
 }
 
 /** One item by its search id, in full: a report with its instructions and sections, a table as describe_table gives it. */
-export async function fetchItem(ctx: OpContext, origin: string, id: string): Promise<KnowledgeItem> {
+export async function fetchItem(ctx: OpContext, origin: string, id: string): Promise<FetchedItem> {
+  return { ...(await findItem(ctx, id)), url: itemUrl(origin, id) };
+}
+
+async function findItem(ctx: OpContext, id: string): Promise<KnowledgeItem> {
   const colon = id.indexOf(':');
   const kind = colon < 0 ? id : id.slice(0, colon);
   const rest = colon < 0 ? [] : id.slice(colon + 1).split(':');
@@ -341,7 +342,7 @@ export async function fetchItem(ctx: OpContext, origin: string, id: string): Pro
       const lines = tables.map(
         (t) => `- ${t.table}${t.layer ? ` (${t.layer})` : ''}: ${t.description ?? ''}${t.rowCount === null ? '' : ` ${t.rowCount} rows`}`,
       );
-      const item = brandItem(origin, b, []);
+      const item = brandItem(b, []);
       return {
         ...item,
         text: `${item.text}\nTables (describe_table or fetch table:${b.brandId}:<table> for columns):\n${lines.join('\n')}`,
@@ -351,10 +352,10 @@ export async function fetchItem(ctx: OpContext, origin: string, id: string): Pro
     case 'section': {
       const [reportId, queryId, ...extra] = rest;
       if (!reportId || extra.length > 0 || (kind === 'report') !== (queryId === undefined)) throw notFound(id);
-      return fetchReport(ctx, origin, id, reportId, queryId);
+      return fetchReport(ctx, id, reportId, queryId);
     }
     case 'saved': {
-      const found = (await savedQueryItems(ctx, origin, await dataBrands(ctx))).find((i) => i.id === id);
+      const found = (await savedQueryItems(ctx, await dataBrands(ctx))).find((i) => i.id === id);
       if (!found) throw notFound(id);
       return found;
     }
@@ -366,7 +367,6 @@ export async function fetchItem(ctx: OpContext, origin: string, id: string): Pro
       });
       if (m.brandId !== null && !brands.some((b) => b.brandId === m.brandId)) throw notFound(id);
       return memoryItem(
-        origin,
         m,
         brands.find((b) => b.brandId === m.brandId),
       );
@@ -379,7 +379,6 @@ export async function fetchItem(ctx: OpContext, origin: string, id: string): Pro
       return {
         id,
         title: tableTitle(b, table),
-        url: itemUrl(origin, id),
         text: JSON.stringify(described),
         metadata: { kind: 'table', brandId: b.brandId, dataset: b.dataset, table },
       };
