@@ -112,8 +112,8 @@ function expandRows(node: Record<string, unknown>): Record<string, unknown> {
 }
 
 /**
- * A successful text-only result (run_query, show_report): no structuredContent, exactly one text block holding the
- * compact JSON, rows as arrays under `schema`. Returns that JSON with rows expanded back to objects and, for
+ * A successful text-only result (run_query, show_report, search, fetch): no structuredContent, exactly one text
+ * block holding the compact JSON, rows as arrays under `schema`. Returns that JSON with rows expanded back to objects and, for
  * show_report, the layout and chart specs from `_meta` put back where the REST shapes have them.
  */
 export function textData(raw: unknown): Record<string, unknown> {

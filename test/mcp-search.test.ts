@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { FetchOutput, SearchOutput } from '../src/features/search/search.tools';
 import { SNIPPET_CHARS } from '../src/features/search/match';
-import { errorOf, mcpClientsPerKey, texts } from './mcp-client';
+import { errorOf, mcpClientsPerKey, textData, texts } from './mcp-client';
 import { signedIn } from './admin-client';
 import { location, TestBrowser } from './oauth-client';
 import { api, postJson, TEST_ADMINS, TEST_KEYS, type TestKey } from './seed';
@@ -23,17 +23,13 @@ const FetchText = z.strictObject({
 });
 
 /**
- * The one text item of a result and nothing else: no `structuredContent` beside it (ChatGPT would read both), and
- * its JSON matches the tool's output schema.
+ * A text-only result (`textData`: no `structuredContent` beside it, which ChatGPT would read too) whose JSON
+ * matches the tool's output schema; returned as sent, for the strict OpenAI shapes below.
  */
 function onlyText(raw: unknown, output: z.ZodType): unknown {
-  expect((raw as { isError?: boolean }).isError ?? false).toBe(false);
-  expect((raw as { structuredContent?: unknown }).structuredContent).toBeUndefined();
-  const items = texts(raw);
-  expect(items).toHaveLength(1);
-  const json: unknown = JSON.parse(items[0] ?? '');
-  output.parse(json);
-  return json;
+  const data = textData(raw);
+  output.parse(data);
+  return data;
 }
 
 /** The one text item of a search result, parsed with OpenAI's shape. */
