@@ -126,21 +126,11 @@ async function main() {
   });
 
   step = performance.now();
-  const workerModules = importWorkerModules({
+  const worker = await importWorkerModules({
     'src/auth/api-keys.ts': ['generateApiKey'],
     'src/lib/ids.ts': ['randomBase64Url'],
     'src/seed/demo-tenants.ts': ['buildDemoSeed'],
   });
-  // The local D1 in this process (Miniflare, as wrangler opens it; scripts/lib/d1.mjs): the migrations it has not
-  // recorded go through wrangler's own `d1 migrations apply` (a child process: see d1.mjs on wrangler's SIGTERM
-  // handler), only when there are some; the seed is run here, statement by statement as built, in one batch.
-  const pending = await withLocalD1(files.persistTo, pendingMigrations);
-  // wrangler prints the whole status table again after each migration it applies: count the distinct files marked done.
-  const applied =
-    pending.length === 0
-      ? 0
-      : new Set([...(await wranglerMigrationsApply({ persistTo: files.persistTo })).matchAll(/(\S+\.sql)\W+✅/g)].map((m) => m[1])).size;
-  const worker = await workerModules;
   const { credentials, made } = await loadOrCreateCredentials(files, worker, baseUrl);
   // New credentials over a D1 that outlived its credentials file: the demo rows there hold the lost secrets, and
   // the insert-only seed would keep them, so the printed keys would be refused. `rotate` moves those rows (by id)
@@ -153,7 +143,20 @@ async function main() {
     rotate: made,
     catalog: await readCatalogDir(DEMO_CATALOG_DIR),
   });
-  const results = await withLocalD1(files.persistTo, (db) => db.batch(statements));
+  // The local D1 in this process (Miniflare, as wrangler opens it; scripts/lib/d1.mjs), once when it has every
+  // migration (a restart): the seed is run there, statement by statement as built, in one batch. Migrations it
+  // has not recorded go through wrangler's own `d1 migrations apply` (a child process: see d1.mjs on wrangler's
+  // SIGTERM handler), with the database closed, and the seed after them.
+  /** @param {import('../scripts/lib/d1.mjs').OpenD1} db */
+  const seed = (db) => db.batch(statements);
+  let applied = 0;
+  let results = await withLocalD1(files.persistTo, async (db) => ((await pendingMigrations(db)).length === 0 ? seed(db) : null));
+  if (results === null) {
+    // wrangler prints the whole status table again after each migration it applies: count the distinct files marked done.
+    const printed = await wranglerMigrationsApply({ persistTo: files.persistTo });
+    applied = new Set([...printed.matchAll(/(\S+\.sql)\W+✅/g)].map((m) => m[1])).size;
+    results = await withLocalD1(files.persistTo, seed);
+  }
   say(`applied ${applied} new D1 migration(s) and ${statements.length} demo seed statements to the local D1 (${ms(step)})`);
   const rotated = rotatedDemoRows(results);
   if (rotated.length > 0) {
