@@ -364,8 +364,8 @@ export function datasetStatements(ds, today, project = PROJECT) {
       CAST(round(sum(revenue), 2) AS DOUBLE) AS revenue, CAST(count(DISTINCT customer_id) AS BIGINT) AS customers,
       CAST(round(sum(revenue) / count(*), 2) AS DOUBLE) AS aov,
       -- The history's first month (unless it began on the 1st) and the month of yesterday (unless it was the last).
-      (date_trunc('month', order_date) < ${T} - ${HISTORY_DAYS} OR last_day(date_trunc('month', order_date)) > ${T} - 1) AS is_partial_month
-    FROM ${S}.fact__orders GROUP BY 1, date_trunc('month', order_date) ORDER BY 1`);
+      (month < ${T} - ${HISTORY_DAYS} OR last_day(month) > ${T} - 1) AS is_partial_month
+    FROM ${S}.fact__orders GROUP BY 1 ORDER BY 1`);
 
   const catSlugs = cats.map((c) => c[0].toLowerCase().replaceAll(' ', '-'));
   const searchTerms = cats.map((c) => c[1][0].toLowerCase().split(' ')[0]);
