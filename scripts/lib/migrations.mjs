@@ -28,15 +28,24 @@ export async function readMigrations(dir = MIGRATIONS_DIR) {
 }
 
 /**
- * The migration files `db` has not recorded yet, in order (all of them on a database without wrangler's table).
+ * The migration names `db` has recorded (none on a database without wrangler's table).
+ * @param {import('./d1.mjs').D1Executor} db
+ * @returns {Promise<Set<string>>}
+ */
+async function recordedMigrations(db) {
+  const [tables = []] = await db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'd1_migrations'");
+  const [applied = []] = tables.length > 0 ? await db.execute('SELECT name FROM d1_migrations') : [];
+  return new Set(applied.map((r) => String(r.name)));
+}
+
+/**
+ * The migration files `db` has not recorded yet, in order.
  * @param {import('./d1.mjs').D1Executor} db
  * @param {string} [dir]
  * @returns {Promise<string[]>}
  */
 export async function pendingMigrations(db, dir = MIGRATIONS_DIR) {
-  const [tables = []] = await db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'd1_migrations'");
-  const [applied = []] = tables.length > 0 ? await db.execute('SELECT name FROM d1_migrations') : [];
-  const done = new Set(applied.map((r) => String(r.name)));
+  const done = await recordedMigrations(db);
   return (await readMigrations(dir)).map((m) => m.name).filter((name) => !done.has(name));
 }
 
@@ -49,9 +58,8 @@ export async function pendingMigrations(db, dir = MIGRATIONS_DIR) {
  * @returns {Promise<string[]>} the names applied now
  */
 export async function applyMigrations(db, dir = MIGRATIONS_DIR) {
+  const done = await recordedMigrations(db);
   await db.execute(MIGRATIONS_TABLE_SQL);
-  const [applied = []] = await db.execute('SELECT name FROM d1_migrations');
-  const done = new Set(applied.map((r) => String(r.name)));
   const now = [];
   for (const m of await readMigrations(dir)) {
     if (done.has(m.name)) continue;
