@@ -12,7 +12,7 @@ import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEMO_CATALOG_DIR, readCatalogDir } from '../scripts/lib/catalog-dir.mjs';
 import { localCredentialsKeyFile } from '../scripts/lib/brand-credentials.mjs';
-import { openD1, WRANGLER_BIN, wranglerEnv, wranglerMigrationsApply } from '../scripts/lib/d1.mjs';
+import { openLocalD1, WRANGLER_BIN, wranglerEnv, wranglerMigrationsApply } from '../scripts/lib/d1.mjs';
 import { pendingMigrations } from '../scripts/lib/migrations.mjs';
 import { importWorkerModules, ROOT } from '../scripts/lib/import-ts.mjs';
 import { createServiceAccount, serviceAccountFromJson } from './warehouse/service-account.mjs';
@@ -147,7 +147,7 @@ async function main() {
   // migration (a restart): the seed is run there, statement by statement as built, in one batch. Migrations it
   // has not recorded go through wrangler's own `d1 migrations apply` (a child process: see d1.mjs on wrangler's
   // SIGTERM handler), with the database closed, and the seed after them.
-  /** @param {import('../scripts/lib/d1.mjs').OpenD1} db */
+  /** @param {import('../scripts/lib/d1.mjs').LocalD1} db */
   const seed = (db) => db.batch(statements);
   let applied = 0;
   let results = await withLocalD1(files.persistTo, async (db) => ((await pendingMigrations(db)).length === 0 ? seed(db) : null));
@@ -183,11 +183,11 @@ async function main() {
  * Runs `use` on the local D1 opened in this process, closed before it returns (before `wrangler dev` opens it).
  * @template T
  * @param {string | undefined} persistTo
- * @param {(db: import('../scripts/lib/d1.mjs').OpenD1) => Promise<T>} use
+ * @param {(db: import('../scripts/lib/d1.mjs').LocalD1) => Promise<T>} use
  * @returns {Promise<T>}
  */
 async function withLocalD1(persistTo, use) {
-  const db = await openD1({ persistTo });
+  const db = await openLocalD1({ persistTo });
   try {
     return await use(db);
   } finally {

@@ -8,7 +8,7 @@
 // Miniflare is imported only when a local database is opened, and wrangler (for its statement splitter) only
 // when SQL of several statements is run: importing wrangler installs a SIGTERM handler that exits the process at
 // once, which a long-running script with its own orderly shutdown (`npm run dev`) must not get. Such scripts run
-// statements they split themselves (`batch`), or use `wranglerExecute` (a child process).
+// statements they split themselves (`openLocalD1`'s `batch`), or use `wranglerExecute` (a child process).
 import { isAbsolute, join, resolve } from 'node:path';
 import { readFile } from 'node:fs/promises';
 import { importWorkerModules, ROOT } from './import-ts.mjs';
@@ -67,8 +67,9 @@ export function sql(strings, ...values) {
  */
 
 /**
- * What openD1 gives: also `batch`, statements already split, run one each (all or none) without wrangler's splitter.
- * @typedef {D1Executor & { batch: (statements: string[]) => Promise<Row[][]> }} OpenD1
+ * A local database opened in this process: also `batch`, statements already split, run one each (all or none)
+ * without wrangler's splitter.
+ * @typedef {D1Executor & { batch: (statements: string[]) => Promise<Row[][]> }} LocalD1
  */
 
 /** Error from wrangler or D1, carrying wrangler's own message. */
@@ -103,16 +104,19 @@ async function splitStatements(text) {
 /**
  * Opens the database of `target`: in this process for the local one, through wrangler for the remote one.
  * @param {D1Target} target
- * @returns {Promise<OpenD1>}
+ * @returns {Promise<D1Executor>}
  */
 export async function openD1(target) {
-  if (target.remote) {
-    return {
-      execute: (statements) => wranglerExecute(target, ['--command', statements]),
-      batch: (statements) => wranglerExecute(target, ['--command', statements.map((q) => `${q.trim().replace(/;+$/, '')};`).join('\n')]),
-      close: async () => {},
-    };
-  }
+  if (target.remote) return { execute: (statements) => wranglerExecute(target, ['--command', statements]), close: async () => {} };
+  return openLocalD1(target);
+}
+
+/**
+ * The local database of `target` (its `persistTo` and `cwd`), opened in this process.
+ * @param {Omit<D1Target, 'remote' | 'env' | 'config'>} target
+ * @returns {Promise<LocalD1>}
+ */
+export async function openLocalD1(target) {
   const cwd = target.cwd ?? ROOT;
   const [{ Miniflare }, id] = await Promise.all([import('miniflare'), localDatabaseId(cwd)]);
   const persistTo = target.persistTo
