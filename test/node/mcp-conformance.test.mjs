@@ -132,10 +132,12 @@ function runVersion(version) {
         version,
         '--timeout',
         String(SCENARIO_TIMEOUT_MS),
+        '-o',
+        dir,
       ];
       let output = '';
       try {
-        ({ stdout: output } = await run(NODE_BIN, [...args, '-o', dir], { cwd: ROOT, timeout: SUITE_TIMEOUT_MS }));
+        ({ stdout: output } = await run(NODE_BIN, args, { cwd: ROOT, timeout: SUITE_TIMEOUT_MS }));
       } catch (err) {
         // The runner exits non-zero when a check fails (the scenarios that do not apply fail); the files say which.
         output = `${err.stdout ?? ''}${err.stderr ?? ''}`;
