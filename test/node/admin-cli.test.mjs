@@ -381,11 +381,10 @@ describe('API keys', () => {
 
     it('the command line (a child process) and `wrangler d1 execute` read the same stored keys', async () => {
       const query = 'SELECT id, name, revoked_at FROM api_keys ORDER BY created_at, id';
-      // Two process starts; side by side, since neither writes.
-      const [cli, [viaWrangler]] = await Promise.all([
-        adminProcess('key', 'list', '--brand', 'brand_cli', '--json'),
-        wranglerExecute({ persistTo: t.stateDir }, ['--command', query]),
-      ]);
+      // One after the other: side by side, a run failed with SQLITE_BUSY ("database is locked") although neither
+      // command writes a row, since each opens the database file in a workerd of its own beside wrangler dev's.
+      const cli = await adminProcess('key', 'list', '--brand', 'brand_cli', '--json');
+      const [viaWrangler] = await wranglerExecute({ persistTo: t.stateDir }, ['--command', query]);
       expect(cli.stderr).toBe('');
       expect(cli.code).toBe(0);
       const ids = (/** @type {{ keys: { id: string }[] }} */ out) => out.keys.map((k) => k.id);
