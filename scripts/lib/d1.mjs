@@ -116,8 +116,8 @@ export async function openD1(target) {
  * (`getD1Database`) makes each `prepare` a synchronous round trip through a helper thread; a full test run once
  * failed an admin command with "error: false == true", which is what that thread's check that an answer belongs
  * to its request (`assert(message?.id === id)` in Miniflare's SynchronousFetcher) throws. A fetch is one ordinary
- * request, and needs no helper thread.
- * D1's message is sent back as D1 gives it (the cause's message when there is one, as `errorMessage` reads it).
+ * request, and needs no helper thread. D1's message is sent back as D1 gives it (the cause's message when there is
+ * one, as `errorMessage` reads it).
  */
 const LOCAL_D1_SCRIPT = `export default {
   async fetch(request, env) {
