@@ -9,7 +9,7 @@ import { type Admin, adminGet } from '../../web/guards';
 import { AdminPage } from '../../web/layout';
 import { renderPage } from '../../web/render';
 import { ConsoleCss } from '../../web/console-parts';
-import { fetchItem, itemPath, search, SEARCH_PAGE, type KnowledgeItem, type SearchResult } from './search';
+import { findItem, itemPath, search, SEARCH_PAGE, type KnowledgeItem, type SearchResult } from './search';
 
 /** Results the console's search shows (as many as the assistants' `search` returns). */
 const PAGE_RESULTS = 20;
@@ -108,7 +108,7 @@ export function searchRoutes(admin: Hono<AppEnv>): void {
     const email = signedIn.user.reach.email;
     let item: KnowledgeItem;
     try {
-      item = await fetchItem(pageContext(c, signedIn), new URL(c.req.url).origin, id);
+      item = await findItem(pageContext(c, signedIn), id);
     } catch (err) {
       if (!(err instanceof ApiError) || (err.code !== 'NOT_FOUND' && err.code !== 'FORBIDDEN_BRAND')) throw err;
       return renderPage(c, 404, (nonce) => (

@@ -329,7 +329,8 @@ export async function fetchItem(ctx: OpContext, origin: string, id: string): Pro
   return { ...(await findItem(ctx, id)), url: itemUrl(origin, id) };
 }
 
-async function findItem(ctx: OpContext, id: string): Promise<KnowledgeItem> {
+/** The item `fetch` gives for `id`, without its url (the console page that shows it needs none). */
+export async function findItem(ctx: OpContext, id: string): Promise<KnowledgeItem> {
   const colon = id.indexOf(':');
   const kind = colon < 0 ? id : id.slice(0, colon);
   const rest = colon < 0 ? [] : id.slice(colon + 1).split(':');
