@@ -107,61 +107,55 @@ function startProxy(target, key) {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
 }
 
-/** @type {Map<string, Promise<Map<string, any[]>>>} */
-const runs = new Map();
-
 /**
  * Every scenario of `version` in one runner process (`--suite all`: a process per scenario cost a second of CPU
  * each to load the runner), their checks by scenario name. The scenarios that do not apply run too, in about a
  * second in all; only the SCENARIOS' checks are asserted.
  * @param {string} version
+ * @returns {Promise<Map<string, any[]>>}
  */
-function runVersion(version) {
-  let run1 = runs.get(version);
-  if (!run1) {
-    run1 = (async () => {
-      const dir = join(outDir, version);
-      const args = [
-        RUNNER,
-        'server',
-        '--url',
-        proxyUrl,
-        '--suite',
-        'all',
-        '--spec-version',
-        version,
-        '--timeout',
-        String(SCENARIO_TIMEOUT_MS),
-        '-o',
-        dir,
-      ];
-      let output = '';
-      try {
-        ({ stdout: output } = await run(NODE_BIN, args, { cwd: ROOT, timeout: SUITE_TIMEOUT_MS }));
-      } catch (err) {
-        // The runner exits non-zero when a check fails (the scenarios that do not apply fail); the files say which.
-        output = `${err.stdout ?? ''}${err.stderr ?? ''}`;
-      }
-      /** @type {Map<string, any[]>} */
-      const byScenario = new Map();
-      for (const name of await readdir(dir).catch(() => [])) {
-        const scenario = /^server-(.+)-\d{4}-\d{2}-\d{2}T[\d-]+Z$/.exec(name)?.[1];
-        if (scenario) byScenario.set(scenario, JSON.parse(await readFile(join(dir, name, 'checks.json'), 'utf8')));
-      }
-      if (byScenario.size === 0) throw new Error(`conformance runner wrote no results for ${version}:\n${output}`);
-      return byScenario;
-    })();
-    runs.set(version, run1);
+async function runSuite(version) {
+  const dir = join(outDir, version);
+  const args = [
+    RUNNER,
+    'server',
+    '--url',
+    proxyUrl,
+    '--suite',
+    'all',
+    '--spec-version',
+    version,
+    '--timeout',
+    String(SCENARIO_TIMEOUT_MS),
+    '-o',
+    dir,
+  ];
+  let output = '';
+  try {
+    ({ stdout: output } = await run(NODE_BIN, args, { cwd: ROOT, timeout: SUITE_TIMEOUT_MS }));
+  } catch (err) {
+    // The runner exits non-zero when a check fails (the scenarios that do not apply fail); the files say which.
+    output = `${err.stdout ?? ''}${err.stderr ?? ''}`;
   }
-  return run1;
+  const byScenario = new Map();
+  for (const name of await readdir(dir).catch(() => [])) {
+    const scenario = /^server-(.+)-\d{4}-\d{2}-\d{2}T[\d-]+Z$/.exec(name)?.[1];
+    if (scenario) byScenario.set(scenario, JSON.parse(await readFile(join(dir, name, 'checks.json'), 'utf8')));
+  }
+  if (byScenario.size === 0) throw new Error(`conformance runner wrote no results for ${version}:\n${output}`);
+  return byScenario;
 }
+
+/** One suite run per protocol revision, shared by its scenarios' tests. @type {Map<string, Promise<Map<string, any[]>>>} */
+const suites = new Map();
 
 /**
  * The checks of one scenario of `version`.
  * @param {string} version @param {string} scenario
  */
 async function runScenario(version, scenario) {
-  const checks = (await runVersion(version)).get(scenario);
+  if (!suites.has(version)) suites.set(version, runSuite(version));
+  const checks = (await suites.get(version))?.get(scenario);
   if (!checks) throw new Error(`the conformance runner did not run ${scenario} for ${version}`);
   return checks;
 }
