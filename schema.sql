@@ -127,7 +127,13 @@ CREATE TABLE IF NOT EXISTS query_log (
   duration_ms      INTEGER,
   created_at       INTEGER NOT NULL,
   org_id           TEXT,
-  user_id          TEXT
+  user_id          TEXT,
+  error_message    TEXT,                   -- the caller-facing message of a refused or failed run (0008)
+  client_name      TEXT,                   -- the assistant (OAuth client) of a connection's run (0008)
+  bq_job_id        TEXT,                   -- BigQuery's job id, location and queryId of the execution (0008)
+  bq_location      TEXT,
+  bq_query_id      TEXT,
+  async_job_id     TEXT                    -- the long (asynchronous) run's handle, when it was one (0008)
 );
 CREATE INDEX IF NOT EXISTS query_log_principal ON query_log(principal_kind, principal_id, created_at);
 CREATE INDEX IF NOT EXISTS query_log_brand ON query_log(brand_id, created_at);

@@ -18,8 +18,9 @@ import type { Logger } from '../../lib/log';
 
 /** The one statement that writes a query_log row; a redelivered row (same id) changes nothing. */
 export const QUERY_LOG_INSERT = `INSERT INTO query_log (id, request_id, principal_kind, principal_id, org_id, user_id, brand_id, query_id,
-    period, sql, dry_run, transport, outcome, bytes_processed, bytes_billed, row_count, duration_ms, created_at)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    period, sql, dry_run, transport, outcome, bytes_processed, bytes_billed, row_count, duration_ms, created_at,
+    error_message, client_name, bq_job_id, bq_location, bq_query_id, async_job_id)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
   ON CONFLICT (id) DO NOTHING`;
 
 const n = z.number().nullable();
@@ -46,6 +47,17 @@ export const QueryLogRowSchema = z.object({
   rowCount: n,
   durationMs: n,
   createdAt: z.number(),
+  // Added by migration 0008. Optional, so a row queued by a Worker deployed before them still parses.
+  /** The caller-facing message of a refused or failed run (bounded; never internal detail). */
+  errorMessage: s.optional(),
+  /** The assistant (OAuth client name) a connection's run came from. */
+  clientName: s.optional(),
+  /** BigQuery's ids of the execution, to reconcile with the bill. */
+  bqJobId: s.optional(),
+  bqLocation: s.optional(),
+  bqQueryId: s.optional(),
+  /** The long (asynchronous) run's handle. */
+  asyncJobId: s.optional(),
 });
 export type QueryLogRow = z.infer<typeof QueryLogRowSchema>;
 
@@ -71,6 +83,12 @@ function insert(db: D1Database, r: QueryLogRow): D1PreparedStatement {
       r.rowCount,
       r.durationMs,
       r.createdAt,
+      r.errorMessage ?? null,
+      r.clientName ?? null,
+      r.bqJobId ?? null,
+      r.bqLocation ?? null,
+      r.bqQueryId ?? null,
+      r.asyncJobId ?? null,
     );
 }
 
