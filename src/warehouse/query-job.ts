@@ -1,6 +1,6 @@
 import { configOf, type Env } from '../env';
 import { ApiError, describeError } from '../errors';
-import type { PageOptions, PageResult, QueryOptions, QueryResult, WarehouseClientDeps } from './bigquery-client';
+import type { PageOptions, PageResult, QueryOptions, QueryResult, WarehouseClientDeps } from './types';
 import { decodeRows } from './decode';
 import { deadlineExceeded, malformedAnswer } from './errors';
 import { sanitizeLabels } from './labels';
