@@ -8,9 +8,8 @@ import {
 import type { Context, Hono } from 'hono';
 import type { FC } from 'hono/jsx';
 import type { AppEnv } from '../../app-env';
-import type { GrantMetadata } from '../../features/assistants/assistants';
 import { isAdministrator, type ReachableBrand } from '../../auth/oauth-principal';
-import { encodeGrantUserId } from '../../oauth/grant-user';
+import { encodeGrantUserId, type GrantMetadata } from '../../oauth/grant-user';
 import type { ConnectionProps } from '../../oauth/mcp-api';
 import { OAUTH_SCOPE, oauthHelpers } from '../../oauth/provider';
 import { checkSessionCsrf, loginCsrfToken, sessionCsrfToken } from '../csrf';
