@@ -8,15 +8,22 @@ import { errorResponse, validationHook } from './http/respond';
 import { API_PREFIX, MAX_BODY_BYTES, OPENAPI_PATH } from './constants';
 import { createLogger, newRequestId } from './lib/log';
 import { requestScope } from './oauth/request-scope';
-import { registerRoutes } from './routes';
-import { registerWebRoutes } from './web/register';
+import { registerWebRoutes, type ConsolePage } from './web/register';
 
 function routePatternToRegExp(path: string): RegExp {
   const src = path.replace(/[.+?^$()[\]\\|]/g, '\\$&').replace(/\{[^}]+\}|:[A-Za-z_]\w*/g, '[^/]+');
   return new RegExp(`^${src}/?$`);
 }
 
-export function createApp(): AppOpenAPI {
+/** What the app serves besides its own middleware: handed over by the composition root (src/composition.ts). */
+export interface AppParts {
+  /** Each REST feature's registration, in the order the OpenAPI document lists them. */
+  restRoutes: readonly ((app: AppOpenAPI) => void)[];
+  /** The console's pages under /admin. */
+  consolePages: readonly ConsolePage[];
+}
+
+export function createApp(parts: AppParts): AppOpenAPI {
   const app = new OpenAPIHono<AppEnv>({
     // One format for every validation failure: 400 VALIDATION naming the parameter(s).
     defaultHook: validationHook,
@@ -55,9 +62,9 @@ export function createApp(): AppOpenAPI {
   // Liveness probe and the benchmark's baseline: a constant body through the same middleware, no auth, no I/O.
   app.get('/healthz', (c) => c.json({ ok: true }, 200));
 
-  registerRoutes(app);
+  for (const register of parts.restRoutes) register(app);
   // Server-rendered /admin and /authorize pages (plain routes, not in the OpenAPI document).
-  registerWebRoutes(app);
+  registerWebRoutes(app, parts.consolePages);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',

@@ -4,6 +4,7 @@
 import { createExecutionContext, env, waitOnExecutionContext } from 'cloudflare:test';
 import { describe, expect, it, vi } from 'vitest';
 import { createApp } from '../src/app';
+import { SERVICE } from '../src/composition';
 import { createLogger } from '../src/lib/log';
 import { bindRequestScope } from '../src/oauth/request-scope';
 import { toHex } from '../src/lib/ids';
@@ -16,7 +17,7 @@ describe('request id', () => {
     const spies = (['log', 'warn', 'error'] as const).map((level) => vi.spyOn(console, level));
     try {
       const ctx = createExecutionContext();
-      const res = await createApp().fetch(new Request('http://api.test/v1/data/brands'), requestEnv, ctx);
+      const res = await createApp(SERVICE).fetch(new Request('http://api.test/v1/data/brands'), requestEnv, ctx);
       await waitOnExecutionContext(ctx);
       expect(res.status).toBe(401);
       expect(res.headers.get('x-request-id')).toBe(requestId);
@@ -30,7 +31,7 @@ describe('request id', () => {
   });
 
   it('the app called on its own (no front) still gets an id of its own', async () => {
-    const res = await createApp().fetch(new Request('http://api.test/v1/data/brands'), { ...env }, createExecutionContext());
+    const res = await createApp(SERVICE).fetch(new Request('http://api.test/v1/data/brands'), { ...env }, createExecutionContext());
     expect(res.headers.get('x-request-id')).toMatch(/^req_[0-9a-f]{24}$/);
   });
 });

@@ -14,8 +14,8 @@ import { ApiError, describeError, errorReportResponse, reportError } from '../er
 import { createLogger, type Logger } from '../lib/log';
 import type { OpContext } from '../context';
 import { batchesAllowed } from './protocol';
-import { offeredTools } from './define-tool';
-import { createMcpServer, TOOLS } from './server';
+import { offeredTools, type Tool } from './define-tool';
+import { createMcpServer } from './server';
 
 /** Path of the MCP endpoint (docs/api.md, MCP), defined in the leaf src/constants.ts. */
 export { MCP_PATH };
@@ -65,6 +65,7 @@ export async function handleMcpRequest(
   ctx: ExecutionContext,
   principal: Principal,
   requestId: string,
+  allTools: readonly Tool[],
 ): Promise<Response> {
   const log = createLogger(requestId);
   if (request.method !== 'POST') return methodNotAllowed(request.method, requestId);
@@ -84,7 +85,7 @@ export async function handleMcpRequest(
   // Each principal is offered only the tools it may use (a key that cannot write memories never sees save_memory).
   let tools: Awaited<ReturnType<typeof offeredTools>>;
   try {
-    tools = await offeredTools(deps, TOOLS);
+    tools = await offeredTools(deps, allTools);
   } catch (err) {
     return mcpErrorResponse(err, requestId, log);
   }

@@ -4,6 +4,7 @@ import { ApiError, describeError } from '../errors';
 import { applyCors, isPreflight, originVerdict, preflightResponse, type OriginVerdict } from '../http/cors';
 import { checkPublicLimit } from '../http/public-limits';
 import { createLogger, newRequestId, type Logger } from '../lib/log';
+import type { Tool } from '../mcp/define-tool';
 import { MCP_PATH, mcpErrorResponse } from '../mcp/handler';
 import { clientIdHostProblem } from './client-id-host';
 import { forgetGrantUse } from './grant-activity';
@@ -144,8 +145,8 @@ function withRequestId(res: Response, requestId: string): Response {
  * metadata-document client ids, refresh-token reuse detection, the WWW-Authenticate challenge on REST 401s, and the
  * per-source rate limits of the unauthenticated endpoints (src/http/public-limits.ts).
  */
-export function createWorker(defaultHandler: OAuthHandlers['defaultHandler']) {
-  const handlers: OAuthHandlers = { apiHandler: mcpApiHandler, defaultHandler };
+export function createWorker(parts: { defaultHandler: OAuthHandlers['defaultHandler']; mcpTools: readonly Tool[] }) {
+  const handlers: OAuthHandlers = { apiHandler: mcpApiHandler(parts.mcpTools), defaultHandler: parts.defaultHandler };
   return {
     async fetch(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
       const requestId = newRequestId();
