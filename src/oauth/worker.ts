@@ -91,8 +91,10 @@ async function revokeReusedGrant(request: Request, env: Env, log: Logger, ref: R
 
 /**
  * Checks made before the library sees a token request: a metadata-document `client_id` on a non-public host is
- * refused before anything is fetched, and a refresh token is claimed at its grant's gate: one presented before revokes
- * the grant.
+ * refused before anything is fetched, and a refresh token is claimed at its grant's gate. Presenting again a token
+ * the library already exchanged revokes the grant; presenting one whose first exchange is still running is refused
+ * (and revokes the grant after, only if that exchange succeeds: src/oauth/refresh-gate.ts). A token the library
+ * never verified revokes nothing.
  */
 async function checkTokenRequest(request: Request, env: Env, log: Logger): Promise<TokenCheck> {
   const form = await tokenForm(request);
@@ -105,7 +107,8 @@ async function checkTokenRequest(request: Request, env: Env, log: Logger): Promi
   const ref = form.get('grant_type') === 'refresh_token' ? refreshTokenRef(form.get('refresh_token')) : null;
   if (ref === null) return { kind: 'pass', refresh: null };
   const hash = await refreshTokenHash(ref);
-  if (!(await claimRefreshToken(env, ref.grantId, hash, Date.now())).first) {
+  const { verdict } = await claimRefreshToken(env, ref.grantId, hash, Date.now());
+  if (verdict === 'reused') {
     log.warn('refresh token reused; revoking its grant', { grantId: ref.grantId });
     await revokeReusedGrant(request, env, log, ref);
     return {
@@ -114,6 +117,17 @@ async function checkTokenRequest(request: Request, env: Env, log: Logger): Promi
         400,
         'invalid_grant',
         'this refresh token was already used once; the connection has been revoked, approve the assistant again',
+      ),
+    };
+  }
+  if (verdict === 'concurrent') {
+    log.warn('refresh token presented while its exchange runs', { grantId: ref.grantId });
+    return {
+      kind: 'refused',
+      res: tokenError(
+        400,
+        'invalid_grant',
+        'this refresh token is being exchanged by another request; if that exchange succeeds the connection is revoked as reused',
       ),
     };
   }
@@ -201,7 +215,7 @@ export function createWorker(parts: { defaultHandler: OAuthHandlers['defaultHand
         res = await providerFor(origin, handlers).fetch(routed, requestEnv, ctx);
         if (refresh) {
           // Reuse seen while this exchange ran: its write may have brought the revoked grant back, so revoke again.
-          const { reused } = await settleRefreshToken(requestEnv, refresh.ref.grantId, refresh.hash, res.status === 200);
+          const { reused } = await settleRefreshToken(requestEnv, refresh.ref.grantId, refresh.hash, res.status === 200, Date.now());
           if (reused) await revokeReusedGrant(routed, requestEnv, log, refresh.ref);
         }
       } catch (err) {

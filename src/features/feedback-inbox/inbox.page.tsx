@@ -18,7 +18,7 @@ import {
   type FeedbackStatus,
   type InboxFilter,
 } from './inbox';
-import { visibilityOf } from '../query-history/visibility';
+import { visibilityOf } from '../../auth/ownership';
 import { newId } from '../../lib/ids';
 import { requireAdminPost, type Admin, adminGet } from '../../web/guards';
 import { AdminPage, Time } from '../../web/layout';

@@ -1,12 +1,13 @@
 import { z } from 'zod';
 import { configOf, type Env } from '../../env';
 import type { Statement } from '../memories/store';
-import { Params, parseFilter, PeriodFilterFields, periodFilterSql, visibleSql, type Visibility } from './visibility';
+import { visibleSql, type Visibility } from '../../auth/ownership';
+import { Params, parseFilter, PeriodFilterFields, periodFilterSql } from './visibility';
 
 /**
  * The query history: what ran (query_log), who ran it, what it cost. Pure statement builders and row parsing,
  * shared by the admin pages (src/web/pages/history.page.tsx) and the admin CLI (`history list|totals`), so both
- * show the same rows under the same visibility rule (visibility.ts).
+ * show the same rows under the same visibility rule (visibleSql, src/auth/ownership.ts).
  */
 
 const DAY = 24 * 60 * 60 * 1000;
