@@ -1,3 +1,4 @@
+import { callerPickers, listConnections, type ConnectionChoice } from '../query-history/history';
 import type { Context, Hono } from 'hono';
 import type { FC } from 'hono/jsx';
 import type { AppEnv } from '../../app-env';
@@ -69,14 +70,13 @@ const Row: FC<{ f: FeedbackItem }> = ({ f }) => (
   </tr>
 );
 
-function filterFields(admin: Admin, keys: { id: string; name: string }[]): FilterField[] {
+function filterFields(admin: Admin, keys: { id: string; name: string }[], connections: ConnectionChoice[]): FilterField[] {
   return [
     { name: 'brand', label: 'Brand', options: admin.user.reach.brands.map((b) => ({ value: b.id, label: b.name ?? b.id })) },
     { name: 'severity', label: 'Severity', options: ['high', 'medium', 'low'].map((s) => ({ value: s, label: s })) },
     { name: 'status', label: 'Status', options: FEEDBACK_STATUSES.map((s) => ({ value: s, label: STATUS_LABEL[s] })) },
     { name: 'key', label: 'Filed by key', options: keys.map((k) => ({ value: k.id, label: k.name })) },
-    { name: 'connection', label: 'Assistant connection', placeholder: 'connection id' },
-    { name: 'user', label: 'User', placeholder: 'user id' },
+    ...callerPickers(connections),
     { name: 'from', label: 'From', type: 'date' },
     { name: 'to', label: 'To', type: 'date' },
   ];
@@ -86,9 +86,10 @@ async function renderList(c: Context<AppEnv>, admin: Admin) {
   const raw = c.req.query();
   const parsed = parseInboxFilter(raw);
   const filter: InboxFilter = parsed.success ? parsed.data : {};
-  const [items, keys] = await Promise.all([
+  const [items, keys, connections] = await Promise.all([
     parsed.success ? listFeedback(c.env, visibilityOf(admin.user.reach), filter, INBOX_PAGE_SIZE + 1) : Promise.resolve([]),
     listManagedKeys(c.env, admin.user.reach),
+    listConnections(c.env, visibilityOf(admin.user.reach)),
   ]);
   const more = items.length > INBOX_PAGE_SIZE;
   const shown = items.slice(0, INBOX_PAGE_SIZE);
@@ -99,7 +100,7 @@ async function renderList(c: Context<AppEnv>, admin: Admin) {
       <ConsoleCss nonce={nonce} />
       <FilterForm
         action={PATH}
-        fields={filterFields(admin, keys)}
+        fields={filterFields(admin, keys, connections)}
         values={raw}
         error={parsed.success ? undefined : parsed.error.issues[0]?.message}
       />

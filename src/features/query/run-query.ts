@@ -1,4 +1,4 @@
-import { ApiError, describeError, type ErrorCode } from '../../errors';
+import { ApiError, describeError, toApiError, type ErrorCode } from '../../errors';
 import { newId, sha256Hex } from '../../lib/ids';
 import { Timings } from '../../lib/timings';
 import { resolvePeriod, type ResolvedPeriod } from './period';
@@ -150,6 +150,20 @@ interface LogEntry {
   bytesBilled: number | null;
   rowCount: number | null;
   durationMs: number;
+  /** The caller-facing message of a refused or failed run, as the caller got it (see loggedMessage). */
+  errorMessage: string | null;
+}
+
+/** Characters of an error message the log keeps: room for BigQuery's own line about the caller's SQL. */
+const LOGGED_MESSAGE_MAX = 1000;
+
+/**
+ * What the log keeps of a refusal or failure: the message the caller was sent (after the contract's project took
+ * the real one's place), never the internal detail, cut at LOGGED_MESSAGE_MAX characters with a visible mark.
+ */
+function loggedMessage(err: unknown): string {
+  const message = err instanceof ApiError ? err.message : toApiError(err).message;
+  return message.length > LOGGED_MESSAGE_MAX ? `${message.slice(0, LOGGED_MESSAGE_MAX - 1)}…` : message;
 }
 
 /**
@@ -179,6 +193,8 @@ function writeLog(ctx: OpContext, e: LogEntry): Promise<void> {
       rowCount: e.rowCount,
       durationMs: e.durationMs,
       createdAt: ctx.now,
+      errorMessage: e.errorMessage,
+      clientName: ctx.principal.clientName ?? null,
     },
     ctx.log,
   );
@@ -232,6 +248,7 @@ export async function runQuery(ctx: OpContext, input: RunQueryRequest, opts: Run
     bytesBilled: null,
     rowCount: null,
     durationMs: 0,
+    errorMessage: null,
   };
   const timings = new Timings();
   let out: Awaited<ReturnType<typeof execute>>;
@@ -240,7 +257,9 @@ export async function runQuery(ctx: OpContext, input: RunQueryRequest, opts: Run
   } catch (err) {
     log.outcome = err instanceof ApiError ? err.code : 'INTERNAL';
     if (!(err instanceof ApiError)) ctx.log.error('runQuery failed', { internal: describeError(err) });
-    throw contractError(err, ctx.env.BIGQUERY_PROJECT);
+    const answered = contractError(err, ctx.env.BIGQUERY_PROJECT);
+    log.errorMessage = loggedMessage(answered);
+    throw answered;
   } finally {
     log.durationMs = Date.now() - started;
     logRun(ctx, log);
