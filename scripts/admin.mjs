@@ -25,9 +25,9 @@ import { consoleCommands } from './lib/console-commands.mjs';
 import { importWorkerModules, ROOT } from './lib/import-ts.mjs';
 import { brandCredentialsCommands } from './lib/brand-credentials.mjs';
 
-/** The Worker's key settings and key SQL (src/features/keys/): one definition for the pages and this CLI. */
+/** The Worker's key settings (src/auth/) and key SQL (src/features/keys/): one definition for the pages and this CLI. */
 const keys = await importWorkerModules({
-  'src/features/keys/settings.ts': ['KEY_SETTINGS', 'KEY_SETTING_NAMES'],
+  'src/auth/key-settings.ts': ['KEY_SETTINGS', 'KEY_SETTING_NAMES'],
   'src/features/keys/store.ts': ['insertKeyStatement', 'updateKeySettingsStatement', 'KEY_COLUMNS', 'KEY_FROM', 'keyOfRow'],
   'src/features/memories/store.ts': ['inlineStatement'],
 });

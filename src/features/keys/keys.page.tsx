@@ -13,7 +13,7 @@ import {
   type KeySettingDefaults,
   type ManagedKey,
 } from './keys';
-import { KEY_SETTING_NAMES, KEY_SETTINGS, type KeySettingName } from './settings';
+import { KEY_SETTING_NAMES, KEY_SETTINGS, type KeySettingName } from '../../auth/key-settings';
 import { ApiError } from '../../errors';
 import { putFlash } from '../../web/flash';
 import { firstFormError } from '../../web/form';
