@@ -2,6 +2,7 @@ import { bearerToken } from '../auth/api-keys';
 import type { Env } from '../env';
 import { ApiError, describeError } from '../errors';
 import { applyCors, isPreflight, originVerdict, preflightResponse, type OriginVerdict } from '../http/cors';
+import { canonicalPath } from '../http/canonical-path';
 import { checkPublicLimit } from '../http/public-limits';
 import { createLogger, newRequestId, type Logger } from '../lib/log';
 import type { Tool } from '../mcp/define-tool';
@@ -162,10 +163,15 @@ function withRequestId(res: Response, requestId: string): Response {
 export function createWorker(parts: { defaultHandler: OAuthHandlers['defaultHandler']; mcpTools: readonly Tool[] }) {
   const handlers: OAuthHandlers = { apiHandler: mcpApiHandler(parts.mcpTools), defaultHandler: parts.defaultHandler };
   return {
-    async fetch(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
+    async fetch(received: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
       const requestId = newRequestId();
       const log = createLogger(requestId);
-      const url = new URL(request.url);
+      const url = new URL(received.url);
+      // One path for every check below and for routing: src/http/canonical-path.ts.
+      const canonical = canonicalPath(url.pathname);
+      if (!canonical.ok) return mcpErrorResponse(new ApiError('VALIDATION', canonical.reason), requestId, log);
+      url.pathname = canonical.pathname;
+      const request = url.href === received.url ? received : new Request(url, received);
       const origin = canonicalOrigin(url);
       const isMcp = url.pathname === MCP_PATH || url.pathname.startsWith(`${MCP_PATH}/`);
       const isApi = url.pathname.startsWith('/v1/');

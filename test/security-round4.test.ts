@@ -1,9 +1,11 @@
-// Security round 4 (issue 33): who a run and a report belong to is decided once, from what was verified
-// (rowOwner), and what an administrator sees is decided once (visibleSql, src/auth/ownership.ts). Each attack of
-// the round is replayed as described, through REST, MCP and the admin pages, and checked against the stored rows.
+// Security round 4 (issue 33), the console's findings: who a run and a report belong to is decided once, from what
+// was verified (rowOwner), and what an administrator sees is decided once (visibleSql, src/auth/ownership.ts); CSV
+// cells are always safe. Each attack of the round is replayed as described, through REST, MCP and the admin pages,
+// and checked against the stored rows. (The refresh-token forgery: oauth-refresh-forgery.test.ts; the canonical
+// path: canonical-path.test.ts.)
 import { env } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { loadTotals } from '../src/features/query-history/history';
+import { csvField, loadTotals } from '../src/features/query-history/history';
 import { visibilityOf } from '../src/auth/ownership';
 import { loadAdminReach } from '../src/auth/oauth-principal';
 import { DEMO_KEY_IDS } from '../src/seed/demo-tenants';
@@ -181,5 +183,39 @@ describe('a report always has an owner someone can read', () => {
       brand_id: null,
     });
     expect(await page(browsers.org, '/admin/inbox')).toContain('Org-wide report still fine');
+  });
+});
+
+describe('CSV cells are always safe', () => {
+  it('a logged `;=` SQL text is exported quoted, with no cell a spreadsheet would run, whatever its list separator', async () => {
+    const sql = "SELECT 1 x;=cmd|' /C calc'!A0;";
+    // Refused by the guard after the brand check: logged under brand_acme, with its SQL.
+    const res = await postJson('/v1/data/query', 'brand', { brandId: 'brand_acme', sql });
+    expect(res.status).toBe(400);
+    const csv = await (await browsers.org.get('/admin/history.csv?brand=brand_acme&outcome=error')).text();
+    const line = csv.split('\r\n').find((l) => l.includes('cmd|'));
+    expect(line).toBeDefined();
+    expect(line!.endsWith(`,"SELECT 1 x;'=cmd|' /C calc'!A0;"`)).toBe(true);
+    // Split at `;` as a European spreadsheet does, or at `,`, `|` or tab: no piece starts a formula.
+    for (const sep of [';', ',', '|', '\t']) {
+      for (const cell of line!.split(sep)) expect(cell, `split at ${JSON.stringify(sep)}`).not.toMatch(/^"?[=+\-@]/);
+    }
+  });
+
+  it.each([
+    ['=1+1', `"'=1+1"`],
+    ['a;=b', `"a;'=b"`],
+    ['a,+b|-c\t@d', `"a,'+b|'-c\t'@d"`],
+    ['x\n=HYPERLINK("http://evil")', `"x\n'=HYPERLINK(""http://evil"")"`],
+    ['a;\t\t=b', `"a;'\t'\t'=b"`],
+    ['\r=x', `"'\r'=x"`],
+    ['SELECT a - b, c', '"SELECT a - b, c"'],
+    ['plain', '"plain"'],
+  ])('%j becomes %s', (text, field) => {
+    expect(csvField(text)).toBe(field);
+  });
+
+  it('numbers and booleans stay bare, null is empty', () => {
+    expect([csvField(12), csvField(true), csvField(null), csvField({ digits: '0.000001' })]).toEqual(['12', 'true', '', '0.000001']);
   });
 });
