@@ -12,6 +12,7 @@ import { historyRoutes } from '../features/query-history/history.page';
 import { inboxRoutes } from '../features/feedback-inbox/inbox.page';
 import { catalogRoutes } from '../features/catalog-files/catalog.page';
 import { searchRoutes } from '../features/search/search.page';
+import { notificationsRoutes } from '../features/notifications/notifications.page';
 
 /**
  * The pages under /admin. Each *.page.tsx (src/web/pages/, src/features/<feature>/) is one page: its view and the routes that serve it.
@@ -31,6 +32,7 @@ const ADMIN_PAGES: ((admin: Hono<AppEnv>) => void)[] = [
   assistantsRoutes,
   memoriesRoutes,
   inboxRoutes,
+  notificationsRoutes,
   historyRoutes,
   catalogRoutes,
   searchRoutes,
