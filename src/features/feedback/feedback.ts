@@ -1,4 +1,4 @@
-import { notifyFeedbackFiled } from '../notifications/notifications';
+import { enqueueNotification } from '../notifications/notifications';
 import { newId } from '../../lib/ids';
 import type { FeedbackRequest } from './feedback.schemas';
 import type { OpContext } from '../../context';
@@ -72,6 +72,6 @@ export async function submitFeedback(ctx: OpContext, req: FeedbackRequest): Prom
     )
     .run();
   ctx.log.info('feedback filed', { feedbackRef, brandId, severity: req.severity ?? null });
-  notifyFeedbackFiled(ctx, feedbackRef);
+  enqueueNotification(ctx, { kind: 'feedback-filed', feedbackRef }, ctx.principal.orgId);
   return { feedbackRef };
 }
