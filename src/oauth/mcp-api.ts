@@ -4,13 +4,12 @@ import { oauthPrincipal } from '../auth/oauth-principal';
 import { PrincipalSchema, type Principal } from '../auth/principal';
 import type { Env } from '../env';
 import { ApiError, describeError } from '../errors';
-import { createLogger, newRequestId } from '../lib/log';
+import { currentScope } from '../context';
 import type { Tool } from '../mcp/define-tool';
 import { handleMcpRequest, mcpErrorResponse } from '../mcp/handler';
 import { forgetGrantUse, recordGrantUse } from './grant-activity';
 import { encodeGrantUserId, grantIdOfToken } from './grant-user';
 import { canonicalOrigin, OAUTH_SCOPE, oauthHelpers, resourceMetadataUrl, type OAuthHandlers } from './provider';
-import { requestScope } from './request-scope';
 
 /**
  * What reaches the MCP handler in `ctx.props`: an API key's principal (from `resolveExternalToken`, fresh this
@@ -43,9 +42,7 @@ const AuthContextSchema = z.object({
  */
 export const mcpApiHandler = (tools: readonly Tool[]): OAuthHandlers['apiHandler'] => ({
   async fetch(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
-    const scope = requestScope(env);
-    const requestId = scope?.requestId ?? newRequestId();
-    const log = scope?.log ?? createLogger(requestId);
+    const { requestId, log } = currentScope();
 
     const props = ConnectionPropsSchema.safeParse(ctx.props);
     if (!props.success) {
@@ -55,7 +52,7 @@ export const mcpApiHandler = (tools: readonly Tool[]): OAuthHandlers['apiHandler
         log,
       );
     }
-    if (props.data.kind === 'key') return handleMcpRequest(request, env, ctx, props.data.principal, requestId, tools);
+    if (props.data.kind === 'key') return handleMcpRequest(request, props.data.principal, tools);
 
     const parsedAuth = AuthContextSchema.safeParse(ctx);
     const grantId = parsedAuth.success ? grantIdOfToken(parsedAuth.data.auth.token) : null;
@@ -92,6 +89,6 @@ export const mcpApiHandler = (tools: readonly Tool[]): OAuthHandlers['apiHandler
     }
     const write = recordGrantUse(env, grantId, Date.now());
     if (write) ctx.waitUntil(write.catch((e: unknown) => log.warn('recording connection use failed', { internal: describeError(e) })));
-    return handleMcpRequest(request, env, ctx, principal, requestId, tools);
+    return handleMcpRequest(request, principal, tools);
   },
 });

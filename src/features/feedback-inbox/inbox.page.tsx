@@ -1,3 +1,4 @@
+import { currentScope } from '../../context';
 import { callerPickers, listConnections, type ConnectionChoice } from '../query-history/history';
 import type { Context, Hono } from 'hono';
 import type { FC } from 'hono/jsx';
@@ -401,7 +402,7 @@ export function inboxRoutes(admin: Hono<AppEnv>): void {
       now,
     });
     if (changed) {
-      const deps = { env: c.env, log: c.get('log'), waitUntil: (p: Promise<unknown>) => c.executionCtx.waitUntil(p) };
+      const deps = { env: c.env, log: currentScope().log, waitUntil: (p: Promise<unknown>) => c.executionCtx.waitUntil(p) };
       enqueueNotification(deps, { kind: 'feedback-status', feedbackRef: id, changeId }, detail.item.orgId);
     }
     const url = `${PATH}/${encodeURIComponent(id)}?notice=${changed ? 'status-changed' : 'status-conflict'}`;
