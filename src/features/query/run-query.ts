@@ -152,6 +152,10 @@ interface LogEntry {
   durationMs: number;
   /** The caller-facing message of a refused or failed run, as the caller got it (see loggedMessage). */
   errorMessage: string | null;
+  /** BigQuery's ids of the execution, so a bill can be reconciled with GCP's (review N11). */
+  bqJobId?: string | null;
+  bqLocation?: string | null;
+  bqQueryId?: string | null;
 }
 
 /** Characters of an error message the log keeps: room for BigQuery's own line about the caller's SQL. */
@@ -192,6 +196,9 @@ function writeLog(ctx: OpContext, e: LogEntry): Promise<void> {
       bytesBilled: e.bytesBilled,
       rowCount: e.rowCount,
       durationMs: e.durationMs,
+      bqJobId: e.bqJobId ?? null,
+      bqLocation: e.bqLocation ?? null,
+      bqQueryId: e.bqQueryId ?? null,
       createdAt: ctx.now,
       errorMessage: e.errorMessage,
       clientName: ctx.principal.clientName ?? null,
@@ -222,6 +229,8 @@ function logRun(ctx: OpContext, e: LogEntry): void {
     rows: e.rowCount,
     bytesProcessed: e.bytesProcessed,
     bytesBilled: e.bytesBilled,
+    bqJobId: e.bqJobId ?? null,
+    bqQueryId: e.bqQueryId ?? null,
     durationMs: e.durationMs,
     estimatedCostUsd: cost,
   });
@@ -392,8 +401,9 @@ async function runAdmitted(run: Run, estimate: number, tables: number, opts: Run
   const reserveBytes = runReservation(estimate, tables, principal.limits.maxBytesBilled);
   const ticket: UsageTicket = await timings.time('usage', () => acquireRun(env, principal, ctx.now, { consume: true, reserveBytes }));
   let bytesBilled = 0;
-  // Set when the query ends past its deadline: what the abandoned job billed, learned in the background.
-  let lateBilling: Promise<number> | null = null;
+  // What a failed or abandoned execution billed, learned in the background: added to what is known, never
+  // replacing it (review N2). One answer is one execution, so there is at most one; summing keeps every byte.
+  const late: Promise<number>[] = [];
   try {
     const queryOpts: QueryOptions = {
       brandId: target.brand.id,
@@ -404,20 +414,20 @@ async function runAdmitted(run: Run, estimate: number, tables: number, opts: Run
       rowCap: opts.rowCap ?? ctx.config.ROW_CAP,
       maxResultBytes: ctx.config.MAX_RESULT_BYTES,
       timeoutMs: ctx.config.QUERY_TIMEOUT_MS,
+      tables,
       billedIfUnknown: reserveBytes,
+      // A transport that cuts the answer itself (MCP) continues it with a cursor over the same execution: BigQuery
+      // keeps a job for it from the start, so the cut never runs the query again (review N1).
+      keepJob: opts.fitRows !== undefined,
       onLateBilling: (billed) => {
-        lateBilling = billed;
+        late.push(billed);
       },
     };
-    let res = await timings.time('warehouse', () => client.query(sent, queryOpts));
+    const res = await timings.time('warehouse', () => client.query(sent, queryOpts));
     bytesBilled = res.totalBytesBilled;
-    if (!res.jobId && opts.fitRows && opts.fitRows(res.rows) < res.rows.length) {
-      // A job-less (fast path) result that this transport must cut needs a job for the cursor: run it again as
-      // one. The first run put the result in BigQuery's query cache, so the second normally bills nothing.
-      const again = await timings.time('warehouse', () => client.query(sent, { ...queryOpts, requireJob: true }));
-      res = { ...again, totalBytesBilled: res.totalBytesBilled + again.totalBytesBilled };
-      bytesBilled = res.totalBytesBilled;
-    }
+    log.bqJobId = res.jobId;
+    log.bqLocation = res.location;
+    log.bqQueryId = res.queryId;
     const resRows = contractRows(res.rows, env.BIGQUERY_PROJECT);
     const paged =
       res.jobId && res.location !== null && res.totalRows > 0
@@ -468,7 +478,7 @@ async function runAdmitted(run: Run, estimate: number, tables: number, opts: Run
   } finally {
     // The run is already counted; settling adds the bytes billed. It must not delay or fail the answer. A run that
     // timed out settles once the abandoned job's bytes are known.
-    const billed: Promise<number> = lateBilling ?? Promise.resolve(bytesBilled);
+    const billed = Promise.all(late).then((each) => each.reduce((sum, b) => sum + b, bytesBilled));
     ctx.waitUntil(
       billed
         .then((bytes) => settleRun(env, principal, ticket, { bytesBilled: bytes }))
