@@ -33,6 +33,19 @@ export interface AppParts {
   consolePages: readonly ConsolePage[];
 }
 
+/**
+ * The document's tags, each operation's `tags` naming one of them (Spectral's operation-tag-defined checks it), in
+ * the order a reader meets them.
+ */
+const OPENAPI_TAGS = [
+  { name: 'Brands', description: 'The brands a key can access; each is one BigQuery dataset.' },
+  { name: 'Reports', description: 'Reports: instructions, a dashboard configuration and runnable sections.' },
+  { name: 'Queries', description: 'Saved queries, and running read-only SQL or a stored query against a brand.' },
+  { name: 'Tables', description: "A brand's tables and their columns, as the warehouse describes them." },
+  { name: 'Memories', description: 'Notes on what a table means and how to analyze it, scoped like reports.' },
+  { name: 'Feedback', description: 'Reporting a data issue to the data team.' },
+];
+
 export function createApp(parts: AppParts): AppOpenAPI {
   const app = new OpenAPIHono<AppEnv>({
     // One format for every validation failure: 400 VALIDATION naming the parameter(s).
@@ -88,7 +101,10 @@ export function createApp(parts: AppParts): AppOpenAPI {
       description:
         'Read-only access to a BigQuery warehouse organised by brand. Every response carries `x-request-id`; ' +
         'errors are `{ error: { code, message, requestId, details? } }`.',
+      // The people to ask are the deployment's own administrators, who sign in to its console.
+      contact: { name: 'The administrators of this deployment', url: `${new URL(c.req.url).origin}/admin` },
     },
+    tags: OPENAPI_TAGS,
     servers: [{ url: new URL(c.req.url).origin }],
     security: [{ bearerAuth: [] }],
   }));

@@ -7,6 +7,7 @@ import { registerBrandRoutes } from './features/brands/brands.index';
 import { reportDataIssueTool } from './features/feedback/feedback.tools';
 import { registerFeedbackRoutes } from './features/feedback/feedback.index';
 import { inboxRoutes } from './features/feedback-inbox/inbox.page';
+import { notificationsRoutes } from './features/notifications/notifications.page';
 import { keyCreatedRoutes } from './features/keys/key-created.page';
 import { keysRoutes } from './features/keys/keys.page';
 import { listMemoriesTool, saveMemoryTool } from './features/memories/memories.tools';
@@ -77,6 +78,7 @@ export const CONSOLE_PAGES: readonly ((admin: Hono<AppEnv>) => void)[] = [
   assistantsRoutes,
   memoriesRoutes,
   inboxRoutes,
+  notificationsRoutes,
   historyRoutes,
   catalogRoutes,
   searchRoutes,

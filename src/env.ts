@@ -12,6 +12,8 @@ export interface Secrets {
   CREDENTIALS_KEY_PREVIOUS?: string;
   /** Where filed data-issue reports are posted (docs/admin.md, Notifications); unset: no notifications. */
   FEEDBACK_WEBHOOK_URL?: string;
+  /** `whsec_...`: signs deliveries to FEEDBACK_WEBHOOK_URL (Standard Webhooks; docs/admin.md, Notifications). */
+  FEEDBACK_WEBHOOK_SECRET?: string;
 }
 
 /**

@@ -17,7 +17,8 @@ import { canonicalOrigin, OAUTH_SCOPE, oauthHelpers, resourceMetadataUrl, type O
  */
 export const ConnectionPropsSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('key'), principal: PrincipalSchema }),
-  z.object({ kind: z.literal('oauth'), userId: z.string().min(1) }),
+  // clientName: the assistant's name at approval (grants approved before it was kept have none).
+  z.object({ kind: z.literal('oauth'), userId: z.string().min(1), clientName: z.string().max(200).optional() }),
 ]);
 export type ConnectionProps = z.infer<typeof ConnectionPropsSchema>;
 
@@ -69,7 +70,7 @@ export const mcpApiHandler = (tools: readonly Tool[]): OAuthHandlers['apiHandler
     const userId = props.data.userId;
     let principal: Principal;
     try {
-      principal = await oauthPrincipal(env, { grantId, userId });
+      principal = await oauthPrincipal(env, { grantId, userId, clientName: props.data.clientName });
     } catch (err) {
       if (!(err instanceof ApiError) || err.code !== 'UNAUTHORIZED') return mcpErrorResponse(err, requestId, log);
       log.warn('oauth connection of a former administrator refused; revoking its grant', { grantId });

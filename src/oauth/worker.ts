@@ -2,6 +2,7 @@ import { inRequestScope, newRequestScope, type RequestScope } from '../context';
 import type { Env } from '../env';
 import { ApiError, describeError } from '../errors';
 import { applyCors, isPreflight, originVerdict, preflightResponse, type OriginVerdict } from '../http/cors';
+import { canonicalPath } from '../http/canonical-path';
 import { checkPublicLimit } from '../http/public-limits';
 import type { Logger } from '../lib/log';
 import type { Tool } from '../mcp/define-tool';
@@ -89,8 +90,10 @@ async function revokeReusedGrant(request: Request, env: Env, log: Logger, ref: R
 
 /**
  * Checks made before the library sees a token request: a metadata-document `client_id` on a non-public host is
- * refused before anything is fetched, and a refresh token is claimed at its grant's gate: one presented before revokes
- * the grant.
+ * refused before anything is fetched, and a refresh token is claimed at its grant's gate. Presenting again a token
+ * the library already exchanged revokes the grant; presenting one whose first exchange is still running is refused
+ * (and revokes the grant after, only if that exchange succeeds: src/oauth/refresh-gate.ts). A token the library
+ * never verified revokes nothing.
  */
 async function checkTokenRequest(request: Request, env: Env, log: Logger): Promise<TokenCheck> {
   const form = await tokenForm(request);
@@ -103,7 +106,8 @@ async function checkTokenRequest(request: Request, env: Env, log: Logger): Promi
   const ref = form.get('grant_type') === 'refresh_token' ? refreshTokenRef(form.get('refresh_token')) : null;
   if (ref === null) return { kind: 'pass', refresh: null };
   const hash = await refreshTokenHash(ref);
-  if (!(await claimRefreshToken(env, ref.grantId, hash, Date.now())).first) {
+  const { verdict } = await claimRefreshToken(env, ref.grantId, hash, Date.now());
+  if (verdict === 'reused') {
     log.warn('refresh token reused; revoking its grant', { grantId: ref.grantId });
     await revokeReusedGrant(request, env, log, ref);
     return {
@@ -112,6 +116,17 @@ async function checkTokenRequest(request: Request, env: Env, log: Logger): Promi
         400,
         'invalid_grant',
         'this refresh token was already used once; the connection has been revoked, approve the assistant again',
+      ),
+    };
+  }
+  if (verdict === 'concurrent') {
+    log.warn('refresh token presented while its exchange runs', { grantId: ref.grantId });
+    return {
+      kind: 'refused',
+      res: tokenError(
+        400,
+        'invalid_grant',
+        'this refresh token is being exchanged by another request; if that exchange succeeds the connection is revoked as reused',
       ),
     };
   }
@@ -146,11 +161,18 @@ function withRequestId(res: Response, requestId: string): Response {
 export function createWorker(parts: { defaultHandler: OAuthHandlers['defaultHandler']; mcpTools: readonly Tool[] }) {
   const handlers: OAuthHandlers = { apiHandler: mcpApiHandler(parts.mcpTools), defaultHandler: parts.defaultHandler };
   return {
-    fetch(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
-      const url = new URL(request.url);
+    fetch(received: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
+      const url = new URL(received.url);
+      // One path for every check below and for routing: src/http/canonical-path.ts.
+      const canonical = canonicalPath(url.pathname);
+      if (canonical.ok) url.pathname = canonical.pathname;
+      const request = url.href === received.url ? received : new Request(url, received);
       // The request's one scope (src/context.ts): everything below, the provider's callbacks, the MCP endpoint and
       // the REST app included, reads it with requestScope().
       const scope = newRequestScope(request, env, canonicalOrigin(url), (p) => ctx.waitUntil(p));
+      if (!canonical.ok) {
+        return Promise.resolve(mcpErrorResponse(new ApiError('VALIDATION', canonical.reason), scope.requestId, scope.log));
+      }
       return inRequestScope(scope, () => serve(request, env, ctx, url, scope));
     },
   };
@@ -204,7 +226,7 @@ export function createWorker(parts: { defaultHandler: OAuthHandlers['defaultHand
       res = await providerFor(origin, handlers).fetch(routed, env, ctx);
       if (refresh) {
         // Reuse seen while this exchange ran: its write may have brought the revoked grant back, so revoke again.
-        const { reused } = await settleRefreshToken(env, refresh.ref.grantId, refresh.hash, res.status === 200);
+        const { reused } = await settleRefreshToken(env, refresh.ref.grantId, refresh.hash, res.status === 200, Date.now());
         if (reused) await revokeReusedGrant(routed, env, log, refresh.ref);
       }
     } catch (err) {

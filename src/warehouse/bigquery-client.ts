@@ -1,6 +1,6 @@
 import type { Env } from '../env';
 import { dryRun, getTable, listTables } from './metadata';
-import { queryJobs, readPage, runQuery } from './query-job';
+import { awaitJob, cancelJob, jobStatus, queryJobs, readPage, runQuery, submitJob } from './query-job';
 import { createTransport } from './transport';
 import type { WarehouseClient, WarehouseClientDeps } from './types';
 
@@ -21,6 +21,10 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
   return {
     dryRun: (sql, opts) => dryRun(env, transport, sql, opts),
     query: (sql, opts) => runQuery(jobs, sql, opts),
+    submitJob: (sql, opts) => submitJob(jobs, sql, opts),
+    awaitJob: (job, opts) => awaitJob(jobs, job, opts),
+    jobStatus: (job, opts) => jobStatus(jobs, job, opts),
+    cancelJob: (job, opts) => cancelJob(jobs, job, opts),
     readPage: (opts) => readPage(jobs, opts),
     getTable: (opts) => getTable(env, transport, opts),
     listTables: (opts) => listTables(env, transport, opts),

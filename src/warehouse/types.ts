@@ -122,40 +122,84 @@ export interface DryRunOptions extends CallOptions {
   timeoutMs?: number;
 }
 
-export interface QueryOptions extends CallOptions {
+/** What submitting a query job needs: the byte ceiling, the deadline, and how its bill is settled if it fails. */
+export interface JobOptions extends CallOptions {
   /** Per-key byte-scan ceiling, sent as `maximumBytesBilled` so BigQuery enforces it too. */
   maxBytesBilled: number;
+  /** Deadline for the whole call (send, poll, page, retries); past it the job is cancelled. */
+  timeoutMs: number;
+  /** `jobTimeoutMs` sent to BigQuery: the job's own longest run. Default: `timeoutMs` + `deps.jobTimeoutMarginMs`. */
+  jobTimeoutMs?: number;
+  /** Tables the dry run listed: BigQuery bills at least 10 MB per table, counted when a job does not say. Default 1. */
+  tables?: number;
+  /** Bytes to count when what a timed-out or lost query billed can never be learned (the dry-run estimate). */
+  billedIfUnknown?: number;
+  /**
+   * Called when the query ends in an error after it may have billed (a deadline, a failure while polling, a
+   * submission whose outcome is unknown), with what it billed once known: a job is cancelled, then `jobs.get` is
+   * polled until BigQuery reports it DONE (cancel returns at once; the job bills later). Called once per execution
+   * that may have billed (twice when a fast path of unknown outcome and its client-id fallback both fail); the
+   * promise never rejects; `billedIfUnknown` (default 0) when the bytes cannot be learned. It also runs
+   * in `deps.waitUntil`. The caller adds it to the bytes of a success, never replaces them.
+   */
+  onLateBilling?: (bytesBilled: Promise<number>) => void;
+}
+
+export interface QueryOptions extends JobOptions {
   /** Rows kept at most; whether more exist comes from BigQuery's `totalRows`. */
   rowCap: number;
   /**
    * Byte budget of the rows kept (their JSON size as BigQuery sent them, which is larger than the decoded rows):
-   * pages stop being fetched once it is reached and the rest is left to a cursor. Default: no budget.
+   * pages stop being fetched once it is reached and the rest is left to a cursor. A job-less answer (which no cursor
+   * could continue, and which is already held) is never cut. Default: no budget.
    */
   maxResultBytes?: number;
   /**
-   * Run it as a job with a client-chosen id (`jobs.insert` + `getQueryResults`) instead of the fast path, so a
-   * cursor can read past what is returned. The client does this by itself when a job-less result must be cut.
+   * The caller may cut the answer (a transport's own size limit) and continue it with a cursor: ask BigQuery to keep
+   * a job (`jobs.query` with JOB_CREATION_REQUIRED), still one round trip, so the cursor reads the same execution.
    */
+  keepJob?: boolean;
+  /** Submit as a job with a client-chosen id (`jobs.insert` + `getQueryResults` + `jobs.get`) instead of `jobs.query`. */
   requireJob?: boolean;
-  /** Bytes to count when what a timed-out or lost query billed can never be learned (the dry-run estimate). */
-  billedIfUnknown?: number;
-  /** Deadline for the whole query (send, poll, page, retries); past it the job is cancelled. */
-  timeoutMs: number;
   dryRun?: false;
-  /**
-   * Called when the query ends in WAREHOUSE_TIMEOUT (or its submission failed with an unknown outcome), with
-   * what it billed once known: the job is cancelled, then `jobs.get` is polled until BigQuery reports it DONE
-   * (cancel returns at once; the job bills later). The promise never rejects; `billedIfUnknown` (default 0)
-   * when the bytes cannot be learned. It also runs in `deps.waitUntil`.
-   */
-  onLateBilling?: (bytesBilled: Promise<number>) => void;
+}
+
+/** A query job BigQuery keeps: the id (ours for `submitJob`) and where it runs; what `awaitJob` and a cursor need. */
+export interface JobRef {
+  jobId: string;
+  location: string | null;
+}
+
+/** Where a job stands (`jobs.get`). */
+export interface JobState {
+  state: 'PENDING' | 'RUNNING' | 'DONE';
+  /** Bytes processed so far (BigQuery reports them once the job is DONE; 0 before). */
+  totalBytesProcessed: number;
+  /** What the job billed, once DONE (BigQuery's, else its processed bytes at the minimums); null before. */
+  totalBytesBilled: number | null;
+  /** A DONE job's failure (`status.errorResult`), e.g. reason `stopped` after a cancel. */
+  error: { reason: string | null; message: string | null } | null;
 }
 
 export interface WarehouseClient {
   /** Validates `sql` and estimates bytes with a `jobs.insert` dry run (nothing runs, nothing is billed). */
   dryRun(sql: string, opts: DryRunOptions): Promise<DryRunResult>;
-  /** Runs `sql` with `jobs.query`, polls and pages until `rowCap + 1` rows or the end. */
+  /** Runs `sql` once (`jobs.query`, or `jobs.insert` with `requireJob`), polls and pages up to `rowCap` rows. */
   query(sql: string, opts: QueryOptions): Promise<QueryResult>;
+  /**
+   * Submits `sql` as a job with a client-chosen id (`jobs.insert`, safe to resend) and returns its reference as soon
+   * as BigQuery has it; the job may still run. For runs that outlive one request (`awaitJob`, `jobStatus`, `cancelJob`).
+   */
+  submitJob(sql: string, opts: JobOptions): Promise<JobRef>;
+  /**
+   * Waits for a submitted job within `opts.timeoutMs` and answers as `query` does. Past the deadline: 504
+   * WAREHOUSE_TIMEOUT, and the job is cancelled and settled unless `keepOnDeadline`.
+   */
+  awaitJob(job: JobRef, opts: QueryOptions & { keepOnDeadline?: boolean }): Promise<QueryResult>;
+  /** Where a job stands: one `jobs.get`. */
+  jobStatus(job: JobRef, opts: CallOptions & { timeoutMs?: number }): Promise<JobState>;
+  /** Cancels a job and polls it until DONE (at most `settleTimeoutMs`): what it billed. Never rejects. */
+  cancelJob(job: JobRef, opts: CallOptions & { billedIfUnknown?: number }): Promise<number>;
   /** Reads one page of a finished job's stored result: no new job, nothing billed. */
   readPage(opts: PageOptions): Promise<PageResult>;
   /** A table's metadata (`tables.get`): no job, nothing billed. */
@@ -174,7 +218,7 @@ export interface WarehouseClientDeps {
   sleep?: (ms: number) => Promise<void>;
   /** Jitter source in [0, 1). Default: `Math.random`. */
   random?: () => number;
-  /** Overrides of DEFAULT_RETRY_POLICY (4 tries, 200 ms base, 3 s cap per wait, 6 s in all). */
+  /** Overrides of DEFAULT_RETRY_POLICY (6 tries, 1 s base, 32 s cap per wait, 60 s in all, within the deadline). */
   retry?: Partial<RetryPolicy>;
   /** Default: `createLogger(requestId)`. */
   logger?: (requestId: string) => Logger;

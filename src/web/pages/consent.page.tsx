@@ -252,7 +252,11 @@ async function postConsent(c: Context<AppEnv>, form: Record<string, string>) {
     } catch (err) {
       currentScope().log.warn('client description failed after approval', { internal: String(err) });
     }
-    const props: ConnectionProps = { kind: 'oauth', userId: user.reach.userId };
+    const props: ConnectionProps = {
+      kind: 'oauth',
+      userId: user.reach.userId,
+      ...(metadata.clientName ? { clientName: metadata.clientName } : {}),
+    };
     const { redirectTo } = await helpers.completeAuthorization({
       request: approved.request,
       userId: encodeGrantUserId(user.reach.userId),
