@@ -506,7 +506,7 @@ function chargedFailure(err: unknown, ticket: UsageTicket): unknown {
  * Seconds a client is told to wait after a run the warehouse could not serve (busy, unreachable, timed out):
  * long enough for a transient overload to clear, short against an interactive session.
  */
-export const WAREHOUSE_RETRY_AFTER_SECONDS = 5;
+const WAREHOUSE_RETRY_AFTER_SECONDS = 5;
 
 /**
  * The next page of a capped result, read from the job's stored result with the brand's own service account:
