@@ -23,7 +23,7 @@ export async function catalogModules() {
       'planIsEmpty',
       'applyStatements',
     ],
-    'src/features/catalog-files/versions.ts': ['LIVE_VERSION_SQL', 'recordVersionStatement'],
+    'src/features/catalog-files/versions.ts': ['LIVE_VERSION_SQL', 'recordVersionStatements', 'versionOrgs'],
     'src/features/catalog-files/format.ts': ['catalogFiles', 'CATALOG_FOLDERS'],
     'src/features/catalog-files/sql-position.ts': ['slotEdits', 'projectEdits', 'originalOffset', 'offsetOf', 'fileSqlPosition'],
     'src/catalog/template.ts': ['fillTemplate'],
@@ -104,7 +104,8 @@ export function changedSqlKeys(plan, folder) {
 export async function applySql(p, meta) {
   const m = await catalogModules();
   const statements = m.applyStatements(p.loaded.catalog, p.plan, { actor: { kind: 'cli', name: meta.author }, now: meta.now });
-  statements.push(m.recordVersionStatement(p.plan, { appliedBy: meta.author, now: meta.now, source: meta.source }));
+  const orgs = m.versionOrgs(p.plan, p.loaded.catalog, p.stored);
+  statements.push(...m.recordVersionStatements(p.plan, orgs, { appliedBy: meta.author, now: meta.now, source: meta.source }));
   return statements.map((/** @type {any} */ s) => m.inlineStatement(s, sqlLiteral)).join(';\n');
 }
 

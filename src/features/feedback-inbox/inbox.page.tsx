@@ -1,3 +1,4 @@
+import { currentScope } from '../../context';
 import { callerPickers, listConnections, type ConnectionChoice } from '../query-history/history';
 import type { Context, Hono } from 'hono';
 import type { FC } from 'hono/jsx';
@@ -19,8 +20,9 @@ import {
   type FeedbackStatus,
   type InboxFilter,
 } from './inbox';
-import { visibilityOf } from '../query-history/visibility';
+import { visibilityOf } from '../../auth/ownership';
 import { newId } from '../../lib/ids';
+import { enqueueNotification } from '../notifications/notifications';
 import { requireAdminPost, type Admin, adminGet } from '../../web/guards';
 import { AdminPage, Time } from '../../web/layout';
 import { renderPage } from '../../web/render';
@@ -98,6 +100,9 @@ async function renderList(c: Context<AppEnv>, admin: Admin) {
   return renderPage(c, parsed.success ? 200 : 400, (nonce) => (
     <AdminPage title="Data-issue inbox" nonce={nonce} current="inbox" email={admin.user.reach.email} csrf={admin.csrf}>
       <ConsoleCss nonce={nonce} />
+      <p>
+        <a href="/admin/notifications">Notifications: where new reports and status changes are sent</a>
+      </p>
       <FilterForm
         action={PATH}
         fields={filterFields(admin, keys, connections)}
@@ -386,15 +391,20 @@ export function inboxRoutes(admin: Hono<AppEnv>): void {
     if (problem !== null || to === null) {
       return renderDetail(c, g.value, detail, 400, { state: { error: `Not changed: ${problem}.`, status: form.status, note: form.note } });
     }
+    const changeId = newId('fsc');
     const changed = await changeFeedbackStatus(c.env, v, {
       id,
-      changeId: newId('fsc'),
+      changeId,
       from,
       to,
       note,
       actor: { kind: 'user', id: user.reach.userId, name: user.reach.email },
       now,
     });
+    if (changed) {
+      const deps = { env: c.env, log: currentScope().log, waitUntil: (p: Promise<unknown>) => c.executionCtx.waitUntil(p) };
+      enqueueNotification(deps, { kind: 'feedback-status', feedbackRef: id, changeId }, detail.item.orgId);
+    }
     const url = `${PATH}/${encodeURIComponent(id)}?notice=${changed ? 'status-changed' : 'status-conflict'}`;
     return c.redirect(url, 303);
   });

@@ -1,12 +1,13 @@
 import { z } from 'zod';
 import type { Env } from '../../env';
 import type { Statement } from '../memories/store';
-import { Params, parseFilter, PeriodFilterFields, periodFilterSql, visibleSql, type Visibility } from '../query-history/visibility';
+import { visibleSql, type Visibility } from '../../auth/ownership';
+import { Params, parseFilter, PeriodFilterFields, periodFilterSql } from '../query-history/visibility';
 
 /**
  * The data-issue inbox: reports filed with `POST /v1/data/feedback` or the `report_data_issue` MCP tool, as the data
  * team works them. Pure statement builders and row parsing shared by the admin pages (src/web/pages/inbox.page.tsx)
- * and the admin CLI (`feedback list|show|resolve`), under the visibility rule of query-history/visibility.ts.
+ * and the admin CLI (`feedback list|show|resolve`), under the visibility rule of src/auth/ownership.ts (visibleSql).
  *
  * Status: open -> acknowledged -> resolved | dismissed (open may go straight to resolved or dismissed). Resolved and
  * dismissed are final. Each change names who made it, carries a note (required to resolve or dismiss) and is

@@ -21,7 +21,7 @@ import {
   type Run,
   type TotalsRow,
 } from './history';
-import { visibilityOf } from './visibility';
+import { visibilityOf } from '../../auth/ownership';
 import { type Admin, adminGet } from '../../web/guards';
 import { AdminPage, MessagePage, Time } from '../../web/layout';
 import { renderPage } from '../../web/render';

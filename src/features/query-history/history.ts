@@ -2,12 +2,13 @@ import { z } from 'zod';
 import { configOf, type Env } from '../../env';
 import type { Statement } from '../memories/store';
 import type { FilterField } from '../../web/console-parts';
-import { Params, parseFilter, PeriodFilterFields, periodFilterSql, visibleSql, type Visibility } from './visibility';
+import { visibleSql, type Visibility } from '../../auth/ownership';
+import { Params, parseFilter, PeriodFilterFields, periodFilterSql } from './visibility';
 
 /**
  * The query history: what ran (query_log), who ran it, what it cost. Pure statement builders and row parsing,
  * shared by the admin pages (src/web/pages/history.page.tsx) and the admin CLI (`history list|totals`), so both
- * show the same rows under the same visibility rule (visibility.ts).
+ * show the same rows under the same visibility rule (visibleSql, src/auth/ownership.ts).
  */
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -407,12 +408,28 @@ const CSV_COLUMNS = [
   'sql',
 ] as const;
 
-/** RFC 4180 field: quoted when it holds a comma, quote or line break; a leading =, +, - or @ is prefixed with '. */
-function csvField(v: string | number | boolean | null): string {
+/**
+ * Where a formula lead (`=`, `+`, `-`, `@`, tab, CR) would start a cell: the start of a text field, or right after
+ * something a spreadsheet may split a cell at: a list separator (`,`, `;` in much of continental Europe, tab, `|`)
+ * or a line break. Zero-width, so a lead that is itself a separator (tab, CR) is caught before the next one too.
+ */
+const FORMULA_LEAD = /(?<=^|[,;\t|\r\n])(?=[=+\-@\t\r])/g;
+
+/** A number we formatted (digits and a point), written bare. */
+interface Digits {
+  digits: string;
+}
+
+/**
+ * One CSV field (RFC 4180). Every text field is quoted, whatever the reader's list separator, and every formula
+ * lead at its start or after a separator or line break gets a `'` before it, so no spreadsheet runs any part of it
+ * as a formula (OWASP, "CSV Injection"). Numbers and booleans are ours, never caller text, and stay bare.
+ */
+export function csvField(v: string | number | boolean | Digits | null): string {
   if (v === null) return '';
-  let s = String(v);
-  if (typeof v === 'string' && /^[=+\-@\t\r]/.test(s)) s = `'${s}`;
-  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+  if (typeof v === 'object') return v.digits;
+  if (typeof v !== 'string') return String(v);
+  return `"${v.replace(FORMULA_LEAD, "'").replace(/"/g, '""')}"`;
 }
 
 export function csvHeader(): string {
@@ -420,7 +437,7 @@ export function csvHeader(): string {
 }
 
 export function csvRow(r: Run): string {
-  const fields: (string | number | boolean | null)[] = [
+  const fields: Parameters<typeof csvField>[0][] = [
     new Date(r.createdAt).toISOString(),
     r.requestId,
     r.transport,
@@ -440,7 +457,7 @@ export function csvRow(r: Run): string {
     r.bytesBilled,
     r.bytesProcessed,
     r.durationMs,
-    r.costUsd.toFixed(6),
+    { digits: r.costUsd.toFixed(6) },
     r.sql,
   ];
   return `${fields.map(csvField).join(',')}\r\n`;
