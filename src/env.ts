@@ -72,6 +72,7 @@ const ConfigSchema = z.object({
   FEEDBACK_WEBHOOK_MAX_ATTEMPTS: PositiveInt,
   FEEDBACK_WEBHOOK_FORMAT: z.enum(['json', 'slack']),
   QUERY_LOG_DELIVERY: z.enum(['queue', 'direct']),
+  QUERY_LOG_RETENTION_DAYS: PositiveInt,
 });
 
 export type Config = z.output<typeof ConfigSchema>;

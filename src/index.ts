@@ -2,6 +2,8 @@ import { createApp } from './app';
 import { SERVICE } from './composition';
 import type { Env } from './env';
 import { handleQueueBatch } from './queue';
+import { archiveQueryLog } from './features/query-history/retention';
+import { createLogger } from './lib/log';
 import { createWorker } from './oauth/worker';
 
 export { RefreshTokenGate } from './oauth/refresh-gate';
@@ -24,5 +26,9 @@ export default {
   // Cloudflare Queues consumer: query_log rows in batches, webhook notifications of filed data-issue reports.
   queue(batch: MessageBatch<unknown>, env: Env) {
     return handleQueueBatch(batch, env);
+  },
+  // Cron triggers (wrangler.toml [triggers]): query_log rows past QUERY_LOG_RETENTION_DAYS move to R2.
+  async scheduled(controller: ScheduledController, env: Env) {
+    await archiveQueryLog(env, controller.scheduledTime, createLogger(`cron:${controller.cron}`));
   },
 } satisfies ExportedHandler<Env>;

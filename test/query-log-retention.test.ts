@@ -1,0 +1,145 @@
+// query_log retention (QUERY_LOG_RETENTION_DAYS, the hourly cron): rows past the window move to the real R2 bucket
+// as NDJSON, one object per UTC day, written before they are deleted from the real D1; the Worker's own `scheduled`
+// handler runs the pass.
+import { createScheduledController, env } from 'cloudflare:test';
+import { beforeEach, describe, expect, it } from 'vitest';
+import worker from '../src/index';
+import { QUERY_LOG_INSERT } from '../src/features/query/query-log';
+import { archiveQueryLog } from '../src/features/query-history/retention';
+import { createLogger } from '../src/lib/log';
+
+const DAY = 24 * 60 * 60 * 1000;
+const NOW = Date.UTC(2026, 10, 27, 3, 17); // the cron's scheduled time
+const WINDOW = Number(env.QUERY_LOG_RETENTION_DAYS);
+
+/** One row with every column filled (no NULLs), so the archive is seen to keep each one. */
+function row(id: string, createdAt: number): unknown[] {
+  return [
+    id,
+    `req_${id}`,
+    'key',
+    'key_1',
+    'org_1',
+    'user_1',
+    'acme',
+    'q_orders',
+    '{"startDate":"2026-01-01","endDate":"2026-01-31"}',
+    `SELECT ${id.length} AS n`,
+    1,
+    'mcp',
+    'OK',
+    1024,
+    10485760,
+    3,
+    42,
+    createdAt,
+    'none',
+    'Claude',
+    'job_1',
+    'US',
+    'qid_1',
+    'ajob_1',
+  ];
+}
+
+// Three days past the window (two rows on the oldest), one row just inside it and one from today.
+const OLD = [
+  { id: 'ql_a1', at: NOW - (WINDOW + 5) * DAY },
+  { id: 'ql_a2', at: NOW - (WINDOW + 5) * DAY + 60_000 },
+  { id: 'ql_b1', at: NOW - (WINDOW + 2) * DAY },
+  { id: 'ql_c1', at: NOW - WINDOW * DAY - 1 },
+];
+const RECENT = [
+  { id: 'ql_d1', at: NOW - WINDOW * DAY + 60_000 },
+  { id: 'ql_e1', at: NOW - 1000 },
+];
+const day = (at: number) => new Date(at).toISOString().slice(0, 10);
+
+async function ids(): Promise<string[]> {
+  const { results } = await env.DB.prepare('SELECT id FROM query_log ORDER BY id').all<{ id: string }>();
+  return results.map((r) => r.id);
+}
+
+async function archived(): Promise<Map<string, string>> {
+  const listed = await env.QUERY_LOG_ARCHIVE.list({ prefix: 'query-log/' });
+  const out = new Map<string, string>();
+  for (const o of listed.objects) out.set(o.key, (await (await env.QUERY_LOG_ARCHIVE.get(o.key))!.text()) as string);
+  return out;
+}
+
+async function runCron(e: typeof env = env): Promise<void> {
+  await worker.scheduled(createScheduledController({ scheduledTime: NOW, cron: '17 * * * *' }), e);
+}
+
+beforeEach(async () => {
+  await env.DB.prepare('DELETE FROM query_log').run();
+  const listed = await env.QUERY_LOG_ARCHIVE.list();
+  if (listed.objects.length) await env.QUERY_LOG_ARCHIVE.delete(listed.objects.map((o) => o.key));
+  await env.DB.batch([...OLD, ...RECENT].map((r) => env.DB.prepare(QUERY_LOG_INSERT).bind(...row(r.id, r.at))));
+});
+
+describe('query_log retention', () => {
+  it('moves rows past the window to R2 as NDJSON, one object per UTC day, and deletes them', async () => {
+    const { results: before } = await env.DB.prepare('SELECT * FROM query_log ORDER BY created_at, id').all<Record<string, unknown>>();
+    await runCron();
+
+    expect(await ids()).toEqual(RECENT.map((r) => r.id));
+    const objects = await archived();
+    const expected = new Map<string, string[]>();
+    for (const r of OLD) {
+      const key = `query-log/${day(r.at)}/${(expected.get(day(r.at)) ?? [r.id])[0]}.ndjson`;
+      expected.set(day(r.at), [...(expected.get(day(r.at)) ?? []), r.id]);
+      expect(objects.has(key)).toBe(true);
+    }
+    expect(objects.size).toBe(expected.size);
+    const lines = [...objects.values()].flatMap((text) => {
+      expect(text.endsWith('\n')).toBe(true);
+      return text
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+    });
+    // Every column of every archived row, as D1 held it.
+    const oldRows = before.filter((r) => OLD.some((o) => o.id === r.id));
+    expect(lines.sort((a, b) => String(a.id).localeCompare(String(b.id)))).toEqual(
+      oldRows.sort((a, b) => String(a.id).localeCompare(String(b.id))),
+    );
+    expect(Object.keys(lines[0]!)).toHaveLength(24);
+    expect(Object.values(lines[0]!).every((v) => v !== null)).toBe(true);
+
+    // A second pass finds nothing past the window and changes nothing.
+    const again = await archiveQueryLog(env, NOW, createLogger('test'));
+    expect(again).toMatchObject({ archived: 0, objects: [], more: false });
+    expect(await ids()).toEqual(RECENT.map((r) => r.id));
+    expect(await archived()).toEqual(objects);
+  });
+
+  it('deletes nothing when R2 refuses the write', async () => {
+    const failing = {
+      ...env,
+      QUERY_LOG_ARCHIVE: Object.assign(Object.create(env.QUERY_LOG_ARCHIVE) as R2Bucket, {
+        put: () => Promise.reject(new Error('R2 unavailable')),
+      }),
+    };
+    await expect(runCron(failing)).rejects.toThrow('R2 unavailable');
+    expect(await ids()).toEqual([...OLD, ...RECENT].map((r) => r.id).sort());
+    expect((await archived()).size).toBe(0);
+  });
+
+  it('moves a bounded number of rows per run, and a rerun after a crash rewrites the same key', async () => {
+    const first = await archiveQueryLog(env, NOW, createLogger('test'), { batchRows: 2, maxBatches: 1 });
+    expect(first).toMatchObject({ archived: 2, more: true, objects: [`query-log/${day(OLD[0]!.at)}/ql_a1.ndjson`] });
+    const written = await archived();
+
+    // A crash after the put and before the delete: the rows are back in D1; the rerun writes the same object.
+    await env.DB.batch(OLD.slice(0, 2).map((r) => env.DB.prepare(QUERY_LOG_INSERT).bind(...row(r.id, r.at))));
+    const rerun = await archiveQueryLog(env, NOW, createLogger('test'), { batchRows: 2, maxBatches: 1 });
+    expect(rerun.objects).toEqual(first.objects);
+    expect(await archived()).toEqual(written);
+
+    const rest = await archiveQueryLog(env, NOW, createLogger('test'), { batchRows: 2, maxBatches: 5 });
+    expect(rest).toMatchObject({ archived: 2, more: false });
+    expect(await ids()).toEqual(RECENT.map((r) => r.id));
+    expect((await archived()).size).toBe(3);
+  });
+});
