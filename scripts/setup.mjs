@@ -44,7 +44,7 @@ rerun changes only what is missing, then deploys the current code (an upgrade).
   --dry-run                run only read-only commands; print every change it would make
   -h, --help
 
-Steps: login, configuration, warehouse, database, namespace, queues, migrations, secrets, deploy, console, administrator.
+Steps: login, configuration, warehouse, database, namespace, queues, R2 buckets, migrations, secrets, deploy, console, administrator.
 See docs/deploy.md.`;
 
 /**
@@ -387,6 +387,20 @@ export async function runSetup(argv, io = {}) {
       else if (/already taken|already exists/i.test(r.stderr + r.stdout)) say('queues', `queue ${queue} exists: nothing to do`);
       else
         throw new SetupError(`[queues] \`${show(create)}\` failed (exit ${r.code}):\n${(r.stderr.trim() || r.stdout.trim()).slice(-2000)}`);
+    }
+
+    // 4c. R2 buckets (the query-log archive, docs/deploy.md). `r2 bucket create` refuses a name the account already
+    //     has ("already exists, and you own it"), which is the answer wanted here.
+    for (const bucket of targets.buckets) {
+      const create = ['r2', 'bucket', 'create', bucket];
+      if (dry) {
+        say('r2', `would run \`${show(create)}\` (an existing bucket is kept)`);
+        continue;
+      }
+      const r = await wr('r2', create, { allowFail: true });
+      if (r.code === 0) say('r2', `created bucket ${bucket}`);
+      else if (/already exists/i.test(r.stderr + r.stdout)) say('r2', `bucket ${bucket} exists: nothing to do`);
+      else throw new SetupError(`[r2] \`${show(create)}\` failed (exit ${r.code}):\n${(r.stderr.trim() || r.stdout.trim()).slice(-2000)}`);
     }
 
     // 5. Migrations: wrangler applies those not yet in the database's d1_migrations table.

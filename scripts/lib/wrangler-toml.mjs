@@ -58,7 +58,7 @@ function prefix(/** @type {string | undefined} */ env) {
 /**
  * @param {Section[]} sections
  * @param {string | undefined} env
- * @returns {{ workerName: string | undefined, d1: ResourceBinding[], kv: ResourceBinding[], queues: string[], envDeclared: boolean }}
+ * @returns {{ workerName: string | undefined, d1: ResourceBinding[], kv: ResourceBinding[], queues: string[], buckets: string[], envDeclared: boolean }}
  */
 export function deployTargets(sections, env) {
   const p = prefix(env);
@@ -86,7 +86,11 @@ export function deployTargets(sections, env) {
         .map((s) => s.entries.get('queue')?.value ?? ''),
     ),
   ].filter(Boolean);
-  return { workerName, d1: pick('d1_databases', 'database_id'), kv: pick('kv_namespaces', 'id'), queues, envDeclared };
+  const buckets = sections
+    .filter((s) => s.name === `${p}r2_buckets`)
+    .map((s) => s.entries.get('bucket_name')?.value ?? '')
+    .filter(Boolean);
+  return { workerName, d1: pick('d1_databases', 'database_id'), kv: pick('kv_namespaces', 'id'), queues, buckets, envDeclared };
 }
 
 /** An all-zero id (the committed placeholder) or an empty one. */

@@ -26,6 +26,7 @@ function declared() {
   const bindings = [
     ...config.d1_databases.map((d) => d.binding),
     ...config.kv_namespaces.map((k) => k.binding),
+    ...config.r2_buckets.map((b) => b.binding),
     ...config.durable_objects.bindings.map((d) => d.name),
     ...(config.queues?.producers ?? []).map((q) => q.binding),
     ...(config.ratelimits ?? []).map((r) => r.name),

@@ -116,7 +116,7 @@ describe.concurrent('npm run setup, as docs/deploy.md runs it', () => {
     const w = await workspace(null);
     const r = await w.setup(['--dry-run', '--project', 'example-analytics']);
     expect(r.code, r.out).toBe(0);
-    for (const step of ['login', 'config', 'warehouse', 'd1', 'kv', 'queues', 'migrations', 'secrets', 'console', 'deploy', 'admin'])
+    for (const step of ['login', 'config', 'warehouse', 'd1', 'kv', 'queues', 'r2', 'migrations', 'secrets', 'console', 'deploy', 'admin'])
       expect(r.out, step).toContain(`[${step}]`);
     expect(r.out).toMatch(/\[d1\] needs login to check whether database warehouse-query-api exists/);
     expect(r.out).toMatch(/\[kv\] needs login to check/);
@@ -203,6 +203,7 @@ describe('npm run deploy refuses placeholder ids before any upload', () => {
 const SKIPPED = {
   'git pull': 'updates the checkout the test runs from',
   'npm ci': 'reinstalls the node_modules the test runs on',
+  'bq load': "the analysts' load of the query-log archive into BigQuery, outside the deployment",
 };
 async function docSteps() {
   const doc = await readFile(join(ROOT, 'docs', 'deploy.md'), 'utf8');
@@ -257,11 +258,12 @@ const SETUP_CHECKS = [
   },
   async (w, out, sent) => {
     // Only the deploy itself (an upgrade), without secrets; nothing created, no migration, no administrator.
-    expect(sent.filter((l) => !l.startsWith('queues create'))).toEqual([
+    expect(sent.filter((l) => !l.startsWith('queues create') && !l.startsWith('r2 bucket create'))).toEqual([
       expect.stringMatching(/^d1 migrations apply DB --remote/),
       expect.stringMatching(/^deploy --config$/),
     ]);
     expect(out).toMatch(/queue warehouse-query-api-notifications exists: nothing to do/);
+    expect(out).toMatch(/bucket warehouse-query-api-query-log exists: nothing to do/);
     expect(out).toMatch(/nothing to apply/);
     expect(out).toMatch(/CURSOR_SECRET is set: kept/);
     expect(out).toMatch(/\[admin\] the database has 1 administrator login/);
@@ -274,6 +276,7 @@ const SETUP_CHECKS = [
     expect(s.kv.map((/** @type {any} */ x) => x.title)).toContain('warehouse-query-api-staging-OAUTH_KV');
     expect(Object.keys(s.workers).sort()).toEqual(['warehouse-query-api', 'warehouse-query-api-staging']);
     expect(s.queues).toEqual(expect.arrayContaining(['warehouse-query-api-staging-notifications']));
+    expect(s.buckets).toEqual(['warehouse-query-api-query-log', 'warehouse-query-api-staging-query-log']);
     expect(s.workers['warehouse-query-api-staging'].secrets.CREDENTIALS_KEY).not.toBe(
       s.workers['warehouse-query-api'].secrets.CREDENTIALS_KEY,
     );

@@ -17,7 +17,7 @@ import { d1OverLoopback } from './d1-server.mjs';
  * @typedef {{ email: string, authType: string, tokenPermissions?: string[], accounts: { id: string, name: string }[] }} Login
  * @typedef {{ login: Login | null, d1: { uuid: string, name: string, created_at: string }[], kv: { id: string, title: string }[],
  *   workers: Record<string, { secrets: Record<string, string>, deployments: number }>, calls: { argv: string[], stdin?: string }[],
- *   queues?: string[], failed?: string[] }} State
+ *   queues?: string[], buckets?: string[], failed?: string[] }} State
  */
 
 const stateFile = process.env.STAND_IN_WRANGLER_STATE;
@@ -178,6 +178,18 @@ switch (true) {
     console.log(`\u{1F300} Creating queue '${name}'\n\u2705 Created queue '${name}'`);
     break;
   }
+  case words.startsWith('r2 bucket create '): {
+    requireLogin();
+    const name = positionals[3] ?? '';
+    state.buckets ??= [];
+    if (state.buckets.includes(name))
+      fail(
+        `A request to the Cloudflare API (/accounts/.../r2/buckets) failed.\n  The bucket you tried to create already exists, and you own it. [code: 10004]`,
+      );
+    state.buckets.push(name);
+    console.log(`Creating bucket '${name}'...\n\u2705 Created bucket '${name}' with default storage class of Standard.`);
+    break;
+  }
   case words === 'd1 migrations apply DB': {
     requireLogin();
     if (!argv.includes('--remote')) fail('stand-in: only --remote is modelled');
@@ -256,6 +268,8 @@ switch (true) {
     for (const k of targets.kv) if (!state.kv.some((x) => x.id === k.id)) fail(`KV namespace '${k.id}' is not valid. [code: 10041]`);
     for (const q of targets.queues)
       if (!state.queues?.includes(q)) fail(`Queue "${q}" does not exist. To create it, run: wrangler queues create ${q}`);
+    for (const b of targets.buckets)
+      if (!state.buckets?.includes(b)) fail(`R2 bucket '${b}' not found. Please use a different name and try again. [code: 10085]`);
     const w = (state.workers[name] ??= { secrets: {}, deployments: 0 });
     const secretsFile = flag('secrets-file');
     if (secretsFile) Object.assign(w.secrets, JSON.parse(readFileSync(secretsFile, 'utf8')));
