@@ -38,6 +38,8 @@ async function load() {
       'callerText',
     ],
     'src/features/memories/store.ts': ['inlineStatement'],
+    'src/auth/oauth-principal.ts': ['adminReachStatement', 'adminReachFromRow'],
+    'src/auth/ownership.ts': ['visibilityOf'],
     'src/lib/ids.ts': ['newId'],
   });
   return modules;
@@ -58,24 +60,14 @@ const AS_HELP = `  --as USER_ID|EMAIL  show what that administrator sees (defaul
  *   sqlLiteral: (v: string | number | null) => string }} h the CLI's helpers
  */
 export function consoleCommands({ UsageError, CommandError, iso, table, sql, sqlLiteral }) {
-  /** The visibility of --as (or the operator's). */
+  /** The visibility of --as (or the operator's): the pages' own reach read and rule (src/auth/ownership.ts). */
   async function visibility(o, io) {
     if (o.as === undefined) return { orgIds: [], brandIds: [], all: true, label: 'every organization' };
-    const [row] = await io.exec(
-      sql`SELECT u.id, u.email,
-                 (SELECT json_group_array(org_id) FROM memberships WHERE user_id = u.id AND org_id IS NOT NULL) AS orgs,
-                 (SELECT json_group_array(id) FROM brands
-                   WHERE org_id IN (SELECT org_id FROM memberships WHERE user_id = u.id AND org_id IS NOT NULL)
-                      OR id IN (SELECT brand_id FROM memberships WHERE user_id = u.id AND brand_id IS NOT NULL)) AS brands
-            FROM users u WHERE u.id = ${o.as} OR u.email = ${o.as} COLLATE NOCASE`,
-    );
+    const m = await load();
+    const [row] = await io.exec(m.inlineStatement(m.adminReachStatement(o.as, true), sqlLiteral));
     if (!row) throw new CommandError(`no user ${o.as}`);
-    return {
-      orgIds: JSON.parse(String(row.orgs)),
-      brandIds: JSON.parse(String(row.brands)),
-      label: String(row.email),
-      email: String(row.email),
-    };
+    const reach = m.adminReachFromRow(row);
+    return { ...m.visibilityOf(reach), label: reach.email, email: reach.email };
   }
 
   async function run(io, m, statement) {

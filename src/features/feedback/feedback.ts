@@ -90,6 +90,6 @@ export async function submitFeedback(ctx: OpContext, req: FeedbackRequest): Prom
     )
     .first<{ recent_queries: string | null }>();
   ctx.log.info('feedback filed', { feedbackRef, brandId, severity: req.severity ?? null });
-  enqueueNotification(ctx, { kind: 'feedback-filed', feedbackRef }, ctx.principal.orgId);
+  enqueueNotification(ctx, { kind: 'feedback-filed', feedbackRef }, owner.orgId);
   return { feedbackRef, attached: { queries: attachedRuns(stored?.recent_queries ?? null), turns: req.transcript?.length ?? 0 } };
 }
