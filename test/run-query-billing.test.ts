@@ -65,6 +65,7 @@ function setup(timeoutMs = 30_000) {
     config: { ...configOf(env), QUERY_TIMEOUT_MS: timeoutMs },
     principal,
     requestId: `req_${marker()}`,
+    origin: 'http://127.0.0.1',
     log: createLogger('req_bill'),
     now: Date.now(),
     transport: 'mcp',

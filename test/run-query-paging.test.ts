@@ -248,6 +248,7 @@ describe('dry runs and refused queries are metered', () => {
       log: createLogger('req_meter'),
       now,
       transport: 'rest',
+      origin: 'http://api.test',
       waitUntil: (p) => void background.push(p),
     });
     const code = (p: Promise<unknown>) =>

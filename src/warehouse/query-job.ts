@@ -10,7 +10,7 @@ import type {
   QueryOptions,
   QueryResult,
   WarehouseClientDeps,
-} from './bigquery-client';
+} from './types';
 import { decodeRows } from './decode';
 import { deadlineExceeded, malformedAnswer } from './errors';
 import { sanitizeLabels } from './labels';

@@ -1,4 +1,4 @@
-import { ApiError, describeError, type ErrorCode } from '../../errors';
+import { ApiError, describeError, toApiError, type ErrorCode } from '../../errors';
 import { newId, sha256Hex } from '../../lib/ids';
 import { Timings } from '../../lib/timings';
 import { resolvePeriod, type ResolvedPeriod } from './period';
@@ -14,6 +14,7 @@ import { createWarehouseClient, type QueryOptions, type WarehouseClient } from '
 import type { OpContext } from '../../context';
 import { issueResultCursor, openResultCursor, type ResultPosition } from './result-cursor';
 import { resolveBrand } from '../../auth/scope';
+import { rowOwner, type RowOwner } from '../../auth/ownership';
 import { verdictCache } from './verdict-cache';
 import { costUsd } from '../query-history/history';
 import { deliverQueryLog } from './query-log';
@@ -45,15 +46,21 @@ interface Target {
   window: ResolvedWindow | null;
 }
 
-async function resolveTarget(ctx: OpContext, input: RunQueryRequest): Promise<Target> {
+/**
+ * The run's brand and SQL. `accepted` is told the brand as soon as the brand check has passed (before the brand's
+ * own refusals, such as BRAND_NOT_PROVISIONED), so the log row is the brand's from then on.
+ */
+async function resolveTarget(ctx: OpContext, input: RunQueryRequest, accepted: (brand: BrandTarget) => void): Promise<Target> {
   const { env, principal } = ctx;
   if ('sql' in input) {
-    const brandId = resolveBrand(principal, input.brandId, { required: true });
+    const brandId = resolveBrand(principal, input.brandId, { required: true, transport: ctx.transport });
     const brand = (await catalogSnapshot(env, ctx.now)).brands.get(brandId);
     if (!brand) throw new ApiError('FORBIDDEN_BRAND', `this key cannot access brand ${JSON.stringify(brandId)}`);
+    accepted(brand);
     return { brand: provisioned(brand), sql: input.sql, queryId: null, period: null, window: null };
   }
-  const stored = await resolveStoredQuery(env, ctx.now, principal, input.queryId, input.brandId);
+  const stored = await resolveStoredQuery(env, ctx, input.queryId, input.brandId);
+  accepted(stored.brand);
   const brand = provisioned(stored.brand);
   const usesDates = stored.parameters.some((p) => p === 'start_date' || p === 'end_date');
   if (!usesDates && input.period !== undefined) {
@@ -132,7 +139,8 @@ async function meteredRefusal(ctx: OpContext, refusal: ApiError): Promise<ApiErr
 }
 
 interface LogEntry {
-  brandId: string | null;
+  /** Whose row it is: the caller's org until the brand check passes, then the brand and its org (rowOwner). */
+  owner: RowOwner;
   queryId: string | null;
   period: ResolvedPeriod | null;
   sql: string | null;
@@ -142,10 +150,24 @@ interface LogEntry {
   bytesBilled: number | null;
   rowCount: number | null;
   durationMs: number;
+  /** The caller-facing message of a refused or failed run, as the caller got it (see loggedMessage). */
+  errorMessage: string | null;
   /** BigQuery's ids of the execution, so a bill can be reconciled with GCP's (review N11). */
   bqJobId?: string | null;
   bqLocation?: string | null;
   bqQueryId?: string | null;
+}
+
+/** Characters of an error message the log keeps: room for BigQuery's own line about the caller's SQL. */
+const LOGGED_MESSAGE_MAX = 1000;
+
+/**
+ * What the log keeps of a refusal or failure: the message the caller was sent (after the contract's project took
+ * the real one's place), never the internal detail, cut at LOGGED_MESSAGE_MAX characters with a visible mark.
+ */
+function loggedMessage(err: unknown): string {
+  const message = err instanceof ApiError ? err.message : toApiError(err).message;
+  return message.length > LOGGED_MESSAGE_MAX ? `${message.slice(0, LOGGED_MESSAGE_MAX - 1)}…` : message;
 }
 
 /**
@@ -161,9 +183,9 @@ function writeLog(ctx: OpContext, e: LogEntry): Promise<void> {
       requestId: ctx.requestId,
       principalKind: ctx.principal.kind,
       principalId: ctx.principal.id,
-      orgId: ctx.principal.orgId,
+      orgId: e.owner.orgId,
       userId: ctx.principal.userId ?? null,
-      brandId: e.brandId,
+      brandId: e.owner.brandId,
       queryId: e.queryId,
       period: e.period ? JSON.stringify(e.period) : null,
       sql: e.sql,
@@ -178,6 +200,8 @@ function writeLog(ctx: OpContext, e: LogEntry): Promise<void> {
       bqLocation: e.bqLocation ?? null,
       bqQueryId: e.bqQueryId ?? null,
       createdAt: ctx.now,
+      errorMessage: e.errorMessage,
+      clientName: ctx.principal.clientName ?? null,
     },
     ctx.log,
   );
@@ -194,8 +218,8 @@ function logRun(ctx: OpContext, e: LogEntry): void {
     callerKind: ctx.principal.kind,
     callerId: ctx.principal.id,
     userId: ctx.principal.userId ?? null,
-    orgId: ctx.principal.orgId,
-    brandId: e.brandId,
+    orgId: e.owner.orgId,
+    brandId: e.owner.brandId,
     queryId: e.queryId,
     period: e.period,
     sql: e.sql,
@@ -222,7 +246,8 @@ export async function runQuery(ctx: OpContext, input: RunQueryRequest, opts: Run
   const startedPrecise = performance.now();
   const dryRun = input.dryRun === true;
   const log: LogEntry = {
-    brandId: input.brandId ?? null,
+    // The requested brand is not the row's until the brand check has passed (execute sets it then).
+    owner: rowOwner(ctx.principal, null),
     queryId: 'queryId' in input ? input.queryId : null,
     period: null,
     sql: 'sql' in input ? input.sql : null,
@@ -232,6 +257,7 @@ export async function runQuery(ctx: OpContext, input: RunQueryRequest, opts: Run
     bytesBilled: null,
     rowCount: null,
     durationMs: 0,
+    errorMessage: null,
   };
   const timings = new Timings();
   let out: Awaited<ReturnType<typeof execute>>;
@@ -240,7 +266,9 @@ export async function runQuery(ctx: OpContext, input: RunQueryRequest, opts: Run
   } catch (err) {
     log.outcome = err instanceof ApiError ? err.code : 'INTERNAL';
     if (!(err instanceof ApiError)) ctx.log.error('runQuery failed', { internal: describeError(err) });
-    throw contractError(err, ctx.env.BIGQUERY_PROJECT);
+    const answered = contractError(err, ctx.env.BIGQUERY_PROJECT);
+    log.errorMessage = loggedMessage(answered);
+    throw answered;
   } finally {
     log.durationMs = Date.now() - started;
     logRun(ctx, log);
@@ -259,8 +287,11 @@ async function execute(
   timings: Timings,
 ): Promise<RunQueryOutcome> {
   const { env, principal } = ctx;
-  const target = await timings.time('resolve', () => resolveTarget(ctx, input));
-  log.brandId = target.brand.id;
+  const target = await timings.time('resolve', () =>
+    resolveTarget(ctx, input, (brand) => {
+      log.owner = rowOwner(principal, brand);
+    }),
+  );
   log.sql = target.sql;
   log.period = target.period;
   // Callers name the contract's project; the guard checks against it, and BigQuery gets the deployment's own.
