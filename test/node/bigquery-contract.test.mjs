@@ -28,6 +28,7 @@ describe('bigquery contract suite against the local warehouse', () => {
         serviceAccountJson: t.sa.json,
         otherDatasetView: undefined,
         wildcardPrefix: undefined,
+        cacheTable: 'table_metadata',
         local: true,
       });
       const byStatus = (s) => results.filter((r) => r.status === s).map((r) => r.name);
@@ -39,7 +40,7 @@ describe('bigquery contract suite against the local warehouse', () => {
           1,
         ),
       ).toEqual([]);
-      expect(byStatus('pass')).toHaveLength(6);
+      expect(byStatus('pass')).toHaveLength(7);
       for (const r of results.filter((x) => x.status === 'skip')) expect(r.detail).toMatch(/\S/);
       const cancel = results.find((r) => r.name.startsWith('a query past its deadline'));
       expect(cancel?.status).toBe('pass');
