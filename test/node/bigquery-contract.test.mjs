@@ -59,6 +59,25 @@ describe('bigquery contract suite against the local warehouse', () => {
     expect(results[0]?.status).toBe('fail');
   });
 
+  it(
+    'the view check catches a wrong setup: a view that does not exist fails it (it used to pass on any error)',
+    { timeout: 120_000 },
+    async () => {
+      const results = await runContract({
+        apiBase: t.wh.url,
+        project: 'service-v1',
+        dataset: 'acme',
+        location: 'US',
+        serviceAccountJson: t.sa.json,
+        otherDatasetView: 'no_such_view',
+        local: true,
+      });
+      const view = results.find((r) => r.name.startsWith('dry run of a view over another dataset'));
+      expect(view?.status).toBe('fail');
+      expect(view?.detail).toMatch(/never tried|before the dry-run gate/);
+    },
+  );
+
   it('without credentials, npm run test:bigquery is skipped with one line and exit 0', () => {
     const env = /** @type {NodeJS.ProcessEnv} */ (/** @type {unknown} */ ({ PATH: process.env.PATH ?? '' }));
     const out = String(execFileSync(process.execPath, ['scripts/bigquery-contract.mjs'], { env, encoding: 'utf8' }));
