@@ -1,6 +1,16 @@
 import type { Env } from '../env';
 import type { Logger } from '../lib/log';
 import { dryRun, getTable, listTables } from './metadata';
+import {
+  awaitJob,
+  cancelJob,
+  jobStatus,
+  submitJob,
+  type JobCallOptions,
+  type JobRef,
+  type JobStatus,
+  type SubmitJobOptions,
+} from './long-job';
 import { queryJobs, readPage, runQuery } from './query-job';
 import type { RetryPolicy } from './retry';
 import { createTransport } from './transport';
@@ -12,6 +22,7 @@ import type { FieldSchema, TableFieldSchema } from './wire';
  */
 
 export type { FieldSchema, TableFieldSchema } from './wire';
+export type { JobCallOptions, JobRef, JobStatus } from './long-job';
 
 export interface TableRef {
   projectId: string;
@@ -165,6 +176,11 @@ export interface WarehouseClient {
   getTable(opts: TableOptions): Promise<TableInfo>;
   /** The tables of a dataset (`tables.list`, every page up to 10,000 tables): no job, nothing billed. */
   listTables(opts: DatasetOptions): Promise<TableListEntry[]>;
+  /** A long query's job, started and left running (long-job.ts): submit, wait a while, ask, cancel. */
+  submitJob(sql: string, opts: SubmitJobOptions): Promise<JobRef>;
+  awaitJob(opts: JobCallOptions, waitMs: number): Promise<{ complete: boolean; totalRows: number }>;
+  jobStatus(opts: JobCallOptions): Promise<JobStatus | null>;
+  cancelJob(opts: JobCallOptions): Promise<void>;
 }
 
 /** Seams for tests and the benchmark; every default is the real thing. */
@@ -220,5 +236,9 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
     readPage: (opts) => readPage(jobs, opts),
     getTable: (opts) => getTable(env, transport, opts),
     listTables: (opts) => listTables(env, transport, opts),
+    submitJob: (sql, opts) => submitJob(jobs, sql, opts),
+    awaitJob: (opts, waitMs) => awaitJob(jobs, opts, waitMs),
+    jobStatus: (opts) => jobStatus(jobs, opts),
+    cancelJob: (opts) => cancelJob(jobs, opts),
   };
 }

@@ -75,7 +75,7 @@ export function queryJobs(env: Env, t: Transport, deps: WarehouseClientDeps): Jo
 }
 
 /** Best effort: a job we stop waiting for should stop billing. Failures are logged, never thrown. */
-async function cancel(q: Jobs, jobId: string, jobLocation: string | undefined, call: Call): Promise<void> {
+export async function cancel(q: Jobs, jobId: string, jobLocation: string | undefined, call: Call): Promise<void> {
   const cancelCall: Call = { ...call, op: 'jobs.cancel', deadline: q.now() + q.cancelTimeoutMs };
   try {
     const r = await q.exchange(
@@ -123,7 +123,13 @@ async function bytesBilled(q: Jobs, jobId: string, jobLocation: string | undefin
  * status ... Cancelled jobs may still incur costs", jobs.cancel in the BigQuery v2 reference), so the bytes are
  * only known later. Never rejects: a job BigQuery does not know billed nothing; `fallback` when it stays unknown.
  */
-async function settleAbandoned(q: Jobs, jobId: string, jobLocation: string | undefined, call: Call, fallback: number): Promise<number> {
+export async function settleAbandoned(
+  q: Jobs,
+  jobId: string,
+  jobLocation: string | undefined,
+  call: Call,
+  fallback: number,
+): Promise<number> {
   await cancel(q, jobId, jobLocation, call);
   const until = q.now() + q.settleTimeoutMs;
   for (let attempt = 1; ; attempt++) {
@@ -164,7 +170,7 @@ async function reportLate(q: Jobs, late: Promise<number>, opts: QueryOptions): P
   else await late;
 }
 
-function jobTimeoutMs(q: Jobs, timeoutMs: number): string {
+export function jobTimeoutMs(q: Jobs, timeoutMs: number): string {
   return String(timeoutMs + q.jobTimeoutMarginMs);
 }
 

@@ -63,7 +63,13 @@ export type QueryResponse = z.infer<typeof QueryResponseSchema>;
  */
 export const JobSchema = z.object({
   jobReference: JobReferenceSchema.partial().optional(),
-  status: z.object({ state: z.string().optional() }).optional(),
+  status: z
+    .object({
+      state: z.string().optional(),
+      /** Why a DONE job failed (absent when it succeeded). */
+      errorResult: z.object({ reason: z.string().optional(), message: z.string().optional() }).optional(),
+    })
+    .optional(),
   statistics: z
     .object({
       totalBytesProcessed: Int64Count.optional(),
