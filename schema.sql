@@ -109,8 +109,10 @@ CREATE INDEX IF NOT EXISTS saved_queries_brand ON saved_queries(brand_id);
 -- query_log: one row per query run, accepted or rejected (the audit trail; feedback attaches from it).
 -- principal_kind/principal_id: 'key' + api_keys.id, or 'oauth' + the OAuth connection's grant id.
 -- outcome is 'OK' or the error code returned. sql is the raw SQL (shape A) or the filled template (shape B).
--- org_id is the caller's org (so a run refused before it reached a brand still shows to that org's administrators;
--- NULL for a caller spanning orgs and for rows logged before 0003); user_id the acting user of an OAuth connection,
+-- org_id and brand_id are the row's owner (rowOwner, src/auth/ownership.ts): brand_id only once the brand check
+-- passed, org_id that brand's org, else the caller's org (so a run refused before it reached a brand shows to that
+-- org's administrators; NULL for a caller spanning orgs refused before naming a brand); an administrator sees a
+-- brand's row only while org_id is the brand's current org (visibleSql); user_id the acting user of an OAuth connection,
 -- NULL for API keys. The admin pages' query history and `npm run admin -- history` read this table.
 CREATE TABLE IF NOT EXISTS query_log (
   id               TEXT PRIMARY KEY,
@@ -166,7 +168,8 @@ CREATE TABLE IF NOT EXISTS feedback (
   status          TEXT NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'acknowledged', 'resolved', 'dismissed')),
   status_note     TEXT,
   status_changed_by TEXT,
-  status_changed_at INTEGER
+  status_changed_at INTEGER,
+  assignee_user_id TEXT                    -- the administrator the report is assigned to (users.id) (0011)
 );
 CREATE INDEX IF NOT EXISTS feedback_brand ON feedback(brand_id, created_at);
 CREATE INDEX IF NOT EXISTS feedback_org ON feedback(org_id, created_at);
@@ -188,7 +191,10 @@ CREATE INDEX IF NOT EXISTS feedback_status_changes_feedback ON feedback_status_c
 
 -- webhook_deliveries: one row per attempt to call the configured webhook about a filed report (the Queues consumer,
 -- src/features/notifications). outcome delivered (2xx), failed (will be retried) or gave_up (the last attempt
--- failed: nothing further is tried). http_status NULL when no answer came; error is a short reason.
+-- failed: nothing further is tried). http_status NULL when no answer came; error is a short redacted reason ("HTTP
+-- 500", "invalid webhook URL", "DNS failure"), never a URL. event_id names what was notified (the report's id for
+-- feedback.filed, the status change's id for feedback.status_changed); an event with a delivered or gave_up row is
+-- never called again (0011).
 CREATE TABLE IF NOT EXISTS webhook_deliveries (
   id           TEXT PRIMARY KEY,           -- whd_<random>
   feedback_id  TEXT NOT NULL,
@@ -197,9 +203,24 @@ CREATE TABLE IF NOT EXISTS webhook_deliveries (
   http_status  INTEGER,
   error        TEXT,
   duration_ms  INTEGER NOT NULL,
-  created_at   INTEGER NOT NULL
+  created_at   INTEGER NOT NULL,
+  event_id     TEXT,
+  event        TEXT                        -- feedback.filed | feedback.status_changed
 );
 CREATE INDEX IF NOT EXISTS webhook_deliveries_feedback ON webhook_deliveries(feedback_id, attempt);
+CREATE INDEX IF NOT EXISTS webhook_deliveries_event ON webhook_deliveries(event_id, outcome);
+
+-- org_webhooks: an organization's own notification webhook, overriding FEEDBACK_WEBHOOK_URL for its reports. The
+-- URL and the signing secret are sealed (AES-256-GCM under CREDENTIALS_KEY, src/warehouse/credential-seal.ts, the
+-- org id as authenticated data) and never displayed. key_id names the secret that sealed the row (0011).
+CREATE TABLE IF NOT EXISTS org_webhooks (
+  org_id         TEXT PRIMARY KEY,
+  format         TEXT NOT NULL DEFAULT 'json' CHECK (format IN ('json', 'slack')),
+  key_id         TEXT NOT NULL,
+  sealed         TEXT NOT NULL,              -- JSON {iv, ciphertext} of the sealed JSON {url, secret}
+  updated_by     TEXT NOT NULL,
+  updated_at     INTEGER NOT NULL
+);
 
 -- users: people who sign in to the administration interface and approve OAuth connections.
 -- password_hash is PBKDF2-SHA256 (hex) over the password with the per-user salt and password_iterations.

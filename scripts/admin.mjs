@@ -25,9 +25,9 @@ import { consoleCommands } from './lib/console-commands.mjs';
 import { importWorkerModules, ROOT } from './lib/import-ts.mjs';
 import { brandCredentialsCommands } from './lib/brand-credentials.mjs';
 
-/** The Worker's key settings and key SQL (src/features/keys/): one definition for the pages and this CLI. */
+/** The Worker's key settings (src/auth/) and key SQL (src/features/keys/): one definition for the pages and this CLI. */
 const keys = await importWorkerModules({
-  'src/features/keys/settings.ts': ['KEY_SETTINGS', 'KEY_SETTING_NAMES'],
+  'src/auth/key-settings.ts': ['KEY_SETTINGS', 'KEY_SETTING_NAMES'],
   'src/features/keys/store.ts': ['insertKeyStatement', 'updateKeySettingsStatement', 'KEY_COLUMNS', 'KEY_FROM', 'keyOfRow'],
   'src/features/memories/store.ts': ['inlineStatement'],
 });
@@ -118,7 +118,9 @@ const COMMANDS = {
     summary: 'create a brand in an organization (without --dataset it is not provisioned)',
     details: `  --dataset   BigQuery dataset in the warehouse project (letters, digits, _); one brand per dataset
   --timezone  IANA time zone deciding "yesterday" and "last full month" for stored-query periods (default UTC)
-  --currency  ISO 4217 code the brand's money columns are in (e.g. USD), shown by list_brands (default: none)`,
+  --currency  ISO 4217 code the brand's money columns are in (e.g. USD), shown by list_brands (default: none)
+  An id a deleted brand left in the query history or the data-issue reports is never given to a new brand: the
+  new brand would otherwise be shown the old one's runs and reports (docs/cli.md, "Brand ids are not reused").`,
     options: {
       id: { type: 'string' },
       org: { type: 'string' },
@@ -134,6 +136,7 @@ const COMMANDS = {
       const dataset = o.dataset === undefined ? null : requireDataset(o.dataset);
       const timezone = o.timezone === undefined ? null : requireTimeZone(o.timezone);
       const currency = o.currency === undefined ? null : requireCurrency(o.currency);
+      await refuseReusedBrandId(io, id);
       await io.exec(
         sql`INSERT INTO brands (id, org_id, name, dataset, timezone, currency, created_at) VALUES (${id}, ${org}, ${name}, ${dataset}, ${timezone}, ${currency}, ${io.now})`,
         {
@@ -856,6 +859,22 @@ function planJson(dir, planned) {
     warnings: planned.warnings,
     ...(planned.dryRuns ? { dryRuns: { window: planned.dryRuns.window, estimates: planned.dryRuns.estimates } } : {}),
   };
+}
+
+/**
+ * Brand ids are not reused: an id a deleted brand left in query_log or feedback (the audit trail `brand delete`
+ * keeps) is refused, so a new brand, in whatever organization, inherits none of the old one's runs or reports.
+ */
+async function refuseReusedBrandId(io, id) {
+  const [row] = await io.exec(
+    sql`SELECT NOT EXISTS (SELECT 1 FROM brands WHERE id = ${id})
+               AND (EXISTS (SELECT 1 FROM query_log WHERE brand_id = ${id}) OR EXISTS (SELECT 1 FROM feedback WHERE brand_id = ${id})) AS used`,
+  );
+  if (Number(row?.used) === 1) {
+    throw new CommandError(
+      `brand id ${id} belonged to a deleted brand whose query history and data-issue reports keep it; brand ids are not reused, choose another id`,
+    );
+  }
 }
 
 /** What belongs to a brand (what `brand delete` refuses over, or deletes with --cascade). */

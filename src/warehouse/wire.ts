@@ -66,7 +66,6 @@ export const JobSchema = z.object({
   status: z
     .object({
       state: z.string().optional(),
-      /** Why a DONE job failed (absent when it succeeded). */
       errorResult: z.object({ reason: z.string().optional(), message: z.string().optional() }).optional(),
     })
     .optional(),

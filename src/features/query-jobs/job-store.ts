@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Principal } from '../../auth/principal';
 import { configOf, type Env } from '../../env';
 import { ApiError } from '../../errors';
-import { KEY_SETTINGS } from '../keys/settings';
+import { KEY_SETTINGS } from '../../auth/key-settings';
 
 /**
  * The durable record of a long query (table `query_jobs`, migration 0012): who owns it, which BigQuery job it is,

@@ -4,7 +4,8 @@ import { ApiError, describeError, isErrorCode } from '../../errors';
 import { newId } from '../../lib/ids';
 import { createLogger, type Logger } from '../../lib/log';
 import { settleRun } from '../../usage/usage';
-import { createWarehouseClient, type JobCallOptions, type WarehouseClient } from '../../warehouse/bigquery-client';
+import { createWarehouseClient, type JobRef, type WarehouseClient } from '../../warehouse/bigquery-client';
+import { mapUpstreamError } from '../../warehouse/errors';
 import { deliverQueryLog } from '../query/query-log';
 import { issueResultCursor, RESULT_CURSOR_TTL_MS } from '../query/result-cursor';
 import { HandedOff, readQueryPage, runQuery, type AdmittedRun, type RunQueryOptions, type RunQueryOutcome } from '../query/run-query';
@@ -110,6 +111,7 @@ async function recordAndSubmit(ctx: OpContext, run: AdmittedRun, limits: JobLimi
       maxBytesBilled: principal.limits.maxBytesBilled,
       jobTimeoutMs: limits.jobTimeoutMs,
       timeoutMs: ctx.config.QUERY_TIMEOUT_MS,
+      billedIfUnknown: run.ticket.reservedBytes,
     });
     if (ref.location && ref.location !== row.bq_location) {
       await env.DB.prepare('UPDATE query_jobs SET bq_location = ? WHERE id = ?').bind(ref.location, id).run();
@@ -123,16 +125,38 @@ async function recordAndSubmit(ctx: OpContext, run: AdmittedRun, limits: JobLimi
   return id;
 }
 
-/** The warehouse call options naming the job of `row`. */
-function jobCall(row: JobRow, requestId: string): JobCallOptions {
-  return {
-    brandId: row.brand_id,
-    requestId,
-    labels: {},
-    jobId: row.bq_job_id,
-    location: row.bq_location,
-    timeoutMs: 10_000,
-  };
+/** The BigQuery job of `row`. */
+function jobRef(row: JobRow): JobRef {
+  return { jobId: row.bq_job_id, location: row.bq_location || null };
+}
+
+/** Who asks about the job of `row` (the brand's account), for one bounded call. */
+function callOpts(row: JobRow, requestId: string) {
+  return { brandId: row.brand_id, requestId, labels: {}, timeoutMs: 10_000 };
+}
+
+/**
+ * Waits up to `waitMs` for the job (BigQuery's long poll, reading one row at most); the rows it holds once it
+ * finished. `ended` without rows: it failed, or the warehouse could not be asked (then `advance` finds out).
+ */
+async function waitSlice(
+  client: WarehouseClient,
+  row: JobRow,
+  ctx: OpContext,
+  waitMs: number,
+): Promise<{ ended: boolean; totalRows?: number }> {
+  try {
+    const r = await client.awaitJob(jobRef(row), {
+      ...callOpts(row, ctx.requestId),
+      maxBytesBilled: ctx.principal.limits.maxBytesBilled,
+      rowCap: 1,
+      timeoutMs: waitMs,
+      leaveRunning: true,
+    });
+    return { ended: true, totalRows: r.totalRows };
+  } catch (err) {
+    return { ended: !(err instanceof ApiError && err.code === 'WAREHOUSE_TIMEOUT') };
+  }
 }
 
 /** Waits up to `waitMs` for the job, advancing it when BigQuery says it ended; then answers as `answerFor` does. */
@@ -141,14 +165,15 @@ async function waitForJob(ctx: OpContext, id: string, waitMs: number, opts: RunQ
   const until = Date.now() + waitMs;
   let row = await readJob(ctx.env, id);
   while (row && isLive(row) && Date.now() < until) {
-    let ended = false;
-    try {
-      ended = (await client.awaitJob(jobCall(row, ctx.requestId), Math.min(until - Date.now(), MAX_WAIT_SLICE_MS))).complete;
-    } catch {
-      // A failed job answers its error here; advance reads it from jobs.get and ends the record.
-      ended = true;
+    const slice = await waitSlice(client, row, ctx, Math.min(until - Date.now(), MAX_WAIT_SLICE_MS));
+    if (!slice.ended) continue;
+    row = await advance(ctx.env, row, Date.now(), ctx.log, { client });
+    if (slice.totalRows !== undefined && row.status === 'done' && row.total_rows === null) {
+      await recordTotalRows(ctx.env, row.id, slice.totalRows);
+      row = { ...row, total_rows: slice.totalRows };
     }
-    if (ended) row = await advance(ctx.env, row, Date.now(), ctx.log, { client });
+    // Still live after it "ended": the warehouse could not be asked. Not a tight loop of failures.
+    if (isLive(row)) await new Promise((r) => setTimeout(r, Math.min(1_000, Math.max(0, until - Date.now()))));
   }
   if (!row) throw new ApiError('INTERNAL', 'the long query record disappeared');
   return answerFor(ctx, row, opts);
@@ -208,9 +233,11 @@ export async function jobResult(ctx: OpContext, row: JobRow, opts: RunQueryOptio
 
 async function learnTotalRows(ctx: OpContext, row: JobRow): Promise<number> {
   const client = createWarehouseClient(ctx.env, { waitUntil: ctx.waitUntil });
-  const { totalRows } = await client.awaitJob(jobCall(row, ctx.requestId), 0);
-  await recordTotalRows(ctx.env, row.id, totalRows);
-  return totalRows;
+  const slice = await waitSlice(client, row, ctx, 10_000);
+  if (slice.totalRows === undefined)
+    throw new ApiError('WAREHOUSE_UNAVAILABLE', "the finished query's result could not be read; try again shortly");
+  await recordTotalRows(ctx.env, row.id, slice.totalRows);
+  return slice.totalRows;
 }
 
 /** The owner's poll: advances the job, then answers it (result, error or pending). */
@@ -231,8 +258,9 @@ export async function cancelLongJob(ctx: OpContext, id: string): Promise<JobRow>
   const row = await ownJob(ctx.env, ctx.principal, id);
   if (row.status !== 'running') return row;
   const client = createWarehouseClient(ctx.env, { waitUntil: ctx.waitUntil });
-  await client.cancelJob(jobCall(row, ctx.requestId));
   await markCancelling(ctx.env, id, 'caller');
+  // jobs.cancel, then jobs.get until BigQuery reports the job stopped (bounded); advance then ends the record.
+  await client.cancelJob(jobRef(row), { ...callOpts(row, ctx.requestId), billedIfUnknown: row.reserved_bytes });
   const current = (await readJob(ctx.env, id)) ?? row;
   return advance(ctx.env, current, Date.now(), ctx.log, { client });
 }
@@ -253,10 +281,14 @@ export async function advance(
   const client = opts.client ?? createWarehouseClient(env);
   let status;
   try {
-    status = await client.jobStatus(jobCall(row, row.request_id));
+    status = await client.jobStatus(jobRef(row), callOpts(row, row.request_id));
   } catch (err) {
-    log.warn('long query status unavailable; asking again later', { jobId: row.id, internal: describeError(err) });
-    return row;
+    // jobs.get reads as a stored result: a job BigQuery does not know is the "result gone" refusal.
+    if (err instanceof ApiError && err.code === 'VALIDATION') status = null;
+    else {
+      log.warn('long query status unavailable; asking again later', { jobId: row.id, internal: describeError(err) });
+      return row;
+    }
   }
   if (status === null) {
     // BigQuery does not know the job: it never ran (a refused submission), so it billed nothing.
@@ -272,19 +304,20 @@ export async function advance(
     });
   }
   if (status.state === 'DONE') {
-    const stopped = status.reason === 'stopped';
+    const { error, totalBytesProcessed, totalBytesBilled } = status;
+    const stopped = error?.reason === 'stopped';
     const ended = (s: JobEnd['status'], errorCode: string | null, errorMessage: string | null): JobEnd => ({
       status: s,
-      bytesProcessed: status.bytesProcessed,
-      bytesBilled: status.bytesBilled ?? 0,
+      bytesProcessed: totalBytesProcessed,
+      bytesBilled: totalBytesBilled ?? 0,
       totalRows: null,
       errorCode,
       errorMessage,
       at: now,
     });
     let end: JobEnd;
-    if (!status.error) end = ended('done', null, null);
-    else if (status.reason === 'timeout' || (stopped && row.cancel_reason === 'deadline')) {
+    if (!error) end = ended('done', null, null);
+    else if (error.reason === 'timeout' || (stopped && row.cancel_reason === 'deadline')) {
       end = ended(
         'expired',
         'WAREHOUSE_TIMEOUT',
@@ -292,17 +325,24 @@ export async function advance(
       );
     } else if (stopped) {
       end = ended('cancelled', 'QUERY_CANCELLED', 'the query was cancelled by its owner; what it billed before it stopped is counted');
-    } else end = ended('failed', status.error.code, status.error.message);
+    } else {
+      // The failure as a synchronous run would have answered it (BigQuery's reason mapped the one way).
+      const failure = { code: 400, message: error.message ?? '', errors: [{ reason: error.reason ?? '', message: error.message ?? '' }] };
+      const mapped = mapUpstreamError(400, JSON.stringify({ error: failure })).error;
+      end = ended('failed', mapped.code, mapped.message);
+    }
     return finish(env, row, log, end);
   }
-  if (status.bytesProcessed !== null && status.bytesProcessed !== row.bytes_processed) {
-    await recordProgress(env, row.id, status.bytesProcessed);
+  if (status.totalBytesProcessed > 0 && status.totalBytesProcessed !== row.bytes_processed) {
+    await recordProgress(env, row.id, status.totalBytesProcessed);
   }
   if (row.status === 'running' && now >= row.deadline_at) {
     // BigQuery's own jobTimeoutMs should have ended it; this is the backstop for a job that outlived it.
-    await client.cancelJob(jobCall(row, row.request_id));
     await markCancelling(env, row.id, 'deadline');
-    log.info('long query past its deadline; cancel sent', { jobId: row.id });
+    log.info('long query past its deadline; cancelling it', { jobId: row.id });
+    await client.cancelJob(jobRef(row), { ...callOpts(row, row.request_id), billedIfUnknown: row.reserved_bytes });
+    const cancelled = await readJob(env, row.id);
+    if (cancelled) return advance(env, cancelled, now, log, { client });
   }
   return (await readJob(env, row.id)) ?? row;
 }

@@ -1,6 +1,5 @@
 import type { AppRouteHandler } from '../../app-env';
-import type { OpContext } from '../../context';
-import { opContext } from '../../routes/context';
+import { opContext, type OpContext } from '../../context';
 import type { RunQueryRequest } from '../query/run-query.schemas';
 import type { RunQueryOutcome } from '../query/run-query';
 import { cancelLongJob, jobResult, jobStatusOf, startLongQuery } from './long-run';
@@ -45,13 +44,13 @@ export async function startAsync(
 }
 
 export const get: AppRouteHandler<GetRoute> = async (c) => {
-  const ctx = opContext(c);
+  const ctx = opContext('rest');
   const { body, headers } = await restJob(ctx, await jobStatusOf(ctx, c.req.valid('param').jobId));
   return c.json(body, 200, headers);
 };
 
 export const cancel: AppRouteHandler<CancelRoute> = async (c) => {
-  const ctx = opContext(c);
+  const ctx = opContext('rest');
   const { body, headers } = await restJob(ctx, await cancelLongJob(ctx, c.req.valid('param').jobId));
   return c.json(body, 202, headers);
 };
