@@ -364,6 +364,18 @@ CREATE TABLE IF NOT EXISTS catalog_versions (
 );
 CREATE INDEX IF NOT EXISTS catalog_versions_applied ON catalog_versions(applied_at);
 
+-- catalog_version_orgs: versions per organization (0009). One row per organization whose catalog a version changed
+-- (an item owned by org:X changes X's, by brand:B B's org's, a system item every organization's), summary that
+-- organization's part of the plan counted. The admin pages' Catalog page shows an administrator only the versions
+-- of their organizations, with their part; the admin CLI reads catalog_versions whole.
+CREATE TABLE IF NOT EXISTS catalog_version_orgs (
+  version_id  TEXT NOT NULL REFERENCES catalog_versions(id),
+  org_id      TEXT NOT NULL,
+  summary     TEXT NOT NULL,
+  PRIMARY KEY (version_id, org_id)
+);
+CREATE INDEX IF NOT EXISTS catalog_version_orgs_org ON catalog_version_orgs(org_id);
+
 -- query_jobs: one row per long (asynchronous) query run: a REST async job, an MCP task, or a run_query that outlived
 -- its wait and answered with a pending cursor. The durable record of the run (docs/run-query.md, "Long queries"),
 -- read by whichever isolate serves the next poll, the job's alarm (QueryJobAlarm) and the console's Jobs page.

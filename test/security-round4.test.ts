@@ -7,6 +7,9 @@ import { env } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { csvField, loadTotals } from '../src/features/query-history/history';
 import { visibilityOf } from '../src/auth/ownership';
+import type { Catalog } from '../src/features/catalog-files/format';
+import type { CatalogPlan } from '../src/features/catalog-files/plan';
+import { recordVersionStatements, versionOrgs } from '../src/features/catalog-files/versions';
 import { loadAdminReach } from '../src/auth/oauth-principal';
 import { DEMO_KEY_IDS } from '../src/seed/demo-tenants';
 import { page, signedIn } from './admin-client';
@@ -217,5 +220,78 @@ describe('CSV cells are always safe', () => {
 
   it('numbers and booleans stay bare, null is empty', () => {
     expect([csvField(12), csvField(true), csvField(null), csvField({ digits: '0.000001' })]).toEqual(['12', 'true', '', '0.000001']);
+  });
+});
+
+describe('the Catalog page shows each administrator only their own organization’s catalog', () => {
+  const memory = (id: string, owner: Catalog['memories'][number]['owner']) => ({ id, owner, table: null, title: id, content: id });
+  const planOf = (entries: CatalogPlan['entries'], hash: string): CatalogPlan => ({
+    entries,
+    counts: { add: entries.length, change: 0, remove: 0, skipped: 0 },
+    contentHash: hash.repeat(64 / hash.length),
+    planHash: 'p'.repeat(64),
+    prune: false,
+  });
+  const stored = {
+    orgs: ['org_demo', 'org_other'],
+    brands: [
+      { id: 'brand_acme', orgId: 'org_demo' },
+      { id: 'brand_umbrella', orgId: 'org_other' },
+    ],
+    catalog: { reports: [], savedQueries: [], memories: [] },
+  };
+
+  it('versionOrgs: an item changes its owner’s organization’s catalog, a system item every one’s', () => {
+    const folder: Catalog = {
+      reports: [],
+      savedQueries: [{ id: 'sq_u', brandId: 'brand_umbrella', name: null, description: null, sql: 'SELECT 1', tables: null }],
+      memories: [
+        memory('mem_a', { scope: 'brand', orgId: null, brandId: 'brand_acme' }),
+        memory('mem_s', { scope: 'system', orgId: null, brandId: null }),
+      ],
+    };
+    const plan = planOf(
+      [
+        { action: 'add', kind: 'memory', id: 'mem_a' },
+        { action: 'add', kind: 'savedQuery', id: 'sq_u' },
+        { action: 'remove', kind: 'memory', id: 'mem_gone', skipped: true },
+      ],
+      'a',
+    );
+    expect(versionOrgs(plan, folder, stored)).toEqual([
+      { orgId: 'org_demo', summary: '1 to add, 0 to change, 0 to remove' },
+      { orgId: 'org_other', summary: '1 to add, 0 to change, 0 to remove' },
+    ]);
+    expect(versionOrgs(planOf([{ action: 'add', kind: 'memory', id: 'mem_s' }], 'b'), folder, stored).map((o) => o.orgId)).toEqual([
+      'org_demo',
+      'org_other',
+    ]);
+  });
+
+  it('another organization’s administrator sees neither the folder nor the version of org_demo’s apply', async () => {
+    const folder: Catalog = {
+      reports: [],
+      savedQueries: [],
+      memories: [memory('mem_acme_private', { scope: 'brand', orgId: null, brandId: 'brand_acme' })],
+    };
+    const plan = planOf([{ action: 'add', kind: 'memory', id: 'mem_acme_private' }], 'acbd');
+    const statements = recordVersionStatements(plan, versionOrgs(plan, folder, stored), {
+      appliedBy: 'acme data team',
+      now: Date.now(),
+      source: 'catalogs/acme-private-folder',
+    });
+    await env.DB.batch(statements.map((st) => env.DB.prepare(st.sql).bind(...st.params)));
+
+    for (const who of ['org', 'brand'] as const) {
+      const html = await page(browsers[who], '/admin/catalog');
+      expect(html).toContain('catalogs/acme-private-folder');
+      expect(html).toContain(plan.contentHash.slice(0, 12));
+    }
+    const other = await page(browsers.other, '/admin/catalog');
+    expect(other).not.toContain('catalogs/acme-private-folder');
+    expect(other).not.toContain('acme data team');
+    expect(other).not.toContain(plan.contentHash.slice(0, 12));
+    // Their own live version is still the demo catalog's (its system items are every organization's).
+    expect(other).toContain('catalog/demo');
   });
 });

@@ -1209,6 +1209,11 @@ export const ATTACKS: AttackCase[] = [
     code: 'FORBIDDEN_TABLE',
   },
   {
+    name: 'a typed array literal whose type list calls a function',
+    sql: 'SELECT ARRAY<EXTERNAL_QUERY(1, 2)>[1] FROM `service-v1.acme.t`',
+    code: 'FORBIDDEN_TABLE',
+  },
+  {
     name: 'a typed array literal whose elements read another dataset',
     sql: 'SELECT ARRAY<STRUCT<a INT64>>[(SELECT AS STRUCT COUNT(*) FROM `service-v1.globex.fact__orders`)]',
     code: 'FORBIDDEN_TABLE',

@@ -429,7 +429,7 @@ describe('query: retries', () => {
     expect(await Promise.all(late)).toEqual([12_345, 0]);
   });
 
-  it('gives up on a persistent refusal after 4 tries with WAREHOUSE_UNAVAILABLE, counting nothing', async () => {
+  it('gives up on a persistent refusal after 6 tries with WAREHOUSE_UNAVAILABLE, counting nothing', async () => {
     const tag = newTag();
     await arm({ kind: 'rateLimitExceeded', persistent: true, match: { op: 'query', label: { t: tag } } });
     let late: Promise<number> | null = null;
@@ -445,7 +445,7 @@ describe('query: retries', () => {
       ),
     );
     expect(err).toMatchObject({ code: 'WAREHOUSE_UNAVAILABLE', status: 503 });
-    expect(await journal({ tag, op: 'query' })).toHaveLength(4);
+    expect(await journal({ tag, op: 'query' })).toHaveLength(6);
     expect(late).toBeNull();
   });
 
@@ -876,6 +876,18 @@ describe('credentials', () => {
     );
     expect(err).toMatchObject({ code: 'WAREHOUSE_ERROR', status: 502 });
     expect((await journal({ tag, op: 'query' })).map((s) => s.auth)).toEqual([{ ok: false, why: 'token expired' }]);
+  });
+
+  it("a cursor page read after the brand's credential changed is 'result gone', not FORBIDDEN_TABLE (N9)", async () => {
+    const tag = newTag();
+    // Run with the default account; the brand then gets its own (the result table belongs to the old one).
+    const r = await createWarehouseClient(env).query(`SELECT order_id FROM ${ORDERS} LIMIT 3 /* ${tag} */`, opts(tag, { keepJob: true }));
+    expect(r.jobId).toMatch(/\S/);
+    const perBrand = createWarehouseClient({ ...env, GCP_SERVICE_ACCOUNTS_BY_BRAND: inject('serviceAccountsByBrandJson') });
+    const err = await failure(
+      perBrand.readPage({ ...opts(tag), jobId: r.jobId ?? '', location: r.location ?? '', startIndex: 1, maxResults: 2 }),
+    );
+    expect(err).toMatchObject({ code: 'VALIDATION', status: 400, details: { issues: [{ path: 'cursor' }] } });
   });
 
   it("signs with the brand's own account when one is configured; IAM then keeps it to its dataset", async () => {

@@ -14,6 +14,7 @@ export const FAULT_KINDS = {
   http500: { ops: null, about: '500 internalError' },
   http503: { ops: null, about: '503 backendError (service unavailable)' },
   backendError: { ops: null, about: '500 backendError (`status` may set 503)' },
+  quotaExceeded: { ops: null, about: '403 quotaExceeded (a project quota is used up; BigQuery ran nothing)' },
   rateLimitExceeded: { ops: null, about: '403 rateLimitExceeded (`status` may set 429, as BigQuery does for some quotas)' },
   jobInternalError: {
     ops: ['query', 'getQueryResults'],

@@ -297,6 +297,16 @@ async function applyFault(fault, req, res) {
         new BqError(fault.status ?? 500, 'backendError', 'Error encountered during execution. Retrying may solve the problem.'),
       );
       return true;
+    case 'quotaExceeded':
+      sendError(
+        res,
+        new BqError(
+          fault.status ?? 403,
+          'quotaExceeded',
+          'Quota exceeded: Your project exceeded quota for concurrent queries. For more information, see https://cloud.google.com/bigquery/docs/troubleshoot-quotas',
+        ),
+      );
+      return true;
     case 'rateLimitExceeded': {
       const status = fault.status ?? 403;
       sendError(
@@ -645,6 +655,16 @@ const OPERATIONS = {
   /** jobs.getQueryResults */
   async getQueryResults(call) {
     const job = findJob(call);
+    // A query's result lives in an anonymous table of the account that ran it: another account (a brand whose
+    // credential changed since) may not read it, as on BigQuery.
+    if (job.email && job.email !== call.account.clientEmail) {
+      throw new BqError(
+        403,
+        'accessDenied',
+        `Access Denied: Table ${job.project}:_${createHash('sha256').update(job.email).digest('hex').slice(0, 40)}.anon${job.id}: ` +
+          'User does not have permission to query table, or perhaps it does not exist.',
+      );
+    }
     const p = call.params;
     const int64Timestamp = p.get('formatOptions.useInt64Timestamp') === 'true';
     const waitMs = optionalCount(p.get('timeoutMs') ?? undefined, 'timeoutMs') ?? DEFAULT_WAIT_MS;

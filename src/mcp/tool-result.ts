@@ -162,6 +162,26 @@ export function resultSizeMeta(maxChars: number): Record<string, unknown> | unde
 }
 
 /**
+ * A listing as a structured result's text rendering (ToolSpec.text): a title line, then a header and one
+ * tab-separated line per item, with only the ids and names a model needs (the full records are in
+ * `structuredContent`). Tabs and line breaks inside a value become spaces, so every item stays one line.
+ */
+export function textTable(
+  title: string,
+  columns: readonly string[],
+  rows: readonly (readonly (string | number | null | undefined)[])[],
+): string {
+  const cell = (v: string | number | null | undefined) =>
+    v === null || v === undefined || v === '' ? '-' : String(v).replace(/\s+/g, ' ');
+  return [title, columns.join('\t'), ...rows.map((r) => r.map(cell).join('\t'))].join('\n');
+}
+
+/** The line a paged listing's text ends with while more pages remain. */
+export function nextPageLine(nextCursor: string | null): string[] {
+  return nextCursor === null ? [] : [`More: call again with cursor ${JSON.stringify(nextCursor)}.`];
+}
+
+/**
  * A successful tool result: `structuredContent` parsed through the tool's output schema, and the same JSON as
  * text for clients that only read `content` (or, with `render`, the tool's own rendering of the parsed data).
  * Parsing strips fields the schema does not declare: the advertised JSON Schema has `additionalProperties: false`,

@@ -210,6 +210,9 @@ const RESERVED: ReadonlySet<string> = new Set(
   ).split(' '),
 );
 
+/** Types that take parameters in brackets (`STRING(10)`, `NUMERIC(10, 2)`): the only `(` a plain type list holds. */
+const PARAMETERIZED_TYPES: ReadonlySet<string> = new Set(['STRING', 'BYTES', 'NUMERIC', 'DECIMAL', 'BIGNUMERIC', 'BIGDECIMAL']);
+
 /** Words that start a query or read a table. */
 const QUERY_WORDS: ReadonlySet<string> = new Set(['SELECT', 'WITH', 'FROM', 'JOIN', 'UNNEST']);
 
@@ -514,6 +517,7 @@ class Bounds {
     }
     const arrayType = this.arrayType;
     if (arrayType && !(TYPE_LIST_TOKENS.has(text) || (/^[A-Z_]/.test(text) && !QUERY_WORDS.has(text)))) arrayType.plain = false;
+    if (arrayType && text === '(' && !PARAMETERIZED_TYPES.has(this.prev ?? '')) arrayType.plain = false;
     const typed = this.closedArrayType;
     this.closedArrayType = null;
     if (typed && text === '[') {

@@ -223,7 +223,7 @@ export interface WarehouseClientDeps {
   sleep?: (ms: number) => Promise<void>;
   /** Jitter source in [0, 1). Default: `Math.random`. */
   random?: () => number;
-  /** Overrides of DEFAULT_RETRY_POLICY (4 tries, 200 ms base, 3 s cap per wait, 6 s in all). */
+  /** Overrides of DEFAULT_RETRY_POLICY (6 tries, 1 s base, 32 s cap per wait, 60 s in all, within the deadline). */
   retry?: Partial<RetryPolicy>;
   /** Default: `createLogger(requestId)`. */
   logger?: (requestId: string) => Logger;

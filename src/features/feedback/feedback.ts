@@ -1,4 +1,5 @@
 import { enqueueNotification } from '../notifications/notifications';
+import { z } from 'zod';
 import { newId } from '../../lib/ids';
 import type { FeedbackRequest } from './feedback.schemas';
 import type { OpContext } from '../../context';
@@ -6,6 +7,22 @@ import { resolveBrand } from '../../auth/scope';
 import { rowOwner } from '../../auth/ownership';
 import { catalogSnapshot } from '../../catalog/snapshot';
 import { ApiError } from '../../errors';
+import type { FeedbackResponse } from './feedback.schemas';
+
+/** The attached runs as the caller is told of them: request id, time, stored query and outcome (the SQL stays stored). */
+function attachedRuns(json: string | null): NonNullable<FeedbackResponse['attached']>['queries'] {
+  return AttachedRowsSchema.parse(json === null ? [] : JSON.parse(json)).map((r) => ({
+    requestId: r.requestId,
+    at: new Date(r.createdAt).toISOString(),
+    queryId: r.queryId,
+    outcome: r.outcome,
+  }));
+}
+
+/** What attachedRuns reads of each copied query_log row (the json_object in submitFeedback; NOT NULL columns but query_id). */
+const AttachedRowsSchema = z.array(
+  z.object({ requestId: z.string(), createdAt: z.number(), queryId: z.string().nullable(), outcome: z.string() }),
+);
 
 /** How much of the principal's query log is attached to a report. */
 const FEEDBACK_AUDIT = { rows: 20, windowMs: 24 * 60 * 60 * 1000 } as const;
@@ -22,7 +39,7 @@ const FEEDBACK_AUDIT = { rows: 20, windowMs: 24 * 60 * 60 * 1000 } as const;
  * about one brand attaches only that brand's runs (an org key's runs on its other brands are not about this
  * issue, and would crowd it out of the 20); a general report attaches the principal's runs on any brand.
  */
-export async function submitFeedback(ctx: OpContext, req: FeedbackRequest): Promise<{ feedbackRef: string }> {
+export async function submitFeedback(ctx: OpContext, req: FeedbackRequest): Promise<FeedbackResponse> {
   // `req` has passed FeedbackRequestSchema's field rules: the REST route parses the body with it and the MCP tool
   // declares its arguments with the same fields, so the limits are not checked again here.
   const brandId = resolveBrand(ctx.principal, req.brandId, { required: false });
@@ -38,7 +55,7 @@ export async function submitFeedback(ctx: OpContext, req: FeedbackRequest): Prom
     );
   }
   const feedbackRef = newId('fb');
-  await ctx.env.DB.prepare(
+  const stored = await ctx.env.DB.prepare(
     `INSERT INTO feedback (id, request_id, principal_kind, principal_id, org_id, brand_id, summary, expected, observed,
                            severity, transcript, recent_queries, created_at, user_id)
      SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,
@@ -51,7 +68,8 @@ export async function submitFeedback(ctx: OpContext, req: FeedbackRequest): Prom
                       WHERE principal_kind = ?3 AND principal_id = ?4 AND created_at > ?13 AND created_at <= ?12
                         AND (?6 IS NULL OR brand_id = ?6)
                       ORDER BY created_at DESC, id DESC LIMIT ?14)),
-            ?12, ?15`,
+            ?12, ?15
+     RETURNING recent_queries`,
   )
     .bind(
       feedbackRef,
@@ -70,8 +88,8 @@ export async function submitFeedback(ctx: OpContext, req: FeedbackRequest): Prom
       FEEDBACK_AUDIT.rows,
       ctx.principal.userId ?? null,
     )
-    .run();
+    .first<{ recent_queries: string | null }>();
   ctx.log.info('feedback filed', { feedbackRef, brandId, severity: req.severity ?? null });
   enqueueNotification(ctx, { kind: 'feedback-filed', feedbackRef }, ctx.principal.orgId);
-  return { feedbackRef };
+  return { feedbackRef, attached: { queries: attachedRuns(stored?.recent_queries ?? null), turns: req.transcript?.length ?? 0 } };
 }

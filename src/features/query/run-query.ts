@@ -84,13 +84,13 @@ interface Target {
 async function resolveTarget(ctx: OpContext, input: RunQueryRequest, accepted: (brand: BrandTarget) => void): Promise<Target> {
   const { env, principal } = ctx;
   if ('sql' in input) {
-    const brandId = resolveBrand(principal, input.brandId, { required: true });
+    const brandId = resolveBrand(principal, input.brandId, { required: true, transport: ctx.transport });
     const brand = (await catalogSnapshot(env, ctx.now)).brands.get(brandId);
     if (!brand) throw new ApiError('FORBIDDEN_BRAND', `this key cannot access brand ${JSON.stringify(brandId)}`);
     accepted(brand);
     return { brand: provisioned(brand), sql: input.sql, queryId: null, period: null, window: null };
   }
-  const stored = await resolveStoredQuery(env, ctx.now, principal, input.queryId, input.brandId);
+  const stored = await resolveStoredQuery(env, ctx, input.queryId, input.brandId);
   accepted(stored.brand);
   const brand = provisioned(stored.brand);
   const usesDates = stored.parameters.some((p) => p === 'start_date' || p === 'end_date');
@@ -577,7 +577,7 @@ function chargedFailure(err: unknown, ticket: UsageTicket): unknown {
  * Seconds a client is told to wait after a run the warehouse could not serve (busy, unreachable, timed out):
  * long enough for a transient overload to clear, short against an interactive session.
  */
-export const WAREHOUSE_RETRY_AFTER_SECONDS = 5;
+const WAREHOUSE_RETRY_AFTER_SECONDS = 5;
 
 /**
  * The next page of a capped result, read from the job's stored result with the brand's own service account:
