@@ -30,7 +30,8 @@ beforeAll(async () => {
     .run();
   client = await connectMcp(key.secret);
   other = await connectMcp(TEST_KEYS.brand);
-});
+  // Seeding and two MCP connections: a few seconds alone, more on a loaded machine.
+}, 60_000);
 
 afterAll(async () => {
   await Promise.all([client.close(), other.close()]);

@@ -6,7 +6,9 @@ import { advance } from '../src/features/query-jobs/long-run';
 import { readJob } from '../src/features/query-jobs/job-store';
 import { createLogger } from '../src/lib/log';
 import { peekUsage } from '../src/usage/usage';
-import { seedDemo } from './seed';
+import { seedDemo, TEST_ADMINS } from './seed';
+import { page, signedIn } from './admin-client';
+import { inputValue } from './oauth-client';
 
 /**
  * Long queries over REST (docs/run-query.md, "Long queries"): `Prefer: respond-async`, the job resource, its result
@@ -202,6 +204,27 @@ describe('REST asynchronous jobs', () => {
     const dry = await call(key.secret, 'POST', '/v1/data/query', { sql: 'SELECT 1 AS one', dryRun: true }, { prefer: 'respond-async' });
     expect(dry.status).toBe(200);
   });
+});
+
+describe('the console', () => {
+  it('lists a running job to an administrator who sees its brand, with elapsed time, and cancels it', async () => {
+    const key = await freshKey();
+    const marker = `console${crypto.randomUUID().slice(0, 8)}`;
+    await slowJob(marker, 120_000);
+    const started = await startAsync(key.secret, `SELECT order_id FROM ${ORDERS} /* ${marker} */`);
+    const { jobId } = Job.parse(started.body);
+    const admin = await signedIn(TEST_ADMINS.org);
+    const html = await page(admin, '/admin/jobs');
+    const row = html.slice(html.indexOf(`id="job-${jobId}"`));
+    expect(row).toContain(marker);
+    expect(row).toContain('running');
+    expect(row).toContain(`/admin/jobs/${jobId}/cancel`);
+    const res = await admin.post(`/admin/jobs/${jobId}/cancel`, { csrf: inputValue(html, 'csrf') });
+    expect(res.status).toBe(303);
+    const ended = await pollUntilEnded(key.secret, started.headers.get('location') ?? '');
+    expect(ended).toMatchObject({ status: 'cancelled', error: { code: 'QUERY_CANCELLED' } });
+    expect(await usedBytes(key.id)).toBe(ended.bytesBilled);
+  }, 60_000);
 });
 
 describe('a job whose caller never comes back', () => {

@@ -3,6 +3,7 @@ import type { Principal } from '../../auth/principal';
 import { configOf, type Env } from '../../env';
 import { ApiError } from '../../errors';
 import { KEY_SETTINGS } from '../../auth/key-settings';
+import { visibleSql, type Visibility } from '../../auth/ownership';
 
 /**
  * The durable record of a long query (table `query_jobs`, migration 0012): who owns it, which BigQuery job it is,
@@ -213,4 +214,27 @@ export async function endJob(env: Env, id: string, end: JobEnd): Promise<boolean
 /** A finished job's row count, learned when its result is first read. */
 export async function recordTotalRows(env: Env, id: string, totalRows: number): Promise<void> {
   await env.DB.prepare('UPDATE query_jobs SET total_rows = ? WHERE id = ? AND total_rows IS NULL').bind(totalRows, id).run();
+}
+
+/** Running and recent jobs an administrator may see (the history's rule, visibleSql), running first, newest first. */
+export async function listVisibleJobs(env: Env, v: Visibility, limit: number): Promise<JobRow[]> {
+  const values: string[] = [];
+  const where = visibleSql('j', v, { p: (value) => (values.push(value), '?') });
+  const { results } = await env.DB.prepare(
+    `SELECT ${COLUMNS.map((c) => `j.${c}`).join(', ')} FROM query_jobs j WHERE ${where}
+     ORDER BY j.status IN ('running', 'cancelling') DESC, j.created_at DESC, j.id LIMIT ?`,
+  )
+    .bind(...values, limit)
+    .all();
+  return results.map((r) => JobRowSchema.parse(r));
+}
+
+/** One job an administrator may see, or null. */
+export async function visibleJob(env: Env, v: Visibility, id: string): Promise<JobRow | null> {
+  const values: string[] = [id];
+  const where = visibleSql('j', v, { p: (value) => (values.push(value), '?') });
+  const raw = await env.DB.prepare(`SELECT ${COLUMNS.map((c) => `j.${c}`).join(', ')} FROM query_jobs j WHERE j.id = ? AND ${where}`)
+    .bind(...values)
+    .first();
+  return raw ? JobRowSchema.parse(raw) : null;
 }

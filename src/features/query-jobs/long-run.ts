@@ -4,6 +4,7 @@ import { ApiError, describeError, isErrorCode } from '../../errors';
 import { newId } from '../../lib/ids';
 import { createLogger, type Logger } from '../../lib/log';
 import { settleRun } from '../../usage/usage';
+import { rowOwner } from '../../auth/ownership';
 import { createWarehouseClient, type JobRef, type WarehouseClient } from '../../warehouse/bigquery-client';
 import { mapUpstreamError } from '../../warehouse/errors';
 import { deliverQueryLog } from '../query/query-log';
@@ -76,7 +77,8 @@ async function recordAndSubmit(ctx: OpContext, run: AdmittedRun, limits: JobLimi
     id,
     principal_kind: principal.kind,
     principal_id: principal.id,
-    org_id: principal.orgId,
+    // Owned as its log row is (rowOwner): the brand's organization, whoever the caller is.
+    org_id: rowOwner(principal, { id: run.brandId, orgId: run.brandOrgId }).orgId,
     user_id: principal.userId ?? null,
     brand_id: run.brandId,
     query_id: run.queryId,
@@ -255,14 +257,18 @@ export async function jobStatusOf(ctx: OpContext, id: string): Promise<JobRow> {
 
 /** The owner's cancel: `jobs.cancel`, then the record waits for BigQuery to report the job ended, and settles. */
 export async function cancelLongJob(ctx: OpContext, id: string): Promise<JobRow> {
-  const row = await ownJob(ctx.env, ctx.principal, id);
+  return cancelJobRow(ctx.env, await ownJob(ctx.env, ctx.principal, id), ctx.requestId, ctx.log);
+}
+
+/** Cancels the job of `row` (its owner's, or an administrator's who may see it) and answers it as it now stands. */
+export async function cancelJobRow(env: Env, row: JobRow, requestId: string, log: Logger): Promise<JobRow> {
   if (row.status !== 'running') return row;
-  const client = createWarehouseClient(ctx.env, { waitUntil: ctx.waitUntil });
-  await markCancelling(ctx.env, id, 'caller');
+  const client = createWarehouseClient(env);
+  await markCancelling(env, row.id, 'caller');
   // jobs.cancel, then jobs.get until BigQuery reports the job stopped (bounded); advance then ends the record.
-  await client.cancelJob(jobRef(row), { ...callOpts(row, ctx.requestId), billedIfUnknown: row.reserved_bytes });
-  const current = (await readJob(ctx.env, id)) ?? row;
-  return advance(ctx.env, current, Date.now(), ctx.log, { client });
+  await client.cancelJob(jobRef(row), { ...callOpts(row, requestId), billedIfUnknown: row.reserved_bytes });
+  const current = (await readJob(env, row.id)) ?? row;
+  return advance(env, current, Date.now(), log, { client });
 }
 
 /**

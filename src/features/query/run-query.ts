@@ -39,6 +39,8 @@ export interface RunQueryOptions {
 /** What a long run needs of an admitted run: who, what (as logged and as sent), and the usage ticket it now owns. */
 export interface AdmittedRun {
   brandId: string;
+  /** The brand's organization (the record's owner org, as rowOwner decides for log rows). */
+  brandOrgId: string;
   dataset: string;
   queryId: string | null;
   period: ResolvedPeriod | null;
@@ -536,6 +538,7 @@ async function handOff(
     return new HandedOff(
       await to({
         brandId: target.brand.id,
+        brandOrgId: target.brand.orgId,
         dataset: target.brand.dataset,
         queryId: target.queryId,
         period: target.period,
