@@ -131,7 +131,15 @@ describe('run_query past its wait: the pending cursor', () => {
     expect(new Set(rows.map((r) => r.order_id)).size).toBe(result.totalRows);
 
     // Both runs settled to what BigQuery billed, and the history says how each ended.
-    const limits = { maxBytesBilled: 1e12, dailyQueries: 1000, dailyBytes: 1e15 };
+    const limits = {
+      maxBytesBilled: 1e12,
+      dailyQueries: 1000,
+      dailyBytes: 1e15,
+      checksPerMinute: 60,
+      pageReadsPerMinute: 120,
+      maxRunningJobs: 2,
+      jobTimeoutMs: 1e6,
+    };
     const used = (await peekUsage(env, `key:${keyId}`, limits, Date.now())).bytes.used;
     expect(used).toBe(done!.bytes_billed! + cancelledRow!.bytes_billed!);
     const log = await env.DB.prepare('SELECT async_job_id, outcome FROM query_log WHERE async_job_id IN (?, ?) ORDER BY outcome')

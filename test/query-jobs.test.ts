@@ -102,7 +102,15 @@ async function logRow(jobId: string) {
 }
 
 async function usedBytes(keyId: string) {
-  const limits = { maxBytesBilled: 1e12, dailyQueries: 1000, dailyBytes: 1e15 };
+  const limits = {
+    maxBytesBilled: 1e12,
+    dailyQueries: 1000,
+    dailyBytes: 1e15,
+    checksPerMinute: 60,
+    pageReadsPerMinute: 120,
+    maxRunningJobs: 2,
+    jobTimeoutMs: 1e6,
+  };
   return (await peekUsage(env, `key:${keyId}`, limits, Date.now())).bytes.used;
 }
 

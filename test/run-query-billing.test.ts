@@ -57,7 +57,15 @@ function setup(timeoutMs = 30_000) {
     orgId: 'org_demo',
     scope: 'brand',
     brandIds: ['brand_acme'],
-    limits: { maxBytesBilled: 10 * 1024 ** 3, dailyQueries: 1000, dailyBytes: DAILY_BYTES },
+    limits: {
+      maxBytesBilled: 10 * 1024 ** 3,
+      dailyQueries: 1000,
+      dailyBytes: DAILY_BYTES,
+      checksPerMinute: Number(env.DEFAULT_CHECKS_PER_MINUTE),
+      pageReadsPerMinute: Number(env.DEFAULT_PAGE_READS_PER_MINUTE),
+      maxRunningJobs: 2,
+      jobTimeoutMs: 1_800_000,
+    },
   };
   const background: Promise<unknown>[] = [];
   const ctx: OpContext = {

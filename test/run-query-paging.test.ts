@@ -8,7 +8,7 @@ import { createLogger } from '../src/lib/log';
 import type { OpContext } from '../src/context';
 import { issueResultCursor, openResultCursor, RESULT_CURSOR_TTL_MS } from '../src/features/query/result-cursor';
 import { runQuery } from '../src/features/query/run-query';
-import { generateApiKey } from '../src/auth/api-keys';
+import { authenticateApiKey, generateApiKey } from '../src/auth/api-keys';
 import { takeToken } from '../src/usage/meter';
 import { meterRate, takeMeter } from '../src/usage/usage';
 import { api, expectError, postJson, seedDemo } from './seed';
@@ -47,7 +47,15 @@ function acmePrincipal(id: string): Principal {
     orgId: 'org_demo',
     scope: 'brand',
     brandIds: ['brand_acme'],
-    limits: { maxBytesBilled: 10 * 1024 ** 3, dailyQueries: 1000, dailyBytes: 100 * 1024 ** 3 },
+    limits: {
+      maxBytesBilled: 10 * 1024 ** 3,
+      dailyQueries: 1000,
+      dailyBytes: 100 * 1024 ** 3,
+      checksPerMinute: Number(env.DEFAULT_CHECKS_PER_MINUTE),
+      pageReadsPerMinute: Number(env.DEFAULT_PAGE_READS_PER_MINUTE),
+      maxRunningJobs: 2,
+      jobTimeoutMs: 1_800_000,
+    },
   };
 }
 
@@ -287,7 +295,8 @@ describe('dry runs and refused queries are metered', () => {
       ),
       env.DB.prepare('UPDATE api_keys SET checks_per_minute = 2 WHERE id = ?').bind(key.id),
     ]);
-    const principal = acmePrincipal(key.id);
+    // The principal the Worker serves the key as: its one read of the key, every setting in `limits`.
+    const principal = await authenticateApiKey(env, key.secret, Date.now());
     expect(await meterRate(env, principal, 'checks')).toBe(2);
     expect(await meterRate(env, principal, 'pages')).toBe(Number(env.DEFAULT_PAGE_READS_PER_MINUTE));
     expect(await meterRate(env, { ...principal, kind: 'oauth' }, 'checks')).toBe(Number(env.DEFAULT_CHECKS_PER_MINUTE));

@@ -6,6 +6,15 @@ import { DialectError, classify, toDuckDb } from '../../dev/warehouse/dialect.mj
 import { startTestWarehouse } from './warehouse-helpers.mjs';
 
 const CTX = { project: 'service-v1', datasets: ['acme', 'globex', 'umbrella'], today: '2024-03-14' };
+
+/** One local warehouse for the file's semantic tests (started once: building its demo data is the slow part). */
+let t;
+beforeAll(async () => {
+  t = await startTestWarehouse();
+}, 120_000);
+afterAll(async () => {
+  await t?.wh.close();
+});
 const rewrite = (sql) => toDuckDb(sql, CTX).sql;
 
 describe('quoting and literals', () => {
@@ -118,14 +127,6 @@ describe('function and syntax rewrites', () => {
 });
 
 describe('semantics on the local warehouse', () => {
-  let t;
-  beforeAll(async () => {
-    t = await startTestWarehouse();
-  });
-  afterAll(async () => {
-    await t?.wh.close();
-  });
-
   const value = async (expr) => {
     const r = await t.query(`SELECT ${expr} AS v`);
     if (r.status !== 200) throw new Error(`${expr}: ${r.status} ${r.body?.error?.message}`);
@@ -250,14 +251,6 @@ describe('semantics on the local warehouse', () => {
 // The GoogleSQL the SQL guard admits (issue 35) runs here too, so `npm run dev` is a faithful place to try SQL; what
 // DuckDB cannot express is refused naming the construct, never with DuckDB's own message (docs/local-warehouse.md).
 describe('GoogleSQL the guard admits runs on the local warehouse', () => {
-  let t;
-  beforeAll(async () => {
-    t = await startTestWarehouse();
-  });
-  afterAll(async () => {
-    await t?.wh.close();
-  });
-
   const T = "WITH t AS (SELECT 'web' AS ch, 2 AS n UNION ALL SELECT 'store', 3 UNION ALL SELECT 'web', 5)\n";
   const table = async (sql) => {
     const r = await t.query(sql);

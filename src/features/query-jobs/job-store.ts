@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import type { Principal } from '../../auth/principal';
-import { configOf, type Env } from '../../env';
+import type { Env } from '../../env';
 import { ApiError } from '../../errors';
-import { KEY_SETTINGS } from '../../auth/key-settings';
 import { visibleSql, type Visibility } from '../../auth/ownership';
 
 /**
@@ -67,22 +66,9 @@ export interface JobLimits {
   jobTimeoutMs: number;
 }
 
-const LimitsRow = z.object({ running: z.number().int().positive().nullable(), timeout: z.number().int().positive().nullable() });
-
-/** One D1 read, only on the long path. */
-export async function jobLimits(env: Env, principal: Principal): Promise<JobLimits> {
-  const config = configOf(env);
-  const defaults = { maxRunningJobs: config.DEFAULT_MAX_RUNNING_JOBS, jobTimeoutMs: config.DEFAULT_JOB_TIMEOUT_MS };
-  if (principal.kind !== 'key') return defaults;
-  const row = LimitsRow.safeParse(
-    await env.DB.prepare(
-      `SELECT ${KEY_SETTINGS.maxRunningJobs.column} AS running, ${KEY_SETTINGS.jobTimeoutMs.column} AS timeout FROM api_keys WHERE id = ?`,
-    )
-      .bind(principal.id)
-      .first(),
-  );
-  if (!row.success) return defaults;
-  return { maxRunningJobs: row.data.running ?? defaults.maxRunningJobs, jobTimeoutMs: row.data.timeout ?? defaults.jobTimeoutMs };
+/** The principal's long-run settings, resolved with the others when the key was read (its own, else the defaults). */
+export function jobLimits(principal: Principal): JobLimits {
+  return { maxRunningJobs: principal.limits.maxRunningJobs, jobTimeoutMs: principal.limits.jobTimeoutMs };
 }
 
 /** Jobs of this principal that BigQuery may still be running. */

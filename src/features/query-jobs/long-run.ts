@@ -55,7 +55,7 @@ export async function startLongQuery(
   waitMs: number,
   opts: RunQueryOptions = {},
 ): Promise<LongAnswer> {
-  const limits = input.dryRun === true ? null : await jobLimits(ctx.env, ctx.principal);
+  const limits = input.dryRun === true ? null : jobLimits(ctx.principal);
   // Refused before the run is counted; the insert checks again, in the same statement, against a start racing this one.
   if (limits && (await runningJobs(ctx.env, ctx.principal)) >= limits.maxRunningJobs) throw tooManyRunning(limits);
   let handle: string;
