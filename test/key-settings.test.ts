@@ -178,8 +178,11 @@ const ENFORCED: Record<
   jobTimeoutMs: {
     value: 1,
     refused: async (secret) => {
-      // Sent to BigQuery as jobTimeoutMs: the job is stopped there and ends expired.
-      const started = await asyncRun(secret, ownSql());
+      // Sent to BigQuery as jobTimeoutMs: a job slower than it is stopped there and ends expired.
+      const marker = `timeout${crypto.randomUUID().slice(0, 8)}`;
+      const spec = { kind: 'slowJob', ms: 60_000, match: { op: 'insert', sql: marker, dryRun: false } };
+      await fetch(`${env.BIGQUERY_API_BASE}/__faults`, { method: 'POST', body: JSON.stringify(spec) });
+      const started = await asyncRun(secret, `SELECT order_id FROM ${ORDERS} /* ${marker} */`);
       const at = started.headers.get('location') ?? '';
       for (let i = 0; i < 60; i++) {
         const res = await SELF.fetch(`http://api.test${at}`, { headers: { authorization: `Bearer ${secret}` } });
