@@ -15,7 +15,9 @@ import { registerMemoryRoutes } from './features/memories/memories.index';
 import { memoriesRoutes } from './features/memories/memories.page';
 import { runQueryTool } from './features/query/query.tools';
 import { registerRunQueryRoutes } from './features/query/run-query.index';
+import { registerQueryJobRoutes } from './features/query-jobs/query-jobs.index';
 import { historyRoutes } from './features/query-history/history.page';
+import { jobsRoutes } from './features/query-jobs/jobs.page';
 import { getReportTool, listReportQueriesTool, listReportsTool } from './features/reports/reports.tools';
 import { registerReportRoutes } from './features/reports/reports.index';
 import { showReportTool } from './features/reports/report-view.tools';
@@ -38,6 +40,7 @@ export const REST_ROUTES: readonly ((app: AppOpenAPI) => void)[] = [
   registerReportRoutes,
   registerSavedQueryRoutes,
   registerRunQueryRoutes,
+  registerQueryJobRoutes,
   registerFeedbackRoutes,
   registerMemoryRoutes,
   registerTableRoutes,
@@ -80,6 +83,7 @@ export const CONSOLE_PAGES: readonly ((admin: Hono<AppEnv>) => void)[] = [
   inboxRoutes,
   notificationsRoutes,
   historyRoutes,
+  jobsRoutes,
   catalogRoutes,
   searchRoutes,
 ];

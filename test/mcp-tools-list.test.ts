@@ -103,6 +103,7 @@ describe('MCP tools/list', () => {
     expect(schemaOf('list_brands', 'outputSchema').required).toEqual(['brands']);
     expect(Object.keys(schemaOf('run_query', 'inputSchema').properties ?? {}).sort()).toEqual([
       'brandId',
+      'cancel',
       'cursor',
       'dryRun',
       'maxRows',
