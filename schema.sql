@@ -106,8 +106,10 @@ CREATE INDEX IF NOT EXISTS saved_queries_brand ON saved_queries(brand_id);
 -- query_log: one row per query run, accepted or rejected (the audit trail; feedback attaches from it).
 -- principal_kind/principal_id: 'key' + api_keys.id, or 'oauth' + the OAuth connection's grant id.
 -- outcome is 'OK' or the error code returned. sql is the raw SQL (shape A) or the filled template (shape B).
--- org_id is the caller's org (so a run refused before it reached a brand still shows to that org's administrators;
--- NULL for a caller spanning orgs and for rows logged before 0003); user_id the acting user of an OAuth connection,
+-- org_id and brand_id are the row's owner (rowOwner, src/auth/ownership.ts): brand_id only once the brand check
+-- passed, org_id that brand's org, else the caller's org (so a run refused before it reached a brand shows to that
+-- org's administrators; NULL for a caller spanning orgs refused before naming a brand); an administrator sees a
+-- brand's row only while org_id is the brand's current org (visibleSql); user_id the acting user of an OAuth connection,
 -- NULL for API keys. The admin pages' query history and `npm run admin -- history` read this table.
 CREATE TABLE IF NOT EXISTS query_log (
   id               TEXT PRIMARY KEY,
@@ -163,7 +165,8 @@ CREATE TABLE IF NOT EXISTS feedback (
   status          TEXT NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'acknowledged', 'resolved', 'dismissed')),
   status_note     TEXT,
   status_changed_by TEXT,
-  status_changed_at INTEGER
+  status_changed_at INTEGER,
+  assignee_user_id TEXT                    -- the administrator the report is assigned to (users.id) (0011)
 );
 CREATE INDEX IF NOT EXISTS feedback_brand ON feedback(brand_id, created_at);
 CREATE INDEX IF NOT EXISTS feedback_org ON feedback(org_id, created_at);
@@ -185,7 +188,10 @@ CREATE INDEX IF NOT EXISTS feedback_status_changes_feedback ON feedback_status_c
 
 -- webhook_deliveries: one row per attempt to call the configured webhook about a filed report (the Queues consumer,
 -- src/features/notifications). outcome delivered (2xx), failed (will be retried) or gave_up (the last attempt
--- failed: nothing further is tried). http_status NULL when no answer came; error is a short reason.
+-- failed: nothing further is tried). http_status NULL when no answer came; error is a short redacted reason ("HTTP
+-- 500", "invalid webhook URL", "DNS failure"), never a URL. event_id names what was notified (the report's id for
+-- feedback.filed, the status change's id for feedback.status_changed); an event with a delivered or gave_up row is
+-- never called again (0011).
 CREATE TABLE IF NOT EXISTS webhook_deliveries (
   id           TEXT PRIMARY KEY,           -- whd_<random>
   feedback_id  TEXT NOT NULL,
@@ -194,9 +200,24 @@ CREATE TABLE IF NOT EXISTS webhook_deliveries (
   http_status  INTEGER,
   error        TEXT,
   duration_ms  INTEGER NOT NULL,
-  created_at   INTEGER NOT NULL
+  created_at   INTEGER NOT NULL,
+  event_id     TEXT,
+  event        TEXT                        -- feedback.filed | feedback.status_changed
 );
 CREATE INDEX IF NOT EXISTS webhook_deliveries_feedback ON webhook_deliveries(feedback_id, attempt);
+CREATE INDEX IF NOT EXISTS webhook_deliveries_event ON webhook_deliveries(event_id, outcome);
+
+-- org_webhooks: an organization's own notification webhook, overriding FEEDBACK_WEBHOOK_URL for its reports. The
+-- URL and the signing secret are sealed (AES-256-GCM under CREDENTIALS_KEY, src/warehouse/credential-seal.ts, the
+-- org id as authenticated data) and never displayed. key_id names the secret that sealed the row (0011).
+CREATE TABLE IF NOT EXISTS org_webhooks (
+  org_id         TEXT PRIMARY KEY,
+  format         TEXT NOT NULL DEFAULT 'json' CHECK (format IN ('json', 'slack')),
+  key_id         TEXT NOT NULL,
+  sealed         TEXT NOT NULL,              -- JSON {iv, ciphertext} of the sealed JSON {url, secret}
+  updated_by     TEXT NOT NULL,
+  updated_at     INTEGER NOT NULL
+);
 
 -- users: people who sign in to the administration interface and approve OAuth connections.
 -- password_hash is PBKDF2-SHA256 (hex) over the password with the per-user salt and password_iterations.
@@ -339,3 +360,15 @@ CREATE TABLE IF NOT EXISTS catalog_versions (
   plan_json     TEXT NOT NULL            -- JSON array of the plan's entries
 );
 CREATE INDEX IF NOT EXISTS catalog_versions_applied ON catalog_versions(applied_at);
+
+-- catalog_version_orgs: versions per organization (0009). One row per organization whose catalog a version changed
+-- (an item owned by org:X changes X's, by brand:B B's org's, a system item every organization's), summary that
+-- organization's part of the plan counted. The admin pages' Catalog page shows an administrator only the versions
+-- of their organizations, with their part; the admin CLI reads catalog_versions whole.
+CREATE TABLE IF NOT EXISTS catalog_version_orgs (
+  version_id  TEXT NOT NULL REFERENCES catalog_versions(id),
+  org_id      TEXT NOT NULL,
+  summary     TEXT NOT NULL,
+  PRIMARY KEY (version_id, org_id)
+);
+CREATE INDEX IF NOT EXISTS catalog_version_orgs_org ON catalog_version_orgs(org_id);

@@ -2,6 +2,7 @@ import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-pool-worker
 import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
 import { DEV_PROJECT } from './dev/warehouse/demo-data.mjs';
 import { SuiteSequencer } from './test/sequencer.ts';
+import { TEST_WEBHOOK_SECRET } from './test/node/webhook-receiver.mjs';
 
 /**
  * Files that leave their isolate unusable for the files after them (the SQL parser's trapped WebAssembly
@@ -35,9 +36,15 @@ function workersProject(name: string, isolate: boolean, include: string[], exclu
             CATALOG_CACHE_TTL_MS: '0',
             CURSOR_SECRET: 'test-cursor-secret-0123456789abcdef0123456789abcdef',
             SESSION_SECRET: 'test-session-secret-0123456789abcdef0123456789abcdef',
+            // Seals organizations' webhooks (and brand credentials, whose tests pass their own keys).
+            CREDENTIALS_KEY: 'test-credentials-key-0123456789abcdef0123456789abcdef',
             TEST_MIGRATIONS: migrations,
             // Filed reports are posted to the loopback receiver; retries come after 1 s, 2 s (not 30 s, 60 s).
             FEEDBACK_WEBHOOK_URL: `${inject('webhookUrl')}/hook`,
+            // Deliveries are signed with it; the receiver verifies them with the documented receiver's function.
+            FEEDBACK_WEBHOOK_SECRET: TEST_WEBHOOK_SECRET,
+            // Links in notifications come from here only, never from a request's Host.
+            CONSOLE_ORIGIN: 'https://console.test',
             FEEDBACK_WEBHOOK_RETRY_SECONDS: '1',
             FEEDBACK_WEBHOOK_MAX_ATTEMPTS: '4',
             // Tests read query_log right after a request; test/query-log-queue.test.ts runs the queued delivery.

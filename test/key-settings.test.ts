@@ -1,4 +1,4 @@
-// A per-key setting is a migration that adds its api_keys column and one entry in src/features/keys/settings.ts
+// A per-key setting is a migration that adds its api_keys column and one entry in src/auth/key-settings.ts
 // (docs/architecture.md, "A new per-key setting"). These tests hold that promise for every entry, so a setting added
 // that way is proved by them without a new test: the migrations made each column, and the admin pages create,
 // show, change and reset every one of them. The admin CLI's side is test/node/admin-cli.test.mjs.
@@ -6,7 +6,7 @@ import { env } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { formField } from '../src/features/keys/key-forms';
-import { KEY_SETTING_NAMES, KEY_SETTINGS, type KeySettingName } from '../src/features/keys/settings';
+import { KEY_SETTING_NAMES, KEY_SETTINGS, type KeySettingName } from '../src/auth/key-settings';
 import { createKey, page, signedIn } from './admin-client';
 import { inputValue } from './oauth-client';
 import { seedDemo, TEST_ADMINS } from './seed';

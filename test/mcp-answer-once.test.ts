@@ -4,7 +4,7 @@
 // compact rendering (a line per item), never its JSON copy, and smaller than it. Every tool is called here through a
 // real MCP client with the org key, so a new tool that repeats itself fails this file.
 import { describe, expect, it } from 'vitest';
-import { TOOLS } from '../src/mcp/server';
+import { MCP_TOOLS as TOOLS } from '../src/composition';
 import { isJsonCopy, mcpClientsPerKey, texts } from './mcp-client';
 import { TEST_KEYS } from './seed';
 

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ANNOTATIONS, defineTool } from '../src/mcp/define-tool';
-import { TOOLS } from '../src/mcp/server';
+import { MCP_TOOLS as TOOLS } from '../src/composition';
 
 const spec = {
   title: 'T',

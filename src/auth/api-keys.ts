@@ -27,13 +27,6 @@ export async function generateApiKey(): Promise<GeneratedKey> {
   return { id: newId('key'), secret, prefix: secret.slice(0, DISPLAY_PREFIX_LENGTH), secretHash: await sha256Hex(secret) };
 }
 
-/** Extracts the bearer token; anything but `Bearer <token>` is treated as no credentials. */
-export function bearerToken(header: string | null | undefined): string | null {
-  if (!header) return null;
-  const m = /^Bearer[ ]+([^\s]+)\s*$/i.exec(header);
-  return m?.[1] ?? null;
-}
-
 const BrandIdsSchema = z.array(z.string());
 
 interface KeyRow {

@@ -30,6 +30,8 @@ export const PrincipalSchema = z.object({
   limits: PrincipalLimitsSchema,
   /** For OAuth: the acting user's id. */
   userId: z.string().optional(),
+  /** For OAuth: the assistant's name (the client's, as the consent page showed it at approval). */
+  clientName: z.string().optional(),
 });
 export type Principal = z.infer<typeof PrincipalSchema>;
 

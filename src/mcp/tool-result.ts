@@ -7,8 +7,6 @@ import type { OpContext } from '../context';
 /** What every tool group receives: the request's operation context (principal, env, request id, log). */
 export interface ToolDeps {
   ctx: OpContext;
-  /** The origin the client called (links in results point at it). */
-  origin: string;
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {

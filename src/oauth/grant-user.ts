@@ -1,3 +1,5 @@
+import { z } from 'zod';
+
 /**
  * The library's grant user id is ours, escaped: it must not contain `:` (the separator of its token format), so a
  * D1 user id is stored URI-encoded and decoded back wherever a grant names its user.
@@ -15,3 +17,10 @@ export function grantIdOfToken(token: string): string | null {
   const parts = token.split(':');
   return parts.length === 3 && parts[1] ? parts[1] : null;
 }
+
+/** What the consent page stores on a grant (storage-visible, never secret). */
+export const GrantMetadataSchema = z.object({
+  clientName: z.string().max(200).optional(),
+  redirectHost: z.string().max(300).optional(),
+});
+export type GrantMetadata = z.infer<typeof GrantMetadataSchema>;

@@ -6,7 +6,7 @@ import { ApiError } from '../errors';
 import type { MeterKind } from './meter';
 import type { AcquireOutcome, UsageLimiter, UsagePeek } from './usage-limiter';
 import { secondsUntil, WINDOW_MS, type Budget, type RateLimitState, type Refusal, type WindowUsage } from './window';
-import { KEY_SETTINGS } from '../features/keys/settings';
+import { KEY_SETTINGS } from '../auth/key-settings';
 
 /** A counted run (`id` set) or a budget check only (`id` null), with the RateLimit-* headers for the response. */
 export interface UsageTicket {

@@ -73,16 +73,22 @@ export async function keyIdOf(secret: string): Promise<string> {
   return (await deriveKey(secret)).keyId;
 }
 
-function aad(brandId: string): Uint8Array<ArrayBuffer> {
-  return new Uint8Array(encoder.encode(`brand:${brandId}`));
+/**
+ * What a sealed value is bound to: `brand` credentials (the default) or an organization's webhook (`org-webhook`,
+ * src/features/notifications/org-webhook.ts); a value sealed for one owner or purpose does not open as another.
+ */
+export type SealPurpose = 'brand' | 'org-webhook';
+
+function aad(brandId: string, purpose: SealPurpose = 'brand'): Uint8Array<ArrayBuffer> {
+  return new Uint8Array(encoder.encode(`${purpose}:${brandId}`));
 }
 
-/** Seals `plaintext` for `brandId` under `secret`. */
-export async function seal(secret: string, brandId: string, plaintext: string): Promise<Sealed> {
+/** Seals `plaintext` for `brandId` (or, with `purpose`, another owner's id) under `secret`. */
+export async function seal(secret: string, brandId: string, plaintext: string, purpose?: SealPurpose): Promise<Sealed> {
   checkSecret(secret, 'the key-encryption secret');
   const { keyId, key } = await deriveKey(secret);
   const iv = crypto.getRandomValues(new Uint8Array(12));
-  const ct = await crypto.subtle.encrypt({ name: 'AES-GCM', iv, additionalData: aad(brandId) }, key, encoder.encode(plaintext));
+  const ct = await crypto.subtle.encrypt({ name: 'AES-GCM', iv, additionalData: aad(brandId, purpose) }, key, encoder.encode(plaintext));
   return { keyId, iv: toBase64(iv), ciphertext: toBase64(new Uint8Array(ct)) };
 }
 
@@ -93,14 +99,19 @@ export class UnsealError extends Error {}
  * Opens a sealed value of `brandId` with whichever of `secrets` sealed it (matched by key id; unset entries are
  * skipped). Throws UnsealError when none matches or the value was altered (or belongs to another brand).
  */
-export async function unseal(secrets: ReadonlyArray<string | undefined>, brandId: string, sealed: Sealed): Promise<string> {
+export async function unseal(
+  secrets: ReadonlyArray<string | undefined>,
+  brandId: string,
+  sealed: Sealed,
+  purpose?: SealPurpose,
+): Promise<string> {
   for (const secret of secrets) {
     if (!secret || secret.length < MIN_SECRET_LENGTH) continue;
     const { keyId, key } = await deriveKey(secret);
     if (keyId !== sealed.keyId) continue;
     try {
       const pt = await crypto.subtle.decrypt(
-        { name: 'AES-GCM', iv: fromBase64(sealed.iv), additionalData: aad(brandId) },
+        { name: 'AES-GCM', iv: fromBase64(sealed.iv), additionalData: aad(brandId, purpose) },
         key,
         fromBase64(sealed.ciphertext),
       );

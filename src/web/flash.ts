@@ -17,7 +17,7 @@ import type { Session } from './session';
  */
 const FLASH_TTL_SECONDS = 120;
 
-export type FlashKind = 'key-created';
+export type FlashKind = 'key-created' | 'webhook-secret' | 'webhook-test';
 
 async function flashKey(session: Session, kind: FlashKind): Promise<string> {
   return `admin-flash:${await sha256Hex(session.token)}:${kind}`;

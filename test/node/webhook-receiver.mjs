@@ -1,14 +1,32 @@
-// A loopback webhook receiver for the notification tests: the Worker's queue consumer posts filed data-issue reports
-// to it, and a test tells it which reports to refuse (503) a number of times first. Reports are matched by their
-// summary, which the test chooses (it does not know the report's reference before filing). Nothing leaves the machine.
+// A loopback webhook receiver for the notification tests: the Worker's queue consumer posts data-issue events to it,
+// and a test tells it which reports to refuse (503) a number of times first. Reports are matched by their summary,
+// which the test chooses (it does not know the report's reference before filing). Nothing leaves the machine. Every
+// delivery is checked with the documented receiver's `verifyWebhook` (docs/examples/webhook-receiver.mjs) under
+// TEST_WEBHOOK_SECRET, the secret vitest.config.ts gives the Worker as FEEDBACK_WEBHOOK_SECRET.
 //
-//   POST /hook                      a delivery: answered 503 while its summary has refusals planned, else 200
+//   POST /hook, /hook/<anything>    a delivery: answered 503 while its summary has refusals planned, else 200
 //   POST /__plan {summary, failures} refuse the next `failures` deliveries whose summary is `summary`
-//   GET  /__received?summary=...    every delivery received for that summary: [{ status, body }], oldest first
+//   GET  /__received?summary=...    every delivery received for that summary: [{ status, body, path, verified,
+//                                   headers }], oldest first
+//   POST /__verify {summary, secret} the same deliveries, each verified under `secret` instead: [{ verified, error }]
 import { createServer } from 'node:http';
+import { verifyWebhook } from '../../docs/examples/webhook-receiver.mjs';
+
+/** The deployment-wide signing secret of the tests (a `whsec_` of 32 bytes; not a secret anywhere else). */
+export const TEST_WEBHOOK_SECRET = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
+
+/** Whether `raw` with `headers` verifies under `secret`, and why not. */
+function check(/** @type {string} */ secret, /** @type {Record<string, string>} */ headers, /** @type {string} */ raw) {
+  try {
+    verifyWebhook(secret, headers, raw);
+    return { verified: true, error: null };
+  } catch (err) {
+    return { verified: false, error: err instanceof Error ? err.message : String(err) };
+  }
+}
 
 /**
- * @typedef {{ status: number, body: any, at: number }} Received
+ * @typedef {{ status: number, body: any, raw: string, path: string, verified: boolean, headers: Record<string, string>, at: number }} Received
  */
 
 /** The summary a delivery is about: the generic body's `summary`, or the Slack text's (after the brand's colon). */
@@ -64,9 +82,23 @@ export async function startWebhookReceiver() {
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(log.filter((r) => matches(r, summary))));
         return;
       }
-      if (req.method === 'POST' && url.pathname === '/hook') {
+      if (req.method === 'POST' && url.pathname === '/__verify') {
+        const summary = String(body?.summary ?? '');
+        const secret = String(body?.secret ?? '');
+        const results = log.filter((r) => matches(r, summary)).map((r) => check(secret, r.headers, r.raw));
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(results));
+        return;
+      }
+      if (req.method === 'POST' && (url.pathname === '/hook' || url.pathname.startsWith('/hook/'))) {
         const status = failuresFor(body) ? 503 : 200;
-        log.push({ status, body, at: Date.now() });
+        /** @type {Record<string, string>} */
+        const headers = {};
+        for (const name of ['webhook-id', 'webhook-timestamp', 'webhook-signature']) {
+          const v = req.headers[name];
+          if (typeof v === 'string') headers[name] = v;
+        }
+        const { verified } = check(TEST_WEBHOOK_SECRET, headers, text);
+        log.push({ status, body, raw: text, path: url.pathname, verified, headers, at: Date.now() });
         res.writeHead(status, { 'content-type': 'text/plain' }).end(status === 200 ? 'ok' : 'try later');
         return;
       }

@@ -1,3 +1,5 @@
+import { currentScope } from '../../context';
+import { callerPickers, listConnections, type ConnectionChoice } from '../query-history/history';
 import type { Context, Hono } from 'hono';
 import type { FC } from 'hono/jsx';
 import type { AppEnv } from '../../app-env';
@@ -18,8 +20,9 @@ import {
   type FeedbackStatus,
   type InboxFilter,
 } from './inbox';
-import { visibilityOf } from '../query-history/visibility';
+import { visibilityOf } from '../../auth/ownership';
 import { newId } from '../../lib/ids';
+import { enqueueNotification } from '../notifications/notifications';
 import { requireAdminPost, type Admin, adminGet } from '../../web/guards';
 import { AdminPage, Time } from '../../web/layout';
 import { renderPage } from '../../web/render';
@@ -69,14 +72,13 @@ const Row: FC<{ f: FeedbackItem }> = ({ f }) => (
   </tr>
 );
 
-function filterFields(admin: Admin, keys: { id: string; name: string }[]): FilterField[] {
+function filterFields(admin: Admin, keys: { id: string; name: string }[], connections: ConnectionChoice[]): FilterField[] {
   return [
     { name: 'brand', label: 'Brand', options: admin.user.reach.brands.map((b) => ({ value: b.id, label: b.name ?? b.id })) },
     { name: 'severity', label: 'Severity', options: ['high', 'medium', 'low'].map((s) => ({ value: s, label: s })) },
     { name: 'status', label: 'Status', options: FEEDBACK_STATUSES.map((s) => ({ value: s, label: STATUS_LABEL[s] })) },
     { name: 'key', label: 'Filed by key', options: keys.map((k) => ({ value: k.id, label: k.name })) },
-    { name: 'connection', label: 'Assistant connection', placeholder: 'connection id' },
-    { name: 'user', label: 'User', placeholder: 'user id' },
+    ...callerPickers(connections),
     { name: 'from', label: 'From', type: 'date' },
     { name: 'to', label: 'To', type: 'date' },
   ];
@@ -86,9 +88,10 @@ async function renderList(c: Context<AppEnv>, admin: Admin) {
   const raw = c.req.query();
   const parsed = parseInboxFilter(raw);
   const filter: InboxFilter = parsed.success ? parsed.data : {};
-  const [items, keys] = await Promise.all([
+  const [items, keys, connections] = await Promise.all([
     parsed.success ? listFeedback(c.env, visibilityOf(admin.user.reach), filter, INBOX_PAGE_SIZE + 1) : Promise.resolve([]),
     listManagedKeys(c.env, admin.user.reach),
+    listConnections(c.env, visibilityOf(admin.user.reach)),
   ]);
   const more = items.length > INBOX_PAGE_SIZE;
   const shown = items.slice(0, INBOX_PAGE_SIZE);
@@ -97,9 +100,12 @@ async function renderList(c: Context<AppEnv>, admin: Admin) {
   return renderPage(c, parsed.success ? 200 : 400, (nonce) => (
     <AdminPage title="Data-issue inbox" nonce={nonce} current="inbox" email={admin.user.reach.email} csrf={admin.csrf}>
       <ConsoleCss nonce={nonce} />
+      <p>
+        <a href="/admin/notifications">Notifications: where new reports and status changes are sent</a>
+      </p>
       <FilterForm
         action={PATH}
-        fields={filterFields(admin, keys)}
+        fields={filterFields(admin, keys, connections)}
         values={raw}
         error={parsed.success ? undefined : parsed.error.issues[0]?.message}
       />
@@ -385,15 +391,20 @@ export function inboxRoutes(admin: Hono<AppEnv>): void {
     if (problem !== null || to === null) {
       return renderDetail(c, g.value, detail, 400, { state: { error: `Not changed: ${problem}.`, status: form.status, note: form.note } });
     }
+    const changeId = newId('fsc');
     const changed = await changeFeedbackStatus(c.env, v, {
       id,
-      changeId: newId('fsc'),
+      changeId,
       from,
       to,
       note,
       actor: { kind: 'user', id: user.reach.userId, name: user.reach.email },
       now,
     });
+    if (changed) {
+      const deps = { env: c.env, log: currentScope().log, waitUntil: (p: Promise<unknown>) => c.executionCtx.waitUntil(p) };
+      enqueueNotification(deps, { kind: 'feedback-status', feedbackRef: id, changeId }, detail.item.orgId);
+    }
     const url = `${PATH}/${encodeURIComponent(id)}?notice=${changed ? 'status-changed' : 'status-conflict'}`;
     return c.redirect(url, 303);
   });

@@ -1,9 +1,12 @@
+import { enqueueNotification } from '../notifications/notifications';
 import { z } from 'zod';
-import { notifyFeedbackFiled } from '../notifications/notifications';
 import { newId } from '../../lib/ids';
 import type { FeedbackRequest } from './feedback.schemas';
 import type { OpContext } from '../../context';
 import { resolveBrand } from '../../auth/scope';
+import { rowOwner } from '../../auth/ownership';
+import { catalogSnapshot } from '../../catalog/snapshot';
+import { ApiError } from '../../errors';
 import type { FeedbackResponse } from './feedback.schemas';
 
 /** The attached runs as the caller is told of them: request id, time, stored query and outcome (the SQL stays stored). */
@@ -27,7 +30,9 @@ const FEEDBACK_AUDIT = { rows: 20, windowMs: 24 * 60 * 60 * 1000 } as const;
 /**
  * submitFeedback: files a data-issue report. The target brand follows the usual scoping (403 FORBIDDEN_BRAND
  * outside the key's scope; a single-brand key defaults to its brand). An org key that omits `brandId` files a
- * general, organization-wide report: stored with the org and no brand.
+ * general, organization-wide report: stored with the org and no brand. Credentials whose brands span several
+ * organizations (an OAuth administrator of two orgs) have no one org to file under, so they must name the brand:
+ * 400 VALIDATION otherwise, as a report nobody could read in the console would be filed for nothing.
  *
  * The principal's last 20 query_log rows from the 24 h before filing are copied into the report in the same
  * statement that stores it, so the snapshot is exactly what the log held at that moment (newest first). A report
@@ -38,6 +43,17 @@ export async function submitFeedback(ctx: OpContext, req: FeedbackRequest): Prom
   // `req` has passed FeedbackRequestSchema's field rules: the REST route parses the body with it and the MCP tool
   // declares its arguments with the same fields, so the limits are not checked again here.
   const brandId = resolveBrand(ctx.principal, req.brandId, { required: false });
+  const brand = brandId === null ? null : (await catalogSnapshot(ctx.env, ctx.now)).brands.get(brandId);
+  if (brand === undefined) throw new ApiError('FORBIDDEN_BRAND', `this key cannot access brand ${JSON.stringify(brandId)}`);
+  const owner = rowOwner(ctx.principal, brand);
+  if (owner.orgId === null) {
+    throw new ApiError(
+      'VALIDATION',
+      'brandId is required: these credentials administer brands in several organizations, so a report without a brand ' +
+        'would belong to none of them (list the brands with GET /v1/data/brands or the list_brands tool)',
+      { details: { parameter: 'brandId' } },
+    );
+  }
   const feedbackRef = newId('fb');
   const stored = await ctx.env.DB.prepare(
     `INSERT INTO feedback (id, request_id, principal_kind, principal_id, org_id, brand_id, summary, expected, observed,
@@ -60,8 +76,8 @@ export async function submitFeedback(ctx: OpContext, req: FeedbackRequest): Prom
       ctx.requestId,
       ctx.principal.kind,
       ctx.principal.id,
-      ctx.principal.orgId,
-      brandId,
+      owner.orgId,
+      owner.brandId,
       req.summary,
       req.expected ?? null,
       req.observed ?? null,
@@ -74,6 +90,6 @@ export async function submitFeedback(ctx: OpContext, req: FeedbackRequest): Prom
     )
     .first<{ recent_queries: string | null }>();
   ctx.log.info('feedback filed', { feedbackRef, brandId, severity: req.severity ?? null });
-  notifyFeedbackFiled(ctx, feedbackRef);
+  enqueueNotification(ctx, { kind: 'feedback-filed', feedbackRef }, ctx.principal.orgId);
   return { feedbackRef, attached: { queries: attachedRuns(stored?.recent_queries ?? null), turns: req.transcript?.length ?? 0 } };
 }

@@ -13,7 +13,7 @@ import {
   type KeySettingDefaults,
   type ManagedKey,
 } from './keys';
-import { KEY_SETTING_NAMES, KEY_SETTINGS, type KeySettingName } from './settings';
+import { KEY_SETTING_NAMES, KEY_SETTINGS, type KeySettingName } from '../../auth/key-settings';
 import { ApiError } from '../../errors';
 import { putFlash } from '../../web/flash';
 import { firstFormError } from '../../web/form';
@@ -30,6 +30,7 @@ import { AdminPage, ConfirmPage, Time } from '../../web/layout';
 import { renderPage } from '../../web/render';
 import { count, formatByteLimit, formatBytes } from './units';
 import { KEY_CREATED_PATH, type KeyCreatedFlash } from './key-created.page';
+import { currentScope } from '../../context';
 
 /** Fixed texts for `?notice=` after a redirect; the parameter only picks one, it is never echoed. */
 const NOTICES: Record<string, string> = {
@@ -343,7 +344,7 @@ async function renderKeysPage(
 ) {
   const defaults = keySettingDefaults(c.env);
   const [keys, scopes] = await Promise.all([listManagedKeys(c.env, user.reach), keyScopeChoices(c.env, user.reach)]);
-  const usage = await loadKeyUsage(c.env, keys, defaults, Date.now(), c.get('log'));
+  const usage = await loadKeyUsage(c.env, keys, defaults, Date.now(), currentScope().log);
   return renderPage(c, status, (nonce) => (
     <KeysPage nonce={nonce} email={user.reach.email} csrf={csrf} keys={keys} scopes={scopes} defaults={defaults} usage={usage} {...extra} />
   ));

@@ -3,7 +3,7 @@ import type { AdminReach } from '../../auth/oauth-principal';
 import type { PrincipalLimits } from '../../auth/principal';
 import { configOf, type Env } from '../../env';
 import { ApiError } from '../../errors';
-import { KEY_SETTING_NAMES, KEY_SETTINGS, type KeySettingName, type KeySettings } from './settings';
+import { KEY_SETTING_NAMES, KEY_SETTINGS, type KeySettingName, type KeySettings } from '../../auth/key-settings';
 import {
   insertKeyStatement,
   KEY_COLUMNS,
@@ -36,7 +36,7 @@ export interface ManagedKey {
   createdAt: number;
   lastUsedAt: number | null;
   revokedAt: number | null;
-  /** The key's own settings (settings.ts); null = the Worker's default. */
+  /** The key's own settings (src/auth/key-settings.ts); null = the Worker's default. */
   limits: KeySettings;
   /** Whether the key may write memories. */
   memoriesWrite: boolean;

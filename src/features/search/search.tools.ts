@@ -43,8 +43,8 @@ export const searchTool = defineTool({
   output: SearchOutput,
   result: 'text',
   annotations: ANNOTATIONS.read,
-  run: async ({ query }, { ctx, origin }) => {
-    const answer = await searchItems(ctx, origin, query, SEARCH_LIMIT);
+  run: async ({ query }, { ctx }) => {
+    const answer = await searchItems(ctx, ctx.origin, query, SEARCH_LIMIT);
     return answer.results.length > 0 ? { results: answer.results } : { results: [], note: nothingMatched(query, answer) };
   },
 });
@@ -58,8 +58,8 @@ export const fetchTool = defineTool({
   result: 'text',
   annotations: ANNOTATIONS.read,
   meta: () => resultSizeMeta(FETCH_TEXT_CHARS + 2_000),
-  run: async ({ id }, { ctx, origin }) => {
-    const item = await fetchItem(ctx, origin, id);
+  run: async ({ id }, { ctx }) => {
+    const item = await fetchItem(ctx, ctx.origin, id);
     const text =
       item.text.length > FETCH_TEXT_CHARS ? `${item.text.slice(0, FETCH_TEXT_CHARS)}\n[cut at ${FETCH_TEXT_CHARS} characters]` : item.text;
     return { ...item, text };

@@ -1,7 +1,7 @@
 /**
  * Every numeric per-key setting: a column of `api_keys` that overrides one of the Worker's DEFAULT_* variables
  * when not NULL. This list is the one place a setting is declared: the Worker's key reads and writes
- * (`store.ts`), the admin pages' forms and the admin CLI's flags (`key create`, `key limits`) are all made from
+ * (`src/features/keys/store.ts`), the admin pages' forms and the admin CLI's flags (`key create`, `key limits`) are all made from
  * it. Adding a setting is a migration that adds the column and one entry here (docs/architecture.md).
  *
  * Pure data: no I/O, importable by the Node CLI.
