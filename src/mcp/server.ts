@@ -1,6 +1,6 @@
 import { McpServer } from '@modelcontextprotocol/server';
 import { listBrandsTool } from '../features/brands/brands.tools';
-import { reportDataIssueTool } from '../features/feedback/feedback.tools';
+import { getDataIssueTool, reportDataIssueTool } from '../features/feedback/feedback.tools';
 import { listMemoriesTool, saveMemoryTool } from '../features/memories/memories.tools';
 import { runQueryTool } from '../features/query/query.tools';
 import { getReportTool, listReportQueriesTool, listReportsTool } from '../features/reports/reports.tools';
@@ -36,6 +36,7 @@ export const TOOLS: readonly Tool[] = [
   listSavedQueriesTool,
   runQueryTool,
   reportDataIssueTool,
+  getDataIssueTool,
   searchTool,
   fetchTool,
   listMemoriesTool,

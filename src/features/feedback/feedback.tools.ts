@@ -1,5 +1,5 @@
-import { submitFeedback } from './feedback';
-import { FeedbackRequestSchema, FeedbackResponseSchema } from './feedback.schemas';
+import { getFeedback, submitFeedback } from './feedback';
+import { FeedbackRefField, FeedbackRequestSchema, FeedbackResponseSchema, FeedbackStatusSchema } from './feedback.schemas';
 import { ANNOTATIONS, defineTool } from '../../mcp/define-tool';
 
 const fields = FeedbackRequestSchema.shape;
@@ -24,4 +24,16 @@ export const reportDataIssueTool = defineTool({
   annotations: ANNOTATIONS.append,
   writes: 'a feedback row',
   run: (input, { ctx }) => submitFeedback(ctx, input),
+});
+
+export const getDataIssueTool = defineTool({
+  name: 'get_data_issue',
+  title: 'Check a data issue',
+  description:
+    "Status and the data team's notes of an issue these credentials filed (report_data_issue's feedbackRef), e.g. " +
+    'when the user asks whether it was fixed.',
+  input: { feedbackRef: FeedbackRefField },
+  output: FeedbackStatusSchema,
+  annotations: ANNOTATIONS.read,
+  run: (input, { ctx }) => getFeedback(ctx, input.feedbackRef),
 });
