@@ -39,6 +39,11 @@ export const ERRORS = {
     when: 'no data-issue report with that reference was filed by these credentials',
     origin: 'extension (Feedback)',
   },
+  FEEDBACK_WRITE_FORBIDDEN: {
+    status: 403,
+    when: 'an assistant connection approved without filing data-issue reports',
+    origin: 'extension (Feedback)',
+  },
   MEMORY_NOT_FOUND: {
     status: 404,
     when: "the memory is missing, deleted, or reaches none of the caller's brands",

@@ -19,7 +19,8 @@ beforeAll(async () => {
   await seedDemo();
   org = await signedIn(TEST_ADMINS.org, '198.51.100.81');
   brand = await signedIn(TEST_ADMINS.brand, '198.51.100.82');
-});
+  // Two sign-ins (PBKDF2 each) and the seed: seconds alone, several times that on a loaded machine.
+}, 60_000);
 
 async function file(summary: string, key: 'brand' | 'org' = 'brand'): Promise<string> {
   const res = await postJson('/v1/data/feedback', key, { summary, ...(key === 'org' ? { brandId: 'brand_acme' } : {}) });

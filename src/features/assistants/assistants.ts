@@ -21,12 +21,16 @@ export interface ConnectedAssistant {
   /** ms since epoch */
   connectedAt: number;
   lastUsedAt: number | null;
+  /** What the approving administrator allowed it to write; null for a connection approved before the choice. */
+  writes: { memories: boolean; reports: boolean } | null;
 }
 
 /** What the consent page stores on a grant (storage-visible, never secret). */
 export const GrantMetadataSchema = z.object({
   clientName: z.string().max(200).optional(),
   redirectHost: z.string().max(300).optional(),
+  /** The consent page's choice, also in the grant's props (which decide); here so this page can show it. */
+  writes: z.object({ memories: z.boolean(), reports: z.boolean() }).optional(),
 });
 export type GrantMetadata = z.infer<typeof GrantMetadataSchema>;
 
@@ -77,6 +81,7 @@ export async function listManagedAssistants(env: Env, helpers: OAuthHelpers, rea
             redirectHost: (meta.success ? meta.data.redirectHost : undefined) ?? null,
             connectedAt: g.createdAt * 1000,
             lastUsedAt: await grantLastUsed(env, g.id),
+            writes: (meta.success ? meta.data.writes : undefined) ?? null,
           };
         }),
       ),

@@ -21,7 +21,7 @@ import {
   type FeedbackStatus,
   type InboxFilter,
 } from './inbox';
-import { visibilityOf } from '../query-history/visibility';
+import { visibilityOf, type Visibility } from '../query-history/visibility';
 import { newId } from '../../lib/ids';
 import { enqueueNotification } from '../notifications/notifications';
 import { requireAdminPost, type Admin, adminGet } from '../../web/guards';
@@ -431,6 +431,32 @@ function notFound(c: Context<AppEnv>, admin: Admin) {
   ));
 }
 
+/** What every form of a report's page starts from: the administrator's POST, and the report if they see it. */
+interface ReportPost {
+  g: Admin & { form: Record<string, string> };
+  now: number;
+  user: Admin['user'];
+  form: Record<string, string>;
+  id: string;
+  v: Visibility;
+  detail: FeedbackDetail;
+}
+
+/** `POST /admin/inbox/{id}/{action}`: guarded (session, CSRF, administrator), 404 unless the report is visible. */
+function reportPost(admin: Hono<AppEnv>, action: string, handler: (c: Context<AppEnv>, p: ReportPost) => Promise<Response>): void {
+  admin.post(`/inbox/:id/${action}`, async (c) => {
+    const now = Date.now();
+    const guarded = await requireAdminPost(c, now);
+    if (!guarded.ok) return guarded.res;
+    const g = guarded.value;
+    const id = c.req.param('id');
+    const v = visibilityOf(g.user.reach);
+    const detail = await loadFeedbackDetail(c.env, v, id);
+    if (!detail) return notFound(c, g);
+    return handler(c, { g, now, user: g.user, form: g.form, id, v, detail });
+  });
+}
+
 /** The data-issue inbox: `/admin/inbox` (list and filters), `/admin/inbox/{id}` (detail), its status form. */
 export function inboxRoutes(admin: Hono<AppEnv>): void {
   adminGet(admin, '/inbox', (c, signedIn) => renderList(c, signedIn));
@@ -442,24 +468,16 @@ export function inboxRoutes(admin: Hono<AppEnv>): void {
     return renderDetail(c, signedIn, detail, 200, notice ? { notice } : {});
   });
 
-  admin.post('/inbox/:id/status', async (c) => {
-    const now = Date.now();
-    const g = await requireAdminPost(c, now);
-    if (!g.ok) return g.res;
-    const { user, form } = g.value;
-    const id = c.req.param('id');
-    const v = visibilityOf(user.reach);
-    const detail = await loadFeedbackDetail(c.env, v, id);
-    if (!detail) return notFound(c, g.value);
+  reportPost(admin, 'status', async (c, { g, now, user, form, id, v, detail }) => {
     const from = detail.item.status;
     if (form.from !== from) {
-      return renderDetail(c, g.value, detail, 409, { notice: NOTICES['status-conflict'] });
+      return renderDetail(c, g, detail, 409, { notice: NOTICES['status-conflict'] });
     }
     const to = (FEEDBACK_STATUSES as readonly string[]).includes(form.status ?? '') ? (form.status as FeedbackStatus) : null;
     const note = (form.note ?? '').trim() === '' ? null : (form.note ?? '').trim();
     const problem = to === null ? 'Choose the new status.' : statusChangeProblem(from, to, note);
     if (problem !== null || to === null) {
-      return renderDetail(c, g.value, detail, 400, { state: { error: `Not changed: ${problem}.`, status: form.status, note: form.note } });
+      return renderDetail(c, g, detail, 400, { state: { error: `Not changed: ${problem}.`, status: form.status, note: form.note } });
     }
     const changeId = newId('fsc');
     const changed = await changeFeedbackStatus(c.env, v, {
@@ -479,20 +497,12 @@ export function inboxRoutes(admin: Hono<AppEnv>): void {
     return c.redirect(url, 303);
   });
 
-  admin.post('/inbox/:id/note', async (c) => {
-    const now = Date.now();
-    const g = await requireAdminPost(c, now);
-    if (!g.ok) return g.res;
-    const { user, form } = g.value;
-    const id = c.req.param('id');
-    const v = visibilityOf(user.reach);
-    const detail = await loadFeedbackDetail(c.env, v, id);
-    if (!detail) return notFound(c, g.value);
+  reportPost(admin, 'note', async (c, { g, now, user, form, id, v, detail }) => {
     const note = (form.note ?? '').trim();
     if (note === '' || note.length > NOTE_MAX_CHARS) {
-      return renderDetail(c, g.value, detail, 400, { noteError: `Not added: write a note of 1 to ${NOTE_MAX_CHARS} characters.` });
+      return renderDetail(c, g, detail, 400, { noteError: `Not added: write a note of 1 to ${NOTE_MAX_CHARS} characters.` });
     }
-    if (form.from !== detail.item.status) return renderDetail(c, g.value, detail, 409, { notice: NOTICES['status-conflict'] });
+    if (form.from !== detail.item.status) return renderDetail(c, g, detail, 409, { notice: NOTICES['status-conflict'] });
     const added = await addFeedbackNote(c.env, v, {
       id,
       changeId: newId('fsc'),
@@ -504,19 +514,11 @@ export function inboxRoutes(admin: Hono<AppEnv>): void {
     return c.redirect(`${PATH}/${encodeURIComponent(id)}?notice=${added ? 'note-added' : 'status-conflict'}`, 303);
   });
 
-  admin.post('/inbox/:id/assign', async (c) => {
-    const now = Date.now();
-    const g = await requireAdminPost(c, now);
-    if (!g.ok) return g.res;
-    const { user, form } = g.value;
-    const id = c.req.param('id');
-    const v = visibilityOf(user.reach);
-    const detail = await loadFeedbackDetail(c.env, v, id);
-    if (!detail) return notFound(c, g.value);
+  reportPost(admin, 'assign', async (c, { g, now, user, form, id, v, detail }) => {
     const wanted = form.assignee ?? '';
     const assignee = wanted === '' ? null : ((await listAssignees(c.env, detail.item)).find((a) => a.id === wanted) ?? null);
     if (wanted !== '' && assignee === null) {
-      return renderDetail(c, g.value, detail, 400, { notice: 'Not assigned: that person does not administer this report.' });
+      return renderDetail(c, g, detail, 400, { notice: 'Not assigned: that person does not administer this report.' });
     }
     await assignFeedback(c.env, v, {
       id,

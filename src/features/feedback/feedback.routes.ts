@@ -16,7 +16,7 @@ export const submit = createRoute({
   request: { body: jsonBody(FeedbackRequestSchema) },
   responses: {
     ...okJson(FeedbackResponseSchema, 'The report was filed'),
-    ...errorResponses('VALIDATION', 'UNAUTHORIZED', 'FORBIDDEN_BRAND', ...JSON_BODY_ERRORS),
+    ...errorResponses('VALIDATION', 'UNAUTHORIZED', 'FORBIDDEN_BRAND', 'FEEDBACK_WRITE_FORBIDDEN', ...JSON_BODY_ERRORS),
   },
 });
 

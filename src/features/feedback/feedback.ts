@@ -21,6 +21,13 @@ import { ATTACHED_QUERY_JSON, FEEDBACK_AUDIT } from '../feedback-inbox/inbox';
 export async function submitFeedback(ctx: OpContext, req: FeedbackRequest): Promise<{ feedbackRef: string }> {
   // `req` has passed FeedbackRequestSchema's field rules: the REST route parses the body with it and the MCP tool
   // declares its arguments with the same fields, so the limits are not checked again here.
+  if (ctx.principal.writes?.reports === false) {
+    throw new ApiError(
+      'FEEDBACK_WRITE_FORBIDDEN',
+      'this assistant connection was approved without filing data-issue reports. An administrator can disconnect it ' +
+        '(Connected assistants) and connect it again with "File data-issue reports" ticked on the approval page',
+    );
+  }
   const brandId = resolveBrand(ctx.principal, req.brandId, { required: false });
   const feedbackRef = newId('fb');
   await ctx.env.DB.prepare(
