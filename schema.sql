@@ -106,8 +106,10 @@ CREATE INDEX IF NOT EXISTS saved_queries_brand ON saved_queries(brand_id);
 -- query_log: one row per query run, accepted or rejected (the audit trail; feedback attaches from it).
 -- principal_kind/principal_id: 'key' + api_keys.id, or 'oauth' + the OAuth connection's grant id.
 -- outcome is 'OK' or the error code returned. sql is the raw SQL (shape A) or the filled template (shape B).
--- org_id is the caller's org (so a run refused before it reached a brand still shows to that org's administrators;
--- NULL for a caller spanning orgs and for rows logged before 0003); user_id the acting user of an OAuth connection,
+-- org_id and brand_id are the row's owner (rowOwner, src/auth/ownership.ts): brand_id only once the brand check
+-- passed, org_id that brand's org, else the caller's org (so a run refused before it reached a brand shows to that
+-- org's administrators; NULL for a caller spanning orgs refused before naming a brand); an administrator sees a
+-- brand's row only while org_id is the brand's current org (visibleSql); user_id the acting user of an OAuth connection,
 -- NULL for API keys. The admin pages' query history and `npm run admin -- history` read this table.
 CREATE TABLE IF NOT EXISTS query_log (
   id               TEXT PRIMARY KEY,
@@ -359,3 +361,15 @@ CREATE TABLE IF NOT EXISTS catalog_versions (
   plan_json     TEXT NOT NULL            -- JSON array of the plan's entries
 );
 CREATE INDEX IF NOT EXISTS catalog_versions_applied ON catalog_versions(applied_at);
+
+-- catalog_version_orgs: versions per organization (0009). One row per organization whose catalog a version changed
+-- (an item owned by org:X changes X's, by brand:B B's org's, a system item every organization's), summary that
+-- organization's part of the plan counted. The admin pages' Catalog page shows an administrator only the versions
+-- of their organizations, with their part; the admin CLI reads catalog_versions whole.
+CREATE TABLE IF NOT EXISTS catalog_version_orgs (
+  version_id  TEXT NOT NULL REFERENCES catalog_versions(id),
+  org_id      TEXT NOT NULL,
+  summary     TEXT NOT NULL,
+  PRIMARY KEY (version_id, org_id)
+);
+CREATE INDEX IF NOT EXISTS catalog_version_orgs_org ON catalog_version_orgs(org_id);

@@ -55,7 +55,8 @@ function workersProject(name: string, isolate: boolean, include: string[], exclu
     ],
     // 20 s, not vitest's 5 s: whole flows (OAuth, sign-in, bursts) take a few seconds alone and several times that on a
     // loaded 2-core machine, where the 5 s default failed them at random.
-    test: { name, isolate, include, exclude, setupFiles: ['./test/worker-setup.ts'], testTimeout: 20_000 },
+    // Hooks get the same room as tests: a file's beforeAll (seeding, connecting clients) waits on the same loaded machine.
+    test: { name, isolate, include, exclude, setupFiles: ['./test/worker-setup.ts'], testTimeout: 20_000, hookTimeout: 20_000 },
   };
 }
 
@@ -88,6 +89,9 @@ export default defineConfig({
           // One `npm run dev` for the files that only need a running service, started when the first asks for it.
           globalSetup: ['./test/node/shared-dev-setup.mjs'],
           testTimeout: 60_000,
+          // vitest's default hook timeout is 10 s: a beforeAll that starts a warehouse, wrangler or a browser took longer
+          // than that on a loaded machine ("Hook timed out in 10000ms" in bigquery-contract.test.mjs).
+          hookTimeout: 120_000,
           // One forked worker runs file after file (vitest's default forks a fresh one per file): about 10 s of CPU
           // less per run. The files hold no module state between them (each starts its own servers, temp dirs
           // and ports, and stops them in afterAll).

@@ -16,7 +16,7 @@ function principal(id: string): Principal {
     orgId: null,
     scope: 'brand',
     brandIds: [],
-    limits: { maxBytesBilled: 1e12, dailyQueries: 1e9, dailyBytes: 1e15 },
+    limits: { maxBytesBilled: 1e12, dailyQueries: 1e9, dailyBytes: 1e15, checksPerMinute: 1e9, pageReadsPerMinute: 1e9 },
   };
 }
 

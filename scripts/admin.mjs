@@ -15,6 +15,7 @@ import {
   applySql,
   CatalogRefused,
   catalogModules,
+  changedSqlKeys,
   dryRunCatalog,
   exportDir,
   planDir,
@@ -25,9 +26,9 @@ import { consoleCommands } from './lib/console-commands.mjs';
 import { importWorkerModules, ROOT } from './lib/import-ts.mjs';
 import { brandCredentialsCommands } from './lib/brand-credentials.mjs';
 
-/** The Worker's key settings and key SQL (src/features/keys/): one definition for the pages and this CLI. */
+/** The Worker's key settings (src/auth/) and key SQL (src/features/keys/): one definition for the pages and this CLI. */
 const keys = await importWorkerModules({
-  'src/features/keys/settings.ts': ['KEY_SETTINGS', 'KEY_SETTING_NAMES'],
+  'src/auth/key-settings.ts': ['KEY_SETTINGS', 'KEY_SETTING_NAMES'],
   'src/features/keys/store.ts': ['insertKeyStatement', 'updateKeySettingsStatement', 'KEY_COLUMNS', 'KEY_FROM', 'keyOfRow'],
   'src/features/memories/store.ts': ['inlineStatement'],
 });
@@ -66,7 +67,21 @@ const ID_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 const DATASET_RE = /^[A-Za-z_][A-Za-z0-9_]{0,1023}$/;
 const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const MIN_PASSWORD_LENGTH = 12;
-const WAREHOUSE_CHECK_OPTIONS = { 'check-warehouse': { type: 'boolean', default: false }, 'env-file': { type: 'string' } };
+const WAREHOUSE_CHECK_OPTIONS = {
+  'check-warehouse': { type: 'boolean', default: false },
+  offline: { type: 'boolean', default: false },
+  'env-file': { type: 'string' },
+};
+const WAREHOUSE_CHECK_HELP = `  The warehouse check (on by default): every SQL the plan adds, changes or moves to other brands is dry-run on the
+  warehouse through the Worker's BigQuery client (each section on every brand it applies to, filled for the last
+  full month), with each bytes estimate; a dry run the warehouse refuses refuses the folder, at the file, line and
+  column BigQuery's error points to.
+  --offline          skip the warehouse check: the plan says which changed SQL was not dry-run (a missing table or
+                     column then shows only when it runs)
+  --check-warehouse  dry-run every section and saved query of the folder, changed or not
+  --env-file FILE    the Worker's warehouse variables for the check (BIGQUERY_API_BASE, BIGQUERY_PROJECT,
+                     GCP_SERVICE_ACCOUNT_JSON; default .dev.vars, which \`npm run dev\` writes for the local
+                     warehouse; with --remote it must be given)`;
 const MEMBERSHIP_OPTIONS = { user: { type: 'string' }, org: { type: 'string' }, brand: { type: 'string' } };
 /** What `membership add` and `membership remove` name (see requireMembership). */
 const MEMBERSHIP_ARGS = '--user USER_ID|EMAIL (--org ORG_ID | --brand BRAND_ID)';
@@ -118,7 +133,9 @@ const COMMANDS = {
     summary: 'create a brand in an organization (without --dataset it is not provisioned)',
     details: `  --dataset   BigQuery dataset in the warehouse project (letters, digits, _); one brand per dataset
   --timezone  IANA time zone deciding "yesterday" and "last full month" for stored-query periods (default UTC)
-  --currency  ISO 4217 code the brand's money columns are in (e.g. USD), shown by list_brands (default: none)`,
+  --currency  ISO 4217 code the brand's money columns are in (e.g. USD), shown by list_brands (default: none)
+  An id a deleted brand left in the query history or the data-issue reports is never given to a new brand: the
+  new brand would otherwise be shown the old one's runs and reports (docs/cli.md, "Brand ids are not reused").`,
     options: {
       id: { type: 'string' },
       org: { type: 'string' },
@@ -134,6 +151,7 @@ const COMMANDS = {
       const dataset = o.dataset === undefined ? null : requireDataset(o.dataset);
       const timezone = o.timezone === undefined ? null : requireTimeZone(o.timezone);
       const currency = o.currency === undefined ? null : requireCurrency(o.currency);
+      await refuseReusedBrandId(io, id);
       await io.exec(
         sql`INSERT INTO brands (id, org_id, name, dataset, timezone, currency, created_at) VALUES (${id}, ${org}, ${name}, ${dataset}, ${timezone}, ${currency}, ${io.now})`,
         {
@@ -535,33 +553,31 @@ ${LIMIT_HELP}
     },
   },
   'catalog plan': {
-    usage: 'catalog plan DIR [--prune] [--check-warehouse [--env-file FILE]]',
+    usage: 'catalog plan DIR [--prune] [--offline | --check-warehouse] [--env-file FILE]',
     summary: 'check a catalog folder and show what `catalog apply` would add, change and remove',
     details: `  DIR holds reports/, saved-queries/ and memories/ (docs/catalog.md). Every file is checked first: JSON,
   fields, unique ids, known slots, the SQL guard for every brand an item applies to, chart and dashboard shapes;
   each refusal names the file, the item and the line. Items in the database but not in DIR are removed only
   with --prune (shown, marked kept, without it). --json prints the plan with its planHash.
-  --check-warehouse  also dry-run every section for each brand it applies to (last full month) and every saved
-                     query on the warehouse, through the Worker's BigQuery client, and show each bytes estimate;
-                     a dry run the warehouse refuses refuses the folder
-  --env-file FILE    the Worker's secrets for that (BIGQUERY_API_BASE, GCP_SERVICE_ACCOUNT_JSON; default .dev.vars)`,
+${WAREHOUSE_CHECK_HELP}`,
     options: { prune: { type: 'boolean', default: false }, ...WAREHOUSE_CHECK_OPTIONS },
     positional: 'DIR',
     async run(o, p, io) {
       const dir = requirePositional(p, 'the catalog folder');
       const planned = await catalogPlan(io, dir, o);
       return {
-        text: `${describeLive(planned.live)}\n${(await io.catalog()).renderPlan(planned.plan)}\nplan ${planned.plan.planHash}${warningText(planned.warnings)}${estimateText(planned.dryRuns)}`,
+        text: `${describeLive(planned.live)}\n${(await io.catalog()).renderPlan(planned.plan)}\nplan ${planned.plan.planHash}${warningText(planned.warnings)}${estimateText(planned)}`,
         json: planJson(dir, planned),
       };
     },
   },
   'catalog apply': {
-    usage: 'catalog apply DIR [--prune] [--expect PLAN_HASH] [--author NAME] [--check-warehouse [--env-file FILE]]',
+    usage: 'catalog apply DIR [--prune] [--expect PLAN_HASH] [--author NAME] [--offline | --check-warehouse] [--env-file FILE]',
     summary: 'apply a catalog folder: exactly the plan `catalog plan` shows, in one batch (all or nothing), recorded',
     details: `  --expect  the planHash \`catalog plan\` printed: refuse if the plan differs now (the folder or the database changed)
   --author  who applies, recorded in catalog_versions and on memory writes (default: admin CLI and your OS user)
-  The version (content hash, who, when, the plan's summary) is written in the same batch.`,
+  The version (content hash, who, when, the plan's summary) is written in the same batch.
+${WAREHOUSE_CHECK_HELP}`,
     options: {
       prune: { type: 'boolean', default: false },
       expect: { type: 'string' },
@@ -584,26 +600,32 @@ ${LIMIT_HELP}
       await io.exec(await applySql(planned, { author: cliAuthor(o), now: io.now, source: dir }));
       const { live } = await readStored((statements) => io.exec(statements, {}, { all: true }));
       return {
-        text: `${c.renderPlan(planned.plan)}\napplied: ${describeLive(live)}${warningText(planned.warnings)}`,
+        text: `${c.renderPlan(planned.plan)}\napplied: ${describeLive(live)}${warningText(planned.warnings)}${estimateText(planned)}`,
         json: { ...planJson(dir, planned), applied: true, live },
       };
     },
   },
   'catalog export': {
-    usage: 'catalog export DIR',
+    usage: 'catalog export DIR [--org ORG_ID]',
     summary: "write the database's reports, saved queries and memories as a catalog folder (`catalog plan DIR` then shows no change)",
     details: `  Replaces DIR's reports/, saved-queries/ and memories/ folders; other files in DIR stay. Deleted memories are
-  not exported.`,
-    options: {},
+  not exported.
+  --org ORG_ID  only that organization's items: its org reports and memories and its brands' reports, saved queries
+                and memories (no system items, no other organization's). Plan such a folder without --prune: the
+                items it leaves out show as kept.`,
+    options: { org: { type: 'string' } },
     positional: 'DIR',
-    async run(_o, p, io) {
+    async run(o, p, io) {
       const dir = requirePositional(p, 'the catalog folder');
-      const out = await exportDir({ dir, readAll: (statements) => io.exec(statements, {}, { all: true }) });
+      const org = typeof o.org === 'string' ? o.org : undefined;
+      const out = await exportDir({ dir, org, readAll: (statements) => io.exec(statements, {}, { all: true }) }).catch((e) => {
+        throw e instanceof Error && e.message.startsWith('no organization') ? new CommandError(e.message) : e;
+      });
       const c = out.catalog;
       const counts = { reports: c.reports.length, savedQueries: c.savedQueries.length, memories: c.memories.length };
       return {
-        text: `exported ${counts.reports} reports, ${counts.savedQueries} saved queries and ${counts.memories} memories to ${dir}`,
-        json: { dir, ...counts },
+        text: `exported ${counts.reports} reports, ${counts.savedQueries} saved queries and ${counts.memories} memories${org ? ` of ${org}` : ''} to ${dir}`,
+        json: { dir, ...(org ? { org } : {}), ...counts },
       };
     },
   },
@@ -812,20 +834,35 @@ async function catalogPlan(io, dir, o) {
     throw e;
   });
   if (planned.problems.length > 0) throw new CatalogRefused(planned.problems);
-  if (!o['check-warehouse']) return { ...planned, dryRuns: null };
+  if (o.offline && o['check-warehouse']) throw new UsageError('give --offline or --check-warehouse, not both');
+  const changed = changedSqlKeys(planned.plan, planned.loaded.catalog);
+  const itemOf = (key) => key.replace(/^section:/, 'section ').replace(/^saved:/, 'saved query ');
+  if (o.offline) return { ...planned, dryRuns: null, notDryRun: [...changed].map(itemOf) };
+  const only = o['check-warehouse'] ? null : changed;
+  if (only && only.size === 0) return { ...planned, dryRuns: null, notDryRun: [] };
+  if (o.remote === true && typeof o['env-file'] !== 'string') {
+    throw new CommandError(
+      `the warehouse check of a --remote catalog needs the deployment's warehouse variables: give --env-file FILE (BIGQUERY_PROJECT, GCP_SERVICE_ACCOUNT_JSON), or --offline to skip it`,
+    );
+  }
   const envFile = typeof o['env-file'] === 'string' ? o['env-file'] : join(ROOT, '.dev.vars');
   const env = await warehouseEnv(envFile).catch((e) => {
     throw new CommandError(
-      `--check-warehouse needs the Worker's warehouse variables: cannot read ${envFile} (${e instanceof Error ? e.message : String(e)})`,
+      `the warehouse check (on by default) needs the Worker's warehouse variables: cannot read ${envFile} (${e instanceof Error ? e.message : String(e)}); give --env-file FILE, or --offline to skip the check`,
     );
   });
-  const dryRuns = await dryRunCatalog(planned, env, (statements) => io.exec(statements, {}, { all: true }));
+  const dryRuns = await dryRunCatalog(planned, env, (statements) => io.exec(statements, {}, { all: true }), only);
   if (dryRuns.problems.length > 0) throw new CatalogRefused(dryRuns.problems);
-  return { ...planned, dryRuns };
+  return { ...planned, dryRuns, notDryRun: [] };
 }
 
-function estimateText(dryRuns) {
-  if (!dryRuns) return '';
+function estimateText(planned) {
+  const { dryRuns, notDryRun } = planned;
+  if (!dryRuns) {
+    return notDryRun.length > 0
+      ? `\nnot checked against the warehouse (--offline): ${notDryRun.length} changed SQL not dry-run (${notDryRun.join(', ')}); a missing table or column shows only when it runs`
+      : '\nno changed SQL to dry-run on the warehouse';
+  }
   const lines = dryRuns.estimates.map((e) => `  ${e.item} on ${e.brand}: ${e.bytes.toLocaleString('en-US')} bytes`);
   return `\nwarehouse dry runs (${dryRuns.window.start_date} to ${dryRuns.window.end_date}), bytes processed:\n${lines.join('\n')}`;
 }
@@ -855,7 +892,24 @@ function planJson(dir, planned) {
     plan: { entries, counts, contentHash, planHash, prune },
     warnings: planned.warnings,
     ...(planned.dryRuns ? { dryRuns: { window: planned.dryRuns.window, estimates: planned.dryRuns.estimates } } : {}),
+    notDryRun: planned.notDryRun,
   };
+}
+
+/**
+ * Brand ids are not reused: an id a deleted brand left in query_log or feedback (the audit trail `brand delete`
+ * keeps) is refused, so a new brand, in whatever organization, inherits none of the old one's runs or reports.
+ */
+async function refuseReusedBrandId(io, id) {
+  const [row] = await io.exec(
+    sql`SELECT NOT EXISTS (SELECT 1 FROM brands WHERE id = ${id})
+               AND (EXISTS (SELECT 1 FROM query_log WHERE brand_id = ${id}) OR EXISTS (SELECT 1 FROM feedback WHERE brand_id = ${id})) AS used`,
+  );
+  if (Number(row?.used) === 1) {
+    throw new CommandError(
+      `brand id ${id} belonged to a deleted brand whose query history and data-issue reports keep it; brand ids are not reused, choose another id`,
+    );
+  }
 }
 
 /** What belongs to a brand (what `brand delete` refuses over, or deletes with --cascade). */

@@ -14,7 +14,16 @@ import { parseArgs } from 'node:util';
 import { spawn } from 'node:child_process';
 import { credentialsKeyFile } from './lib/brand-credentials.mjs';
 import { ROOT } from './lib/import-ts.mjs';
-import { deployConfigProblems, deployTargets, isPlaceholderId, parseSections, recordId } from './lib/wrangler-toml.mjs';
+import { createInterface } from 'node:readline/promises';
+import {
+  deployConfigProblems,
+  deployTargets,
+  isPlaceholderId,
+  parseSections,
+  recordId,
+  recordVar,
+  varEntry,
+} from './lib/wrangler-toml.mjs';
 
 const HELP = `usage: npm run setup -- [options]
 
@@ -23,6 +32,11 @@ rerun changes only what is missing, then deploys the current code (an upgrade).
 
   --env NAME               a wrangler environment from wrangler.toml, e.g. staging (own database, namespace, Worker)
   --service-account FILE   set GCP_SERVICE_ACCOUNT_JSON from this Google service-account key file
+  --project ID             the Google Cloud project holding the brand datasets (BIGQUERY_PROJECT); default: the
+                           service account's project_id, else asked for; never the demo's or the contract's prefix
+  --location LOC           BigQuery job location of those datasets (BIGQUERY_LOCATION), e.g. US, EU, europe-west1
+  --console-origin URL     origin of the admin console (CONSOLE_ORIGIN), e.g. https://data-api.example.com;
+                           default: the custom domain, else the workers.dev URL of the first deploy
   --admin-email EMAIL      create the first administrator (only when the database has none) and print the sign-in URL
   --org ID                 with --admin-email: the organization it administers (created when missing)
   --org-name NAME          with --org: the organization's name when it is created (default: the id)
@@ -30,7 +44,28 @@ rerun changes only what is missing, then deploys the current code (an upgrade).
   --dry-run                run only read-only commands; print every change it would make
   -h, --help
 
-Steps: login, configuration, database, namespace, queues, migrations, secrets, deploy, administrator. See docs/deploy.md.`;
+Steps: login, configuration, warehouse, database, namespace, queues, migrations, secrets, deploy, console, administrator.
+See docs/deploy.md.`;
+
+/**
+ * Values BIGQUERY_PROJECT must never be in a deployment: the project the local warehouse hosts the demo under, and the
+ * contract's table prefix, which callers write and the service maps to the real project (docs/deploy.md).
+ */
+const REFUSED_PROJECTS = {
+  'demo-analytics-dev': 'the demo project `npm run dev` and the tests use',
+  'service-v1': "the contract's table prefix callers write (the service maps it to your project), not a project",
+};
+/** Google Cloud project ids: 6-30 lowercase letters, digits and hyphens, starting with a letter (optionally domain-scoped). */
+const PROJECT_ID = /^(?:[a-z0-9.-]+:)?[a-z][a-z0-9-]{4,28}[a-z0-9]$/;
+/** BigQuery locations: a multi-region (US, EU) or a region (europe-west1). */
+const LOCATION = /^(?:US|EU|[a-z]+-[a-z]+\d+)$/;
+
+/** Why `project` cannot be BIGQUERY_PROJECT, or null. */
+function projectProblem(/** @type {string} */ project) {
+  if (project in REFUSED_PROJECTS) return `"${project}" is ${REFUSED_PROJECTS[/** @type {keyof typeof REFUSED_PROJECTS} */ (project)]}`;
+  if (!PROJECT_ID.test(project)) return `"${project}" is not a Google Cloud project id (6-30 lowercase letters, digits, hyphens)`;
+  return null;
+}
 
 /** Token scopes a wrangler OAuth login must hold (wrangler whoami lists them); docs/deploy.md has API tokens'. */
 export const REQUIRED_SCOPES = ['account:read', 'user:read', 'workers_scripts:write', 'd1:write', 'workers_kv:write'];
@@ -87,7 +122,8 @@ function jsonIn(/** @type {string} */ text) {
 /**
  * Runs setup with `argv` (the arguments after `npm run setup --`).
  * @param {string[]} argv
- * @param {{ out?: (line: string) => void, env?: NodeJS.ProcessEnv, cwd?: string }} [io]
+ * @param {{ out?: (line: string) => void, env?: NodeJS.ProcessEnv, cwd?: string, ask?: (question: string) => Promise<string> }} [io]
+ *   ask: how to ask for a value nothing else gives (a terminal's prompt; none when not interactive)
  * @returns {Promise<number>} exit code
  */
 export async function runSetup(argv, io = {}) {
@@ -101,6 +137,9 @@ export async function runSetup(argv, io = {}) {
       options: {
         env: { type: 'string' },
         'service-account': { type: 'string' },
+        project: { type: 'string' },
+        location: { type: 'string' },
+        'console-origin': { type: 'string' },
         'admin-email': { type: 'string' },
         org: { type: 'string' },
         'org-name': { type: 'string' },
@@ -149,7 +188,7 @@ export async function runSetup(argv, io = {}) {
   try {
     // The given service-account file is checked before anything changes.
     const saFile = o['service-account'];
-    /** @type {{ client_email?: unknown, private_key?: unknown, private_key_id?: unknown } | undefined} */
+    /** @type {{ client_email?: unknown, private_key?: unknown, private_key_id?: unknown, project_id?: unknown } | undefined} */
     let sa;
     let saText = '';
     if (saFile) {
@@ -171,12 +210,16 @@ export async function runSetup(argv, io = {}) {
     // 1. Login and the token's permissions.
     const who = await wr('login', ['whoami', '--json'], { allowFail: true });
     const me = jsonIn(who.stdout);
-    if (who.code !== 0 || !me || me.loggedIn !== true) {
+    const loggedIn = who.code === 0 && me?.loggedIn === true;
+    if (!loggedIn && !dry) {
       throw new SetupError(
         '[login] not logged in to Cloudflare: run `npx wrangler login`, or export CLOUDFLARE_API_TOKEN (docs/deploy.md lists its permissions)',
       );
     }
-    const accounts = Array.isArray(me.accounts) ? me.accounts : [];
+    // A dry run without a login still shows every step; what only the account can tell is "needs login to check".
+    const NEEDS_LOGIN = 'needs login to check';
+    if (!loggedIn) say('login', `not logged in to Cloudflare (run \`npx wrangler login\` before the real run): ${NEEDS_LOGIN} the account`);
+    const accounts = loggedIn && Array.isArray(me.accounts) ? me.accounts : [];
     if (accounts.length > 1 && !procEnv.CLOUDFLARE_ACCOUNT_ID) {
       throw new SetupError(
         `[login] the login reaches ${accounts.length} accounts: export CLOUDFLARE_ACCOUNT_ID with one of ${accounts.map((/** @type {any} */ a) => `${a.id} (${a.name})`).join(', ')}`,
@@ -184,7 +227,9 @@ export async function runSetup(argv, io = {}) {
     }
     const account = accounts.find((/** @type {any} */ a) => a.id === procEnv.CLOUDFLARE_ACCOUNT_ID) ?? accounts[0];
     const identity = `${me.email ?? 'an account token'} (${me.authType}), account ${account ? `${account.name} (${account.id})` : 'unknown'}`;
-    if (Array.isArray(me.tokenPermissions)) {
+    if (!loggedIn) {
+      // said above
+    } else if (Array.isArray(me.tokenPermissions)) {
       const missing = REQUIRED_SCOPES.filter((s) => !me.tokenPermissions.includes(s));
       if (missing.length > 0)
         throw new SetupError(`[login] ${identity} lacks the permissions ${missing.join(', ')}: run \`npx wrangler login\` again`);
@@ -211,15 +256,67 @@ export async function runSetup(argv, io = {}) {
       `Worker ${worker}${envName ? ` (environment ${envName})` : ''}, database ${db.name}, namespace binding OAUTH_KV, from ${configName}`,
     );
 
+    // 2b. The warehouse: BIGQUERY_PROJECT and BIGQUERY_LOCATION of this environment's [vars]. wrangler.toml ships the
+    //     demo's project; a deployment must name its own, and never the contract's prefix.
+    const varsTable = `[${envName ? `env.${envName}.` : ''}vars]`;
+    const tomlText = await readFile(config, 'utf8');
+    const projectEntry = varEntry(tomlText, envName, 'BIGQUERY_PROJECT');
+    const current = projectEntry?.value;
+    const fromSa = typeof sa?.project_id === 'string' ? sa.project_id : undefined;
+    let project = o.project ?? (current !== undefined && projectProblem(current) === null ? current : fromSa);
+    let source = o.project ? '--project' : project === current ? configName : `the service account's project_id`;
+    if (project === undefined && !dry && io.ask) {
+      project = (await io.ask(`Google Cloud project that holds the brand datasets (BIGQUERY_PROJECT): `)).trim();
+      source = 'your answer';
+    }
+    if (project === undefined) {
+      const why = current === undefined ? `${varsTable} has no BIGQUERY_PROJECT` : `BIGQUERY_PROJECT ${projectProblem(current)}`;
+      if (!dry)
+        throw new SetupError(
+          `[warehouse] ${why} (${configName}${projectEntry ? `:${projectEntry.line}` : ''}): give --project YOUR_PROJECT, or a --service-account key file (its project_id is used)`,
+        );
+      say('warehouse', `${why}: the real run needs --project YOUR_PROJECT (or a --service-account key file with its project_id)`);
+    } else {
+      const problem = projectProblem(project);
+      if (problem) throw new SetupError(`[warehouse] BIGQUERY_PROJECT from ${source}: ${problem}; give --project YOUR_PROJECT`);
+      if (project === current) say('warehouse', `BIGQUERY_PROJECT is ${project} (${configName}:${projectEntry?.line}): kept`);
+      else if (dry) say('warehouse', `would record BIGQUERY_PROJECT = "${project}" (from ${source}) in ${varsTable} of ${configName}`);
+      else {
+        const line = await recordVar(config, { env: envName, name: 'BIGQUERY_PROJECT', value: project });
+        say('warehouse', `BIGQUERY_PROJECT = "${project}" (from ${source}), recorded at ${configName}:${line}`);
+      }
+    }
+    const locationEntry = varEntry(tomlText, envName, 'BIGQUERY_LOCATION');
+    const location = o.location ?? locationEntry?.value ?? 'US';
+    if (!LOCATION.test(location))
+      throw new SetupError(
+        `[warehouse] BIGQUERY_LOCATION "${location}" is not a BigQuery location (US, EU or a region such as europe-west1)`,
+      );
+    if (location === locationEntry?.value) say('warehouse', `BIGQUERY_LOCATION is ${location} (${configName}:${locationEntry.line}): kept`);
+    else if (dry) say('warehouse', `would record BIGQUERY_LOCATION = "${location}" in ${varsTable} of ${configName}`);
+    else {
+      const line = await recordVar(config, { env: envName, name: 'BIGQUERY_LOCATION', value: location });
+      say('warehouse', `BIGQUERY_LOCATION = "${location}", recorded at ${configName}:${line}`);
+    }
+
     // 3. D1 database.
-    const dbs = /** @type {{ uuid: string, name: string }[]} */ (jsonIn((await wr('d1', ['d1', 'list', '--json'])).stdout) ?? []);
+    const dbs = /** @type {{ uuid: string, name: string }[]} */ (
+      loggedIn ? (jsonIn((await wr('d1', ['d1', 'list', '--json'])).stdout) ?? []) : []
+    );
     let dbId = dbs.find((d) => d.name === db.name)?.uuid;
-    if (!isPlaceholderId(db.id) && db.id !== dbId) {
+    if (!loggedIn)
+      say(
+        'd1',
+        `${NEEDS_LOGIN} whether database ${db.name} exists: would run \`${show(['d1', 'create', db.name])}\` if not, and record its id at ${configName}:${db.idLine}`,
+      );
+    if (loggedIn && !isPlaceholderId(db.id) && db.id !== dbId) {
       throw new SetupError(
         `[d1] ${configName}:${db.idLine} has database_id ${db.id}, but the account's database ${db.name} is ${dbId ?? 'missing'}: put the right id there, or the placeholder 00000000-0000-0000-0000-000000000000 to let setup fill it in`,
       );
     }
-    if (!dbId) {
+    if (!loggedIn) {
+      // said above
+    } else if (!dbId) {
       const create = ['d1', 'create', db.name];
       if (dry) {
         say('d1', `would run \`${show(create)}\` and record its id at ${configName}:${db.idLine}`);
@@ -243,8 +340,15 @@ export async function runSetup(argv, io = {}) {
 
     // 4. KV namespace (OAuth grants and clients). Titled after the Worker so environments never share one.
     const title = `${worker}-OAUTH_KV`;
-    const namespaces = /** @type {{ id: string, title: string }[]} */ (jsonIn((await wr('kv', ['kv', 'namespace', 'list'])).stdout) ?? []);
-    if (!isPlaceholderId(kv.id)) {
+    const namespaces = /** @type {{ id: string, title: string }[]} */ (
+      loggedIn ? (jsonIn((await wr('kv', ['kv', 'namespace', 'list'])).stdout) ?? []) : []
+    );
+    if (!loggedIn) {
+      say(
+        'kv',
+        `${NEEDS_LOGIN} the account's namespaces: would create ${title} if missing and record its id at ${configName}:${kv.idLine}`,
+      );
+    } else if (!isPlaceholderId(kv.id)) {
       if (!namespaces.some((n) => n.id === kv.id)) {
         throw new SetupError(
           `[kv] ${configName}:${kv.idLine} has id ${kv.id}, which is not a namespace of this account: fix it, or put the placeholder back to let setup create one`,
@@ -301,7 +405,10 @@ export async function runSetup(argv, io = {}) {
 
     // 6. Secrets: generated ones only when the Worker lacks them; given ones whenever given. They go up with the
     //    deploy (wrangler deploy --secrets-file: one version with code and secrets), never before the Worker exists.
-    const listed = await wr('secrets', ['secret', 'list', '--format', 'json', ...envArgs], { allowFail: true });
+    const listed = loggedIn
+      ? await wr('secrets', ['secret', 'list', '--format', 'json', ...envArgs], { allowFail: true })
+      : { code: 1, stdout: '', stderr: 'not found' };
+    if (!loggedIn) say('secrets', `${NEEDS_LOGIN} which secrets the Worker has: each missing one below would be generated or set`);
     const existing =
       listed.code === 0 ? new Set(/** @type {{ name: string }[]} */ (jsonIn(listed.stdout) ?? []).map((s) => s.name)) : undefined;
     if (listed.code !== 0 && !/not found/i.test(listed.stderr + listed.stdout)) {
@@ -309,7 +416,7 @@ export async function runSetup(argv, io = {}) {
         `[secrets] \`${show(['secret', 'list', ...envArgs])}\` failed:\n${(listed.stderr.trim() || listed.stdout.trim()).slice(-2000)}`,
       );
     }
-    if (!existing) say('secrets', `Worker ${worker} does not exist yet: every secret goes up with its first deploy`);
+    if (!existing && loggedIn) say('secrets', `Worker ${worker} does not exist yet: every secret goes up with its first deploy`);
     /** @type {Record<string, string>} */
     const upload = {};
     const keyFile = credentialsKeyFile(envName, dirname(config));
@@ -355,6 +462,36 @@ export async function runSetup(argv, io = {}) {
       );
     }
 
+    // 6b. CONSOLE_ORIGIN: the admin console's origin, for links the Worker sends out (notifications) and the one
+    //     origin it serves the console on. Given, else the custom domain, else the first deploy's workers.dev URL.
+    const originEntry = varEntry(await readFile(config, 'utf8'), envName, 'CONSOLE_ORIGIN');
+    let consoleOrigin = o['console-origin'];
+    if (consoleOrigin !== undefined) {
+      let parsed;
+      try {
+        parsed = new URL(consoleOrigin);
+      } catch {
+        parsed = undefined;
+      }
+      if (parsed?.protocol !== 'https:' || parsed.origin !== consoleOrigin.replace(/\/$/, ''))
+        throw new SetupError(`[console] --console-origin ${consoleOrigin} is not an https origin (https://host, no path)`);
+      consoleOrigin = parsed.origin;
+    } else if (originEntry?.value) consoleOrigin = originEntry.value;
+    else {
+      const section = parseSections(await readFile(config, 'utf8')).find((x) => x.name === (envName ? `env.${envName}` : ''));
+      const domain = /pattern\s*=\s*"([^"/*]+)"[^}]*custom_domain\s*=\s*true/.exec(section?.entries.get('routes')?.raw ?? '')?.[1];
+      if (domain) consoleOrigin = `https://${domain}`;
+    }
+    if (consoleOrigin === undefined)
+      say('console', `CONSOLE_ORIGIN is empty: ${dry ? 'would record' : 'recording'} the deployed URL after the deploy`);
+    else if (consoleOrigin === originEntry?.value) say('console', `CONSOLE_ORIGIN is ${consoleOrigin}: kept`);
+    else if (dry)
+      say('console', `would record CONSOLE_ORIGIN = "${consoleOrigin}" in [${envName ? `env.${envName}.` : ''}vars] of ${configName}`);
+    else {
+      const line = await recordVar(config, { env: envName, name: 'CONSOLE_ORIGIN', value: consoleOrigin });
+      say('console', `CONSOLE_ORIGIN = "${consoleOrigin}", recorded at ${configName}:${line}`);
+    }
+
     // 7. Deploy: the configuration check (no placeholder ids, staging restates every binding), the views, the Worker.
     const problems = deployConfigProblems(await readFile(config, 'utf8'), envName, configName);
     const deployArgs = ['deploy', ...envArgs];
@@ -389,6 +526,12 @@ export async function runSetup(argv, io = {}) {
         );
       } finally {
         if (secretsDir) await rm(secretsDir, { recursive: true, force: true });
+      }
+      // The first deploy told the URL: record it as CONSOLE_ORIGIN and deploy once more so the Worker has it.
+      if (consoleOrigin === undefined && url) {
+        const line = await recordVar(config, { env: envName, name: 'CONSOLE_ORIGIN', value: url });
+        await wr('deploy', ['deploy', ...envArgs]);
+        say('console', `CONSOLE_ORIGIN = "${url}", recorded at ${configName}:${line}, and deployed again with it`);
       }
     }
 
@@ -444,5 +587,11 @@ export async function runSetup(argv, io = {}) {
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  process.exitCode = await runSetup(process.argv.slice(2));
+  // On a terminal, setup asks for what no option or file gives (the project); elsewhere it stops and names the option.
+  const rl = process.stdin.isTTY ? createInterface({ input: process.stdin, output: process.stdout }) : undefined;
+  try {
+    process.exitCode = await runSetup(process.argv.slice(2), rl ? { ask: (q) => rl.question(q) } : {});
+  } finally {
+    rl?.close();
+  }
 }

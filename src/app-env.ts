@@ -1,18 +1,9 @@
 import type { OpenAPIHono, RouteConfig, RouteHandler } from '@hono/zod-openapi';
-import type { Principal } from './auth/principal';
 import type { Env } from './env';
-import type { Logger } from './lib/log';
 
-export interface AppVariables {
-  requestId: string;
-  log: Logger;
-  /** Set by the auth middleware on every authenticated route. */
-  principal: Principal;
-}
-
+/** The app's bindings. Per-request state is not kept on Hono's context: it is the request's scope (src/context.ts). */
 export interface AppEnv {
   Bindings: Env;
-  Variables: AppVariables;
 }
 
 export type AppOpenAPI = OpenAPIHono<AppEnv>;

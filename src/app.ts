@@ -1,36 +1,67 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
+import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import type { AppEnv, AppOpenAPI } from './app-env';
-import { authenticateApiKey, bearerToken } from './auth/api-keys';
+import { authenticateApiKey } from './auth/api-keys';
+import { bearerOf, currentScope, inRequestScope, newRequestScope, requestScope } from './context';
 import { ApiError } from './errors';
 import { errorResponse, validationHook } from './http/respond';
 import { API_PREFIX, MAX_BODY_BYTES, OPENAPI_PATH } from './constants';
-import { createLogger, newRequestId } from './lib/log';
-import { requestScope } from './oauth/request-scope';
-import { registerRoutes } from './routes';
-import { registerWebRoutes } from './web/register';
+import { registerWebRoutes, type ConsolePage } from './web/register';
+
+/** `waitUntil` of the request's execution context; none when the app is called directly in a unit test. */
+function waitUntilOf(c: Context<AppEnv>, p: Promise<unknown>): void {
+  try {
+    c.executionCtx.waitUntil(p);
+  } catch {
+    // No execution context (direct app.request in a unit test): let the promise run on its own.
+    void p;
+  }
+}
 
 function routePatternToRegExp(path: string): RegExp {
   const src = path.replace(/[.+?^$()[\]\\|]/g, '\\$&').replace(/\{[^}]+\}|:[A-Za-z_]\w*/g, '[^/]+');
   return new RegExp(`^${src}/?$`);
 }
 
-export function createApp(): AppOpenAPI {
+/** What the app serves besides its own middleware: handed over by the composition root (src/composition.ts). */
+export interface AppParts {
+  /** Each REST feature's registration, in the order the OpenAPI document lists them. */
+  restRoutes: readonly ((app: AppOpenAPI) => void)[];
+  /** The console's pages under /admin. */
+  consolePages: readonly ConsolePage[];
+}
+
+/**
+ * The document's tags, each operation's `tags` naming one of them (Spectral's operation-tag-defined checks it), in
+ * the order a reader meets them.
+ */
+const OPENAPI_TAGS = [
+  { name: 'Brands', description: 'The brands a key can access; each is one BigQuery dataset.' },
+  { name: 'Reports', description: 'Reports: instructions, a dashboard configuration and runnable sections.' },
+  { name: 'Queries', description: 'Saved queries, and running read-only SQL or a stored query against a brand.' },
+  { name: 'Tables', description: "A brand's tables and their columns, as the warehouse describes them." },
+  { name: 'Memories', description: 'Notes on what a table means and how to analyze it, scoped like reports.' },
+  { name: 'Feedback', description: 'Reporting a data issue to the data team.' },
+];
+
+export function createApp(parts: AppParts): AppOpenAPI {
   const app = new OpenAPIHono<AppEnv>({
     // One format for every validation failure: 400 VALIDATION naming the parameter(s).
     defaultHook: validationHook,
   });
 
   app.use('*', async (c, next) => {
-    // One id per request: the one the Worker front minted (src/oauth/worker.ts) when it routed the request here;
-    // a new one only when the app is called on its own (app.request in tests).
-    const scope = requestScope(c.env);
-    const requestId = scope?.requestId ?? newRequestId();
-    c.set('requestId', requestId);
-    c.set('log', scope?.log ?? createLogger(requestId));
-    await next();
-    c.res.headers.set('x-request-id', requestId);
+    // The request's scope is the one the Worker front built (src/oauth/worker.ts); the app called on its own
+    // (app.request in tests) builds one the same way, with an id of its own.
+    let scope = requestScope();
+    if (scope) await next();
+    else {
+      scope = newRequestScope(c.req.raw, c.env, new URL(c.req.url).origin, (p) => waitUntilOf(c, p));
+      await inRequestScope(scope, next);
+    }
+    c.res.headers.set('x-request-id', scope.requestId);
   });
 
   app.use(
@@ -45,19 +76,17 @@ export function createApp(): AppOpenAPI {
   // app by src/index.ts, where OAuth tokens are also accepted.)
   app.use(`${API_PREFIX}/*`, async (c, next) => {
     if (c.req.path === OPENAPI_PATH) return next();
-    const principal = await authenticateApiKey(c.env, bearerToken(c.req.header('authorization')), Date.now(), (p) =>
-      c.executionCtx.waitUntil(p),
-    );
-    c.set('principal', principal);
-    return next();
+    const scope = currentScope();
+    const principal = await authenticateApiKey(scope.env, bearerOf(scope), Date.now(), scope.waitUntil);
+    return inRequestScope({ ...scope, principal }, next);
   });
 
   // Liveness probe and the benchmark's baseline: a constant body through the same middleware, no auth, no I/O.
   app.get('/healthz', (c) => c.json({ ok: true }, 200));
 
-  registerRoutes(app);
+  for (const register of parts.restRoutes) register(app);
   // Server-rendered /admin and /authorize pages (plain routes, not in the OpenAPI document).
-  registerWebRoutes(app);
+  registerWebRoutes(app, parts.consolePages);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',
@@ -72,7 +101,10 @@ export function createApp(): AppOpenAPI {
       description:
         'Read-only access to a BigQuery warehouse organised by brand. Every response carries `x-request-id`; ' +
         'errors are `{ error: { code, message, requestId, details? } }`.',
+      // The people to ask are the deployment's own administrators, who sign in to its console.
+      contact: { name: 'The administrators of this deployment', url: `${new URL(c.req.url).origin}/admin` },
     },
+    tags: OPENAPI_TAGS,
     servers: [{ url: new URL(c.req.url).origin }],
     security: [{ bearerAuth: [] }],
   }));

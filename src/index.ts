@@ -1,4 +1,5 @@
 import { createApp } from './app';
+import { SERVICE } from './composition';
 import type { Env } from './env';
 import { handleQueueBatch } from './queue';
 import { createWorker } from './oauth/worker';
@@ -6,12 +7,15 @@ import { createWorker } from './oauth/worker';
 export { RefreshTokenGate } from './oauth/refresh-gate';
 export { UsageLimiter } from './usage/usage-limiter';
 
-const app = createApp();
+const app = createApp(SERVICE);
 
 // OAuthProvider fronts the Worker: OAuth discovery, registration, token and revocation endpoints, and bearer checks
 // on /v1/data/mcp (OAuth access tokens or API keys); everything else (REST, /authorize, /admin) is the Hono app.
 // Origin/CORS, refresh-token reuse detection and the REST 401 challenge are applied around both (src/oauth/worker.ts).
-const worker = createWorker({ fetch: async (request, env, ctx) => app.fetch(request, env, ctx) });
+const worker = createWorker({
+  defaultHandler: { fetch: async (request, env, ctx) => app.fetch(request, env, ctx) },
+  mcpTools: SERVICE.mcpTools,
+});
 
 export default {
   fetch(request: Request, env: Env, ctx: ExecutionContext) {

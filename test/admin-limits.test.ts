@@ -77,7 +77,14 @@ describe('changing a key’s limits', () => {
     expect(await limitsRow(key.id)).toEqual({ daily_query_limit: 1, daily_bytes_limit: 2.5 * GIB, max_bytes_billed: GIB / 4 });
 
     const principal = await authenticateApiKey(env, key.secret, Date.now());
-    expect(principal.limits).toEqual({ dailyQueries: 1, dailyBytes: 2.5 * GIB, maxBytesBilled: GIB / 4 });
+    expect(principal.limits).toEqual({
+      dailyQueries: 1,
+      dailyBytes: 2.5 * GIB,
+      maxBytesBilled: GIB / 4,
+      // The meter rates the page left alone: the defaults, read with the key (Principal.limits holds every setting).
+      checksPerMinute: Number(env.DEFAULT_CHECKS_PER_MINUTE),
+      pageReadsPerMinute: Number(env.DEFAULT_PAGE_READS_PER_MINUTE),
+    });
     const now = Date.now();
     const first = await acquireRun(env, principal, now, { consume: true });
     await settleRun(env, principal, first, { bytesBilled: 3 * 1024 ** 2 });

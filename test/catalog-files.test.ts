@@ -4,7 +4,7 @@ import { checkCatalog } from '../src/features/catalog-files/check';
 import { catalogFiles } from '../src/features/catalog-files/format';
 import { type CatalogFile, loadCatalog } from '../src/features/catalog-files/load';
 import { applyStatements, planCatalog, READ_CATALOG_SQL, storedCatalog } from '../src/features/catalog-files/plan';
-import { recordVersionStatement } from '../src/features/catalog-files/versions';
+import { recordVersionStatements, versionOrgs } from '../src/features/catalog-files/versions';
 import { QueryListSchema } from '../src/schemas/catalog';
 import { page, signedIn } from './admin-client';
 import { errorOf, mcpClientsPerKey, okData } from './mcp-client';
@@ -77,7 +77,11 @@ describe('catalog round trip', () => {
     const now = Date.now();
     const statements = [
       ...applyStatements(loaded.catalog, p, { actor: { kind: 'cli', name: 'catalog test' }, now }),
-      recordVersionStatement(p, { appliedBy: 'catalog test', now, source: 'test/catalog-files' }),
+      ...recordVersionStatements(p, versionOrgs(p, loaded.catalog, await readStored()), {
+        appliedBy: 'catalog test',
+        now,
+        source: 'test/catalog-files',
+      }),
     ];
     await env.DB.batch(statements.map((s) => env.DB.prepare(s.sql).bind(...s.params)));
     expect((await plan(edited)).plan.entries).toEqual([]);

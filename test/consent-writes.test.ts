@@ -80,6 +80,7 @@ describe('what a connection may write', () => {
         log: createLogger('req_consent_test'),
         now: Date.now(),
         transport: 'mcp',
+        origin: 'https://api.test',
         waitUntil: () => undefined,
       };
       const refused = await createMemory(ctx, { brandId: 'brand_acme', title: 't', content: 'c' }).catch((e: unknown) => e);

@@ -8,7 +8,7 @@ import { loadTotals, TOTAL_WINDOWS } from '../src/features/query-history/history
 import { DEMO_KEY_IDS, DEMO_USER_IDS } from '../src/seed/demo-tenants';
 import { page, signedIn } from './admin-client';
 import { addUser, connectAssistant, inputValue, location, mcpClient, type TestBrowser } from './oauth-client';
-import { postJson, seedDemo, TEST_ADMINS } from './seed';
+import { expectError, postJson, seedDemo, TEST_ADMINS } from './seed';
 
 const OTHER_ADMIN = { email: 'other-admin@other.test', password: 'other-admin-password-1' };
 const DAY = 24 * 60 * 60 * 1000;
@@ -450,7 +450,7 @@ describe('query history', () => {
     const text = await res.text();
     const [header] = text.split('\r\n');
     expect(header).toBe(
-      'created_at,request_id,transport,caller_kind,caller_id,caller_name,user_email,brand_id,query_id,period_start,period_end,dry_run,outcome,error_code,rows,bytes_billed,bytes_processed,duration_ms,cost_usd,sql',
+      'created_at,request_id,transport,caller_kind,caller_id,caller_name,user_email,brand_id,query_id,period_start,period_end,dry_run,outcome,error_code,error_message,rows,bytes_billed,bytes_processed,duration_ms,cost_usd,sql',
     );
     expect(text).toContain('"SELECT ""a, b""\nFROM orders"');
     expect(text).toContain(',18.750000,');
@@ -459,6 +459,78 @@ describe('query history', () => {
     const other = await (await browsers.other.get('/admin/history.csv')).text();
     expect(other).toContain('req_umbrella');
     expect(other).not.toContain('req_acme_1');
+  });
+});
+
+describe('history keeps the reason and names the assistant', () => {
+  it("keeps the warehouse's message of a failed run in the log, the page, the CSV and the CLI's statement", async () => {
+    const err = expectError(
+      await postJson('/v1/data/query', 'brand', { sql: 'SELECT order_total FROM `service-v1.acme.fact__orders`' }),
+      400,
+      'QUERY_FAILED',
+    );
+    expect(err.message).toMatch(/Unrecognized name: order_total/);
+    const row = await env.DB.prepare('SELECT outcome, error_message, client_name FROM query_log WHERE request_id = ?')
+      .bind(err.requestId)
+      .first();
+    // The message the caller got, word for word (the contract's project, never the deployment's).
+    expect(row).toEqual({ outcome: 'QUERY_FAILED', error_message: err.message, client_name: null });
+    const html = await page(browsers.org, `/admin/history?requestId=${err.requestId}`);
+    expect(html).toContain('<span class="blocked">QUERY_FAILED</span>');
+    expect(html).toContain(`<div class="error-message">Unrecognized name: order_total`);
+    const csv = await (await browsers.org.get(`/admin/history.csv?requestId=${err.requestId}`)).text();
+    // error_code then error_message (cells may be quoted: the CSV quotes every text cell).
+    expect(csv.split('\r\n')[1]).toMatch(/,"?QUERY_FAILED"?,"?QUERY_FAILED"?,"?Unrecognized name: order_total/);
+  });
+
+  it('a refusal keeps its message; a successful run keeps none', async () => {
+    const refused = expectError(await postJson('/v1/data/query', 'brand', { sql: 'DROP TABLE x' }), 400, 'INVALID_SQL');
+    const ok = await postJson('/v1/data/query', 'brand', { sql: 'SELECT 1 AS one' });
+    expect(ok.status).toBe(200);
+    const rows = await env.DB.prepare('SELECT request_id, error_message FROM query_log WHERE request_id IN (?, ?)')
+      .bind(refused.requestId, ok.headers.get('x-request-id'))
+      .all<{ request_id: string; error_message: string | null }>();
+    expect(Object.fromEntries(rows.results.map((r) => [r.request_id, r.error_message]))).toEqual({
+      [refused.requestId]: refused.message,
+      [ok.headers.get('x-request-id')!]: null,
+    });
+  });
+
+  it("names an assistant's runs and reports as the Assistants page does: the assistant, for its user", async () => {
+    const logged = await env.DB.prepare("SELECT DISTINCT client_name FROM query_log WHERE principal_kind = 'oauth' AND principal_id = ?")
+      .bind(grantUser.grantId)
+      .all<{ client_name: string | null }>();
+    expect(logged.results).toEqual([{ client_name: 'Test Assistant' }]);
+    const history = await page(browsers.org, `/admin/history?connection=${grantUser.grantId}`);
+    expect(history).toMatch(new RegExp(`>Test Assistant</a><div class="muted">for <a href="[^"]+">${TEST_ADMINS.brand.email}</a>`));
+    expect(history).not.toContain(`${grantUser.grantId.slice(0, 12)}…`);
+    const inbox = await page(browsers.org, `/admin/inbox?connection=${grantUser.grantId}`);
+    expect(inbox).toMatch(new RegExp(`>Test Assistant</a><div class="muted">for <a href="[^"]+">${TEST_ADMINS.brand.email}</a>`));
+  });
+
+  it('offers the key, connection and user filters as pickers of names, and counts "1 run"', async () => {
+    for (const path of ['/admin/history', '/admin/inbox']) {
+      const html = await page(browsers.org, path);
+      expect(html).toMatch(/<select id="filter-key" name="key">/);
+      expect(html).toMatch(
+        new RegExp(
+          `<select id="filter-connection" name="connection">.*<option value="${grantUser.grantId}">Test Assistant, for ${TEST_ADMINS.brand.email}</option>`,
+          's',
+        ),
+      );
+      expect(html).toMatch(
+        new RegExp(
+          `<select id="filter-user" name="user">.*<option value="${DEMO_USER_IDS.brand}">${TEST_ADMINS.brand.email}</option>`,
+          's',
+        ),
+      );
+      expect(html).not.toContain('placeholder="connection id"');
+    }
+    // Another org's administrator is not offered this org's connections.
+    expect(await page(browsers.other, '/admin/history')).not.toContain(grantUser.grantId);
+    const totals = await page(browsers.org, '/admin/history');
+    expect(totals).not.toMatch(/>1 runs/);
+    expect(totals).toMatch(/>1 run, /);
   });
 });
 

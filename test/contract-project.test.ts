@@ -48,6 +48,22 @@ describe('the service-v1 prefix on any project', () => {
     }
   });
 
+  it("maps only the catalog columns, at any depth: a brand's own value equal to the project id is its data (N8)", async () => {
+    const own = await postJson('/v1/data/query', 'brand', { sql: `SELECT '${REAL}' AS project_id, ['${REAL}'] AS projects` });
+    expect(own.status).toBe(200);
+    expect(Run.parse(own.body).rows).toEqual([{ project_id: REAL, projects: [REAL] }]);
+
+    const nested = await postJson('/v1/data/query', 'brand', {
+      sql:
+        'SELECT ARRAY_AGG(STRUCT(table_catalog, table_name)) AS t, STRUCT(MIN(table_catalog) AS table_catalog) AS s ' +
+        "FROM `service-v1.acme.INFORMATION_SCHEMA.COLUMNS` WHERE table_name = 'fact__orders' AND column_name = 'order_id'",
+    });
+    expect(nested.status).toBe(200);
+    expect(Run.parse(nested.body).rows).toEqual([
+      { t: [{ table_catalog: 'service-v1', table_name: 'fact__orders' }], s: { table_catalog: 'service-v1' } },
+    ]);
+  });
+
   it('what comes back names service-v1: INFORMATION_SCHEMA rows and warehouse errors', async () => {
     const columns = await postJson('/v1/data/query', 'brand', {
       sql: "SELECT DISTINCT table_catalog FROM `service-v1.acme.INFORMATION_SCHEMA.COLUMNS` WHERE table_name = 'fact__orders'",

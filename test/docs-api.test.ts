@@ -1,11 +1,11 @@
 // docs/api.md, the contract in prose, names every REST operation the app serves and every MCP tool it registers.
 // Both lists come from the running code: the OpenAPI document the app serves (which test/openapi.test.ts holds
-// equal to the app's routes) and the tool registry of src/mcp/server.ts.
+// equal to the app's routes) and the tool registry of src/composition.ts.
 import { SELF } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import apiDoc from '../docs/api.md?raw';
-import { TOOLS } from '../src/mcp/server';
+import { MCP_TOOLS as TOOLS } from '../src/composition';
 
 const OpenApi = z.object({ paths: z.record(z.string(), z.record(z.string(), z.object({ operationId: z.string() }))) });
 

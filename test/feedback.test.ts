@@ -144,7 +144,7 @@ describe('POST /v1/data/feedback', () => {
       transcript,
     });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(Object.keys(res.body ?? {})).toEqual(['feedbackRef']);
+    expect(Object.keys(res.body ?? {})).toEqual(['feedbackRef', 'attached']);
     const { feedbackRef } = FeedbackResponseSchema.parse(res.body);
     expect(feedbackRef).toMatch(/^fb_[0-9a-f]{20}$/);
 
@@ -226,6 +226,12 @@ describe('POST /v1/data/feedback', () => {
     const recent: { requestId: string; brandId: string }[] = JSON.parse(row.recent_queries);
     expect(recent.map((q) => q.requestId)).toEqual(['req_globex_0', 'req_globex_1', 'req_globex_2']);
     expect(new Set(recent.map((q) => q.brandId))).toEqual(new Set(['brand_globex']));
+    // The answer says what was attached: the same runs, by request id and time, and no transcript.
+    const { attached } = FeedbackResponseSchema.parse(res.body);
+    expect(attached?.turns).toBe(0);
+    expect(attached?.queries.map((q) => q.requestId)).toEqual(['req_globex_0', 'req_globex_1', 'req_globex_2']);
+    for (const q of attached?.queries ?? [])
+      expect(q).toEqual({ requestId: q.requestId, at: expect.stringMatching(/^\d{4}-\d\d-\d\dT.*Z$/), queryId: null, outcome: 'OK' });
   });
 
   it('accepts input exactly at the documented limits', async () => {

@@ -1,12 +1,14 @@
-// A per-key setting is a migration that adds its api_keys column and one entry in src/features/keys/settings.ts
-// (docs/architecture.md, "A new per-key setting"). These tests hold that promise for every entry, so a setting added
-// that way is proved by them without a new test: the migrations made each column, and the admin pages create,
-// show, change and reset every one of them. The admin CLI's side is test/node/admin-cli.test.mjs.
-import { env } from 'cloudflare:test';
+// A per-key setting is a migration that adds its api_keys column and one entry in src/auth/key-settings.ts
+// (docs/architecture.md, "A new per-key setting"). These tests hold that promise for every entry: the migrations
+// made each column, the admin pages create, show, change and reset every one of them, the key read resolves each
+// into Principal.limits, and each is enforced (ENFORCED below, typed by the list: a new setting's case is the one
+// thing a new setting adds here). The admin CLI's side is test/node/admin-cli.test.mjs.
+import { env, SELF } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { authenticateApiKey, generateApiKey } from '../src/auth/api-keys';
 import { formField } from '../src/features/keys/key-forms';
-import { KEY_SETTING_NAMES, KEY_SETTINGS, type KeySettingName } from '../src/features/keys/settings';
+import { KEY_SETTING_NAMES, KEY_SETTINGS, type KeySettingName } from '../src/auth/key-settings';
 import { createKey, page, signedIn } from './admin-client';
 import { inputValue } from './oauth-client';
 import { seedDemo, TEST_ADMINS } from './seed';
@@ -71,18 +73,117 @@ describe('per-key settings: one migration and one entry each', () => {
 
   it('the per-minute rates are enforced from the key row: the page sets them, the meter reads them', async () => {
     const admin = await signedIn(TEST_ADMINS.org, '198.51.100.82');
-    const { id } = await createKey(admin, { name: 'slow pages', scope: 'brand:brand_acme', pageReadsPerMinute: '4' });
+    const { secret } = await createKey(admin, { name: 'slow pages', scope: 'brand:brand_acme', pageReadsPerMinute: '4' });
     const { meterRate } = await import('../src/usage/usage');
-    const principal = {
-      kind: 'key' as const,
-      id,
-      label: 'slow pages',
-      orgId: 'org_demo',
-      scope: 'brand' as const,
-      brandIds: ['brand_acme'],
-      limits: { maxBytesBilled: 1, dailyQueries: 1, dailyBytes: 1 },
-    };
+    // The principal the Worker serves the key as: its one read of the key, every setting in `limits`.
+    const principal = await authenticateApiKey(env, secret, Date.now());
     expect(await meterRate(env, principal, 'pages')).toBe(4);
     expect(await meterRate(env, principal, 'checks')).toBe(Number(env.DEFAULT_CHECKS_PER_MINUTE));
+  });
+});
+
+const ORDERS = '`service-v1.acme.fact__orders`';
+
+/** A fresh brand_acme key (so a fresh usage window) whose one setting `name` is `value`; the others are the defaults. */
+async function keyWith(name: KeySettingName, value: number): Promise<string> {
+  const key = await generateApiKey();
+  await env.DB.prepare(
+    `INSERT INTO api_keys (id, name, prefix, secret_hash, brand_id, ${KEY_SETTINGS[name].column}, created_at) VALUES (?, ?, ?, ?, ?, ?, 0)`,
+  )
+    .bind(key.id, `enforced ${name}`, key.prefix, key.secretHash, 'brand_acme', value)
+    .run();
+  return key.secret;
+}
+
+async function post(secret: string, path: string, body: Record<string, unknown>) {
+  const res = await SELF.fetch(`http://api.test${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, body: z.record(z.string(), z.unknown()).parse(await res.json()) };
+}
+
+const Refusal = z.object({ error: z.object({ code: z.string(), details: z.record(z.string(), z.unknown()).optional() }) });
+
+/** A SELECT of its own text, so that no run is a query-cache hit billing nothing. */
+const ownSql = (cols = 'revenue') => `SELECT ${cols} FROM ${ORDERS} /* ${crypto.randomUUID()} */`;
+
+/**
+ * How each setting is enforced, seen from outside: a key whose setting is set low, and the request it then refuses.
+ * Typed by the list of settings, so a setting added to KEY_SETTINGS without a case here fails the type check: a
+ * new setting is done when a request shows it enforced, not when the console shows it stored.
+ */
+const ENFORCED: Record<
+  KeySettingName,
+  { value: number; refused: (secret: string) => Promise<{ status: number; code: string; limit?: unknown }> }
+> = {
+  dailyQueries: {
+    value: 1,
+    refused: async (secret) => {
+      expect((await post(secret, '/v1/data/query', { sql: ownSql() })).status).toBe(200);
+      return refusalOf(await post(secret, '/v1/data/query', { sql: ownSql() }));
+    },
+  },
+  dailyBytes: {
+    value: 1,
+    refused: async (secret) => {
+      // The first run is let in (nothing counted yet) and counts its bytes; the next finds the budget spent.
+      expect((await post(secret, '/v1/data/query', { sql: ownSql() })).status).toBe(200);
+      return refusalOf(await post(secret, '/v1/data/query', { sql: ownSql() }));
+    },
+  },
+  maxBytesBilled: {
+    value: 1000,
+    refused: async (secret) => refusalOf(await post(secret, '/v1/data/query', { sql: ownSql() })),
+  },
+  checksPerMinute: {
+    value: 1,
+    refused: async (secret) => {
+      expect((await post(secret, '/v1/data/query', { sql: ownSql(), dryRun: true })).status).toBe(200);
+      return refusalOf(await post(secret, '/v1/data/query', { sql: ownSql(), dryRun: true }));
+    },
+  },
+  pageReadsPerMinute: {
+    value: 1,
+    refused: async (secret) => {
+      // About 12,500 rows over ten days: more than ROW_CAP (10,000), so a page follows.
+      const sql = `SELECT order_id FROM ${ORDERS} WHERE order_date >= DATE_SUB(CURRENT_DATE(), INTERVAL 10 DAY) /* ${crypto.randomUUID()} */`;
+      const run = await post(secret, '/v1/data/query', { sql });
+      const cursor = z.object({ nextCursor: z.string() }).parse(run.body).nextCursor;
+      expect((await post(secret, '/v1/data/query/page', { cursor })).status).toBe(200);
+      return refusalOf(await post(secret, '/v1/data/query/page', { cursor }));
+    },
+  },
+};
+
+/** What refused the request, and which limit (USAGE_LIMIT_EXCEEDED names it in details.limit). */
+function refusalOf(res: { status: number; body: unknown }) {
+  const { error } = Refusal.parse(res.body);
+  return { status: res.status, code: error.code, limit: error.details?.limit };
+}
+
+const EXPECTED: Record<KeySettingName, { status: number; code: string; limit?: unknown }> = {
+  dailyQueries: { status: 429, code: 'USAGE_LIMIT_EXCEEDED', limit: 'runs' },
+  dailyBytes: { status: 429, code: 'USAGE_LIMIT_EXCEEDED', limit: 'bytes' },
+  maxBytesBilled: { status: 400, code: 'QUERY_TOO_EXPENSIVE', limit: undefined },
+  checksPerMinute: { status: 429, code: 'USAGE_LIMIT_EXCEEDED', limit: 'checks' },
+  pageReadsPerMinute: { status: 429, code: 'USAGE_LIMIT_EXCEEDED', limit: 'pages' },
+};
+
+describe('per-key settings: each one enforced from the one read of the key', () => {
+  it('the key read resolves every setting into the principal: the own value, else the default', async () => {
+    for (const [i, name] of KEY_SETTING_NAMES.entries()) {
+      const own = await authenticateApiKey(env, await keyWith(name, 1000 + i), Date.now());
+      expect(own.limits[name], name).toBe(1000 + i);
+      for (const other of KEY_SETTING_NAMES.filter((n) => n !== name)) {
+        expect(own.limits[other], `${other} beside ${name}`).toBe(Number(env[KEY_SETTINGS[other].default]));
+      }
+    }
+  });
+
+  it.each(KEY_SETTING_NAMES)("%s: a request past the key's own value is refused", async (name) => {
+    const secret = await keyWith(name, ENFORCED[name].value);
+    expect(await ENFORCED[name].refused(secret)).toEqual(EXPECTED[name]);
   });
 });

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ListBrandsOutput } from '../src/features/brands/brands.tools';
 import { FeedbackResponseSchema } from '../src/features/feedback/feedback.schemas';
 import { QueryListSchema, ReportDetailSchema, ReportListSchema } from '../src/schemas/catalog';
-import { errorOf, mcpClientsPerKey, okData, texts } from './mcp-client';
+import { errorOf, mcpClientsPerKey, okData, textData, texts } from './mcp-client';
 import { api, TEST_KEYS, type TestKey } from './seed';
 
 // The tools' results are parsed with their own output schemas (okData's second argument), as REST bodies are.
@@ -122,7 +122,7 @@ describe('get_report and list_report_queries', () => {
   ] as const)('%s key, %s (brandId %s): same detail and sections as REST', async (key, reportId, brandId) => {
     const args = { reportId, ...(brandId ? { brandId } : {}) };
     const qs = brandId ? `?brandId=${brandId}` : '';
-    const detail = okData(await call(key, 'get_report', args), ReportDetailSchema);
+    const detail = ReportDetailSchema.parse(textData(await call(key, 'get_report', args)));
     expect(detail).toEqual(await rest(key, `/v1/data/reports/${reportId}${qs}`));
     expect(detail).toMatchObject({ reportId, instructions: expect.any(String) });
     const sections = okData(await call(key, 'list_report_queries', args), QueryListSchema);
@@ -198,7 +198,11 @@ describe('report_data_issue', () => {
       ],
     };
     const data = okData(await call('org', 'report_data_issue', args), FeedbackResponseSchema);
-    expect(data).toEqual({ feedbackRef: expect.stringMatching(/^fb_/) });
+    // What it attached is in the answer (the runs: test/feedback.test.ts).
+    expect(data).toEqual({ feedbackRef: expect.stringMatching(/^fb_/), attached: { queries: expect.any(Array), turns: 2 } });
+    expect(texts(await call('org', 'report_data_issue', { ...args, transcript: undefined }))[0]).toMatch(
+      /^Filed fb_\w+ \(quote it in support\)\. Attached: \d+ recent quer(y|ies) and 0 transcript turns\./,
+    );
     const row = await env.DB.prepare('SELECT * FROM feedback WHERE id = ?').bind(data.feedbackRef).first();
     expect(row).toMatchObject({
       principal_kind: 'key',

@@ -45,8 +45,18 @@ function firstText(raw: unknown): string {
   return first;
 }
 
+/** Whether `text` is a JSON copy of `data` (what a structured result's text must never be: ChatGPT reads both). */
+export function isJsonCopy(text: string, data: unknown): boolean {
+  try {
+    return JSON.stringify(JSON.parse(text)) === JSON.stringify(data);
+  } catch {
+    return false;
+  }
+}
+
 /**
- * Asserts a successful tool result whose text copy equals its structuredContent, and returns the data parsed with
+ * Asserts a successful tool result whose text is a compact rendering of its structuredContent, not a second copy
+ * of it (every answer once: ChatGPT reads both), and returns the data parsed with
  * the tool's own output schema (as the REST tests parse bodies with the route's schema): a field the schema does
  * not declare, or one of the wrong type, fails the test here.
  */
@@ -57,7 +67,7 @@ export function okData(raw: unknown, schema?: z.ZodType): unknown {
   expect(result.isError ?? false, firstText(raw)).toBe(false);
   const data = result.structuredContent;
   if (data === undefined) throw new Error('successful tool result without structuredContent');
-  expect(JSON.parse(firstText(raw))).toEqual(data);
+  expect(isJsonCopy(firstText(raw), data), 'the text block repeats structuredContent').toBe(false);
   if (schema === undefined) return data;
   const parsed = schema.safeParse(data);
   if (!parsed.success) throw new Error(`structuredContent does not match the tool's output schema: ${parsed.error.message}`);

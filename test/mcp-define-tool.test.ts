@@ -4,9 +4,16 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ANNOTATIONS, defineTool } from '../src/mcp/define-tool';
-import { TOOLS } from '../src/mcp/server';
+import { MCP_TOOLS as TOOLS } from '../src/composition';
 
-const spec = { title: 'T', description: 'd', input: {}, output: z.object({ ok: z.boolean() }), run: async () => ({ ok: true }) };
+const spec = {
+  title: 'T',
+  description: 'd',
+  input: {},
+  output: z.object({ ok: z.boolean() }),
+  text: ({ ok }: { ok: boolean }) => `ok ${ok}`,
+  run: async () => ({ ok: true }),
+};
 
 describe('defineTool', () => {
   it('refuses a read tool (no writes declared) whose annotations are not readOnlyHint', () => {
@@ -26,6 +33,13 @@ describe('defineTool', () => {
     expect(() => defineTool({ ...spec, name: 'own_hints', annotations: copy })).toThrow(
       /own_hints: annotations must be one of ANNOTATIONS/,
     );
+  });
+
+  it('refuses a structured result without its text rendering (the text must never be a second JSON copy)', () => {
+    expect(() => defineTool({ ...spec, text: undefined, name: 'twice', annotations: ANNOTATIONS.read })).toThrow(
+      /twice: a structured result needs its text rendering/,
+    );
+    expect(defineTool({ ...spec, text: undefined, result: 'text', name: 'once', annotations: ANNOTATIONS.read }).name).toBe('once');
   });
 
   it('accepts a read tool and a declared writer', () => {

@@ -2,7 +2,7 @@ import { env } from 'cloudflare:test';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryListSchema, MemorySchema, ModelMemoryListSchema } from '../src/features/memories/memories.schemas';
-import { connectMcp, errorOf, okData } from './mcp-client';
+import { connectMcp, errorOf, okData, texts } from './mcp-client';
 import { connectAssistant, mcpClient } from './oauth-client';
 import { api, postJson, seedDemo, TEST_ADMINS, TEST_KEYS, type TestKey } from './seed';
 
@@ -27,17 +27,50 @@ describe('list_memories', () => {
     ['org', {}, ''],
     ['brand', { table: 'fact__orders' }, '?table=fact__orders'],
     ['other', { brandId: 'brand_umbrella', q: 'gbp' }, '?brandId=brand_umbrella&q=gbp'],
-  ] as const)('%s key: the same memories as REST for %j, compact for the model (no author or timestamps)', async (key, args, query) => {
-    const data = ModelMemoryListSchema.strict().parse(okData(await call(key, 'list_memories', args)));
-    const rest = MemoryListSchema.parse((await api(`/v1/data/memories${query}`, key)).body);
-    expect(data).toEqual({
-      ...rest,
-      memories: rest.memories.map(({ author: _a, updatedBy: _u, createdAt: _c, updatedAt: _t, version: _v, ...m }) => m),
-    });
-    expect(data.memories.length).toBeGreaterThan(0);
-    expect(JSON.stringify(data)).not.toMatch(/"author"|"createdAt"|"updatedAt"|"updatedBy"|"version"/);
-    // Each memory once, the system and organization ones included.
-    expect(new Set(data.memories.map((m) => m.memoryId)).size).toBe(data.memories.length);
+  ] as const)(
+    '%s key: the same memories as REST for %j, compact for the model (who and when as a name and a day)',
+    async (key, args, query) => {
+      const raw = await call(key, 'list_memories', args);
+      const data = ModelMemoryListSchema.strict().parse(okData(raw));
+      const rest = MemoryListSchema.parse((await api(`/v1/data/memories${query}`, key)).body);
+      expect(data).toEqual({
+        ...rest,
+        memories: rest.memories.map(({ author, updatedBy: _u, createdAt: _c, updatedAt, version: _v, ...m }) => ({
+          ...m,
+          by: author.name,
+          date: updatedAt.slice(0, 10),
+        })),
+      });
+      expect(data.memories.length).toBeGreaterThan(0);
+      expect(JSON.stringify(data)).not.toMatch(/"author"|"createdAt"|"updatedAt"|"updatedBy"|"version"/);
+      // The text is a line per memory with its id, who and when, and title; never a second copy of the content.
+      const [text] = texts(raw);
+      for (const m of data.memories)
+        expect(text).toContain(`${m.memoryId}\t${m.scope}\t${m.brandId ?? '-'}\t${m.table ?? '-'}\t${m.by}\t${m.date}\t${m.title}`);
+      for (const m of data.memories) if (m.content.length > 200) expect(text).not.toContain(m.content.replace(/\s+/g, ' '));
+      // Each memory once, the system and organization ones included.
+      expect(new Set(data.memories.map((m) => m.memoryId)).size).toBe(data.memories.length);
+    },
+  );
+
+  it('names who last changed a memory when it is not its author', async () => {
+    const created = MemorySchema.parse(
+      okData(await call('org', 'save_memory', { brandId: 'brand_acme', title: 'by whom zq55', content: 'x' })),
+    );
+    await env.DB.prepare(`UPDATE memories SET updated_by_name = 'Jane Analyst', updated_by_kind = 'user' WHERE id = ?`)
+      .bind(created.memoryId)
+      .run();
+    const data = ModelMemoryListSchema.parse(okData(await call('org', 'list_memories', { q: 'zq55' })));
+    expect(data.memories).toEqual([
+      expect.objectContaining({ by: `${created.author.name}, edited by Jane Analyst`, date: created.updatedAt.slice(0, 10) }),
+    ]);
+  });
+
+  it('tells a key that cannot write memories who can, in one line; a key that can is not told', async () => {
+    const cannot = texts(await call('brand', 'list_memories', { limit: 1 }));
+    expect(cannot).toHaveLength(2);
+    expect(cannot[1]).toMatch(/^These credentials cannot save memories: an administrator can, .*memories: write\.$/);
+    expect(texts(await call('org', 'list_memories', { limit: 1 }))).toHaveLength(1);
   });
 
   it('pages like REST and refuses a brand outside the key with the REST code', async () => {

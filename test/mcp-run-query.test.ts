@@ -189,6 +189,17 @@ describe('run_query paging with the cursor', () => {
     return z.object({ requests: z.array(z.object({ op: z.string() })) }).parse(await res.json()).requests;
   };
 
+  /** Warehouse executions of the SQL holding `marker`: jobs.query, and jobs.insert other than the dry run. */
+  const executions = async (marker: string) => {
+    const res = await fetch(`${env.BIGQUERY_API_BASE}/__requests?${new URLSearchParams({ sql: marker, limit: '500' })}`);
+    const Entry = z.object({ op: z.string(), body: z.unknown() });
+    const DryRun = z.object({ configuration: z.object({ dryRun: z.literal(true) }) });
+    return z
+      .object({ requests: z.array(Entry) })
+      .parse(await res.json())
+      .requests.filter((r) => r.op === 'query' || (r.op === 'insert' && !DryRun.safeParse(r.body).success));
+  };
+
   it('walks a whole day of orders: every row exactly once, one warehouse job, bytes billed once, no run counted by pages', async () => {
     const marker = `walk${crypto.randomUUID().replace(/-/g, '').slice(0, 12)}`;
     // No ORDER BY: pages come from the stored result, so the order is the job's and nothing shifts between pages.
@@ -220,6 +231,26 @@ describe('run_query paging with the cursor', () => {
     const rest = (await postJson('/v1/data/query', 'brand', { sql })).body as RunData;
     expect(rest.totalRows).toBe(total);
     expect(new Set(rest.rows.map((r) => r.order_id))).toEqual(new Set(rows.map((r) => r.order_id)));
+  }, 30_000);
+
+  it('a result cut at the byte cap is paged from the one execution that produced it: one jobs.query, no second run (N1)', async () => {
+    const marker = `cut${crypto.randomUUID().replace(/-/g, '').slice(0, 12)}`;
+    // Fewer rows than MCP_ROW_CAP but over the byte cap; CURRENT_DATE makes it uncacheable, as on BigQuery, so a
+    // second execution would bill again.
+    const sql = `SELECT order_id, REPEAT('x', 600) AS pad FROM ${ORDERS} WHERE order_date < CURRENT_DATE() ORDER BY order_id LIMIT 150 /* ${marker} */`;
+    const first = parseRun(await run('brand', { sql }));
+    expect(first.data.truncated).toBe(true);
+    expect(first.data.totalRows).toBe(150);
+    expect((await executions(marker)).map((e) => e.op)).toEqual(['query']);
+    const rows = [...first.data.rows];
+    let cursor = first.data.nextCursor;
+    while (cursor) {
+      const page = parseRun(await run('brand', { cursor }));
+      rows.push(...page.data.rows);
+      cursor = page.data.nextCursor;
+    }
+    expect(new Set(rows.map((r) => r.order_id)).size).toBe(150);
+    expect(await executions(marker)).toHaveLength(1);
   }, 30_000);
 
   it('a cursor works only for the key that ran the query, and only alone', async () => {

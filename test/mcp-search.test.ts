@@ -13,6 +13,7 @@ const clients = mcpClientsPerKey(TEST_KEYS);
 // OpenAI's shapes, strictly: a search result is id, title, url and the snippet as `text` (OpenAI's sample server).
 const SearchText = z.strictObject({
   results: z.array(z.strictObject({ id: z.string(), title: z.string(), url: z.url(), text: z.string().min(1) })),
+  note: z.string().optional(),
 });
 const FetchText = z.strictObject({
   id: z.string(),
@@ -33,9 +34,16 @@ function onlyText(raw: unknown, output: z.ZodType): unknown {
 }
 
 /** The one text item of a search result, parsed with OpenAI's shape. */
-async function search(key: TestKey, query: string) {
+async function searchAnswer(key: TestKey, query: string) {
   const raw = await clients[key].callTool({ name: 'search', arguments: { query } });
-  return SearchText.parse(onlyText(raw, SearchOutput)).results;
+  const answer = SearchText.parse(onlyText(raw, SearchOutput));
+  // The note is there exactly when nothing matched.
+  expect(answer.note === undefined, query).toBe(answer.results.length > 0);
+  return answer;
+}
+
+async function search(key: TestKey, query: string) {
+  return (await searchAnswer(key, query)).results;
 }
 
 async function fetchItem(key: TestKey, id: string) {
@@ -119,7 +127,38 @@ describe('search', () => {
     expect(price?.id).toMatch(/^table:brand_(acme|globex):dim__products$/);
     expect(price?.text).toMatch(/^Column unit_price FLOAT: List price/);
     const tax = (await search('org', 'tax')).find((r) => r.id === 'memory:mem_demo_orders_revenue');
-    expect(tax?.text).toMatch(/Tax is \*\*not\*\* included/);
+    // Plain text, not the memory's Markdown.
+    expect(tax?.text).toMatch(/Tax is not included/);
+    for (const results of await Promise.all(BROAD.map((q) => search('org', q)))) {
+      for (const r of results) expect(r.text, r.id).not.toMatch(/\*\*|`/);
+    }
+  });
+
+  it('says "nothing matched" when a word matches nothing, instead of presenting partial matches as hits', async () => {
+    // org_demo has a Customer Health report, but nothing of Umbrella: "health" alone is no answer to this query.
+    expect(await searchAnswer('org', 'Umbrella Health')).toEqual({
+      results: [],
+      note: 'Nothing matched "Umbrella Health": no item these credentials can see mentions "umbrella".',
+    });
+    // Every word matches something, but no one item has both.
+    const apart = await searchAnswer('brand', 'anonymous segment');
+    expect(apart.results).toEqual([]);
+    expect(apart.note).toMatch(/no item these credentials can see has all of its words; search with fewer words\.$/);
+  });
+
+  it('ranks the phrase and whole words in the title first, and quotes what describes the result', async () => {
+    expect((await search('org', 'Customer Health'))[0]?.id).toBe('report:rpt_demo_customer_health');
+    const [globex] = await search('org', 'Globex Coffee');
+    expect(globex).toMatchObject({
+      id: 'brand:brand_globex',
+      text: expect.stringMatching(/^Brand Globex Coffee \(brandId brand_globex\)/),
+    });
+    // A section or saved query matched in its SQL is quoted by what it is, never by a line of code.
+    for (const q of ['revenue', 'DESC', 'LIMIT']) {
+      for (const r of (await search('org', q)).filter((x) => /^(section|saved):/.test(x.id))) {
+        expect(r.text, `${q} ${r.id}`).not.toMatch(/\b(SELECT|ORDER BY|LIMIT \d|FROM)\b/);
+      }
+    }
   });
 
   it('indexes columns, table descriptions and memories: "coffee sales" finds Globex orders and its store report', async () => {

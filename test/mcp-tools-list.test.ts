@@ -21,7 +21,7 @@ const JsonSchemaObject = z.looseObject({
 type JsonSchemaObject = z.infer<typeof JsonSchemaObject>;
 
 // Tools whose results reach the model as the text block only (rows, or OpenAI's search/fetch text item).
-const TEXT_RESULT_TOOLS = ['run_query', 'show_report', 'describe_table', 'search', 'fetch'];
+const TEXT_RESULT_TOOLS = ['run_query', 'show_report', 'describe_table', 'get_report', 'search', 'fetch'];
 
 describe('MCP tools/list', () => {
   it('offers the spec tools (plus get_report) with titles, model-facing descriptions and annotations', async () => {

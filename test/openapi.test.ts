@@ -2,6 +2,7 @@ import { SELF } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createApp } from '../src/app';
+import { SERVICE } from '../src/composition';
 import { ERROR_STATUS } from '../src/errors';
 import { expectError, postJson, seedDemo } from './seed';
 
@@ -116,7 +117,7 @@ describe('GET /v1/data/openapi.json', () => {
 
   it('documents every /v1/data route the app serves, and nothing it does not serve', () => {
     const served = new Set(
-      createApp()
+      createApp(SERVICE)
         .routes.filter((r) => r.path.startsWith('/v1/data/') && r.method !== 'ALL' && !r.path.includes('*'))
         .filter((r) => r.path !== '/v1/data/openapi.json')
         .map((r) => `${r.method.toLowerCase()} ${r.path.replace(/:([A-Za-z_]\w*)/g, '{$1}')}`),

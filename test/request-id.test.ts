@@ -1,22 +1,24 @@
-// One request id per request: the Worker front (src/oauth/worker.ts) mints it and binds it to the request's env;
+// One request id per request: the Worker front (src/oauth/worker.ts) mints it in the request's scope (src/context.ts);
 // the REST app reads that id instead of minting a second one, so the front's log lines, the app's, the error body
 // and the x-request-id header all carry the same id.
 import { createExecutionContext, env, waitOnExecutionContext } from 'cloudflare:test';
 import { describe, expect, it, vi } from 'vitest';
 import { createApp } from '../src/app';
+import { SERVICE } from '../src/composition';
 import { createLogger } from '../src/lib/log';
-import { bindRequestScope } from '../src/oauth/request-scope';
+import { inRequestScope, newRequestScope } from '../src/context';
 import { toHex } from '../src/lib/ids';
 
 describe('request id', () => {
-  it("the app answers and logs with the id the front bound to the request's env", async () => {
-    const requestEnv = { ...env };
-    const requestId = 'req_front0000000000000000001';
-    bindRequestScope(requestEnv, { requestId, log: createLogger(requestId), waitUntil: () => undefined });
+  it("the app answers and logs with the id of the request's scope the front built", async () => {
+    const request = new Request('http://api.test/v1/data/brands');
+    const scope = { ...newRequestScope(request, env, 'http://api.test', () => undefined), requestId: 'req_front0000000000000000001' };
+    const requestId = scope.requestId;
+    scope.log = createLogger(requestId);
     const spies = (['log', 'warn', 'error'] as const).map((level) => vi.spyOn(console, level));
     try {
       const ctx = createExecutionContext();
-      const res = await createApp().fetch(new Request('http://api.test/v1/data/brands'), requestEnv, ctx);
+      const res = await inRequestScope(scope, () => createApp(SERVICE).fetch(request, env, ctx));
       await waitOnExecutionContext(ctx);
       expect(res.status).toBe(401);
       expect(res.headers.get('x-request-id')).toBe(requestId);
@@ -30,7 +32,7 @@ describe('request id', () => {
   });
 
   it('the app called on its own (no front) still gets an id of its own', async () => {
-    const res = await createApp().fetch(new Request('http://api.test/v1/data/brands'), { ...env }, createExecutionContext());
+    const res = await createApp(SERVICE).fetch(new Request('http://api.test/v1/data/brands'), { ...env }, createExecutionContext());
     expect(res.headers.get('x-request-id')).toMatch(/^req_[0-9a-f]{24}$/);
   });
 });

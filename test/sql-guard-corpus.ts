@@ -633,6 +633,67 @@ ORDER BY segment, rank_in_segment`,
     sql: `SELECT DATE_ADD(order_date, INTERVAL 2 WEEK) AS due FROM ${ORDERS}`,
     tables: [N('fact__orders')],
   },
+  // GoogleSQL analysts (and the assistants writing for them) write: round 4 of the guard (issue 35).
+  {
+    name: 'an emoji line comment before the query',
+    sql: `-- 📈 Revenue by channel\nSELECT channel, SUM(revenue) AS revenue FROM ${ORDERS} GROUP BY channel`,
+    tables: [N('fact__orders')],
+  },
+  {
+    name: 'an emoji block comment before the FROM',
+    sql: `SELECT product_id, SUM(quantity) AS units /* 🚀 top sellers */ FROM ${ORDERS} GROUP BY product_id`,
+    tables: [N('fact__orders')],
+  },
+  {
+    name: 'emoji and math letters in comments between tables',
+    sql: `SELECT o.order_id /* 🧮 𝑛 orders */ FROM ${ORDERS} AS o -- 👥 who bought\nJOIN ${CUSTOMERS} AS c /* 🔗 */ USING (customer_id)`,
+    tables: [N('fact__orders'), N('dim__customers')],
+  },
+  {
+    name: 'emoji comments around unquoted dashed paths',
+    sql: 'SELECT 1 /* 🚀🚀 */ FROM service-v1.acme.fact__orders AS o # 📦\nJOIN service-v1.acme.dim__products AS p USING (product_id)',
+    tables: [N('fact__orders'), N('dim__products')],
+  },
+  {
+    name: 'a typed array literal of structs (nested >> closers)',
+    sql: "SELECT t.channel, t.target FROM UNNEST(ARRAY<STRUCT<channel STRING, target FLOAT64>>[('web', 1.5), ('store', 2.0)]) AS t",
+    tables: [],
+  },
+  {
+    name: 'typed array literal of structs joined to a table',
+    sql: `WITH targets AS (SELECT * FROM UNNEST(ARRAY<STRUCT<channel STRING, target FLOAT64>>[('web', 1000.0)]))\nSELECT o.channel, SUM(o.revenue) / ANY_VALUE(t.target) AS attainment FROM ${ORDERS} AS o JOIN targets AS t USING (channel) GROUP BY o.channel`,
+    tables: [N('fact__orders')],
+  },
+  {
+    name: 'typed array literal three types deep, empty',
+    sql: 'SELECT ARRAY<STRUCT<a ARRAY<STRUCT<b INT64, c STRING(10)>>>>[] AS nothing',
+    tables: [],
+  },
+  {
+    name: 'time travel after an alias',
+    sql: `SELECT c.segment, COUNT(*) AS n FROM ${CUSTOMERS} AS c FOR SYSTEM_TIME AS OF TIMESTAMP_SUB(CURRENT_TIMESTAMP(), INTERVAL 1 DAY) GROUP BY c.segment`,
+    tables: [N('dim__customers')],
+  },
+  {
+    name: 'time travel after an alias without AS, then a join',
+    sql: `SELECT c.customer_id FROM ${CUSTOMERS} c FOR SYSTEM_TIME AS OF TIMESTAMP '2024-06-01 00:00:00+00'\nJOIN ${ORDERS} AS o ON o.customer_id = c.customer_id`,
+    tables: [N('dim__customers'), N('fact__orders')],
+  },
+  {
+    name: 'time travel after a quoted alias, in a CTE, then an array path of that alias',
+    sql: `WITH before AS (SELECT o.order_id, i.sku FROM ${ORDERS} AS \`o\` FOR SYSTEM_TIME AS OF CURRENT_TIMESTAMP() - INTERVAL 2 HOUR, o.items AS i)\nSELECT * FROM before`,
+    tables: [N('fact__orders')],
+  },
+  {
+    name: 'time travel after an alias at the end of the query, then a comment',
+    sql: `SELECT COUNT(*) FROM service-v1.acme.fact__orders AS o FOR SYSTEM_TIME AS OF TIMESTAMP_SUB(CURRENT_TIMESTAMP(), INTERVAL 1 HOUR) -- an hour ago`,
+    tables: [N('fact__orders')],
+  },
+  {
+    name: 'raw bytes literals (rb and br, any case)',
+    sql: `SELECT REGEXP_CONTAINS(CAST(channel AS BYTES), rb'^\\w+$') AS a, BR'x', Rb'''multi\nline''' FROM ${ORDERS} WHERE CAST(channel AS BYTES) != br"\\d"`,
+    tables: [N('fact__orders')],
+  },
 ];
 
 /**
@@ -1114,6 +1175,52 @@ export const ATTACKS: AttackCase[] = [
   {
     name: 'DATE_ADD by WEEK over a table of another project',
     sql: 'SELECT DATE_ADD(order_date, INTERVAL 2 WEEK) FROM `other-project.acme.fact__orders`',
+    code: 'FORBIDDEN_TABLE',
+  },
+  // Hostile twins of round 4: the rewrites before parsing keep every table in view.
+  {
+    name: 'a planted service-v1 in an emoji comment before another dataset',
+    sql: 'SELECT 1 /* 🚀🚀 service-v1 */ FROM service-v1.globex.fact__orders',
+    code: 'FORBIDDEN_TABLE',
+  },
+  {
+    name: 'a planted project path in an emoji comment before a foreign project',
+    sql: '-- 📈📈📈 `service-v1.acme.fact__orders`\nSELECT * FROM `service-v2.acme.fact__orders`',
+    code: 'FORBIDDEN_TABLE',
+  },
+  {
+    name: 'time travel after an alias on another dataset',
+    sql: 'SELECT * FROM `service-v1.globex.dim__customers` AS c FOR SYSTEM_TIME AS OF CURRENT_TIMESTAMP()',
+    code: 'FORBIDDEN_TABLE',
+  },
+  {
+    name: 'time travel whose expression reads another dataset',
+    sql: 'SELECT * FROM `service-v1.acme.dim__customers` AS c FOR SYSTEM_TIME AS OF (SELECT MAX(ts) FROM `service-v1.globex.t`)',
+    code: 'FORBIDDEN_TABLE',
+  },
+  {
+    name: 'time travel after an alias, then a join of another dataset',
+    sql: 'SELECT 1 FROM `service-v1.acme.t` AS a FOR SYSTEM_TIME AS OF CURRENT_TIMESTAMP() JOIN `service-v1.globex.t` AS b ON TRUE',
+    code: 'FORBIDDEN_TABLE',
+  },
+  {
+    name: 'a typed array literal whose type list holds a subquery',
+    sql: 'SELECT ARRAY<(SELECT MAX(x) FROM `service-v1.globex.t`)>[1]',
+    code: 'FORBIDDEN_TABLE',
+  },
+  {
+    name: 'a typed array literal whose type list calls a function',
+    sql: 'SELECT ARRAY<EXTERNAL_QUERY(1, 2)>[1] FROM `service-v1.acme.t`',
+    code: 'FORBIDDEN_TABLE',
+  },
+  {
+    name: 'a typed array literal whose elements read another dataset',
+    sql: 'SELECT ARRAY<STRUCT<a INT64>>[(SELECT AS STRUCT COUNT(*) FROM `service-v1.globex.fact__orders`)]',
+    code: 'FORBIDDEN_TABLE',
+  },
+  {
+    name: 'a raw bytes literal beside a table of another dataset',
+    sql: "SELECT rb'service-v1.acme.t' FROM `service-v1.globex.t`",
     code: 'FORBIDDEN_TABLE',
   },
   {

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkDryRun, checkSql, guardError, MAX_REFERENCED_TABLES, MAX_SQL_LENGTH, withProject, type DryRunFacts } from '../src/sql/guard';
 import { parseBigQuery } from '../src/sql/parser';
-import { MAX_EXPRESSION_DEPTH, MAX_NESTING_DEPTH } from '../src/sql/prescan';
+import { MAX_EXPRESSION_DEPTH, MAX_NESTING_DEPTH, MAX_PARSE_WORK, prescan } from '../src/sql/prescan';
 import { Rejection, resolveRelations } from '../src/sql/relations';
 import { ATTACKS, LEGIT, REFUSED_BY_DESIGN } from './sql-guard-corpus';
 
@@ -119,6 +119,57 @@ describe('positions and messages', () => {
     const sql = 'SELECT COUNT(*) FROM `service-v1.globex.fact__orders`';
     expect(await checkSql(sql, GLOBEX)).toMatchObject({ ok: true, tables: ['service-v1.globex.fact__orders'] });
     expect(await checkSql(sql, ACME)).toMatchObject({ ok: false, code: 'FORBIDDEN_TABLE' });
+  });
+});
+
+describe('positions are UTF-16 code units everywhere (characters above U+FFFF in comments)', () => {
+  const ORDERS = '`service-v1.acme.fact__orders`';
+
+  it('reports a syntax error after an emoji comment at its UTF-16 column, as the lexer reports its own', async () => {
+    // 😀 is two UTF-16 code units: "SELECT /* 😀 */ a b c" puts the `c` the parser trips on at index 22.
+    const sql = 'SELECT /* 😀 */ a b c FROM t';
+    expect(await checkSql(sql, ACME)).toMatchObject({
+      ok: false,
+      code: 'QUERY_FAILED',
+      position: { line: 1, column: sql.indexOf(' c ') + 2 },
+    });
+    const lexical = 'SELECT /* 😀 */ 1 FROM t WHERE x = ?';
+    expect(await checkSql(lexical, ACME)).toMatchObject({ ok: false, position: { line: 1, column: lexical.indexOf('?') + 1 } });
+  });
+
+  it('points at a forbidden table after emoji comments on the same line', async () => {
+    const sql = '-- 📈 Revenue\nSELECT 1 /* 🚀🚀🚀 */ FROM `service-v1.globex.fact__orders`';
+    const column = sql.split('\n')[1]?.indexOf('`') ?? -1;
+    expect(await checkSql(sql, ACME)).toMatchObject({ ok: false, code: 'FORBIDDEN_TABLE', position: { line: 2, column: column + 1 } });
+  });
+
+  const REAL = 'demo-analytics-dev';
+  it.each([
+    ['a leading emoji line comment', `-- 📈 Revenue by channel\nSELECT channel FROM ${ORDERS}`],
+    ['an inline emoji block comment before the FROM', `SELECT channel /* 🚀 top sellers */ FROM ${ORDERS}`],
+    [
+      'emoji comments before and between tables',
+      `/* 🧮 */ SELECT 1 /* 𝑛 𝑚 */ FROM ${ORDERS} AS o /* 👥 */ JOIN \`service-v1.acme.dim__customers\` AS c USING (customer_id)`,
+    ],
+    ['a planted `service-v1` inside the emoji comment', 'SELECT 1 /* 🚀🚀 service-v1 */ FROM service-v1.acme.fact__orders'],
+    [
+      'a planted quoted path in the comment and strings',
+      `SELECT '😀 service-v1' AS s /* 🚀 \`service-v1.acme.x\` service-v1 */ FROM ${ORDERS} -- 😀 service-v1\n`,
+    ],
+    ['an emoji inside the quoted table name', 'SELECT 1 FROM `service-v1.acme.t😀` /* 😀 */ JOIN `service-v1.acme.u` USING (id)'],
+    ['a planted name inside a raw bytes literal', `SELECT rb'service-v1' AS b /* 🚀 */ FROM service-v1.acme.fact__orders`],
+  ])('%s: exactly the table references are mapped', async (_name, sql) => {
+    const v = await checkSql(sql, ACME);
+    if (!v.ok) throw new Error(`refused: ${v.message}`);
+    const sent = withProject(sql, v.projectAt, 'service-v1', REAL);
+    // Each resolved reference moved, nothing else did: a comment, string or alias still spells service-v1.
+    const count = (text: string, word: string) => text.split(word).length - 1;
+    expect(count(sent, REAL)).toBe(v.projectAt.length);
+    expect(count(sent, 'service-v1')).toBe(count(sql, 'service-v1') - v.projectAt.length);
+    expect(await checkSql(sent, { project: REAL, dataset: 'acme' })).toMatchObject({
+      ok: true,
+      tables: v.tables.map((t) => t.replace(/^service-v1\./, `${REAL}.`)),
+    });
   });
 });
 
@@ -283,6 +334,29 @@ describe('limits that keep the parser safe', () => {
       code: 'QUERY_FAILED',
       message: expect.stringContaining('too complex'),
     });
+  });
+
+  it('charges nested parenthesised joins for the derived-table attempt: the shape at the nesting limit never reaches the parser', async () => {
+    // `FROM ((SELECT ...) JOIN t ON ...)`: the parser parses the inner bracket as part of a derived table, fails at
+    // JOIN, and parses it again as a nested join; nested, twice per level (12 levels of 4 KiB took 2 s).
+    const nested = (levels: number) =>
+      `SELECT * FROM ${'((SELECT order_id, revenue FROM '.repeat(levels)}${T} AS o${` ) JOIN ${T} AS x${levels} ON TRUE)`.repeat(levels)}`;
+    const deepest = nested(MAX_NESTING_DEPTH / 2);
+    expect(deepest.match(/\(/g)?.length).toBe(MAX_NESTING_DEPTH);
+    expect(prescan(deepest)).toMatchObject({ ok: false, code: 'QUERY_FAILED', message: expect.stringContaining('too complex') });
+    expect(await checkSql(deepest, ACME)).toMatchObject({ ok: false, message: expect.stringContaining('too complex') });
+    // The charge doubles per level, as the parser's work does; a few levels, as people write them, pass.
+    const work = (levels: number) => {
+      const pre = prescan(nested(levels));
+      return pre.ok ? pre.work : Infinity;
+    };
+    expect(work(5) / work(4)).toBeGreaterThan(1.9);
+    expect(work(6) / work(5)).toBeGreaterThan(1.9);
+    expect(await checkSql(nested(3), ACME)).toMatchObject({ ok: true, tables: ['service-v1.acme.fact__orders'] });
+    // A derived table in FROM is parsed once: no doubling without the inner bracket.
+    const derived = (levels: number) => `SELECT * FROM ${'(SELECT * FROM '.repeat(levels)}${T}${')'.repeat(levels)}`;
+    const once = prescan(derived(MAX_NESTING_DEPTH - 1));
+    expect(once.ok && once.work).toBeLessThan(MAX_PARSE_WORK / 10);
   });
 
   it('refuses a chain of IS DISTINCT FROM as deep (FROM does not end an expression there)', async () => {
@@ -512,6 +586,25 @@ describe('checkDryRun (gate 2c)', () => {
     ],
   ])('refuses %s', (_name, facts, parsed, code) => {
     expect(checkDryRun(facts, ACME, parsed)).toMatchObject({ ok: false, code });
+  });
+
+  it('a refusal over the table limit says which references counted and what to write instead', () => {
+    const mixed = checkDryRun(dry({ referencedTables: [...shards(60), table('acme')] }), ACME, [...EVENTS, ...ORDERS]);
+    expect(mixed).toMatchObject({ ok: false, code: 'QUERY_FAILED' });
+    const said = mixed.ok ? '' : mixed.message;
+    expect(said).toContain('reads 61 tables');
+    expect(said).toContain('`events_*` matches 60');
+    expect(said).toContain('`fact__orders` count 1');
+    expect(said).toContain('query the wildcard alone');
+    expect(said).toContain('_TABLE_SUFFIX');
+    const named = checkDryRun(
+      dry({ referencedTables: shards(55) }),
+      ACME,
+      shards(55).map((t) => `service-v1.acme.${t.tableId}`),
+    );
+    expect(named.ok ? '' : named.message).toMatch(
+      /and 52 more count 55.*one wildcard table with a `_TABLE_SUFFIX` filter and no other table/,
+    );
   });
 });
 

@@ -1,16 +1,17 @@
-import { env } from 'cloudflare:test';
+import { env, SELF } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { generateApiKey } from '../src/auth/api-keys';
 import { TableDescriptionSchema, TableListSchema } from '../src/features/tables/tables.schemas';
-import { api, expectError, postJson, seedDemo } from './seed';
+import { api, expectError, seedDemo } from './seed';
 
 beforeAll(async () => {
   await seedDemo();
 });
 
 /** The warehouse calls whose URL path contains `needle` (the local warehouse's request journal). */
-async function journal(op: string, sql?: string): Promise<{ op: string; path: string }[]> {
-  const filter = new URLSearchParams({ op, limit: '500', ...(sql ? { sql } : {}) });
+async function journal(op: string, sql?: string, label?: string): Promise<{ op: string; path: string }[]> {
+  const filter = new URLSearchParams({ op, limit: '500', ...(sql ? { sql } : {}), ...(label ? { label } : {}) });
   const res = await fetch(`${env.BIGQUERY_API_BASE}/__requests?${filter}`);
   return z.object({ requests: z.array(z.object({ op: z.string(), path: z.string() })) }).parse(await res.json()).requests;
 }
@@ -18,13 +19,6 @@ async function journal(op: string, sql?: string): Promise<{ op: string; path: st
 async function logCount(): Promise<number> {
   const row = await env.DB.prepare('SELECT count(*) AS n FROM query_log').first<{ n: number }>();
   return row?.n ?? 0;
-}
-
-/** Runs left in the brand key's rolling budget, as a dry run reports it (a dry run counts no run). */
-async function runsLeft(): Promise<number> {
-  const res = await postJson('/v1/data/query', 'brand', { sql: 'SELECT 1 AS one', dryRun: true });
-  expect(res.status).toBe(200);
-  return Number(res.headers.get('RateLimit-Remaining'));
 }
 
 describe('GET /v1/data/brands/{brandId}/tables/{table} (describeTable)', () => {
@@ -57,18 +51,38 @@ describe('GET /v1/data/brands/{brandId}/tables/{table} (describeTable)', () => {
   });
 
   it('spends no run, writes no query_log row and starts no warehouse job', async () => {
-    const before = await runsLeft();
+    // A key of its own: the warehouse is shared with the files running beside this one, and every job the Worker
+    // starts carries its caller's label, so jobs labelled with this key are this test's and no other file's.
+    const key = await generateApiKey();
+    await env.DB.prepare('INSERT INTO api_keys (id, name, prefix, secret_hash, brand_id, created_at) VALUES (?, ?, ?, ?, ?, 0)')
+      .bind(key.id, 'describe spends nothing', key.prefix, key.secretHash, 'brand_acme')
+      .run();
+    const call = (path: string, init: RequestInit = {}) =>
+      SELF.fetch(`http://api.test${path}`, { ...init, headers: { ...init.headers, authorization: `Bearer ${key.secret}` } });
+    /** Runs left in the key's budget, as a dry run reports it (a dry run counts no run, but is a labelled job). */
+    const keyRunsLeft = async () => {
+      const res = await call('/v1/data/query', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        // SQL of its own, so no cached verdict spares the dry run (the verdict cache outlives a test file).
+        body: JSON.stringify({ sql: `SELECT '${key.id}' AS marker`, dryRun: true }),
+      });
+      expect(res.status).toBe(200);
+      return Number(res.headers.get('RateLimit-Remaining'));
+    };
+    const label = `principal:key_${key.id}`;
+    const jobsOfKey = async () => (await journal('query', undefined, label)).length + (await journal('insert', undefined, label)).length;
+    const before = await keyRunsLeft();
+    const jobsBefore = await jobsOfKey();
+    // The count can fail: the dry run above is a job with the key's label.
+    expect(jobsBefore).toBeGreaterThan(0);
     const logs = await logCount();
-    // The warehouse is shared with the files running beside this one: count only jobs that read this table.
-    const jobsOnTable = async () =>
-      (await journal('query', 'agg__daily_revenue')).length + (await journal('insert', 'agg__daily_revenue')).length;
-    const jobsBefore = await jobsOnTable();
-    const res = await api('/v1/data/brands/brand_acme/tables/agg__daily_revenue', 'brand');
+    const res = await call('/v1/data/brands/brand_acme/tables/agg__daily_revenue');
     expect(res.status).toBe(200);
+    expect(await jobsOfKey()).toBe(jobsBefore);
     expect(await logCount()).toBe(logs);
-    expect(await jobsOnTable()).toBe(jobsBefore);
     expect((await journal('tablesGet')).some((r) => r.path.endsWith('/datasets/acme/tables/agg__daily_revenue'))).toBe(true);
-    expect(await runsLeft()).toBe(before);
+    expect(await keyRunsLeft()).toBe(before);
   });
 
   it('an unknown table is 404 NOT_FOUND, in words that say how to list the tables', async () => {

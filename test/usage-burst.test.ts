@@ -4,7 +4,7 @@ import { z } from 'zod';
 import worker from '../src/index';
 import { defaultLimits, generateApiKey } from '../src/auth/api-keys';
 import type { PrincipalLimits } from '../src/auth/principal';
-import { WAREHOUSE_RETRY_AFTER_SECONDS } from '../src/features/query/run-query';
+import { QUOTA_RETRY_AFTER_SECONDS } from '../src/warehouse/errors';
 import { RESERVED_PER_TABLE } from '../src/usage/reservation';
 import { peekUsage } from '../src/usage/usage';
 import { seedDemo } from './seed';
@@ -163,14 +163,16 @@ describe('failed dry runs are metered', () => {
 });
 
 describe('a run charged and then failed', () => {
-  it('says so: RateLimit-* of the run it spent, and Retry-After on a 503', async () => {
+  it("says so: RateLimit-* of the run it spent, and the warehouse's Retry-After on a 503", async () => {
     const k = await limitedKey({ dailyQueries: 5 });
     const marker = `charged-${crypto.randomUUID()}`;
     const sql = ordersSql(marker);
+    // A refusal of the submission (a 5xx would be answered through a client-id job instead): quotas reset over
+    // minutes, so the caller is told to wait that long, not the few seconds of a transient outage.
     const fault = await fetch(`${WH}/__faults`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ kind: 'http503', persistent: true, match: { op: 'query', sql: marker } }),
+      body: JSON.stringify({ kind: 'quotaExceeded', persistent: true, match: { op: 'query', sql: marker } }),
     });
     expect(fault.status).toBe(201);
     const { id } = z.object({ id: z.string() }).parse(await fault.json());
@@ -180,7 +182,7 @@ describe('a run charged and then failed', () => {
       expect(ErrorBody.parse(res.body).error.code).toBe('WAREHOUSE_UNAVAILABLE');
       expect(res.headers.get('RateLimit-Limit')).toBe('5');
       expect(res.headers.get('RateLimit-Remaining')).toBe('4');
-      expect(res.headers.get('Retry-After')).toBe(String(WAREHOUSE_RETRY_AFTER_SECONDS));
+      expect(res.headers.get('Retry-After')).toBe(String(QUOTA_RETRY_AFTER_SECONDS));
       expect((await k.usage()).runs.used).toBe(1);
     } finally {
       await fetch(`${WH}/__faults/${id}`, { method: 'DELETE' });

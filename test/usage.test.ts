@@ -25,7 +25,7 @@ function principal(
     orgId: 'org_1',
     scope: 'brand',
     brandIds: ['brand_1'],
-    limits: { maxBytesBilled: 1_000_000, dailyQueries: 3, dailyBytes: 10_000, ...limits },
+    limits: { maxBytesBilled: 1_000_000, dailyQueries: 3, dailyBytes: 10_000, checksPerMinute: 60, pageReadsPerMinute: 60, ...limits },
   };
 }
 

@@ -70,7 +70,7 @@ describe('tools that link the views', () => {
     expect(text).not.toContain('dashboardConfig');
     expect(text).not.toContain('chartSpec');
     expect(text).not.toMatch(/"rows":\[\{/);
-    const report = okData(await call('get_report', { reportId: 'rpt_business_overview' }), ReportDetailSchema);
+    const report = ReportDetailSchema.parse(textData(await call('get_report', { reportId: 'rpt_business_overview' })));
     const { queries } = okData(await call('list_report_queries', { reportId: 'rpt_business_overview' }), QueryListSchema);
     expect(shown.brandId).toBe('brand_acme');
     expect(shown.report).toEqual(report);

@@ -42,7 +42,7 @@ const QueryBody = z.object({
   maxResults: z.number(),
   timeoutMs: z.number(),
   jobTimeoutMs: z.string(),
-  jobCreationMode: z.literal('JOB_CREATION_OPTIONAL'),
+  jobCreationMode: z.enum(['JOB_CREATION_OPTIONAL', 'JOB_CREATION_REQUIRED']),
   formatOptions: z.object({ useInt64Timestamp: z.literal(true) }),
   location: z.string(),
   labels: z.record(z.string(), z.string()),
@@ -117,6 +117,7 @@ async function failure(p: Promise<unknown>): Promise<ApiError> {
 // This file drives the client directly, below run_query's mapping: SQL names the warehouse's own project.
 const P = env.BIGQUERY_PROJECT;
 const ORDERS = `\`${P}.acme.fact__orders\``;
+const MIB = 1024 * 1024;
 
 describe('query: results', () => {
   it('decodes every type the warehouse returns into plain JSON, with the schema', async () => {
@@ -222,6 +223,17 @@ describe('query: results', () => {
     expect(body.timeoutMs).toBeGreaterThan(19_000);
     expect(body.timeoutMs).toBeLessThanOrEqual(20_000);
     expect(body.requestId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  });
+
+  it('the first answer asks for at most 2,000 rows, so no first page nears the 10 MB BigQuery allows (N5)', async () => {
+    const tag = newTag();
+    const r = await createWarehouseClient(env).query(
+      `SELECT order_id FROM ${ORDERS} LIMIT 2500 /* ${tag} */`,
+      opts(tag, { rowCap: 10_000 }),
+    );
+    expect(r.rows).toHaveLength(2500);
+    const [sent] = await journal({ tag, op: 'query' });
+    expect(QueryBody.parse(sent?.body).maxResults).toBe(2000);
   });
 
   it('pages with pageToken until rowCap rows are held, without gaps or repeats at page boundaries', { timeout: 60_000 }, async () => {
@@ -372,38 +384,52 @@ describe('query: retries', () => {
     },
   );
 
-  it.each([
-    ['http503', 'WAREHOUSE_UNAVAILABLE', 503],
-    ['html502', 'WAREHOUSE_UNAVAILABLE', 503],
-    ['dropConnection', 'WAREHOUSE_UNAVAILABLE', 503],
-    ['http500', 'WAREHOUSE_ERROR', 502],
-    ['backendError', 'WAREHOUSE_ERROR', 502],
-  ])(
-    'a fast-path submission with an unknown outcome (%s) is never resent: it may have run, and the estimate is counted',
-    async (kind, code, status) => {
+  it.each([['http503'], ['html502'], ['dropConnection'], ['http500'], ['backendError']])(
+    'a fast-path submission with an unknown outcome (%s) is not resent: it is submitted once as a client-id job, which answers, billed what that job billed (N6)',
+    async (kind) => {
       const tag = newTag();
-      await arm({ kind, persistent: true, match: { op: 'query', label: { t: tag } } });
+      await arm({ kind, count: 1, match: { op: 'query', label: { t: tag } } });
       let late: Promise<number> | null = null;
-      const err = await failure(
-        createWarehouseClient(env, FAST).query(
-          'SELECT 1 AS x',
-          opts(tag, {
-            billedIfUnknown: 12_345,
-            onLateBilling: (p) => {
-              late = p;
-            },
-          }),
-        ),
+      const r = await createWarehouseClient(env, FAST).query(
+        `SELECT order_id FROM ${ORDERS} ORDER BY order_id LIMIT 2 /* ${tag} */`,
+        opts(tag, {
+          billedIfUnknown: 12_345,
+          onLateBilling: (p) => {
+            late = p;
+          },
+        }),
       );
-      expect(err).toMatchObject({ code, status });
-      expect(err.message).not.toMatch(/<html|Exceeded rate limits|internal error occurred/i);
-      // Resending would start a second billed job: BigQuery may ignore requestId for read-only queries.
+      expect(r.rows).toHaveLength(2);
+      // Resending jobs.query could start a second billed run (BigQuery may ignore requestId for read-only queries).
       expect(await journal({ tag, op: 'query' })).toHaveLength(1);
-      expect(await (late ?? Promise.resolve(-1))).toBe(12_345);
+      const inserts = await journal({ tag, op: 'insert' });
+      expect(inserts.map((i) => i.status)).toEqual([200]);
+      expect(r.jobId).toBe(InsertBody.parse(inserts[0]?.body).jobReference.jobId);
+      const [got] = await journal({ op: 'get', jobId: r.jobId ?? '' });
+      expect(r.totalBytesBilled).toBe(Number(got?.answer?.totalBytesBilled));
+      expect(late).toBeNull();
     },
   );
 
-  it('gives up on a persistent refusal after 4 tries with WAREHOUSE_UNAVAILABLE, counting nothing', async () => {
+  it('when the client-id fallback fails too, the attempt that may have run counts the estimate, and the fallback job what it billed', async () => {
+    const tag = newTag();
+    await arm({ kind: 'http503', count: 1, match: { op: 'query', label: { t: tag } } });
+    await arm({ kind: 'http503', persistent: true, match: { op: 'insert', label: { t: tag } } });
+    const late: Promise<number>[] = [];
+    const err = await failure(
+      createWarehouseClient(env, { ...FAST, settleTimeoutMs: 2000, pollBackoff: { baseMs: 50, maxMs: 200 } }).query(
+        `SELECT 1 AS x /* ${tag} */`,
+        opts(tag, { billedIfUnknown: 12_345, onLateBilling: (p) => late.push(p) }),
+      ),
+    );
+    expect(err).toMatchObject({ code: 'WAREHOUSE_UNAVAILABLE', status: 503 });
+    expect(err.message).not.toMatch(/<html|internal error occurred/i);
+    expect(await journal({ tag, op: 'query' })).toHaveLength(1);
+    // The fallback job was never created (every insert answered 503): after the not-found grace it billed 0.
+    expect(await Promise.all(late)).toEqual([12_345, 0]);
+  });
+
+  it('gives up on a persistent refusal after 6 tries with WAREHOUSE_UNAVAILABLE, counting nothing', async () => {
     const tag = newTag();
     await arm({ kind: 'rateLimitExceeded', persistent: true, match: { op: 'query', label: { t: tag } } });
     let late: Promise<number> | null = null;
@@ -419,7 +445,7 @@ describe('query: retries', () => {
       ),
     );
     expect(err).toMatchObject({ code: 'WAREHOUSE_UNAVAILABLE', status: 503 });
-    expect(await journal({ tag, op: 'query' })).toHaveLength(4);
+    expect(await journal({ tag, op: 'query' })).toHaveLength(6);
     expect(late).toBeNull();
   });
 
@@ -486,19 +512,39 @@ describe('query: a job with a client-chosen id (requireJob)', () => {
     expect(new Set(inserts.map((i) => InsertBody.parse(i.body).jobReference.jobId)).size).toBe(1);
   });
 
-  it('a job-less result cut by the byte budget is run again as a job (a cache hit, billing nothing more) so a cursor can follow', async () => {
+  it('a job-less answer over the byte budget is kept whole: it is already held, and nothing runs it a second time (N1)', async () => {
     const tag = newTag();
     const sql = `SELECT order_id, REPEAT('x', 1000) AS pad FROM ${ORDERS} ORDER BY order_id LIMIT 50 /* ${tag} */`;
     const r = await createWarehouseClient(env).query(sql, opts(tag, { maxResultBytes: 10_000 }));
+    expect(r).toMatchObject({ truncated: false, totalRows: 50, jobId: null });
+    expect(r.rows).toHaveLength(50);
+    expect(await journal({ tag, op: 'query' })).toHaveLength(1);
+    expect(await journal({ tag, op: 'insert' })).toHaveLength(0);
+  });
+
+  it('keepJob: one jobs.query with JOB_CREATION_REQUIRED keeps a job, so a cut result continues from the same execution (N1)', async () => {
+    const tag = newTag();
+    // CURRENT_DATE: BigQuery never caches it, so a second execution would bill again.
+    const sql = `SELECT order_id, REPEAT('x', 1000) AS pad FROM ${ORDERS} WHERE order_date < CURRENT_DATE() ORDER BY order_id LIMIT 50 /* ${tag} */`;
+    const client = createWarehouseClient(env);
+    const r = await client.query(sql, opts(tag, { maxResultBytes: 10_000, keepJob: true }));
     expect(r.rows.length).toBeGreaterThan(0);
     expect(r.rows.length).toBeLessThan(10);
     expect(r).toMatchObject({ truncated: true, totalRows: 50 });
-    expect(r.jobId).toMatch(/^wqa_/);
-    const [run] = await journal({ tag, op: 'query' });
-    const billedFirst = Number(run?.answer?.totalBytesBilled);
-    expect(billedFirst).toBeGreaterThan(0);
-    expect(r.totalBytesBilled).toBe(billedFirst);
-    expect(await journal({ tag, op: 'insert' })).toHaveLength(1);
+    const sent = await journal({ tag, op: 'query' });
+    expect(sent).toHaveLength(1);
+    expect(z.object({ jobCreationMode: z.string() }).parse(sent[0]?.body).jobCreationMode).toBe('JOB_CREATION_REQUIRED');
+    expect(r.jobId).toBe(sent[0]?.answer?.jobId);
+    expect(r.totalBytesBilled).toBe(Number(sent[0]?.answer?.totalBytesBilled));
+    expect(await journal({ tag, op: 'insert' })).toHaveLength(0);
+    const rest = await client.readPage({
+      ...opts(tag),
+      jobId: r.jobId ?? '',
+      location: r.location ?? '',
+      startIndex: r.rows.length,
+      maxResults: 50,
+    });
+    expect(rest.rows.map((x) => x.order_id)).toHaveLength(50 - r.rows.length);
   });
 });
 
@@ -555,14 +601,15 @@ describe('query: polling, deadline and cancel', () => {
     expect(await journal({ op: 'get', jobId: r.jobId ?? '' })).toHaveLength(1);
   });
 
-  it('when jobs.get fails, the rows still come back and bytes processed stand in for bytes billed', async () => {
+  it("when jobs.get fails, the rows still come back and bytes processed are billed at BigQuery's minimums (N3)", async () => {
     const tag = newTag();
     await arm({ kind: 'jobIncomplete', count: 1, match: { op: 'query', label: { t: tag } } });
     await arm({ kind: 'malformedJson', persistent: true, match: { op: 'get', label: { t: tag } } });
     const r = await createWarehouseClient(env, FAST).query(`SELECT SUM(quantity) AS units FROM ${ORDERS} /* ${tag} */`, opts(tag));
     expect(r.rows).toEqual([{ units: expect.any(Number) }]);
     expect(r.totalBytesProcessed).toBeGreaterThan(0);
-    expect(r.totalBytesBilled).toBe(r.totalBytesProcessed);
+    // One table read: rounded up to a MiB, at least 10 MiB (never less than BigQuery bills).
+    expect(r.totalBytesBilled).toBe(Math.max(10 * MIB, Math.ceil(r.totalBytesProcessed / MIB) * MIB));
     expect((await journal({ op: 'get', jobId: r.jobId ?? '' })).map((g) => g.status)).toEqual([200]);
   });
 
@@ -601,6 +648,43 @@ describe('query: polling, deadline and cancel', () => {
     expect(direct.totalBytesBilled).toBeGreaterThan(0);
     const gets = await journal({ op: 'get', jobId });
     expect(gets.length).toBeGreaterThanOrEqual(1);
+  });
+
+  it('settling an abandoned client-id job retries a jobs.get 404 (BigQuery may say so just after creating it) instead of counting 0 (N3)', async () => {
+    const tag = newTag();
+    await arm({ kind: 'slowJob', ms: 1500, match: { op: 'insert', label: { t: tag } } });
+    await arm({ kind: 'notFound', count: 2, match: { op: 'get', label: { t: tag } } });
+    let late: Promise<number> | null = null;
+    const err = await failure(
+      createWarehouseClient(env, { pollBackoff: { baseMs: 50, maxMs: 200 } }).query(
+        `SELECT SUM(quantity) AS n FROM ${ORDERS} /* ${tag} */`,
+        opts(tag, { timeoutMs: 600, requireJob: true, billedIfUnknown: 1, onLateBilling: (p) => (late = p) }),
+      ),
+    );
+    expect(err).toMatchObject({ code: 'WAREHOUSE_TIMEOUT' });
+    const billed = await (late ?? Promise.resolve(-1));
+    const { jobId } = z.object({ jobId: z.string() }).parse(err.internal);
+    const gets = await journal({ op: 'get', jobId });
+    expect(gets.slice(0, 2).map((g) => g.status)).toEqual([404, 404]);
+    expect(billed).toBe(Number(gets.at(-1)?.answer?.totalBytesBilled));
+    expect(billed).toBeGreaterThan(0);
+  });
+
+  it('an abandoned job DONE without totalBytesBilled settles at its processed bytes at the minimums, not 0 (N3)', async () => {
+    const tag = newTag();
+    await arm({ kind: 'slowJob', ms: 1500, match: { op: 'query', label: { t: tag } } });
+    await arm({ kind: 'noBilledBytes', persistent: true, match: { op: 'get', label: { t: tag } } });
+    let late: Promise<number> | null = null;
+    const err = await failure(
+      createWarehouseClient(env, { pollBackoff: { baseMs: 50, maxMs: 200 } }).query(
+        `SELECT SUM(quantity) AS n FROM ${ORDERS} /* ${tag} */`,
+        opts(tag, { timeoutMs: 600, billedIfUnknown: 1, onLateBilling: (p) => (late = p) }),
+      ),
+    );
+    expect(err).toMatchObject({ code: 'WAREHOUSE_TIMEOUT' });
+    const billed = await (late ?? Promise.resolve(-1));
+    expect(billed).toBeGreaterThanOrEqual(10 * MIB);
+    expect(billed % MIB).toBe(0);
   });
 
   it('every job carries jobTimeoutMs, so the warehouse stops a job whose cancel never arrives', async () => {
@@ -792,6 +876,18 @@ describe('credentials', () => {
     );
     expect(err).toMatchObject({ code: 'WAREHOUSE_ERROR', status: 502 });
     expect((await journal({ tag, op: 'query' })).map((s) => s.auth)).toEqual([{ ok: false, why: 'token expired' }]);
+  });
+
+  it("a cursor page read after the brand's credential changed is 'result gone', not FORBIDDEN_TABLE (N9)", async () => {
+    const tag = newTag();
+    // Run with the default account; the brand then gets its own (the result table belongs to the old one).
+    const r = await createWarehouseClient(env).query(`SELECT order_id FROM ${ORDERS} LIMIT 3 /* ${tag} */`, opts(tag, { keepJob: true }));
+    expect(r.jobId).toMatch(/\S/);
+    const perBrand = createWarehouseClient({ ...env, GCP_SERVICE_ACCOUNTS_BY_BRAND: inject('serviceAccountsByBrandJson') });
+    const err = await failure(
+      perBrand.readPage({ ...opts(tag), jobId: r.jobId ?? '', location: r.location ?? '', startIndex: 1, maxResults: 2 }),
+    );
+    expect(err).toMatchObject({ code: 'VALIDATION', status: 400, details: { issues: [{ path: 'cursor' }] } });
   });
 
   it("signs with the brand's own account when one is configured; IAM then keeps it to its dataset", async () => {

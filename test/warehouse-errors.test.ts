@@ -179,13 +179,36 @@ describe('mapUpstreamError', () => {
     expect(error.message).not.toMatch(/Backend error|rate limits|internal error occurred/);
   });
 
-  it('quotaExceeded is 503 but not retried (quotas do not clear in seconds)', () => {
+  it('quotaExceeded is 503 but not retried, and the caller is told minutes, not "retry in 5 s" (N7)', () => {
     const { retryable, error } = mapUpstreamError(
       403,
       gErr(403, 'quotaExceeded', 'Quota exceeded: Your project exceeded quota for free query bytes scanned.'),
     );
     expect(retryable).toBe(false);
-    expect(error).toMatchObject({ code: 'WAREHOUSE_UNAVAILABLE', status: 503 });
+    expect(error).toMatchObject({ code: 'WAREHOUSE_UNAVAILABLE', status: 503, details: { reason: 'quotaExceeded' } });
+    expect(Number(error.headers?.['Retry-After'])).toBeGreaterThanOrEqual(60);
+  });
+
+  it("decides on errors[0].reason, as Google's clients do: a later item does not make a failure retryable (N7)", () => {
+    const body = (...reasons: string[]) =>
+      JSON.stringify({ error: { code: 400, message: 'x', errors: reasons.map((reason) => ({ message: 'x', domain: 'global', reason })) } });
+    expect(mapUpstreamError(400, body('invalid', 'backendError')).retryable).toBe(false);
+    expect(mapUpstreamError(403, body('accessDenied', 'rateLimitExceeded')).refused).toBe(false);
+    expect(mapUpstreamError(400, body('backendError', 'invalid')).retryable).toBe(true);
+  });
+
+  it('a cursor read refused by the account (the result belongs to a credential since replaced) is "result gone", not FORBIDDEN_TABLE (N9)', () => {
+    const denied = gErr(
+      403,
+      'accessDenied',
+      'Access Denied: Table p:_abc.anonjob_1: User does not have permission to query table, or perhaps it does not exist.',
+    );
+    expect(mapUpstreamError(403, denied, { readsStoredResult: true }).error).toMatchObject({
+      code: 'VALIDATION',
+      status: 400,
+      details: { issues: [{ path: 'cursor' }] },
+    });
+    expect(mapUpstreamError(403, denied).error.code).toBe('FORBIDDEN_TABLE');
   });
 
   it('keeps at most 4 KiB of the upstream body for the log', () => {

@@ -37,18 +37,17 @@ describe('nextRetryDelay', () => {
     expect(nextRetryDelay(policy, { attempt: 1, waitedMs: 0, remainingMs: 60_000, retryAfterMs: 10 }, low)).toBe(50);
   });
 
-  it('the default policy bounds one call to 4 tries and 6 s of waiting', () => {
-    expect(DEFAULT_RETRY_POLICY).toEqual({ maxAttempts: 4, baseDelayMs: 200, maxDelayMs: 3000, maxTotalDelayMs: 6000 });
-    let waited = 0;
-    let attempt = 1;
-    for (;;) {
-      const d = nextRetryDelay(DEFAULT_RETRY_POLICY, { attempt, waitedMs: waited, remainingMs: 1e9 }, high);
+  it("the default policy backs off as Google's clients do: from about 1 s, doubling, the deadline ending it (N7)", () => {
+    expect(DEFAULT_RETRY_POLICY).toEqual({ maxAttempts: 6, baseDelayMs: 1000, maxDelayMs: 32_000, maxTotalDelayMs: 60_000 });
+    const waits: number[] = [];
+    for (let attempt = 1; ; attempt++) {
+      const d = nextRetryDelay(DEFAULT_RETRY_POLICY, { attempt, waitedMs: waits.reduce((a, b) => a + b, 0), remainingMs: 1e9 }, high);
       if (d === null) break;
-      waited += d;
-      attempt++;
+      waits.push(d);
     }
-    expect(attempt).toBe(4);
-    expect(waited).toBeLessThanOrEqual(6000);
+    expect(waits).toEqual([1000, 2000, 4000, 8000, 16_000]);
+    // Within a 30 s query deadline the waits stop before it, never past it.
+    expect(nextRetryDelay(DEFAULT_RETRY_POLICY, { attempt: 5, waitedMs: 15_000, remainingMs: 10_000 }, high)).toBeNull();
   });
 });
 

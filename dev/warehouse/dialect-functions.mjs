@@ -249,6 +249,17 @@ export function functionCall(path, group, st) {
     const inner = functionCall({ parts: path.parts.slice(1) }, group, st);
     return cat(p, 'try(', inner, ')');
   }
+  if (names.length === 2 && !path.parts[0].quoted && BUILTIN_NAMESPACES.has(names[0].toUpperCase())) {
+    // NET.HOST, HLL_COUNT.*, KLL_QUANTILES.*: built-in namespaces, never routines of a dataset.
+    const name = `${names[0].toUpperCase()}.${names[1].toUpperCase()}`;
+    const fn = NAMESPACED[name];
+    if (!fn) throw notHere(name, p);
+    return fn(
+      rawArgs.map((a) => rwSeq(a, st)),
+      rawArgs,
+      { p, st, group },
+    );
+  }
   // A routine: project.dataset.fn(...) or dataset.fn(...)
   const full = names.length === 2 ? [st.project, ...names] : names;
   return cat(p, full.map(duckIdent).join('.'), '(', rwSeq(group.kids, st), ')');
@@ -486,6 +497,82 @@ function nowExpr(st) {
 
 const rename = (to) => (args, raw, c) => cat(c.p, `${to}(`, joinPieces(args, ', ', c.p), ')');
 
+/**
+ * The refusal for GoogleSQL the local warehouse cannot express in DuckDB: names the construct, so the user knows the
+ * query is fine for BigQuery and only this stand-in cannot run it (docs/local-warehouse.md keeps the list).
+ */
+export function notHere(construct, p) {
+  return new DialectError(`${construct} runs on BigQuery, not in the local warehouse`, p);
+}
+
+/** Function namespaces BigQuery resolves as built-ins (the SQL guard accepts the same: src/sql/relations.ts). */
+const BUILTIN_NAMESPACES = new Set(['NET', 'HLL_COUNT', 'KLL_QUANTILES']);
+
+/**
+ * `KLL_QUANTILES.EXTRACT_*` / `MERGE_*` over a sketch held as the list of its values (exact, where BigQuery's are
+ * approximate): the value at rank ceil(phi * n), so phi 0 is the minimum and 1 the maximum, as BigQuery documents.
+ */
+const kllPoint = (sketch, phi) => ['list_sort(', sketch, ')[greatest(1, CAST(ceil((', phi, ') * len(', sketch, ')) AS INTEGER))]'];
+const kllQuantiles = (sketch, n) => [
+  'list_transform(range(0, (',
+  n,
+  ') + 1), k -> list_sort(',
+  sketch,
+  ')[greatest(1, CAST(ceil(k / (',
+  n,
+  ') * len(',
+  sketch,
+  ')) AS INTEGER))])',
+];
+/** The values of every sketch in the group, as one sketch. */
+const kllMerged = (sketch) => ['flatten(list(', sketch, '))'];
+
+/**
+ * Functions of BigQuery's built-in namespaces. Sketches are exact here: an HLL_COUNT sketch is the list of the
+ * distinct values it saw, a KLL_QUANTILES sketch the list of its values; their results are what BigQuery's
+ * approximations approximate (https://cloud.google.com/bigquery/docs/reference/standard-sql/hll_functions,
+ * .../kll_functions). The sketch's type is a list, where BigQuery's is BYTES.
+ * @type {Record<string, (args: Piece[][], raw: Node[][], c: { p: number, st: any, group?: Node }) => Piece[]>}
+ */
+const NAMESPACED = {
+  // NET.HOST: the host of a URL, scheme, user info and port removed (https://cloud.google.com/bigquery/docs/reference/standard-sql/net_functions#nethost).
+  'NET.HOST': (a, r, c) => cat(c.p, 'bq_net_host(', a[0], ')'),
+  'HLL_COUNT.INIT': (a, r, c) => cat(c.p, 'list_distinct(list(', a[0], '))'),
+  'HLL_COUNT.MERGE_PARTIAL': (a, r, c) => cat(c.p, 'list_distinct(flatten(list(', a[0], ')))'),
+  'HLL_COUNT.MERGE': (a, r, c) => cat(c.p, 'CAST(len(list_distinct(flatten(list(', a[0], ')))) AS BIGINT)'),
+  'HLL_COUNT.EXTRACT': (a, r, c) => cat(c.p, 'CAST(coalesce(len(', a[0], '), 0) AS BIGINT)'),
+  ...Object.fromEntries(
+    ['INT64', 'UINT64', 'FLOAT64'].flatMap((t) => [
+      [`KLL_QUANTILES.INIT_${t}`, (a, r, c) => cat(c.p, 'list_filter(list(', a[0], '), v -> v IS NOT NULL)')],
+      [`KLL_QUANTILES.EXTRACT_${t}`, (a, r, c) => cat(c.p, ...kllQuantiles(a[0], a[1]))],
+      [`KLL_QUANTILES.EXTRACT_POINT_${t}`, (a, r, c) => cat(c.p, ...kllPoint(a[0], a[1]))],
+      [`KLL_QUANTILES.MERGE_${t}`, (a, r, c) => cat(c.p, ...kllQuantiles(cat(c.p, ...kllMerged(a[0])), a[1]))],
+      [`KLL_QUANTILES.MERGE_POINT_${t}`, (a, r, c) => cat(c.p, ...kllPoint(cat(c.p, ...kllMerged(a[0])), a[1]))],
+    ]),
+  ),
+  'KLL_QUANTILES.MERGE_PARTIAL': (a, r, c) => cat(c.p, ...kllMerged(a[0])),
+};
+
+/**
+ * `*_BUCKET(value, interval [, origin])`: BigQuery's default origin is 1950-01-01 (00:00:00). DuckDB's time_bucket
+ * ignores the day of an origin for month-based widths, so an origin with MONTH, QUARTER or YEAR is refused by name.
+ */
+const bucket = (type, origin) => (a, r, c) => {
+  if (a[2] && sig(r[1] ?? []).some((nd) => isWord(nd, 'MONTH', 'QUARTER', 'YEAR'))) {
+    throw notHere(
+      `${type === 'DATE' ? 'DATE' : type === 'TIMESTAMP' ? 'DATETIME' : 'TIMESTAMP'}_BUCKET with a month-based width and an origin`,
+      c.p,
+    );
+  }
+  return cat(c.p, 'CAST(time_bucket(', a[1], ', CAST(', a[0], ` AS ${type}), CAST(`, a[2] ?? origin, ` AS ${type})) AS ${type})`);
+};
+
+/** JSON_QUERY_ARRAY(json [, path]): the array's elements as JSON text, in order. */
+const jsonArray = (a, r, c) => cat(c.p, 'CAST(CAST(json_extract(', a[0], ', ', a[1] ?? "'$'", ') AS JSON[]) AS VARCHAR[])');
+/** JSON_VALUE_ARRAY(json [, path]): the array's scalar elements as strings. */
+const jsonValueArray = (a, r, c) =>
+  cat(c.p, 'list_transform(CAST(json_extract(', a[0], ', ', a[1] ?? "'$'", ") AS JSON[]), e -> json_extract_string(e, '$'))");
+
 /** @type {Record<string, (args: Piece[][], raw: Node[][], c: { p: number, st: any, group?: Node }) => Piece[]>} */
 export const FUNCTIONS = {
   SAFE_DIVIDE: rename('bq_safe_divide'),
@@ -522,6 +609,20 @@ export const FUNCTIONS = {
       a[1],
       '), e -> struct_pack("value" := e.v, "count" := e.c))',
     ),
+  // Exact sums: ARRAY<STRUCT<value, sum>>, largest sum first; a NULL weight adds nothing.
+  APPROX_TOP_SUM: (a, r, c) => {
+    const pairs = cat(c.p, 'list(struct_pack(v := ', a[0], ', w := ', a[1], '))');
+    return cat(
+      c.p,
+      'list_transform(list_slice(list_sort(list_transform(list_distinct(list_transform(',
+      pairs,
+      ', e -> e.v)), u -> struct_pack(s := list_sum(list_transform(list_filter(',
+      pairs,
+      ", e -> e.v = u), e -> e.w)), v := u)), 'DESC'), 1, ",
+      a[2],
+      '), e -> struct_pack("value" := e.v, "sum" := e.s))',
+    );
+  },
   CONCAT: (a, r, c) => (a.length === 0 ? text("''", c.p) : cat(c.p, '(', joinPieces(a, ' || ', c.p), ')')),
   FORMAT: (a, r, c) => {
     const s = sig(r[0] ?? []);
@@ -555,6 +656,14 @@ export const FUNCTIONS = {
   JSON_VALUE: rename('json_extract_string'),
   JSON_EXTRACT: rename('json_extract'),
   JSON_QUERY: rename('json_extract'),
+  JSON_QUERY_ARRAY: jsonArray,
+  JSON_EXTRACT_ARRAY: jsonArray,
+  JSON_VALUE_ARRAY: jsonValueArray,
+  JSON_EXTRACT_STRING_ARRAY: jsonValueArray,
+  COLLATE: (a, r, c) => cat(c.p, '(', a[0], collation(r[1] ?? [], c.p), ')'),
+  DATE_BUCKET: bucket('DATE', "DATE '1950-01-01'"),
+  DATETIME_BUCKET: bucket('TIMESTAMP', "TIMESTAMP '1950-01-01 00:00:00'"),
+  TIMESTAMP_BUCKET: bucket('TIMESTAMPTZ', "TIMESTAMPTZ '1950-01-01 00:00:00+00'"),
   TO_JSON_STRING: (a, r, c) => cat(c.p, 'CAST(to_json(', a[0], ') AS VARCHAR)'),
   PARSE_JSON: (a, r, c) => cat(c.p, 'CAST(', a[0], ' AS JSON)'),
   ARRAY_LENGTH: rename('len'),
@@ -654,6 +763,20 @@ export const FUNCTIONS = {
     return cat(c.p, 'timezone(', a[2] ?? "'UTC'", ', CAST(strptime(', a[1], ', ', fmtArg(a[0], r[0], c), ') AS TIMESTAMP))');
   },
 };
+
+/**
+ * DuckDB's collation for a BigQuery collation specification (a string literal): `'und:ci'` (case-insensitive,
+ * the one analysts use) is NOCASE; `''` and `'und'` compare code points, as DuckDB does without one. Anything else
+ * (a language's own rules) is refused by name.
+ * @param {Node[]} raw the specification's nodes
+ */
+export function collation(raw, p) {
+  const s = sig(raw);
+  const spec = s.length === 1 && s[0].k === 'tok' && s[0].tok.type === 'str' ? s[0].tok.value : null;
+  if (spec === 'und:ci') return ' COLLATE NOCASE';
+  if (spec === '' || spec === 'und') return '';
+  throw notHere(`COLLATE ${spec === null ? 'with a computed specification' : `'${spec}'`}`, p);
+}
 
 function fmtArg(arg, raw, c) {
   const s = sig(raw ?? []);

@@ -19,7 +19,17 @@ import {
   trimWs,
 } from './dialect-tokenize.mjs';
 import { randomBytes } from 'node:crypto';
-import { DATE_PARTS, FUNCTIONS, aliasOf, flattenTypeTokens, functionCall, parseType, typeFromNodes } from './dialect-functions.mjs';
+import {
+  DATE_PARTS,
+  FUNCTIONS,
+  aliasOf,
+  collation,
+  flattenTypeTokens,
+  functionCall,
+  parseType,
+  typeFromNodes,
+} from './dialect-functions.mjs';
+import { desugar } from './dialect-desugar.mjs';
 
 /**
  * @typedef {import('./dialect-tokenize.mjs').Node} Node
@@ -98,6 +108,38 @@ const KEYWORDS = new Set([...NOT_FUNCTIONS, 'IF', 'NULL', 'TRUE', 'FALSE', 'ARRA
 
 /** Clause keywords that end a FROM clause. */
 const FROM_ENDERS = new Set(['WHERE', 'GROUP', 'HAVING', 'QUALIFY', 'WINDOW', 'ORDER', 'LIMIT', 'UNION', 'INTERSECT', 'EXCEPT', 'SELECT']);
+/**
+ * `FOR SYSTEM_TIME AS OF <expr>` after a table (and its alias). The data here never changes after the tables are
+ * made (today 00:00 UTC, their creationTime), so the table as it is now is the right answer for every instant BigQuery
+ * would read: from its creation, within the 7-day time-travel window, up to now
+ * (https://cloud.google.com/bigquery/docs/time-travel). Any other instant is refused, as BigQuery refuses it: the
+ * clause becomes `SEMI JOIN (SELECT 1) AS __time_travel_n ON bq_time_travel(<expr>, <created>, <now>)`, which keeps
+ * the table's rows and columns as they are and raises when the instant is outside that range. The expression ends
+ * at a comma, a join or a clause keyword.
+ */
+function timeTravel(nodes, i, j, st) {
+  const p = nodes[i].tok.p;
+  const as = nextSig(nodes, j + 1);
+  const of = nextSig(nodes, as + 1);
+  if (!isWord(nodes[as], 'AS') || !isWord(nodes[of], 'OF')) throw new DialectError('Syntax error: Expected AS OF after FOR SYSTEM_TIME', p);
+  let end = of + 1;
+  while (end < nodes.length && !isOp(nodes[end], ',') && !isOp(nodes[end], '|>') && !isWord(nodes[end], ...TRAVEL_END)) end++;
+  const instant = rwSeq(trimWs(nodes.slice(of + 1, end)), st);
+  const created = `TIMESTAMPTZ ${duckString(`${st.today} 00:00:00+00`)}`;
+  const now = FUNCTIONS.CURRENT_TIMESTAMP([], [], { p, st });
+  const check = cat(
+    p,
+    ` SEMI JOIN (SELECT 1) AS __time_travel_${++st.unnestCount} ON bq_time_travel((`,
+    instant,
+    `), ${created}, `,
+    now,
+    ') ',
+  );
+  return { out: check, last: end - 1, from: IN_FROM };
+}
+
+/** Words that end the expression of `FOR SYSTEM_TIME AS OF` in a FROM clause. */
+const TRAVEL_END = [...FROM_ENDERS, 'JOIN', 'INNER', 'LEFT', 'RIGHT', 'FULL', 'CROSS', 'ON', 'USING', 'TABLESAMPLE', 'PIVOT', 'UNPIVOT'];
 /** Keywords that end a SELECT AS STRUCT list. */
 const SELECT_LIST_ENDERS = new Set(['FROM', ...FROM_ENDERS]);
 
@@ -109,12 +151,14 @@ const EXPECT_TABLE = 1;
 const IN_FROM = 2;
 
 /**
- * Rewrites a node sequence (one statement, or the inside of a group).
- * @param {Node[]} nodes
+ * Rewrites a node sequence (one statement, or the inside of a group), pipe syntax and quantified LIKE first
+ * restated by dialect-desugar.mjs.
+ * @param {Node[]} source
  * @param {RewriteState} st
  * @returns {Piece[]}
  */
-export function rwSeq(nodes, st) {
+export function rwSeq(source, st) {
+  const nodes = desugar(source);
   /** @type {Piece[]} */
   const out = [];
   let from = NONE;
@@ -255,6 +299,8 @@ function rwWord(nodes, i, st, { from, prev, aliases }) {
       if (isGroup(nodes[k])) return done(cat(t.p, 'IN (SELECT unnest(', rwSeq(nodes[k].kids, st), '))'), k);
     }
     if (upper === 'INTERVAL') return interval(nodes, i, st, from);
+    if (upper === 'FOR' && isWord(next, 'SYSTEM_TIME') && from !== NONE) return timeTravel(nodes, i, j, st);
+    if (upper === 'COLLATE' && next?.k === 'tok' && next.tok.type === 'str') return done(text(collation([next], t.p), t.p), j);
     if (next?.k === 'tok' && next.tok.type === 'str' && upper in TYPED_LITERALS) {
       return done(text(TYPED_LITERALS[upper](next.tok.value), t.p), j);
     }

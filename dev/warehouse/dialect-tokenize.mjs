@@ -34,7 +34,8 @@ const SIMPLE_ESCAPES = {
   "'": "'",
   '`': '`',
 };
-const TWO_CHAR_OPS = new Set(['<=', '>=', '<>', '!=', '||', '<<', '>>', '=>']);
+// `|>` is BigQuery's pipe operator; `||>` reads as `||` then `>`, as in BigQuery and the SQL guard.
+const TWO_CHAR_OPS = new Set(['<=', '>=', '<>', '!=', '||', '<<', '>>', '=>', '|>']);
 
 /** @returns {Token[]} */
 export function tokenize(sql) {

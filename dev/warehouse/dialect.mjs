@@ -24,6 +24,11 @@ export const SUPPORT_MACROS = [
   'CREATE OR REPLACE MACRO bq_regexp_extract(s, r, g) AS CASE WHEN regexp_matches(s, r) THEN regexp_extract(s, r, g) END',
   // RANGE_BUCKET(point, sorted_array): how many boundaries are <= point.
   'CREATE OR REPLACE MACRO bq_range_bucket(p, a) AS CASE WHEN p IS NULL THEN NULL ELSE len(list_filter(a, x -> x <= p)) END',
+  // FOR SYSTEM_TIME AS OF ts: true within the table's time-travel window (dialect-rewrite.mjs, timeTravel), else
+  // the refusal BigQuery gives.
+  "CREATE OR REPLACE MACRO bq_time_travel(ts, created, now) AS CASE WHEN CAST(ts AS TIMESTAMPTZ) BETWEEN greatest(created, now - INTERVAL 7 DAY) AND now THEN TRUE ELSE error('Invalid snapshot time ' || CAST(ts AS VARCHAR) || ' for FOR SYSTEM_TIME AS OF: a table can be read as of its creation (' || CAST(created AS VARCHAR) || ') or later, within the last 7 days, and not in the future') END",
+  // NET.HOST(url): scheme, user info and port removed; surrounding spaces trimmed; NULL when no host is left.
+  "CREATE OR REPLACE MACRO bq_net_host(u) AS nullif(regexp_extract(trim(u), '^(?:[A-Za-z][A-Za-z0-9+.-]*:)?(?://)?(?:[^/?#@]*@)?(\\[[^\\]]*\\]|[^/?#:]*)', 1), '')",
   "CREATE OR REPLACE MACRO bq_initcap(s) AS array_to_string(list_transform(string_split(lower(s), ' '), w -> upper(w[1]) || w[2:]), ' ')",
 ];
 
@@ -134,6 +139,7 @@ function statementTypeOf(nodes) {
   switch (first) {
     case 'SELECT':
     case 'WITH':
+    case 'FROM': // pipe syntax: FROM t |> ...
       return 'SELECT';
     case 'INSERT':
     case 'UPDATE':

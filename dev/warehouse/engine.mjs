@@ -18,6 +18,7 @@ const DENIED_FUNCTION =
  * @typedef {{
  *   statementType: string, runnable: boolean, duckSql: string, referencedTables: TableRef[],
  *   referencedRoutines: RoutineRef[], totalBytesProcessed: number, billedPerTable: number[],
+ *   informationSchemaPerTable?: boolean[], readsWildcard?: boolean,
  *   fields: object[], columnNames: string[], sourceSql: string, rewritten: import('./dialect.mjs').Rewritten | null
  * }} Analysis
  */
@@ -188,6 +189,9 @@ class Engine {
         referencedRoutines: routines,
         totalBytesProcessed: perTable.reduce((a, b) => a + b, 0),
         billedPerTable: perTable,
+        // INFORMATION_SCHEMA views bill their 10 MB minimum even when they read no column (server.mjs, billing).
+        informationSchemaPerTable: tables.map((t) => t.tableId.startsWith('INFORMATION_SCHEMA.')),
+        readsWildcard: rewritten.sql.includes(WILDCARD_SHARD_ALIAS),
         fields,
         columnNames,
       };

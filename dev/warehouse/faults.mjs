@@ -14,6 +14,7 @@ export const FAULT_KINDS = {
   http500: { ops: null, about: '500 internalError' },
   http503: { ops: null, about: '503 backendError (service unavailable)' },
   backendError: { ops: null, about: '500 backendError (`status` may set 503)' },
+  quotaExceeded: { ops: null, about: '403 quotaExceeded (a project quota is used up; BigQuery ran nothing)' },
   rateLimitExceeded: { ops: null, about: '403 rateLimitExceeded (`status` may set 429, as BigQuery does for some quotas)' },
   jobInternalError: {
     ops: ['query', 'getQueryResults'],
@@ -23,6 +24,14 @@ export const FAULT_KINDS = {
   malformedJson: { ops: null, about: '200 with a truncated JSON body' },
   html502: { ops: null, about: '502 with an HTML body, as a Google front end sends' },
   dropConnection: { ops: null, about: 'destroy the socket without answering' },
+  notFound: {
+    ops: ['get', 'getQueryResults', 'cancel'],
+    about: '404 notFound for the job, as BigQuery may answer for a job it just reported as a 409 duplicate',
+  },
+  noBilledBytes: {
+    ops: ['query', 'get'],
+    about: 'answer normally but without `totalBytesBilled` (BigQuery leaves it out, e.g. under flat-rate pricing)',
+  },
 };
 
 export const OPERATIONS = ['query', 'insert', 'getQueryResults', 'get', 'cancel'];
@@ -125,7 +134,7 @@ export class FaultRegistry {
   take(facts, kinds) {
     for (const f of this.faults) {
       if (kinds && !kinds.includes(f.kind)) continue;
-      if (!kinds && (f.kind === 'slowJob' || f.kind === 'jobIncomplete')) continue;
+      if (!kinds && (f.kind === 'slowJob' || f.kind === 'jobIncomplete' || f.kind === 'noBilledBytes')) continue;
       const ops = FAULT_KINDS[f.kind].ops;
       if (ops && !ops.includes(facts.op)) continue;
       if (!matches(f.match, facts)) continue;

@@ -209,6 +209,7 @@ async function handle(ctx, req, res) {
   }
   const incomplete = ctx.faults.take(facts, ['jobIncomplete']) !== null;
   const slow = ctx.faults.take(facts, ['slowJob']);
+  const noBilledBytes = ctx.faults.take(facts, ['noBilledBytes']) !== null;
   const call = {
     ctx,
     project,
@@ -229,6 +230,10 @@ async function handle(ctx, req, res) {
       );
     }
     const out = await OPERATIONS[op](call);
+    if (noBilledBytes) {
+      delete out.totalBytesBilled;
+      if (out.statistics?.query) delete out.statistics.query.totalBytesBilled;
+    }
     entry.answer = answerSummary(out);
     return send(res, 200, out);
   } catch (e) {
@@ -292,6 +297,16 @@ async function applyFault(fault, req, res) {
         new BqError(fault.status ?? 500, 'backendError', 'Error encountered during execution. Retrying may solve the problem.'),
       );
       return true;
+    case 'quotaExceeded':
+      sendError(
+        res,
+        new BqError(
+          fault.status ?? 403,
+          'quotaExceeded',
+          'Quota exceeded: Your project exceeded quota for concurrent queries. For more information, see https://cloud.google.com/bigquery/docs/troubleshoot-quotas',
+        ),
+      );
+      return true;
     case 'rateLimitExceeded': {
       const status = fault.status ?? 403;
       sendError(
@@ -328,6 +343,11 @@ async function applyFault(fault, req, res) {
     case 'dropConnection':
       req.socket.destroy();
       return true;
+    case 'notFound': {
+      const jobId = /\/(?:jobs|queries)\/([^/?]+)/.exec(req.url ?? '')?.[1] ?? '';
+      sendError(res, new BqError(404, 'notFound', `Not found: Job ${decodeURIComponent(jobId)}`));
+      return true;
+    }
     default:
       return false;
   }
@@ -635,6 +655,16 @@ const OPERATIONS = {
   /** jobs.getQueryResults */
   async getQueryResults(call) {
     const job = findJob(call);
+    // A query's result lives in an anonymous table of the account that ran it: another account (a brand whose
+    // credential changed since) may not read it, as on BigQuery.
+    if (job.email && job.email !== call.account.clientEmail) {
+      throw new BqError(
+        403,
+        'accessDenied',
+        `Access Denied: Table ${job.project}:_${createHash('sha256').update(job.email).digest('hex').slice(0, 40)}.anon${job.id}: ` +
+          'User does not have permission to query table, or perhaps it does not exist.',
+      );
+    }
     const p = call.params;
     const int64Timestamp = p.get('formatOptions.useInt64Timestamp') === 'true';
     const waitMs = optionalCount(p.get('timeoutMs') ?? undefined, 'timeoutMs') ?? DEFAULT_WAIT_MS;
@@ -721,6 +751,23 @@ function cacheKey(call, location, sql) {
  */
 const NON_DETERMINISTIC = /\b(?:CURRENT_(?:DATE|DATETIME|TIME|TIMESTAMP)|RAND|GENERATE_UUID|SESSION_USER|NOW)\b/i;
 
+/**
+ * Why a query's result is never put in the query cache, or null when it may be. Google caches only what it
+ * documents; each rule is in docs/local-warehouse.md with its link:
+ * - non-deterministic functions and wildcard tables: "Query results are not cached ... If the query uses
+ *   non-deterministic functions ... If the query runs against multiple tables using a wildcard"
+ *   (https://cloud.google.com/bigquery/docs/cached-results#cache-exceptions);
+ * - INFORMATION_SCHEMA: "Because INFORMATION_SCHEMA queries are not cached, you are charged each time"
+ *   (https://cloud.google.com/bigquery/docs/information-schema-intro#pricing).
+ * A job-less run (JOB_CREATION_OPTIONAL) is left out by the caller: nothing documents that it fills the cache.
+ */
+function uncacheable(sql, analysis) {
+  if (NON_DETERMINISTIC.test(sql)) return 'non-deterministic';
+  if (analysis.readsWildcard) return 'wildcard';
+  if (analysis.informationSchemaPerTable?.some(Boolean)) return 'INFORMATION_SCHEMA';
+  return null;
+}
+
 /** The finished job whose result a repeat of `sql` would be served from, or null. */
 function cachedJob(ctx, call, location, sql) {
   const id = ctx.cache.get(cacheKey(call, location, sql));
@@ -750,10 +797,10 @@ async function newQueryJob(ctx, call, { sql, location, labels, requestId, maximu
     cachedFrom: cached,
     jobTimeoutMs,
   });
-  if (!cached && useCache && !NON_DETERMINISTIC.test(sql)) {
+  if (!cached && useCache && uncacheable(sql, analysis) === null) {
     const key = cacheKey(call, location, sql);
     job.done?.then(() => {
-      if (job.error || !job.result) return;
+      if (job.error || !job.result || job.hidden) return;
       ctx.cache.set(key, job.id);
       job.cacheKey = key;
     });
@@ -761,9 +808,17 @@ async function newQueryJob(ctx, call, { sql, location, labels, requestId, maximu
   return job;
 }
 
-/** Bytes billed: per table read, the bytes scanned rounded up to a MiB, at least 10 MiB; nothing for 0 bytes. */
+/**
+ * Bytes billed: per table read, the bytes scanned rounded up to a MiB, at least 10 MiB; nothing for 0 bytes
+ * (https://cloud.google.com/bigquery/pricing#on_demand_pricing). An INFORMATION_SCHEMA view bills its 10 MiB
+ * minimum on every run, whatever it reads ("INFORMATION_SCHEMA queries are billed at a minimum of 10 MB",
+ * https://cloud.google.com/bigquery/docs/information-schema-intro#pricing).
+ */
 function bytesBilled(analysis) {
-  return analysis.billedPerTable.reduce((sum, b) => sum + (b === 0 ? 0 : Math.max(MIN_BILLED_PER_TABLE, Math.ceil(b / MIB) * MIB)), 0);
+  return analysis.billedPerTable.reduce((sum, b, i) => {
+    if (b === 0 && !analysis.informationSchemaPerTable?.[i]) return sum;
+    return sum + Math.max(MIN_BILLED_PER_TABLE, Math.ceil(b / MIB) * MIB);
+  }, 0);
 }
 
 function queryStatistics(analysis, billed, { cacheHit = false } = {}) {
@@ -813,12 +868,16 @@ class JobStore {
   }
 
   /**
-   * Hides a job that ran without one (JOB_CREATION_OPTIONAL): no call can find it, like on BigQuery; its result
-   * still serves the query cache.
+   * Hides a job that ran without one (JOB_CREATION_OPTIONAL): no call can find it, like on BigQuery, and its result
+   * serves no query cache.
    */
   forget(id) {
     const job = this.jobs.get(id);
-    if (job) job.hidden = true;
+    if (!job) return;
+    job.hidden = true;
+    // Nothing documents that a job-less run fills the query cache, so it does not here: a repeat runs and bills.
+    if (job.cacheKey && this.cache && this.cache.get(job.cacheKey) === id) this.cache.delete(job.cacheKey);
+    job.cacheKey = undefined;
   }
 
   /** Forgets finished jobs, oldest first, past their TTL or while too many jobs or result rows are held. */

@@ -23,8 +23,9 @@ export async function catalogModules() {
       'planIsEmpty',
       'applyStatements',
     ],
-    'src/features/catalog-files/versions.ts': ['LIVE_VERSION_SQL', 'recordVersionStatement'],
+    'src/features/catalog-files/versions.ts': ['LIVE_VERSION_SQL', 'recordVersionStatements', 'versionOrgs'],
     'src/features/catalog-files/format.ts': ['catalogFiles', 'CATALOG_FOLDERS'],
+    'src/features/catalog-files/sql-position.ts': ['slotEdits', 'projectEdits', 'originalOffset', 'offsetOf', 'fileSqlPosition'],
     'src/catalog/template.ts': ['fillTemplate'],
     'src/features/memories/store.ts': ['inlineStatement'],
   });
@@ -71,7 +72,28 @@ export async function planDir(o) {
   const problems = [...loaded.problems, ...checked.problems].map(m.formatProblem);
   const warnings = checked.warnings.map(m.formatProblem);
   const plan = problems.length === 0 ? await m.planCatalog(loaded.catalog, stored, { prune: o.prune }) : null;
-  return { files: files.length, loaded, stored, live, checked, problems, warnings, plan };
+  const texts = new Map(files.map((f) => [f.path, f.text]));
+  return { files: files.length, texts, loaded, stored, live, checked, problems, warnings, plan };
+}
+
+/**
+ * The items whose SQL a plan writes or moves: added sections and saved queries, those whose `sql` changed, sections
+ * moved to another report and saved queries moved to another brand, and every section of a report whose owner
+ * changed (it now runs on other brands). Keys as in `loaded.sources` (`section:<id>`, `saved:<id>`).
+ * @param {{ entries: { action: string, kind: string, id: string, report?: string, fields?: { field: string }[], skipped?: boolean }[] }} plan
+ * @param {{ reports: { id: string, sections: { id: string }[] }[] }} folder
+ */
+export function changedSqlKeys(plan, folder) {
+  const keys = new Set();
+  const has = (e, ...names) => (e.fields ?? []).some((f) => names.includes(f.field));
+  for (const e of plan.entries) {
+    if (e.skipped || e.action === 'remove') continue;
+    if (e.kind === 'section' && (e.action === 'add' || has(e, 'sql', 'report'))) keys.add(`section:${e.id}`);
+    if (e.kind === 'savedQuery' && (e.action === 'add' || has(e, 'sql', 'brand'))) keys.add(`saved:${e.id}`);
+    if (e.kind === 'report' && (e.action === 'add' || has(e, 'owner')))
+      for (const s of folder.reports.find((r) => r.id === e.id)?.sections ?? []) keys.add(`section:${s.id}`);
+  }
+  return keys;
 }
 
 /**
@@ -82,20 +104,41 @@ export async function planDir(o) {
 export async function applySql(p, meta) {
   const m = await catalogModules();
   const statements = m.applyStatements(p.loaded.catalog, p.plan, { actor: { kind: 'cli', name: meta.author }, now: meta.now });
-  statements.push(m.recordVersionStatement(p.plan, { appliedBy: meta.author, now: meta.now, source: meta.source }));
+  const orgs = m.versionOrgs(p.plan, p.loaded.catalog, p.stored);
+  statements.push(...m.recordVersionStatements(p.plan, orgs, { appliedBy: meta.author, now: meta.now, source: meta.source }));
   return statements.map((/** @type {any} */ s) => m.inlineStatement(s, sqlLiteral)).join(';\n');
 }
 
 /**
- * Writes the database's catalog under `dir`.
- * @param {{ dir: string, readAll: (sql: string) => Promise<Record<string, unknown>[][]> }} o
+ * One organization's part of a catalog: its org reports and memories, and the brand reports, saved queries and
+ * memories of its brands. System items belong to no organization and are left out.
+ * @param {{ reports: any[], savedQueries: any[], memories: any[] }} catalog
+ * @param {string} orgId
+ * @param {{ id: string, orgId: string }[]} brands
+ */
+export function catalogOfOrg(catalog, orgId, brands) {
+  const own = new Set(brands.filter((b) => b.orgId === orgId).map((b) => b.id));
+  const mine = (/** @type {{ scope: string, orgId: string | null, brandId: string | null }} */ o) =>
+    (o.scope === 'org' && o.orgId === orgId) || (o.scope === 'brand' && own.has(o.brandId ?? ''));
+  return {
+    reports: catalog.reports.filter((r) => mine(r.owner)),
+    savedQueries: catalog.savedQueries.filter((q) => own.has(q.brandId)),
+    memories: catalog.memories.filter((x) => mine(x.owner)),
+  };
+}
+
+/**
+ * Writes the database's catalog under `dir`; with `org`, only that organization's part (`catalogOfOrg`).
+ * @param {{ dir: string, org?: string, readAll: (sql: string) => Promise<Record<string, unknown>[][]> }} o
  */
 export async function exportDir(o) {
   const m = await catalogModules();
   const { stored } = await readStored(o.readAll);
-  const files = m.catalogFiles(stored.catalog, schemaDirFrom(o.dir));
+  if (o.org !== undefined && !stored.orgs.includes(o.org)) throw new Error(`no organization ${o.org}`);
+  const catalog = o.org === undefined ? stored.catalog : catalogOfOrg(stored.catalog, o.org, stored.brands);
+  const files = m.catalogFiles(catalog, schemaDirFrom(o.dir));
   await writeCatalogDir(o.dir, files, Object.values(m.CATALOG_FOLDERS));
-  return { files: files.size, catalog: stored.catalog };
+  return { files: files.size, catalog };
 }
 
 /**
@@ -117,14 +160,17 @@ export async function warehouseEnv(envFile) {
 }
 
 /**
- * `--check-warehouse`: each report section dry-run on the warehouse for each brand it applies to (filled for the
- * last full UTC month), each saved query on its brand, through the Worker's own BigQuery client. Returns the bytes
- * estimate of each, and a problem (file, item, BigQuery's message) for each the warehouse refuses.
+ * The warehouse check (by default on every changed SQL, `changedSqlKeys`; with --check-warehouse on all): each report
+ * section dry-run on the warehouse for each brand it applies to (filled for the last full UTC month), each saved
+ * query on its brand, through the Worker's own BigQuery client. Returns the bytes estimate of each, and a problem
+ * for each the warehouse refuses: the file, line and column of the catalog file BigQuery's `at [line:column]` points
+ * at (through the slots and the project name), the item, the brand and BigQuery's message.
  * @param {Awaited<ReturnType<typeof planDir>>} planned
  * @param {Record<string, unknown>} env
  * @param {(sql: string) => Promise<Record<string, unknown>[][]>} readAll runs statements on the target database
+ * @param {Set<string> | null} [only] the item keys to dry-run (null: every one)
  */
-export async function dryRunCatalog(planned, env, readAll) {
+export async function dryRunCatalog(planned, env, readAll, only = null) {
   const m = await catalogModules();
   const { createWarehouseClient } = await importWorkerModules({ 'src/warehouse/bigquery-client.ts': ['createWarehouseClient'] });
   // The client reads a brand's own credentials from D1 (brand_credentials): the same database, through the CLI's
@@ -151,30 +197,51 @@ export async function dryRunCatalog(planned, env, readAll) {
   const estimates = [];
   /** @type {string[]} */
   const problems = [];
-  /** @type {{ key: string, item: string, brand: string, dataset: string, sql: string }[]} */
+  /** @type {{ key: string, item: string, brand: string, dataset: string, template: string, slots: Record<string, string>, sql: string }[]} */
   const runs = [];
   for (const r of planned.loaded.catalog.reports) {
     for (const b of m.reportDatasets(r, planned.stored.brands)) {
-      for (const s of r.sections)
+      for (const s of r.sections) {
+        if (only && !only.has(`section:${s.id}`)) continue;
+        const slots = { dataset: b.dataset, ...window };
         runs.push({
           key: `section:${s.id}`,
           item: `report ${r.id} section ${s.id}`,
           brand: b.id,
           dataset: b.dataset,
-          sql: m.fillTemplate(s.sql, { dataset: b.dataset, ...window }),
+          template: s.sql,
+          slots,
+          sql: m.fillTemplate(s.sql, slots),
         });
+      }
     }
   }
   for (const q of planned.loaded.catalog.savedQueries) {
+    if (only && !only.has(`saved:${q.id}`)) continue;
     const b = planned.stored.brands.find((x) => x.id === q.brandId);
-    if (b?.dataset) runs.push({ key: `saved:${q.id}`, item: `saved query ${q.id}`, brand: b.id, dataset: b.dataset, sql: q.sql });
+    if (b?.dataset)
+      runs.push({
+        key: `saved:${q.id}`,
+        item: `saved query ${q.id}`,
+        brand: b.id,
+        dataset: b.dataset,
+        template: q.sql,
+        slots: {},
+        sql: q.sql,
+      });
   }
   const guard = await importWorkerModules({ 'src/sql/guard.ts': ['checkSql', 'withProject', 'CONTRACT_PROJECT'] });
   for (const run of runs) {
+    /** @type {{ at: number, from: number, to: number }[]} */
+    let sentEdits = [];
+    let sentSql = run.sql;
     try {
       // The SQL names the contract's project; the warehouse gets the deployment's, at the references the guard found.
       const verdict = await guard.checkSql(run.sql, { project: guard.CONTRACT_PROJECT, dataset: run.dataset });
-      const sql = verdict.ok ? guard.withProject(run.sql, verdict.projectAt, guard.CONTRACT_PROJECT, env.BIGQUERY_PROJECT) : run.sql;
+      const project = String(env.BIGQUERY_PROJECT ?? guard.CONTRACT_PROJECT);
+      const sql = verdict.ok ? guard.withProject(run.sql, verdict.projectAt, guard.CONTRACT_PROJECT, project) : run.sql;
+      if (verdict.ok) sentEdits = m.projectEdits(verdict.projectAt, guard.CONTRACT_PROJECT, project);
+      sentSql = sql;
       const dry = await client.dryRun(sql, {
         brandId: run.brand,
         dataset: run.dataset,
@@ -183,9 +250,24 @@ export async function dryRunCatalog(planned, env, readAll) {
       });
       estimates.push({ item: run.item, brand: run.brand, bytes: dry.totalBytesProcessed });
     } catch (e) {
-      const file = planned.loaded.sources.get(run.key)?.file ?? '(catalog)';
-      const message = e && typeof e === 'object' && 'code' in e ? `${e.code}: ${e instanceof Error ? e.message : String(e)}` : String(e);
-      problems.push(`${file}: ${run.item}: on brand ${run.brand} (dataset ${run.dataset}): the warehouse refused the dry run: ${message}`);
+      const src = planned.loaded.sources.get(run.key);
+      const file = src?.file ?? '(catalog)';
+      let where = file;
+      let message = e && typeof e === 'object' && 'code' in e ? `${e.code}: ${e instanceof Error ? e.message : String(e)}` : String(e);
+      const details = e && typeof e === 'object' && 'details' in e ? /** @type {any} */ (e).details : undefined;
+      if (src && typeof details?.line === 'number' && typeof details?.column === 'number') {
+        // BigQuery's position is in the SQL it was sent: back through the project name and the slots to the template.
+        const filled = m.originalOffset(sentEdits, m.offsetOf(sentSql, details.line, details.column));
+        const inTemplate = m.originalOffset(m.slotEdits(run.template, run.slots), filled);
+        const text = planned.texts.get(file);
+        const pos = text === undefined ? null : m.fileSqlPosition(text, src.lines, [...src.at, 'sql'], run.template, inTemplate);
+        if (pos) {
+          where = `${file}:${pos.line}:${pos.column}`;
+          // Its `at [l:c]` counts in the filled SQL, which the reader never sees; the file position replaces it.
+          message = message.replace(/ at \[\d+:\d+\]/, '');
+        }
+      }
+      problems.push(`${where}: ${run.item}: on brand ${run.brand} (dataset ${run.dataset}): the warehouse refused the dry run: ${message}`);
     }
   }
   return { estimates, problems, window };

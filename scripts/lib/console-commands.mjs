@@ -35,6 +35,7 @@ async function load() {
       'csvHeader',
       'csvRow',
       'formatUsd',
+      'callerText',
     ],
     'src/features/memories/store.ts': ['inlineStatement'],
     'src/lib/ids.ts': ['newId'],
@@ -43,6 +44,12 @@ async function load() {
 }
 
 const SCOPE_OPTIONS = { as: { type: 'string' } };
+
+/** `text` on one line, at most `max` characters (a cut one ends with …). */
+function oneLine(/** @type {string} */ text, /** @type {number} */ max) {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
 const AS_HELP = `  --as USER_ID|EMAIL  show what that administrator sees (default: every organization)`;
 
 /**
@@ -96,9 +103,7 @@ export function consoleCommands({ UsageError, CommandError, iso, table, sql, sql
   const HISTORY_FILTERS = ['brand', 'key', 'connection', 'user', 'outcome', 'query', 'from', 'to'];
   const text = (n) => Object.fromEntries(n.map((k) => [k, { type: 'string' }]));
 
-  const filer = (f) =>
-    (f.filer.kind === 'key' ? `key ${f.filer.name ?? f.filer.id}` : `assistant ${f.filer.id}`) +
-    (f.user ? ` (${f.user.email ?? f.user.id})` : '');
+  const filer = (m, f) => m.callerText(f.filer, f.user);
 
   async function detail(io, m, v, id) {
     const [one, changes, deliveries] = m.feedbackDetailStatements(v, id);
@@ -150,7 +155,7 @@ export function consoleCommands({ UsageError, CommandError, iso, table, sql, sql
         const display = reports.map((r, i) => ({
           ...r,
           brand: r.brandId ?? 'org-wide',
-          filed_by: filer(items[i]),
+          filed_by: filer(m, items[i]),
           severity: r.severity ?? '-',
         }));
         const more = rows.length > limit ? `\n(more than ${limit}: narrow the filters or raise --limit)` : '';
@@ -174,7 +179,7 @@ export function consoleCommands({ UsageError, CommandError, iso, table, sql, sql
         const lines = [
           `${d.id}  ${d.status}${d.statusChangedBy ? ` (by ${d.statusChangedBy}, ${d.statusChangedAt})` : ''}`,
           `summary:   ${d.summary}`,
-          `brand:     ${d.brand ? d.brand.id : 'organization-wide'}   severity: ${d.severity ?? '-'}   filed: ${d.createdAt} by ${filer(d)}`,
+          `brand:     ${d.brand ? d.brand.id : 'organization-wide'}   severity: ${d.severity ?? '-'}   filed: ${d.createdAt} by ${filer(m, d)}`,
           `expected:  ${d.expected ?? '-'}`,
           `observed:  ${d.observed ?? '-'}`,
           ...(d.statusNote ? [`note:      ${d.statusNote}`] : []),
@@ -276,13 +281,12 @@ export function consoleCommands({ UsageError, CommandError, iso, table, sql, sql
         const runs = rows.slice(0, limit).map((r) => ({ ...r, createdAt: iso(r.createdAt) }));
         const display = runs.map((r) => ({
           ran: r.createdAt,
-          caller:
-            r.caller.kind === 'key'
-              ? `key ${r.caller.name ?? r.caller.id}`
-              : `assistant ${r.caller.id}${r.user ? ` (${r.user.email ?? r.user.id})` : ''}`,
+          caller: m.callerText(r.caller, r.user),
           brand: r.brandId,
           transport: r.transport,
           outcome: r.outcome,
+          // The whole message is in --json and --csv; the table keeps one line of it.
+          message: oneLine(r.errorMessage ?? '', 80),
           rows: r.rows,
           bytes_billed: r.bytesBilled,
           ms: r.durationMs,
@@ -291,7 +295,9 @@ export function consoleCommands({ UsageError, CommandError, iso, table, sql, sql
         }));
         const more = rows.length > limit ? `\n(more than ${limit}: narrow the filters, raise --limit or use --csv)` : '';
         return {
-          text: table(display, ['ran', 'caller', 'brand', 'transport', 'outcome', 'rows', 'bytes_billed', 'ms', 'cost', 'query']) + more,
+          text:
+            table(display, ['ran', 'caller', 'brand', 'transport', 'outcome', 'message', 'rows', 'bytes_billed', 'ms', 'cost', 'query']) +
+            more,
           json: { runs, usdPerTib: price, more: rows.length > limit },
         };
       },
@@ -312,9 +318,7 @@ export function consoleCommands({ UsageError, CommandError, iso, table, sql, sql
           who:
             t.kind === 'brand'
               ? `brand ${t.id ?? '(none)'}`
-              : t.kind === 'key'
-                ? `key ${t.name ?? t.id}`
-                : `assistant ${t.id}${t.userEmail ? ` (${t.userEmail})` : ''}`,
+              : m.callerText({ kind: t.kind, id: t.id ?? '', name: t.name }, t.userEmail ? { id: t.userEmail, email: t.userEmail } : null),
           ...Object.fromEntries(
             [1, 7, 30].map((d) => [
               `${d}d`,

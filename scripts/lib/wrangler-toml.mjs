@@ -197,6 +197,44 @@ export async function recordId(file, { env, table, binding, idKey, value }) {
 }
 
 /**
+ * One variable of an environment's [vars] (`[env.NAME.vars]` with `env`), with its line, or undefined.
+ * @param {string} text @param {string | undefined} env @param {string} name
+ * @returns {Entry | undefined}
+ */
+export function varEntry(text, env, name) {
+  return parseSections(text)
+    .find((s) => s.name === `${prefix(env)}vars`)
+    ?.entries.get(name);
+}
+
+/**
+ * Writes `name = "value"` into the environment's [vars] (replacing its line, keeping its comment lines above; or
+ * appended at the table's end) and returns the line. The value is a plain string (setup validates it first).
+ * @param {string} file
+ * @param {{ env: string | undefined, name: string, value: string }} v
+ * @returns {Promise<number>}
+ */
+export async function recordVar(file, { env, name, value }) {
+  const text = await readFile(file, 'utf8');
+  const lines = text.split('\n');
+  const sections = parseSections(text);
+  const index = sections.findIndex((x) => x.name === `${prefix(env)}vars`);
+  const section = sections[index];
+  if (!section) throw new Error(`${file}: no [${prefix(env)}vars]`);
+  const newLine = `${name} = ${JSON.stringify(value)}`;
+  const entry = section.entries.get(name);
+  if (entry) {
+    lines[entry.line - 1] = newLine;
+    await writeFile(file, lines.join('\n'));
+    return entry.line;
+  }
+  const last = Math.max(section.line, ...[...section.entries.values()].map((e) => e.line));
+  lines.splice(last, 0, newLine);
+  await writeFile(file, lines.join('\n'));
+  return last + 1;
+}
+
+/**
  * The top-level [vars] of the repository's wrangler.toml, as strings: the Worker's defaults for what its parsed
  * Config reads, for tools that run Worker code outside the Worker (the contract suite, benchmarks).
  * @returns {Promise<Record<string, string>>}

@@ -3,7 +3,8 @@ import { ApiError } from '../errors';
 import { configOf, type Env } from '../env';
 import { newId, randomBase64Url, sha256Hex } from '../lib/ids';
 import { TtlCache } from '../lib/ttl-cache';
-import type { Principal } from './principal';
+import { KEY_SETTING_COLUMNS, limitsOf, settingDefaults, settingsOfRow } from './key-settings';
+import type { Principal, PrincipalLimits } from './principal';
 
 /** Visible head of every secret; lets secret scanners and humans recognise our keys. */
 export const KEY_PREFIX = 'wqk_';
@@ -27,37 +28,22 @@ export async function generateApiKey(): Promise<GeneratedKey> {
   return { id: newId('key'), secret, prefix: secret.slice(0, DISPLAY_PREFIX_LENGTH), secretHash: await sha256Hex(secret) };
 }
 
-/** Extracts the bearer token; anything but `Bearer <token>` is treated as no credentials. */
-export function bearerToken(header: string | null | undefined): string | null {
-  if (!header) return null;
-  const m = /^Bearer[ ]+([^\s]+)\s*$/i.exec(header);
-  return m?.[1] ?? null;
-}
-
 const BrandIdsSchema = z.array(z.string());
 
-interface KeyRow {
-  id: string;
-  name: string;
-  org_id: string | null;
-  brand_id: string | null;
-  eff_org_id: string | null;
-  brand_ids: string;
-  max_bytes_billed: number | null;
-  daily_query_limit: number | null;
-  daily_bytes_limit: number | null;
-  last_used_at: number | null;
-  revoked_at: number | null;
-}
+/** A key as the Worker reads it to authenticate (its settings are the `KEY_SETTING_COLUMNS`, read with it). */
+const KeyRowSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  org_id: z.string().nullable(),
+  eff_org_id: z.string().nullable(),
+  brand_ids: z.string(),
+  last_used_at: z.number().nullable(),
+  revoked_at: z.number().nullable(),
+});
 
-/** Defaults for limits a key or user does not set itself. */
-export function defaultLimits(env: Env) {
-  const config = configOf(env);
-  return {
-    maxBytesBilled: config.DEFAULT_MAX_BYTES_BILLED,
-    dailyQueries: config.DEFAULT_DAILY_QUERY_LIMIT,
-    dailyBytes: config.DEFAULT_DAILY_BYTES_LIMIT,
-  };
+/** The limits of a key or user that sets none of its own: every setting at the Worker's default. */
+export function defaultLimits(env: Env): PrincipalLimits {
+  return settingDefaults(configOf(env));
 }
 
 /**
@@ -77,7 +63,8 @@ export function invalidateAuthCache(): void {
 const UNAUTHORIZED_MESSAGE = 'missing, invalid or revoked API key; send Authorization: Bearer <API key>';
 
 /**
- * Resolves an API key secret to a principal in one D1 read (the key, its org and its brands).
+ * Resolves an API key secret to a principal in one D1 read (the key, its org, its brands and every setting, resolved
+ * into `limits`).
  * Throws 401 UNAUTHORIZED for anything but a live key. `waitUntil` receives the throttled last-used write.
  */
 export async function authenticateApiKey(
@@ -97,17 +84,19 @@ export async function authenticateApiKey(
     const cached = principalCache.get(hash, now, ttl);
     if (cached) return cached;
   }
-  const row = await env.DB.prepare(
-    `SELECT k.id, k.name, k.org_id, k.brand_id, k.max_bytes_billed, k.daily_query_limit, k.daily_bytes_limit,
-            k.last_used_at, k.revoked_at,
+  // The one read of the key per request (or per AUTH_CACHE_TTL_MS): who it is, what it reaches and every setting.
+  const found = await env.DB.prepare(
+    `SELECT k.id, k.name, k.org_id, k.last_used_at, k.revoked_at, ${KEY_SETTING_COLUMNS},
             COALESCE(k.org_id, (SELECT b.org_id FROM brands b WHERE b.id = k.brand_id)) AS eff_org_id,
             (SELECT json_group_array(b.id) FROM (SELECT id FROM brands b
                WHERE (k.org_id IS NOT NULL AND b.org_id = k.org_id) OR b.id = k.brand_id ORDER BY id) b) AS brand_ids
        FROM api_keys k WHERE k.secret_hash = ?`,
   )
     .bind(hash)
-    .first<KeyRow>();
-  if (!row || row.revoked_at !== null) throw new ApiError('UNAUTHORIZED', UNAUTHORIZED_MESSAGE);
+    .first<Record<string, unknown>>();
+  if (!found) throw new ApiError('UNAUTHORIZED', UNAUTHORIZED_MESSAGE);
+  const row = KeyRowSchema.parse(found);
+  if (row.revoked_at !== null) throw new ApiError('UNAUTHORIZED', UNAUTHORIZED_MESSAGE);
 
   if (waitUntil && (row.last_used_at === null || now - row.last_used_at > LAST_USED_RESOLUTION_MS)) {
     waitUntil(
@@ -117,7 +106,6 @@ export async function authenticateApiKey(
         .catch(() => undefined),
     );
   }
-  const defaults = defaultLimits(env);
   const brandIds = BrandIdsSchema.parse(JSON.parse(row.brand_ids));
   const principal: Principal = {
     kind: 'key',
@@ -126,11 +114,7 @@ export async function authenticateApiKey(
     orgId: row.eff_org_id,
     scope: row.org_id ? 'org' : 'brand',
     brandIds,
-    limits: {
-      maxBytesBilled: row.max_bytes_billed ?? defaults.maxBytesBilled,
-      dailyQueries: row.daily_query_limit ?? defaults.dailyQueries,
-      dailyBytes: row.daily_bytes_limit ?? defaults.dailyBytes,
-    },
+    limits: limitsOf(settingsOfRow(found), settingDefaults(config)),
   };
   if (ttl > 0) principalCache.set(hash, principal, now);
   return principal;

@@ -74,13 +74,15 @@ export function isAdministrator(reach: AdminReach | null): reach is AdminReach {
  */
 export async function oauthPrincipal(
   env: Env,
-  grant: { grantId: string; userId: string; writes: NonNullable<Principal['writes']>; clientName: string },
+  grant: { grantId: string; userId: string; writes: NonNullable<Principal['writes']>; clientName?: string },
 ): Promise<Principal> {
   const reach = await loadAdminReach(env, grant.userId);
   if (!isAdministrator(reach)) {
     throw new ApiError('UNAUTHORIZED', 'this connection was approved by a user who is no longer an administrator; reconnect the assistant');
   }
-  return { ...principalFromReach(env, grant.grantId, reach), writes: grant.writes, actorName: `${grant.clientName} for ${reach.email}` };
+  const principal = principalFromReach(env, grant.grantId, reach);
+  const actorName = `${grant.clientName ?? 'Assistant'} for ${reach.email}`;
+  return { ...principal, ...(grant.clientName === undefined ? {} : { clientName: grant.clientName }), writes: grant.writes, actorName };
 }
 
 /**

@@ -1,15 +1,14 @@
 import { z } from 'zod';
+import { KEY_SETTING_NAMES, type KeyLimits, type KeySettingName } from './key-settings';
 
-/** Limits that apply to one principal; resolved from the key's own settings or the Worker's defaults. */
-const PrincipalLimitsSchema = z.object({
-  /** Per-query byte-scan ceiling, sent to BigQuery as maximumBytesBilled. */
-  maxBytesBilled: z.number(),
-  /** Query runs allowed per rolling 24 hours. */
-  dailyQueries: z.number(),
-  /** Bytes billed allowed per rolling 24 hours. */
-  dailyBytes: z.number(),
-});
-export type PrincipalLimits = z.infer<typeof PrincipalLimitsSchema>;
+/**
+ * Limits that apply to one principal, one per key setting (src/auth/key-settings.ts): the key's own value or the
+ * Worker's default, resolved once when the key is read (OAuth connections: the defaults). Enforced from here.
+ */
+const PrincipalLimitsSchema = z.object(
+  Object.fromEntries(KEY_SETTING_NAMES.map((name) => [name, z.number()])) as Record<KeySettingName, z.ZodNumber>,
+);
+export type PrincipalLimits = KeyLimits;
 
 /**
  * The one caller type. REST and MCP both build one, and nothing below the transport knows which it was.
@@ -37,6 +36,8 @@ export const PrincipalSchema = z.object({
   writes: z.object({ memories: z.boolean(), reports: z.boolean() }).optional(),
   /** For OAuth: who a write is recorded as, "<assistant> for <user>" (e.g. "Claude for ana@example.com"). */
   actorName: z.string().optional(),
+  /** For OAuth: the assistant's name (the client's, as the consent page showed it at approval). */
+  clientName: z.string().optional(),
 });
 export type Principal = z.infer<typeof PrincipalSchema>;
 

@@ -1,16 +1,24 @@
 import type { Principal } from './principal';
 import { ApiError } from '../errors';
 
+interface BrandOptions {
+  required: boolean;
+  /** Who reads a refusal: REST callers are pointed at GET /v1/data/brands, MCP callers at the list_brands tool. */
+  transport?: 'rest' | 'mcp';
+}
+
 /**
  * Resolves the target brand of a request.
  * - brandId given: it must be one of the principal's brands, else 403 FORBIDDEN_BRAND (unknown ids too, so
  *   brand existence never leaks across tenants).
- * - omitted, single-brand principal: that brand.
- * - omitted, org principal: `null` when the operation allows "all brands", else 400 VALIDATION.
+ * - omitted, and the principal reaches exactly one brand (a brand key, or an organization key or OAuth connection
+ *   whose organization has one brand): that brand, where the operation needs one (`required`).
+ * - omitted otherwise: `null` when the operation allows "all brands" (listings, an organization-wide data-issue
+ *   report), else 400 VALIDATION naming where the brands are listed.
  */
-export function resolveBrand(p: Principal, brandId: string | undefined, opts: { required: true }): string;
-export function resolveBrand(p: Principal, brandId: string | undefined, opts: { required: false }): string | null;
-export function resolveBrand(p: Principal, brandId: string | undefined, opts: { required: boolean }): string | null {
+export function resolveBrand(p: Principal, brandId: string | undefined, opts: BrandOptions & { required: true }): string;
+export function resolveBrand(p: Principal, brandId: string | undefined, opts: BrandOptions & { required: false }): string | null;
+export function resolveBrand(p: Principal, brandId: string | undefined, opts: BrandOptions): string | null {
   if (brandId !== undefined) {
     if (!p.brandIds.includes(brandId)) {
       throw new ApiError('FORBIDDEN_BRAND', `this key cannot access brand ${JSON.stringify(brandId)}`);
@@ -19,13 +27,11 @@ export function resolveBrand(p: Principal, brandId: string | undefined, opts: { 
   }
   if (p.scope === 'brand' && p.brandIds.length === 1) return p.brandIds[0]!;
   if (!opts.required) return null;
-  throw new ApiError(
-    'VALIDATION',
-    'brandId is required for organization keys (list them with GET /v1/data/brands or the list_brands tool)',
-    {
-      details: { parameter: 'brandId' },
-    },
-  );
+  if (p.brandIds.length === 1) return p.brandIds[0]!;
+  const where = opts.transport === 'mcp' ? 'the list_brands tool lists them' : 'GET /v1/data/brands lists them';
+  throw new ApiError('VALIDATION', `brandId is required: these credentials reach ${p.brandIds.length} brands (${where})`, {
+    details: { parameter: 'brandId' },
+  });
 }
 
 /**

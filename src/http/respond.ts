@@ -1,12 +1,14 @@
 import type { Context } from 'hono';
 import type { AppEnv } from '../app-env';
+import { requestScope } from '../context';
 import { ApiError, reportError } from '../errors';
 import { createLogger, newRequestId } from '../lib/log';
 
 /** A REST error response `{ error: { code, message, requestId, details? } }`, logged once by `reportError`. */
 export function errorResponse(c: Context<AppEnv>, err: unknown): Response {
-  const requestId = c.get('requestId') ?? newRequestId();
-  const log = c.get('log') ?? createLogger(requestId);
+  const scope = requestScope();
+  const requestId = scope?.requestId ?? newRequestId();
+  const log = scope?.log ?? createLogger(requestId);
   const report = reportError(err, requestId, log, { method: c.req.method, path: c.req.path });
   return c.json(report.body, report.status, report.headers);
 }

@@ -57,6 +57,13 @@ export interface ToolSpec<I extends z.ZodRawShape, O extends z.ZodType<Record<st
    * docs/mcp.md "Results"), so only a text-only result reaches every model once. Default `structured`.
    */
   result?: 'structured' | 'text';
+  /**
+   * A `structured` result's text block: a compact rendering for the clients that read only text (a line per item
+   * with the ids and names a model needs), never a second full copy of `structuredContent` (ChatGPT reads both, so
+   * a JSON copy would be paid twice). Required for `structured` results; `text` results send their JSON once.
+   * Gets the call's arguments too (ids the rendering names).
+   */
+  text?: (structured: z.output<O>, input: z.output<z.ZodObject<I, z.core.$strict>>) => string;
   annotations: Annotations;
   /**
    * What the tool writes, for a tool that writes at all (the D1 rows it adds). A tool without it is a read tool
@@ -91,7 +98,10 @@ const ALLOWED = new Set<unknown>(Object.values(ANNOTATIONS));
  * of ANNOTATIONS or contradict `writes`, so such a tool never reaches tools/list.
  */
 export function defineTool<I extends z.ZodRawShape, O extends z.ZodType<Record<string, unknown>>>(spec: ToolSpec<I, O>): Tool {
-  const { name, title, description, output, annotations, writes, meta, run, offeredTo, result: form = 'structured' } = spec;
+  const { name, title, description, output, annotations, writes, meta, run, offeredTo, result: form = 'structured', text } = spec;
+  if (form === 'structured' && text === undefined) {
+    throw new Error(`tool ${name}: a structured result needs its text rendering (text), so no client reads the data twice`);
+  }
   if (!ALLOWED.has(annotations)) throw new Error(`tool ${name}: annotations must be one of ANNOTATIONS (read, meteredRead, append)`);
   if (writes === undefined && !annotations.readOnlyHint) {
     throw new Error(`tool ${name}: a read tool (no writes declared) must be readOnlyHint; declare what it writes or use ANNOTATIONS.read`);
@@ -100,9 +110,10 @@ export function defineTool<I extends z.ZodRawShape, O extends z.ZodType<Record<s
   const input = z.strictObject(spec.input);
   const inputSchema = toolSchema(input);
   const outputSchema = toolSchema(output);
-  const succeed = (result: z.input<O> | ToolReply<O>): CallToolResult => {
+  const succeed = (result: z.input<O> | ToolReply<O>, args: z.output<typeof input>): CallToolResult => {
     const reply = isReply(result) ? result : undefined;
-    const done = reply ? toolSuccess(output, reply.data, reply.notes, reply.render) : toolSuccess(output, result as z.input<O>);
+    const render = reply?.render ?? (form === 'structured' && text ? (structured: z.output<O>) => text(structured, args) : undefined);
+    const done = toolSuccess(output, reply ? reply.data : (result as z.input<O>), reply?.notes, render);
     if (form === 'text') delete done.structuredContent;
     if (reply?.meta) done._meta = reply.meta;
     return done;
@@ -123,7 +134,7 @@ export function defineTool<I extends z.ZodRawShape, O extends z.ZodType<Record<s
           annotations,
           ...(_meta ? { _meta } : {}),
         },
-        (args: z.output<typeof input>) => runTool(deps.ctx, name, async () => succeed(await run(args, deps))),
+        (args: z.output<typeof input>) => runTool(deps.ctx, name, async () => succeed(await run(args, deps), args)),
       );
     },
   };

@@ -24,4 +24,4 @@ export const FLOWS =
 
 /** The brandId rule every tool with a `brandId` argument shares, said once in the instructions. */
 export const BRAND_ID_RULE =
-  'brandId: omit it with single-brand credentials; organization credentials pass one from list_brands when a tool needs one brand.';
+  'brandId: omit it when the credentials reach one brand; otherwise pass one from list_brands when a tool needs one brand.';

@@ -9,13 +9,13 @@ import {
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { MAX_BODY_BYTES, MCP_PATH } from '../constants';
 import type { Principal } from '../auth/principal';
-import { configOf, type Env } from '../env';
 import { ApiError, describeError, errorReportResponse, reportError } from '../errors';
 import { createLogger, type Logger } from '../lib/log';
-import type { OpContext } from '../context';
+import { currentScope, inRequestScope, opContext, requestScope } from '../context';
+import type { ToolDeps } from './tool-result';
 import { batchesAllowed } from './protocol';
-import { offeredTools } from './define-tool';
-import { createMcpServer, TOOLS } from './server';
+import { offeredTools, type Tool } from './define-tool';
+import { createMcpServer } from './server';
 
 /** Path of the MCP endpoint (docs/api.md, MCP), defined in the leaf src/constants.ts. */
 export { MCP_PATH };
@@ -59,32 +59,20 @@ function jsonRpcError(status: number, code: number, message: string, data?: unkn
  * Stateless either way: a fresh McpServer per request. Every response carries `x-request-id`; HTTP-level failures
  * of our own use our error body, JSON-RPC failures stay JSON-RPC.
  */
-export async function handleMcpRequest(
-  request: Request,
-  env: Env,
-  ctx: ExecutionContext,
-  principal: Principal,
-  requestId: string,
-): Promise<Response> {
-  const log = createLogger(requestId);
+export function handleMcpRequest(request: Request, principal: Principal, allTools: readonly Tool[]): Promise<Response> {
+  return inRequestScope({ ...currentScope(), principal }, () => serveMcp(request, allTools));
+}
+
+async function serveMcp(request: Request, allTools: readonly Tool[]): Promise<Response> {
+  const ctx = opContext('mcp');
+  const { requestId, log } = ctx;
   if (request.method !== 'POST') return methodNotAllowed(request.method, requestId);
 
-  const opContext: OpContext = {
-    env,
-    config: configOf(env),
-    principal,
-    requestId,
-    log,
-    now: Date.now(),
-    transport: 'mcp',
-    origin: new URL(request.url).origin,
-    waitUntil: (p) => ctx.waitUntil(p),
-  };
-  const deps = { ctx: opContext, origin: new URL(request.url).origin };
+  const deps: ToolDeps = { ctx };
   // Each principal is offered only the tools it may use (a key that cannot write memories never sees save_memory).
   let tools: Awaited<ReturnType<typeof offeredTools>>;
   try {
-    tools = await offeredTools(deps, TOOLS);
+    tools = await offeredTools(deps, allTools);
   } catch (err) {
     return mcpErrorResponse(err, requestId, log);
   }
@@ -101,31 +89,32 @@ export async function handleMcpRequest(
   }
 }
 
-/** This request's server factory, found by the one modern handler through the Request it serves. */
-const modernRequests = new WeakMap<Request, () => McpServer>();
+/**
+ * The server factory of the request the one modern handler is serving: the handler calls back with the request's
+ * info only, and requests interleave in an isolate, so the factory travels with the request's async context.
+ */
+const modernFactory = new AsyncLocalStorage<() => McpServer>();
 
-function factoryFor(request: Request | undefined): () => McpServer {
-  const factory = request === undefined ? undefined : modernRequests.get(request);
-  if (!factory) throw new Error('mcp: no server factory registered for this request');
-  return factory;
+function currentFactory(): McpServer {
+  const factory = modernFactory.getStore();
+  if (!factory) throw new Error('mcp: no server factory for this request');
+  return factory();
+}
+
+/** Logs a refusal of the modern handler with the id of the request it was serving (its scope's logger). */
+function logRefusal(err: Error): void {
+  (requestScope()?.log ?? createLogger('mcp')).info('mcp request refused', { internal: describeError(err) });
 }
 
 /**
- * The error logger of the request the shared handler is serving: its `onerror` is told the error, not the
- * request, and requests interleave in an isolate, so the logger travels with the request's async context.
- */
-const requestOnerror = new AsyncLocalStorage<(err: Error) => void>();
-const unattributedOnerror = (err: Error) => createLogger('mcp').info('mcp request refused', { internal: describeError(err) });
-
-/**
  * One 2026-07-28 handler per isolate (building one per request cost more than the tool call it served); each
- * request still gets a fresh McpServer bound to its own principal, through the factory registered above.
+ * request still gets a fresh McpServer bound to its own principal, through its factory above.
  */
-const modernHandler = createMcpHandler(({ requestInfo }) => factoryFor(requestInfo)(), {
+const modernHandler = createMcpHandler(() => currentFactory(), {
   legacy: 'reject',
   maxRequestBodySize: MAX_BODY_BYTES,
   // Refusals (bad envelope, wrong headers) are answered to the client and logged with the request's id.
-  onerror: (err) => (requestOnerror.getStore() ?? unattributedOnerror)(err),
+  onerror: logRefusal,
 });
 
 async function route(request: Request, factory: () => McpServer, onerror: (err: Error) => void): Promise<Response> {
@@ -142,12 +131,7 @@ async function route(request: Request, factory: () => McpServer, onerror: (err: 
   }
 
   if (!(await isLegacyRequest(request, parsed, { maxRequestBodySize: MAX_BODY_BYTES }))) {
-    modernRequests.set(request, factory);
-    try {
-      return await requestOnerror.run(onerror, () => modernHandler.fetch(request, { parsedBody: parsed }));
-    } finally {
-      modernRequests.delete(request);
-    }
+    return modernFactory.run(factory, () => modernHandler.fetch(request, { parsedBody: parsed }));
   }
   const version = request.headers.get('mcp-protocol-version');
   if (Array.isArray(parsed) && !batchesAllowed(version)) {

@@ -1,13 +1,4 @@
 import { McpServer } from '@modelcontextprotocol/server';
-import { listBrandsTool } from '../features/brands/brands.tools';
-import { getDataIssueTool, reportDataIssueTool } from '../features/feedback/feedback.tools';
-import { listMemoriesTool, saveMemoryTool } from '../features/memories/memories.tools';
-import { runQueryTool } from '../features/query/query.tools';
-import { getReportTool, listReportQueriesTool, listReportsTool } from '../features/reports/reports.tools';
-import { showReportTool } from '../features/reports/report-view.tools';
-import { listSavedQueriesTool } from '../features/saved-queries/saved-queries.tools';
-import { fetchTool, searchTool } from '../features/search/search.tools';
-import { describeTableTool } from '../features/tables/tables.tools';
 import { BRAND_ID_RULE, FLOWS, PAGING, STATEMENT_RULE, TABLE_DISCOVERY, TABLE_NAMING } from './guidance';
 import { SUPPORTED_PROTOCOL_VERSIONS } from './protocol';
 import { registerTools, type Tool } from './define-tool';
@@ -26,24 +17,6 @@ export const SERVER_INSTRUCTIONS = [
   'Errors: isError results with { error: { code, message, requestId } }; quote requestId.',
 ].join('\n');
 
-/** Every tool, in the order tools/list shows them. A new tool is one defineTool in its feature folder and one entry here. */
-export const TOOLS: readonly Tool[] = [
-  listBrandsTool,
-  describeTableTool,
-  listReportsTool,
-  getReportTool,
-  listReportQueriesTool,
-  listSavedQueriesTool,
-  runQueryTool,
-  reportDataIssueTool,
-  getDataIssueTool,
-  searchTool,
-  fetchTool,
-  listMemoriesTool,
-  saveMemoryTool,
-  showReportTool,
-];
-
 /** Per client (private): a deploy may change the tools, so an hour at most. */
 const TOOLS_CACHE_HINT = { ttlMs: 3_600_000, cacheScope: 'private' } as const;
 
@@ -51,7 +24,7 @@ const TOOLS_CACHE_HINT = { ttlMs: 3_600_000, cacheScope: 'private' } as const;
  * One MCP server for one request (stateless): every tool group bound to this request's operation context, so
  * the tools see exactly the principal the transport authenticated.
  */
-export function createMcpServer(deps: ToolDeps, tools: readonly Tool[] = TOOLS): McpServer {
+export function createMcpServer(deps: ToolDeps, tools: readonly Tool[]): McpServer {
   const server = new McpServer(
     { name: 'warehouse-query-api', title: 'Warehouse Query API', version: '1.0.0' },
     {

@@ -7,8 +7,6 @@ import type { OpContext } from '../context';
 /** What every tool group receives: the request's operation context (principal, env, request id, log). */
 export interface ToolDeps {
   ctx: OpContext;
-  /** The origin the client called (links in results point at it). */
-  origin: string;
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -161,6 +159,26 @@ const CLAUDE_RESULT_CHARS = { default: 50_000, max: 500_000 } as const;
 export function resultSizeMeta(maxChars: number): Record<string, unknown> | undefined {
   if (maxChars <= CLAUDE_RESULT_CHARS.default) return undefined;
   return { 'anthropic/maxResultSizeChars': Math.min(maxChars, CLAUDE_RESULT_CHARS.max) };
+}
+
+/**
+ * A listing as a structured result's text rendering (ToolSpec.text): a title line, then a header and one
+ * tab-separated line per item, with only the ids and names a model needs (the full records are in
+ * `structuredContent`). Tabs and line breaks inside a value become spaces, so every item stays one line.
+ */
+export function textTable(
+  title: string,
+  columns: readonly string[],
+  rows: readonly (readonly (string | number | null | undefined)[])[],
+): string {
+  const cell = (v: string | number | null | undefined) =>
+    v === null || v === undefined || v === '' ? '-' : String(v).replace(/\s+/g, ' ');
+  return [title, columns.join('\t'), ...rows.map((r) => r.map(cell).join('\t'))].join('\n');
+}
+
+/** The line a paged listing's text ends with while more pages remain. */
+export function nextPageLine(nextCursor: string | null): string[] {
+  return nextCursor === null ? [] : [`More: call again with cursor ${JSON.stringify(nextCursor)}.`];
 }
 
 /**

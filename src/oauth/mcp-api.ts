@@ -4,12 +4,12 @@ import { oauthPrincipal } from '../auth/oauth-principal';
 import { PrincipalSchema, type Principal } from '../auth/principal';
 import type { Env } from '../env';
 import { ApiError, describeError } from '../errors';
-import { createLogger, newRequestId } from '../lib/log';
+import { currentScope } from '../context';
+import type { Tool } from '../mcp/define-tool';
 import { handleMcpRequest, mcpErrorResponse } from '../mcp/handler';
 import { forgetGrantUse, recordGrantUse } from './grant-activity';
 import { encodeGrantUserId, grantIdOfToken } from './grant-user';
-import { canonicalOrigin, OAUTH_SCOPE, oauthHelpers, resourceMetadataUrl } from './provider';
-import { requestScope } from './request-scope';
+import { canonicalOrigin, OAUTH_SCOPE, oauthHelpers, resourceMetadataUrl, type OAuthHandlers } from './provider';
 
 /**
  * What reaches the MCP handler in `ctx.props`: an API key's principal (from `resolveExternalToken`, fresh this
@@ -49,13 +49,12 @@ const AuthContextSchema = z.object({
 /**
  * `apiHandler` of the provider: every request to /v1/data/mcp that carried a valid OAuth access token or API key.
  * OAuth connections are re-checked against D1 here on every request; a user who administers nothing any more gets
- * 401 and the grant is revoked, so the assistant has to be approved again.
+ * 401 and the grant is revoked, so the assistant has to be approved again. `tools` is every tool the endpoint
+ * serves (the composition root's list); each principal is offered those it may use.
  */
-export const mcpApiHandler = {
+export const mcpApiHandler = (tools: readonly Tool[]): OAuthHandlers['apiHandler'] => ({
   async fetch(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
-    const scope = requestScope(env);
-    const requestId = scope?.requestId ?? newRequestId();
-    const log = scope?.log ?? createLogger(requestId);
+    const { requestId, log } = currentScope();
 
     const props = ConnectionPropsSchema.safeParse(ctx.props);
     if (!props.success) {
@@ -65,7 +64,7 @@ export const mcpApiHandler = {
         log,
       );
     }
-    if (props.data.kind === 'key') return handleMcpRequest(request, env, ctx, props.data.principal, requestId);
+    if (props.data.kind === 'key') return handleMcpRequest(request, props.data.principal, tools);
 
     const parsedAuth = AuthContextSchema.safeParse(ctx);
     const grantId = parsedAuth.success ? grantIdOfToken(parsedAuth.data.auth.token) : null;
@@ -87,7 +86,7 @@ export const mcpApiHandler = {
         grantId,
         userId,
         writes: props.data.writes ?? LEGACY_WRITES,
-        clientName: props.data.clientName ?? 'Assistant',
+        ...(props.data.clientName === undefined ? {} : { clientName: props.data.clientName }),
       });
     } catch (err) {
       if (!(err instanceof ApiError) || err.code !== 'UNAUTHORIZED') return mcpErrorResponse(err, requestId, log);
@@ -107,6 +106,6 @@ export const mcpApiHandler = {
     }
     const write = recordGrantUse(env, grantId, Date.now());
     if (write) ctx.waitUntil(write.catch((e: unknown) => log.warn('recording connection use failed', { internal: describeError(e) })));
-    return handleMcpRequest(request, env, ctx, principal, requestId);
+    return handleMcpRequest(request, principal, tools);
   },
-};
+});

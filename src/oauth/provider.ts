@@ -14,7 +14,7 @@ import { createLogger } from '../lib/log';
 import { TtlCache } from '../lib/ttl-cache';
 import { MCP_PATH } from '../constants';
 import { decodeGrantUserId } from './grant-user';
-import { requestScope } from './request-scope';
+import { requestScope } from '../context';
 
 /** Where the administrator signs in and approves a connection (our page, in the Hono app). */
 export const AUTHORIZE_PATH = '/authorize';
@@ -94,7 +94,7 @@ function baseOptions(origin: string): Omit<OAuthProviderOptions<Env>, 'apiHandle
     // key. `null` answers the usual 401 invalid_token challenge; storage failures stay 500s.
     resolveExternalToken: async ({ token, env }) => {
       try {
-        const principal = await authenticateApiKey(env, token, Date.now(), requestScope(env)?.waitUntil);
+        const principal = await authenticateApiKey(env, token, Date.now(), requestScope()?.waitUntil);
         return { props: { kind: 'key', principal }, audience: resource };
       } catch (err) {
         if (err instanceof ApiError && err.code === 'UNAUTHORIZED') return null;

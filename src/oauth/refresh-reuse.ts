@@ -5,7 +5,8 @@ import { sha256Hex } from '../lib/ids';
  * tokens but keeps the rotated-out one valid until its replacement is used, so a stolen token keeps working and
  * evicts the legitimate client's. Every refresh token the token endpoint lets through is recorded by its grant's
  * RefreshTokenGate (src/oauth/refresh-gate.ts) before the library sees it, one request at a time per grant, so a
- * token is exchanged at most once whatever the concurrency; presenting one again revokes the whole grant.
+ * token is exchanged at most once whatever the concurrency; presenting again one the library has exchanged revokes
+ * the whole grant (a token it never verified revokes nothing).
  *
  * Trade-off: a client whose refresh response was lost and which retries with the old token is disconnected too
  * (it has to be approved again). That is the behaviour the BCP asks for.

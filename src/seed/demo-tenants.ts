@@ -3,7 +3,7 @@ import { hashPassword } from '../auth/passwords';
 import { checkCatalog } from '../features/catalog-files/check';
 import { type CatalogFile, formatProblem, loadCatalog } from '../features/catalog-files/load';
 import { applyStatements, planCatalog, storedCatalog } from '../features/catalog-files/plan';
-import { recordVersionStatement } from '../features/catalog-files/versions';
+import { recordVersionStatements, versionOrgs } from '../features/catalog-files/versions';
 import { sha256Hex } from '../lib/ids';
 import { sqlLiteral } from '../lib/sql-literal';
 import { CONTRACT_PROJECT } from '../sql/guard';
@@ -83,7 +83,8 @@ export async function demoCatalogStatements(files: readonly CatalogFile[], now: 
     ifMissing: true,
     revisionId: (id) => `mrev_${id.replace(/^mem_/, '')}`,
   });
-  statements.push(recordVersionStatement(plan, { appliedBy: 'demo data', now, source: 'catalog/demo', once: true }));
+  const orgsChanged = versionOrgs(plan, loaded.catalog, { orgs, brands: DEMO_BRANDS, catalog: empty.catalog });
+  statements.push(...recordVersionStatements(plan, orgsChanged, { appliedBy: 'demo data', now, source: 'catalog/demo', once: true }));
   return statements.map((st) => inlineStatement(st, sqlLiteral));
 }
 

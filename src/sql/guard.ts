@@ -7,8 +7,8 @@
  */
 import { ApiError } from '../errors';
 import { parseBigQuery } from './parser';
-import { prescan, toUserIndices, toUserPosition, type SqlPosition } from './prescan';
-import { Rejection, resolveRelations, type GuardScope, type RejectCode } from './relations';
+import { prescan, toParserIndices, toUserIndex, toUserPosition, type SqlPosition } from './prescan';
+import { Rejection, resolveRelations, type GuardScope, type ProjectRef, type RejectCode } from './relations';
 
 export type { GuardScope } from './relations';
 export type { SqlPosition } from './prescan';
@@ -19,7 +19,7 @@ export interface GuardFailure {
   /** INVALID_SQL: not a single read-only statement; FORBIDDEN_TABLE: data outside the brand; QUERY_FAILED: syntax and similar. */
   code: RejectCode;
   message: string;
-  /** Where in the user's SQL, when known (1-based; columns count code points). */
+  /** Where in the user's SQL, when known (1-based; columns count UTF-16 code units, as every position here). */
   position?: SqlPosition;
 }
 
@@ -56,7 +56,7 @@ export async function checkSql(sql: string, scope: GuardScope): Promise<CheckSql
   const at = (p: SqlPosition | undefined) => (p ? toUserPosition(sql, pre, p) : undefined);
   if (!parsed.ok) return failure('QUERY_FAILED', syntaxMessage(parsed.message), at(parsed.position));
 
-  const refs: SqlPosition[] = [];
+  const refs: ProjectRef[] = [];
   let tables: string[];
   try {
     tables = resolveRelations(parsed.statements, scope, refs);
@@ -64,15 +64,59 @@ export async function checkSql(sql: string, scope: GuardScope): Promise<CheckSql
     if (err instanceof Rejection) return failure(err.code, err.message, at(err.position));
     throw err;
   }
+  const starts = toParserIndices(
+    pre,
+    refs.map((r) => r.start),
+  );
+  const ends = toParserIndices(
+    pre,
+    refs.map((r) => r.end ?? r.start),
+  );
   const projectAt: number[] = [];
-  for (const [n, i] of toUserIndices(pre, refs).entries()) {
-    // The parser's span starts at the name (its backtick when quoted); anything else there is a mismatch between
-    // the parser's positions and the text, and a reference that cannot be mapped is refused.
-    const start = sql.startsWith(`\`${scope.project}`, i) ? i + 1 : sql.startsWith(scope.project, i) ? i : -1;
-    if (start < 0) return failure('QUERY_FAILED', `the checker could not locate the project name of a reference`, at(refs[n]));
+  for (const [n, ref] of refs.entries()) {
+    const start = projectIndex(sql, pre.sql, starts[n] ?? -1, ends[n] ?? -1, ref.quoted, scope.project, toUserIndex(pre, starts[n] ?? -1));
+    // A span the parser resolved that is not the project name as written at the same place of both texts is a
+    // mismatch between the parser's positions and the text: refused, never mapped somewhere else.
+    if (start < 0) {
+      return failure(
+        'QUERY_FAILED',
+        'the checker could not match a table reference to its place in the text, so the query is refused; please report this query',
+        at(ref.start),
+      );
+    }
     projectAt.push(start);
   }
   return { ok: true, tables, projectAt: [...new Set(projectAt)].sort((a, b) => a - b) };
+}
+
+const NAME_CHAR = /[A-Za-z0-9_-]/;
+
+/**
+ * The UTF-16 index in the user's text where a reference's first name writes `project`, or -1 when the parser's
+ * span of that name (`from`..`to` in its text `parsed`, at `user` in the user's `sql`) is not exactly that: the
+ * same characters in both texts (so not a comment the lexer blanked, nor text added for the parser), a quoted
+ * name `` `project...` `` from backtick to backtick, or the unquoted name `project` and nothing longer.
+ */
+function projectIndex(sql: string, parsed: string, from: number, to: number, quoted: boolean, project: string, user: number): number {
+  if (from < 0 || user < 0) return -1;
+  if (quoted) {
+    const written = parsed.slice(from, to);
+    const next = written[project.length + 1];
+    const exact =
+      to - from >= project.length + 2 &&
+      written === sql.slice(user, user + written.length) &&
+      written.startsWith(`\`${project}`) &&
+      written.endsWith('`') &&
+      (next === '`' || next === '.');
+    return exact ? user + 1 : -1;
+  }
+  const after = project.length;
+  const exact =
+    parsed.startsWith(project, from) &&
+    sql.startsWith(project, user) &&
+    !NAME_CHAR.test(parsed[from + after] ?? '') &&
+    !NAME_CHAR.test(sql[user + after] ?? '');
+  return exact ? user : -1;
 }
 
 /**
@@ -170,13 +214,45 @@ export function checkDryRun(dry: DryRunFacts, scope: GuardScope, parsedTables: r
     }
   }
   if (dry.referencedTables.length >= MAX_REFERENCED_TABLES && !onlyWildcardShards(dry, parsedTables, scope)) {
-    return failure(
-      'QUERY_FAILED',
-      `the query references ${dry.referencedTables.length} tables; the limit is ${MAX_REFERENCED_TABLES - 1} ` +
-        '(wildcard tables such as `events_*` may match more, when the query reads nothing else)',
-    );
+    return failure('QUERY_FAILED', tooManyTables(dry, parsedTables, scope));
   }
   return { ok: true };
+}
+
+/**
+ * The refusal of a query over the table limit, saying what counted (each wildcard's matches, the other tables) and
+ * what to write instead, so that whoever wrote it (often an assistant) can fix it without guessing.
+ */
+function tooManyTables(dry: DryRunFacts, parsedTables: readonly string[], scope: GuardScope): string {
+  const qualifier = `${scope.project}.${scope.dataset}.`;
+  const wildcards = parsedTables.filter((t) => t.startsWith(qualifier) && t.endsWith('*')).map((t) => t.slice(qualifier.length));
+  let left = dry.referencedTables.map((t) => t.tableId);
+  const counted: string[] = [];
+  for (const w of wildcards) {
+    const prefix = w.slice(0, -1);
+    const matched = left.filter((t) => t.startsWith(prefix));
+    left = left.filter((t) => !t.startsWith(prefix));
+    counted.push(`\`${w}\` matches ${matched.length}`);
+  }
+  if (left.length > 0) {
+    const named = left.slice(0, 3).map((t) => `\`${t}\``);
+    const more = left.length > 3 ? ` and ${left.length - 3} more` : '';
+    counted.push(`${wildcards.length > 0 ? 'other tables' : 'tables'} ${named.join(', ')}${more} count ${left.length}`);
+  }
+  const head =
+    `the query reads ${dry.referencedTables.length} tables as BigQuery counts them (${counted.join('; ')}), ` +
+    `over the limit of ${MAX_REFERENCED_TABLES - 1}: every table counts, each shard a wildcard matches and each ` +
+    'table a view reads included, ' +
+    'because BigQuery may leave tables out of a longer list. ';
+  return wildcards.length > 0
+    ? head +
+        'A wildcard may match more only when it is the only table the query reads: query the wildcard alone, ' +
+        'choosing shards with a `_TABLE_SUFFIX` filter, and join the other tables in a separate query; ' +
+        `or match fewer shards with a longer prefix than \`${wildcards[0] ?? ''}\``
+    : head +
+        'Write one wildcard table with a `_TABLE_SUFFIX` filter and no other table instead of naming many shards ' +
+        `(FROM \`${CONTRACT_PROJECT}.${scope.dataset}.events_*\` WHERE _TABLE_SUFFIX BETWEEN ...), ` +
+        'or split the query to read fewer tables';
 }
 
 /** INFORMATION_SCHEMA views are not listed by every dry run, so the cross-check leaves them out. */

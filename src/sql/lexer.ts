@@ -6,10 +6,11 @@
  * never be checked.
  *
  * It hands out significant tokens one at a time (`next()`), so the bounds in prescan.ts can stop at the first
- * token over a limit, before the rest of the text is read. Comments are blanked out (replaced by spaces, line
- * breaks kept) in the text it builds for the parser (`text()`), so the parser never sees them and positions
- * still match the user's text. A new lexical rule belongs here; limits on what the tokens add up to belong in
- * prescan.ts.
+ * token over a limit, before the rest of the text is read. Comments are blanked out (one space per UTF-16 code
+ * unit, line breaks kept) in the text it builds for the parser (`text()`), so the parser never sees them and
+ * every index of that text is the same index of the user's text: positions are UTF-16 indices everywhere (the
+ * parser's own line and column, which count code points, are converted once, in prescan.ts). A new lexical rule
+ * belongs here; limits on what the tokens add up to belong in prescan.ts.
  */
 
 /** A refusal found while reading the text, at a UTF-16 index of it (prescan.ts turns it into a failure). */
@@ -135,6 +136,10 @@ export class Lexer {
         if (prefix === 'r' || prefix === 'b' || prefix === 'rb' || prefix === 'br') {
           const raw = prefix.includes('r');
           const bytes = prefix.includes('b');
+          // The parser reads `r` and `b` but not `rb` / `br` (it sees a name `rb` and a string). A raw bytes
+          // literal has exactly a raw string's lexical rules (the backslash before its own quote is refused in
+          // both, see scanString), so the parser gets ` r'...'`: same length, same extent, no relation either way.
+          if (prefix.length === 2) this.replace(i, ' r');
           return this.deferBody(
             '<string>',
             j,
@@ -233,11 +238,22 @@ export class Lexer {
   }
 
   private blank(from: number, to: number): void {
-    this.out.push(this.sql.slice(this.copiedTo, from));
-    // One space per code point (line breaks kept) so the parser's line/column match the user's text.
-    this.out.push(this.sql.slice(from, to).replace(/[\ud800-\udbff][\udc00-\udfff]|[^\n\r]/g, ' '));
-    this.copiedTo = to;
+    this.replace(from, blanked(this.sql.slice(from, to)));
   }
+
+  /** Writes `text` over the user's text at `from` in the parser's text (same length, so every index stays). */
+  private replace(from: number, text: string): void {
+    this.out.push(this.sql.slice(this.copiedTo, from), text);
+    this.copiedTo = from + text.length;
+  }
+}
+
+/**
+ * `text` with every UTF-16 code unit but line breaks replaced by a space: same length and same lines, so an index
+ * of the result is the same index of the input (an emoji in a comment is two spaces, not one).
+ */
+export function blanked(text: string): string {
+  return text.replace(/[^\n\r]/g, ' ');
 }
 
 /**

@@ -17,7 +17,7 @@
  * user's text is still in what the parser reads, in a FROM clause as in BigQuery's reading. `toUserPosition`
  * maps the parser's positions back to the user's text.
  */
-import { Lexer, SqlScanError } from './lexer';
+import { blanked, Lexer, SqlScanError } from './lexer';
 
 /** Longest accepted SQL text, in UTF-16 code units (100 KiB of ASCII). */
 export const MAX_SQL_LENGTH = 102_400;
@@ -59,8 +59,13 @@ export interface PrescanOk {
    * before each FROM that starts a query (see `insertions`).
    */
   sql: string;
-  /** Indices in the user's text where QUERY_START was inserted, ascending. */
-  insertions: number[];
+  /**
+   * Text added for the parser, ascending by the user's index: QUERY_START before a FROM that starts a query, a
+   * table alias moved after `FOR SYSTEM_TIME AS OF <expr>`. Everything else in `sql` is at the user's index:
+   * comments and the other rewrites (`rb` prefixes, type lists of typed array literals, the moved alias's old
+   * place) are replaced by text of the same length.
+   */
+  insertions: Insertion[];
   /** Significant tokens (comments and whitespace excluded). */
   tokens: number;
   /** The parser-work estimate that was checked against MAX_PARSE_WORK. */
@@ -173,6 +178,47 @@ const ITEM_SEPARATORS: ReadonlySet<string> = new Set([
   'JOIN',
 ]);
 
+/** Clause keywords after which a comma no longer separates tables (the FROM clause has ended). */
+const FROM_ENDERS: ReadonlySet<string> = new Set(['WHERE', 'GROUP', 'HAVING', 'QUALIFY', 'WINDOW', 'ORDER', 'LIMIT', 'OFFSET']);
+
+/** Tokens that end the expression of `FOR SYSTEM_TIME AS OF` at its own nesting (with `)`, closing the FROM). */
+const TRAVEL_END: ReadonlySet<string> = new Set(
+  (
+    ', ; |> WHERE GROUP HAVING QUALIFY WINDOW ORDER LIMIT JOIN INNER LEFT RIGHT FULL CROSS NATURAL ON USING ' +
+    'UNION INTERSECT EXCEPT TABLESAMPLE PIVOT UNPIVOT SELECT FROM'
+  ).split(' '),
+);
+
+/**
+ * Tokens a type list may hold besides words: numbers (`STRING(10)`), quoted field names, type punctuation. With no
+ * `.`, string or query keyword (QUERY_WORDS) such a list can name no table or routine.
+ */
+const TYPE_LIST_TOKENS: ReadonlySet<string> = new Set(['<', '>', ',', '(', ')', '<identifier>', '<number>']);
+
+/**
+ * BigQuery's reserved keywords (https://cloud.google.com/bigquery/docs/reference/standard-sql/lexical#reserved_keywords):
+ * never an unquoted alias, and never in a type list.
+ */
+const RESERVED: ReadonlySet<string> = new Set(
+  (
+    'ALL AND ANY ARRAY AS ASC ASSERT_ROWS_MODIFIED AT BETWEEN BY CASE CAST COLLATE CONTAINS CREATE CROSS CUBE ' +
+    'CURRENT DEFAULT DEFINE DESC DISTINCT ELSE END ENUM ESCAPE EXCEPT EXCLUDE EXISTS EXTRACT FALSE FETCH FOLLOWING ' +
+    'FOR FROM FULL GROUP GROUPING GROUPS HASH HAVING IF IGNORE IN INNER INTERSECT INTERVAL INTO IS JOIN LATERAL ' +
+    'LEFT LIKE LIMIT LOOKUP MERGE NATURAL NEW NO NOT NULL NULLS OF ON OR ORDER OUTER OVER PARTITION PRECEDING ' +
+    'PROTO QUALIFY RANGE RECURSIVE RESPECT RIGHT ROLLUP ROWS SELECT SET SOME STRUCT TABLESAMPLE THEN TO TREAT ' +
+    'TRUE UNBOUNDED UNION UNNEST USING WHEN WHERE WINDOW WITH WITHIN'
+  ).split(' '),
+);
+
+/** Types that take parameters in brackets (`STRING(10)`, `NUMERIC(10, 2)`): the only `(` a plain type list holds. */
+const PARAMETERIZED_TYPES: ReadonlySet<string> = new Set(['STRING', 'BYTES', 'NUMERIC', 'DECIMAL', 'BIGNUMERIC', 'BIGDECIMAL']);
+
+/** Words that start a query or read a table. */
+const QUERY_WORDS: ReadonlySet<string> = new Set(['SELECT', 'WITH', 'FROM', 'JOIN', 'UNNEST']);
+
+/** A name token: a quoted identifier, or a word that is not a reserved keyword. */
+const isName = (text: string) => text === '<identifier>' || (/^[A-Z_]/.test(text) && !RESERVED.has(text));
+
 /** Words after which `<` opens a type parameter list (commas inside it are not list separators). */
 const TYPE_WORDS: ReadonlySet<string> = new Set(['STRUCT', 'ARRAY']);
 
@@ -199,6 +245,10 @@ interface Level {
   maxItem: number;
   /** UNION / EXCEPT / INTERSECT at this level (they chain across commas). */
   setOps: number;
+  /** A FROM clause of this level is being read (its commas separate tables). */
+  inFrom: boolean;
+  /** A `(` where a table may stand (see Bounds.open). */
+  tableParen: boolean;
 }
 
 const newLevel = (closer: Level['closer'], openedAt: number, mult: number, afterAs = false): Level => ({
@@ -213,81 +263,34 @@ const newLevel = (closer: Level['closer'], openedAt: number, mult: number, after
   itemChild: 0,
   maxItem: 0,
   setOps: 0,
+  inFrom: false,
+  tableParen: false,
 });
 
 /** Upper bound on the AST depth below a level: its longest operator chain plus its deepest child. */
 const depthOf = (l: Level) => Math.max(l.maxItem, l.itemOps + l.itemChild) + l.setOps;
 
-/** 1-based line and column (in code points, as the parser counts) of a UTF-16 index. */
+/**
+ * 1-based line and column of a UTF-16 index of `text`, the column in UTF-16 code units (as JavaScript strings and
+ * editors index text): the one unit of every position the guard reports.
+ */
 export function positionAt(text: string, index: number): SqlPosition {
+  const at = Math.max(0, Math.min(index, text.length));
+  const lineStart = text.lastIndexOf('\n', at - 1) + 1;
   let line = 1;
-  let column = 1;
-  for (let i = 0; i < index && i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 10) {
-      line++;
-      column = 1;
-    } else if (c >= 0xdc00 && c <= 0xdfff && i > 0 && isHighSurrogate(text.charCodeAt(i - 1))) {
-      // second half of a surrogate pair: same code point
-    } else {
-      column++;
-    }
-  }
-  return { line, column };
+  for (let i = text.indexOf('\n'); i >= 0 && i < lineStart; i = text.indexOf('\n', i + 1)) line++;
+  return { line, column: at - lineStart + 1 };
 }
 
 const isHighSurrogate = (c: number) => c >= 0xd800 && c <= 0xdbff;
-
-/** The UTF-16 index of a 1-based line and column (code points), the inverse of positionAt. */
-function indexAt(text: string, position: SqlPosition): number {
-  let line = 1;
-  let column = 1;
-  let i = 0;
-  for (; i < text.length; i++) {
-    if (line === position.line && column === position.column) return i;
-    const c = text.charCodeAt(i);
-    if (c === 10) {
-      if (line === position.line) return i; // past the end of that line
-      line++;
-      column = 1;
-    } else if (!(c >= 0xdc00 && c <= 0xdfff && i > 0 && isHighSurrogate(text.charCodeAt(i - 1)))) {
-      column++;
-    }
-  }
-  return i;
-}
-
-function insert(text: string, at: readonly number[]): string {
-  if (at.length === 0) return text;
-  const parts: string[] = [];
-  let from = 0;
-  for (const i of at) {
-    parts.push(text.slice(from, i), QUERY_START);
-    from = i;
-  }
-  parts.push(text.slice(from));
-  return parts.join('');
-}
+const isLowSurrogate = (c: number) => c >= 0xdc00 && c <= 0xdfff;
 
 /**
- * Maps a position in the parser's text (`pre.sql`) back to the user's text: a position inside an inserted
- * QUERY_START points at the FROM it was inserted before.
+ * The UTF-16 indices in the parser's text (`pre.sql`) of positions the parser reported (1-based line, and column
+ * in code points: datafusion-sqlparser-rs counts Rust chars), in one pass over it (a 100 KiB query can name
+ * thousands of tables). This is the one place the parser's unit is converted; answers in the input's order.
  */
-export function toUserPosition(sql: string, pre: Pick<PrescanOk, 'sql' | 'insertions'>, position: SqlPosition): SqlPosition {
-  if (pre.insertions.length === 0) return position;
-  let index = indexAt(pre.sql, position);
-  for (const at of pre.insertions) {
-    if (index < at) break;
-    index = Math.max(at, index - QUERY_START.length);
-  }
-  return positionAt(sql, index);
-}
-
-/**
- * The UTF-16 indices in the user's text of many positions in the parser's text (`pre.sql`), in one pass over it
- * (a 100 KiB query can name thousands of tables). Same mapping as toUserPosition; answers in the input's order.
- */
-export function toUserIndices(pre: Pick<PrescanOk, 'sql' | 'insertions'>, positions: readonly SqlPosition[]): number[] {
+function parserIndices(text: string, positions: readonly SqlPosition[]): number[] {
   const order = positions
     .map((_, i) => i)
     .sort((a, b) => {
@@ -295,8 +298,7 @@ export function toUserIndices(pre: Pick<PrescanOk, 'sql' | 'insertions'>, positi
       const pb = positions[b] as SqlPosition;
       return pa.line - pb.line || pa.column - pb.column;
     });
-  const out = new Array<number>(positions.length).fill(pre.sql.length);
-  const text = pre.sql;
+  const out = new Array<number>(positions.length).fill(text.length);
   let k = 0;
   let line = 1;
   let column = 1;
@@ -313,18 +315,62 @@ export function toUserIndices(pre: Pick<PrescanOk, 'sql' | 'insertions'>, positi
     if (c === 10) {
       line++;
       column = 1;
-    } else if (!(c >= 0xdc00 && c <= 0xdfff && i > 0 && isHighSurrogate(text.charCodeAt(i - 1)))) {
+    } else if (!(isLowSurrogate(c) && i > 0 && isHighSurrogate(text.charCodeAt(i - 1)))) {
       column++;
     }
   }
-  return out.map((index) => {
-    let at = index;
-    for (const ins of pre.insertions) {
-      if (at < ins) break;
-      at = Math.max(ins, at - QUERY_START.length);
-    }
-    return at;
-  });
+  return out;
+}
+
+/** Text added to the user's text for the parser, before the user's UTF-16 index `at`. */
+export interface Insertion {
+  at: number;
+  text: string;
+}
+
+/** A same-length replacement of the user's text for the parser (indices unchanged). */
+interface Edit {
+  at: number;
+  text: string;
+}
+
+function rewrite(text: string, edits: readonly Edit[], insertions: readonly Insertion[]): string {
+  const marks = [
+    ...edits.map((e) => ({ at: e.at, text: e.text, skip: e.text.length })),
+    ...insertions.map((e) => ({ at: e.at, text: e.text, skip: 0 })),
+  ].sort((a, b) => a.at - b.at || a.skip - b.skip);
+  if (marks.length === 0) return text;
+  const parts: string[] = [];
+  let from = 0;
+  for (const m of marks) {
+    parts.push(text.slice(from, m.at), m.text);
+    from = m.at + m.skip;
+  }
+  parts.push(text.slice(from));
+  return parts.join('');
+}
+
+/** A UTF-16 index of the parser's text mapped to the user's: an index inside inserted text is its insertion point. */
+export function toUserIndex(pre: Pick<PrescanOk, 'insertions'>, index: number): number {
+  let shift = 0;
+  for (const ins of pre.insertions) {
+    const start = ins.at + shift;
+    if (index < start) break;
+    if (index < start + ins.text.length) return ins.at;
+    shift += ins.text.length;
+  }
+  return index - shift;
+}
+
+/** The UTF-16 indices in the parser's text of positions the parser reported (see parserIndices). */
+export function toParserIndices(pre: Pick<PrescanOk, 'sql'>, positions: readonly SqlPosition[]): number[] {
+  return parserIndices(pre.sql, positions);
+}
+
+/** A position the parser reported, as a position in the user's text (UTF-16 columns, like every other). */
+export function toUserPosition(sql: string, pre: Pick<PrescanOk, 'sql' | 'insertions'>, position: SqlPosition): SqlPosition {
+  const [index = 0] = parserIndices(pre.sql, [position]);
+  return positionAt(sql, toUserIndex(pre, index));
 }
 
 /**
@@ -341,11 +387,11 @@ export function prescan(sql: string): PrescanResult {
   }
   try {
     const lexer = new Lexer(sql);
-    const bounds = new Bounds();
+    const bounds = new Bounds(sql);
     while (lexer.next()) bounds.token(lexer.token, lexer.start);
     bounds.finish();
-    const text = lexer.text();
-    return { ok: true, sql: insert(text, bounds.queryStarts), insertions: bounds.queryStarts, tokens: bounds.tokens, work: bounds.work };
+    const text = rewrite(lexer.text(), bounds.edits, bounds.insertions);
+    return { ok: true, sql: text, insertions: bounds.insertions, tokens: bounds.tokens, work: bounds.work };
   } catch (err) {
     if (err instanceof SqlScanError) {
       return { ok: false, code: err.code, message: err.message, position: positionAt(sql, err.index) };
@@ -361,11 +407,23 @@ export function prescan(sql: string): PrescanResult {
 class Bounds {
   tokens = 0;
   work = 0;
-  /** Indices of the FROMs that start a query (pipe syntax). */
-  readonly queryStarts: number[] = [];
+  /** Text inserted for the parser (QUERY_START, moved aliases), ascending. */
+  readonly insertions: Insertion[] = [];
+  /** Same-length replacements for the parser (a moved alias's old place, type lists of typed array literals). */
+  readonly edits: Edit[] = [];
+  /** The last significant tokens before the current one, most recent last (for the time-travel alias). */
+  private readonly history: { text: string; start: number }[] = [];
+  /** A table alias written before `FOR SYSTEM_TIME AS OF`, moved after its expression (see timeTravel). */
+  private travel: { alias: string; depth: number } | null = null;
+  /** The outermost `ARRAY<` type list open, and whether it holds only names, numbers and type punctuation. */
+  private arrayType: { from: number; depth: number; plain: boolean } | null = null;
+  /** An `ARRAY<...>` type list just closed: blanked for the parser if `[` follows (a typed array literal). */
+  private closedArrayType: { from: number; to: number } | null = null;
   /** Whether the last level closed was a CTE body (`AS ( ... )`). */
   private closedCte = false;
   private readonly levels: Level[] = [];
+
+  constructor(private readonly sql: string) {}
   /** The top level, which never closes. */
   private readonly root: Level = newLevel(')', 0, 1);
   private firstWord: string | null = null;
@@ -401,7 +459,14 @@ class Bounds {
     if (this.levels.length >= MAX_NESTING_DEPTH) {
       throw new SqlScanError('QUERY_FAILED', `nesting deeper than ${MAX_NESTING_DEPTH} levels`, index);
     }
-    this.levels.push(newLevel(closer, index, multiplier(this.current()) * factor, closer === ')' && this.prev === 'AS'));
+    const parent = this.current();
+    const level = newLevel(closer, index, multiplier(parent) * factor, closer === ')' && this.prev === 'AS');
+    // A bracket where a table may stand: after FROM or JOIN, after a comma of a FROM list, or first inside such a
+    // bracket (which the parser may read as a nested join, and then this one as a table too).
+    level.tableParen =
+      closer === ')' &&
+      (this.prev === 'FROM' || this.prev === 'JOIN' || (this.prev === ',' && parent.inFrom) || (this.prev === '(' && parent.tableParen));
+    this.levels.push(level);
   }
 
   /** Closes the top level and folds its depth into the enclosing item. */
@@ -445,6 +510,48 @@ class Bounds {
 
   /** Called for every significant token, in order. */
   token(text: string, index: number): void {
+    const travel = this.travel;
+    if (travel && this.levels.length === travel.depth && (TRAVEL_END.has(text) || text === ')')) {
+      this.insertions.push({ at: index, text: ` AS ${travel.alias} ` });
+      this.travel = null;
+    }
+    const arrayType = this.arrayType;
+    if (arrayType && !(TYPE_LIST_TOKENS.has(text) || (/^[A-Z_]/.test(text) && !QUERY_WORDS.has(text)))) arrayType.plain = false;
+    if (arrayType && text === '(' && !PARAMETERIZED_TYPES.has(this.prev ?? '')) arrayType.plain = false;
+    const typed = this.closedArrayType;
+    this.closedArrayType = null;
+    if (typed && text === '[') {
+      // A typed array literal, `ARRAY<STRUCT<a STRING, b FLOAT64>>[...]`: the parser misreads nested type closers
+      // there ("unmatched > in STRUCT literal"), though it reads them in CAST. The type list holds only names,
+      // numbers and type punctuation (checked token by token), so no relation: the parser gets `ARRAY   [...]`.
+      this.edits.push({ at: typed.from, text: blanked(this.sql.slice(typed.from, typed.to)) });
+      this.prev = 'ARRAY';
+    }
+    if (text === 'SYSTEM_TIME' && this.prev === 'FOR') this.timeTravel();
+    this.step(text, index);
+    this.prev = text;
+    this.history.push({ text, start: index });
+    if (this.history.length > 3) this.history.shift();
+  }
+
+  /**
+   * `FROM t AS c FOR SYSTEM_TIME AS OF <expr>`: BigQuery takes the alias before FOR SYSTEM_TIME (and refuses it
+   * after), the parser only after the expression. The alias (`AS c`, or `c` after a name) is blanked where it
+   * is and inserted, as ` AS c `, where the expression ends: before the next comma, clause or join keyword,
+   * `|>`, `;` or the bracket that closes the FROM, at the same nesting. The alias stays on the same table; only
+   * a name can move, and after `AS` it can be nothing but an alias.
+   */
+  private timeTravel(): void {
+    const [before, alias] = this.history.slice(-3);
+    if (!before || !alias || !isName(alias.text)) return;
+    if (before.text !== 'AS' && !isName(before.text)) return;
+    const end = alias.text === '<identifier>' ? this.sql.indexOf('`', alias.start + 1) + 1 : alias.start + alias.text.length;
+    const from = before.text === 'AS' ? before.start : alias.start;
+    this.edits.push({ at: from, text: blanked(this.sql.slice(from, end)) });
+    this.travel = { alias: this.sql.slice(alias.start, end), depth: this.levels.length };
+  }
+
+  private step(text: string, index: number): void {
     if (this.terminatedAt >= 0) {
       throw new SqlScanError('INVALID_SQL', 'multiple statements: only a single SELECT or WITH statement is allowed', index);
     }
@@ -456,7 +563,6 @@ class Bounds {
       if (text === '(' || text === '[') {
         this.charge(index);
         this.open(text === '(' ? ')' : ']', index, factor);
-        this.prev = text;
         return;
       }
       this.current().openMult *= factor;
@@ -467,7 +573,15 @@ class Bounds {
       case '(':
       case '[':
         this.charge(index);
-        this.open(text === '(' ? ')' : ']', index, this.prev === 'ARRAY' && text === '[' ? 2 : 1);
+        // ARRAY[ may be parsed twice; so may the first bracket inside a bracket where a table may stand: the
+        // parser tries `(...)` as a derived table first, which parses that inner bracket whole and fails after it
+        // (`FROM ((SELECT ...) JOIN t ON ...)`), then as a nested join, which parses it again. Nested, that doubles
+        // per level (12 levels of 4 KiB took 2 s), so each such bracket doubles the charge for what is inside it.
+        this.open(
+          text === '(' ? ')' : ']',
+          index,
+          (this.prev === 'ARRAY' && text === '[') || (text === '(' && this.prev === '(' && level.tableParen) ? 2 : 1,
+        );
         break;
       case ')':
       case ']':
@@ -476,13 +590,21 @@ class Bounds {
         break;
       case '<':
         this.charge(index);
-        if (this.prev !== null && TYPE_WORDS.has(this.prev)) this.open('>', index, 1);
-        else operator(level, index);
+        if (this.prev !== null && TYPE_WORDS.has(this.prev)) {
+          this.open('>', index, 1);
+          if (this.prev === 'ARRAY' && !this.arrayType) this.arrayType = { from: index, depth: this.levels.length, plain: true };
+        } else operator(level, index);
         break;
       case '>':
         this.charge(index);
-        if (this.top()?.closer === '>') this.pop(index);
-        else operator(level, index);
+        if (this.top()?.closer === '>') {
+          const list = this.arrayType;
+          if (list && list.depth === this.levels.length) {
+            if (list.plain) this.closedArrayType = { from: list.from, to: index + 1 };
+            this.arrayType = null;
+          }
+          this.pop(index);
+        } else operator(level, index);
         break;
       case ',':
         level.openMult = 1;
@@ -494,6 +616,7 @@ class Bounds {
       case 'UNION':
       case 'EXCEPT':
       case 'INTERSECT':
+        level.inFrom = false;
         level.setOps++;
         checkDepth(level, index);
         this.charge(index);
@@ -528,19 +651,22 @@ class Bounds {
         this.charge(index);
         break;
       case 'SELECT':
+        level.inFrom = false;
         this.charge(index, SELECT_WEIGHT);
         break;
       case 'FROM':
         // A FROM at the start of the text, after `(`, or after a CTE's body starts a query (pipe syntax); in any
         // other SQL a FROM there is a syntax error, so reading it as `SELECT * FROM` changes no valid query.
         if (this.prev === null || this.prev === '(' || (this.prev === ')' && this.closedCte)) {
-          this.queryStarts.push(index);
+          this.insertions.push({ at: index, text: QUERY_START });
           this.charge(index, SELECT_WEIGHT);
         }
+        level.inFrom = true;
         this.charge(index);
         break;
       case '|>':
         // Each pipe step starts a new expression, like a clause keyword.
+        level.inFrom = false;
         endItem(level);
         this.charge(index);
         break;
@@ -548,16 +674,18 @@ class Bounds {
         this.charge(index);
         if (OPERATORS.has(text)) operator(level, index);
         else if (ITEM_SEPARATORS.has(text)) endItem(level);
+        if (FROM_ENDERS.has(text)) level.inFrom = false;
         const risky = RISKY.get(text);
         if (risky?.kind === 'bracket') this.pendingBracketFactor = risky.factor;
         else if (risky?.kind === 'logic') level.logicMult *= risky.factor;
       }
     }
-    this.prev = text;
   }
 
   /** At the end of the text: every level closed, and a statement seen. */
   finish(): void {
+    if (this.travel) this.insertions.push({ at: this.sql.length, text: ` AS ${this.travel.alias}` });
+    this.insertions.sort((a, b) => a.at - b.at);
     if (this.pendingBracketFactor) this.current().openMult *= this.pendingBracketFactor;
     const unclosed = this.top();
     if (unclosed) {

@@ -98,13 +98,29 @@ function spanKey(v: Json): string | null {
 }
 
 function spanStart(v: unknown): SqlPosition | undefined {
+  return spanPoint(v, 'start');
+}
+
+function spanPoint(v: unknown, which: 'start' | 'end'): SqlPosition | undefined {
   if (!isRecord(v)) return undefined;
   const span = v['span'];
   if (!isRecord(span)) return undefined;
-  const start = span['start'];
-  if (!isRecord(start)) return undefined;
-  const { line, column } = start;
+  const point = span[which];
+  if (!isRecord(point)) return undefined;
+  const { line, column } = point;
   return typeof line === 'number' && typeof column === 'number' && line > 0 ? { line, column } : undefined;
+}
+
+/**
+ * Where a reference writes the project, as the parser resolved it: the span of its first name (line, and column
+ * in code points, in the parser's text), and whether that name was quoted. For a quoted name the span covers the
+ * whole quoted token, backticks included; for an unquoted one only its start is reliable (the parser's span of a
+ * hyphenated name such as `service-v1` ends early).
+ */
+export interface ProjectRef {
+  start: SqlPosition;
+  end: SqlPosition | undefined;
+  quoted: boolean;
 }
 
 /**
@@ -492,10 +508,10 @@ function aliasName(alias: unknown): string | null {
  * Walks a parsed statement list. Returns the tables read, as canonical `project.dataset.table` names (or
  * `project.dataset.INFORMATION_SCHEMA.COLUMNS`), unique, in order of first use. Throws Rejection.
  *
- * When `projectRefs` is given, the start of the first name of every table and routine reference (the one that
- * names `scope.project`) is pushed to it, in the parser's text: the places where the project is written.
+ * When `projectRefs` is given, the first name of every table and routine reference (the one that names
+ * `scope.project`) is pushed to it, in the parser's text: the places where the project is written.
  */
-export function resolveRelations(statements: unknown[], scope: GuardScope, projectRefs?: SqlPosition[]): string[] {
+export function resolveRelations(statements: unknown[], scope: GuardScope, projectRefs?: ProjectRef[]): string[] {
   if (statements.length === 0) throw new Rejection('QUERY_FAILED', 'empty query: send a single SELECT or WITH statement');
   if (statements.length > 1) {
     throw new Rejection('INVALID_SQL', 'multiple statements: only a single SELECT or WITH statement is allowed');
@@ -514,14 +530,15 @@ class Walker {
 
   constructor(
     private readonly target: GuardScope,
-    private readonly projectRefs: SqlPosition[] | null,
+    private readonly projectRefs: ProjectRef[] | null,
   ) {}
 
   /** Records where a reference names the project; one whose place is unknown cannot be mapped, so it is refused. */
-  private projectRef(position: SqlPosition | undefined, shown: string): void {
+  private projectRef(first: Json | undefined, shown: string): void {
     if (this.projectRefs === null) return;
-    if (!position) throw new Rejection('QUERY_FAILED', `${shown}: the checker cannot tell where this name is written`);
-    this.projectRefs.push(position);
+    const start = spanStart(first);
+    if (!first || !start) throw new Rejection('QUERY_FAILED', `${shown}: the checker cannot tell where this name is written`);
+    this.projectRefs.push({ start, end: spanPoint(first, 'end'), quoted: first['quote_style'] === '`' });
   }
 
   query(node: unknown, ctx: Ctx): void {
@@ -831,10 +848,11 @@ class Walker {
    * such a name into parts that share the quoted token's span, which is how they are told apart here. Null when
    * a part has no span (then nothing can be said about how the names were written).
    */
-  private nameParts(node: unknown): { parts: string[]; idents: string[] | null; position?: SqlPosition } {
+  private nameParts(node: unknown): { parts: string[]; idents: string[] | null; position?: SqlPosition; first?: Json } {
     const parts: string[] = [];
     let idents: string[] | null = [];
     let position: SqlPosition | undefined;
+    let first: Json | undefined;
     let lastSpan = '';
     for (const p of asArray(node, 'name')) {
       const [kind, ident] = variant(p, 'name part');
@@ -843,6 +861,7 @@ class Walker {
       const value = id['value'];
       if (typeof value !== 'string') throw unsupported('identifier');
       position ??= spanStart(id);
+      first ??= id;
       parts.push(...value.split('.'));
       const span = spanKey(id);
       if (idents === null || span === null) idents = null;
@@ -850,11 +869,11 @@ class Walker {
       else idents.push(value);
       lastSpan = span ?? '';
     }
-    return { parts, idents, position };
+    return { parts, idents, position, first };
   }
 
   private tableName(node: unknown, ctes: CteScope | null): void {
-    const { parts, position } = this.nameParts(node);
+    const { parts, position, first } = this.nameParts(node);
     const { project, dataset } = this.target;
     const shown = `\`${parts.join('.')}\``;
     const forbidden = (why: string) => new Rejection('FORBIDDEN_TABLE', `${shown}: ${why}`, position);
@@ -865,7 +884,7 @@ class Walker {
     }
     if (parts[0] !== project) throw forbidden(`only project ${project} can be queried`);
     if (parts[1] !== dataset) throw forbidden(`only dataset ${dataset} is accessible to this brand`);
-    this.projectRef(position, shown);
+    this.projectRef(first, shown);
     const table = parts[2] ?? '';
     if (parts.length === 3) {
       if (table.toUpperCase() === 'INFORMATION_SCHEMA') throw forbidden('use INFORMATION_SCHEMA.COLUMNS');
@@ -880,7 +899,7 @@ class Walker {
   }
 
   private functionCall(fn: Json, ctx: Ctx): void {
-    const { parts, position } = this.nameParts(fn['name']);
+    const { parts, position, first } = this.nameParts(fn['name']);
     const upper = parts.map((p) => p.toUpperCase());
     const safe = upper.length > 1 && upper[0] === 'SAFE';
     const core = safe ? upper.slice(1) : upper;
@@ -903,7 +922,7 @@ class Walker {
     } else if (safe || parts.length !== 3 || parts[0] !== project || parts[1] !== dataset) {
       throw forbidden(`routines outside the dataset are not allowed; call them as \`${project}.${dataset}.<routine>\``);
     } else {
-      this.projectRef(position, parts.join('.'));
+      this.projectRef(first, parts.join('.'));
     }
     for (const key in fn) {
       const v = fn[key];

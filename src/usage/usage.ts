@@ -1,12 +1,11 @@
 import type { Principal, PrincipalLimits } from '../auth/principal';
 import { usageKey } from '../auth/principal';
-import { z } from 'zod';
 import { configOf, type Env } from '../env';
 import { ApiError } from '../errors';
 import type { MeterKind } from './meter';
 import type { AcquireOutcome, UsageLimiter, UsagePeek } from './usage-limiter';
 import { secondsUntil, WINDOW_MS, type Budget, type RateLimitState, type Refusal, type WindowUsage } from './window';
-import { KEY_SETTINGS } from '../features/keys/settings';
+import { settingDefaults, type KeySettingName } from '../auth/key-settings';
 
 /** A counted run (`id` set) or a budget check only (`id` null), with the RateLimit-* headers for the response. */
 export interface UsageTicket {
@@ -98,26 +97,16 @@ function budgetLeft(limits: PrincipalLimits, rate: RateLimitState, used: WindowU
   };
 }
 
-/** Per-minute rate of each light meter when the key sets none (documented in docs/usage-limits.md). */
-export function defaultMeterRate(env: Env, kind: MeterKind): number {
-  return configOf(env)[kind === 'checks' ? 'DEFAULT_CHECKS_PER_MINUTE' : 'DEFAULT_PAGE_READS_PER_MINUTE'];
-}
-
-/** The key setting that overrides each meter's rate. */
-const METER_SETTING = { checks: KEY_SETTINGS.checksPerMinute.column, pages: KEY_SETTINGS.pageReadsPerMinute.column } as const;
-
-const MeterOverrideRow = z.object({ rate: z.number().int().positive().nullable() });
+/** The key setting that sets each meter's per-minute rate. */
+const METER_SETTING = { checks: 'checksPerMinute', pages: 'pageReadsPerMinute' } as const satisfies Record<MeterKind, KeySettingName>;
 
 /**
- * The principal's rate for `kind`: the key's own (its `api_keys` setting) or the default. One D1 read, made only on
- * the paths that meter (dry runs, refusals, page reads), never on a run. OAuth connections use the default.
+ * The principal's per-minute rate for `kind`: its limits say it (the key's own setting or the default, resolved
+ * when the key was read; no second read). OAuth connections use the default.
  */
-export async function meterRate(env: Env, principal: Principal, kind: MeterKind): Promise<number> {
-  if (principal.kind !== 'key') return defaultMeterRate(env, kind);
-  const row = MeterOverrideRow.safeParse(
-    await env.DB.prepare(`SELECT ${METER_SETTING[kind]} AS rate FROM api_keys WHERE id = ?`).bind(principal.id).first(),
-  );
-  return (row.success ? row.data.rate : null) ?? defaultMeterRate(env, kind);
+export function meterRate(env: Env, principal: Principal, kind: MeterKind): number {
+  const setting = METER_SETTING[kind];
+  return principal.kind === 'key' ? principal.limits[setting] : settingDefaults(configOf(env))[setting];
 }
 
 /**
@@ -128,7 +117,7 @@ export async function meterRate(env: Env, principal: Principal, kind: MeterKind)
  *   USAGE_UNAVAILABLE (503) when the object is unreachable (fail closed, as for runs).
  */
 export async function takeMeter(env: Env, principal: Principal, kind: MeterKind, now: number): Promise<UsageTicket> {
-  const perMinute = await meterRate(env, principal, kind);
+  const perMinute = meterRate(env, principal, kind);
   const out = await callLimiter(env, usageKey(principal), (stub) => stub.meter(kind, perMinute, budgetOf(principal.limits), now));
   const headers = rateLimitHeaders(out.rate);
   if (out.allowed) return { id: null, headers, budget: budgetLeft(principal.limits, out.rate, out.used), reservedBytes: 0 };

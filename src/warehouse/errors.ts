@@ -21,6 +21,12 @@ export interface UpstreamFailure {
   error: ApiError;
 }
 
+/**
+ * What a caller is told to wait after `quotaExceeded`: quotas reset over minutes (concurrent queries, API
+ * requests) to a day (daily bytes), so the short wait of a transient outage would only repeat the refusal.
+ */
+export const QUOTA_RETRY_AFTER_SECONDS = 600;
+
 /** Largest slice of an upstream body kept for the log. */
 const MAX_LOGGED_BODY = 4096;
 
@@ -82,7 +88,10 @@ export function mapUpstreamError(status: number, rawText: string, ctx: UpstreamC
   const first = items[0];
   const message = first?.message ?? (parsed.success ? parsed.data.error.message : undefined) ?? '';
   const has = (r: string) => reasons.includes(r);
-  const refused = status === 429 || reasons.some((r) => REFUSED_REASONS.has(r));
+  // Google's clients decide on the first error's reason only (python-bigquery retry.py `_should_retry`, Go
+  // bigquery.go `retryableError`): a later item may describe a consequence, not the cause.
+  const reason = reasons[0] ?? '';
+  const refused = status === 429 || REFUSED_REASONS.has(reason);
   const failure = (retryable: boolean, error: ApiError): UpstreamFailure => ({ retryable, refused, status, reasons, error });
 
   if (has('bytesBilledLimitExceeded')) {
@@ -134,9 +143,10 @@ export function mapUpstreamError(status: number, rawText: string, ctx: UpstreamC
     );
   }
 
-  // Reading a stored result: a missing job or a missing (evicted) anonymous result table both mean the result is
-  // gone, never a permission problem.
-  if (ctx.readsStoredResult && has('notFound')) return failure(false, resultGone(internal));
+  // Reading a stored result: a missing job, a missing (evicted) anonymous result table, or one the brand's account
+  // may no longer read (its credential changed since the run: the table belongs to the old account) all mean the
+  // result is gone for this caller, never a permission problem with the brand's data (review N9).
+  if (ctx.readsStoredResult && (has('notFound') || has('accessDenied'))) return failure(false, resultGone(internal));
 
   // The brand's own dataset "not found in location X": the service's BIGQUERY_LOCATION (or the brand's dataset
   // setting) is wrong. A deployment error, not a tenant-isolation refusal.
@@ -183,11 +193,27 @@ export function mapUpstreamError(status: number, rawText: string, ctx: UpstreamC
     return failure(false, new ApiError('WAREHOUSE_ERROR', 'the warehouse failed to run the query; try again', { internal }));
   }
 
-  const retryable = status >= 500 || status === 429 || reasons.some((r) => RETRYABLE_REASONS.has(r));
-  if (retryable || has('quotaExceeded')) {
+  // A quota (`quotaExceeded`) resets over minutes to a day: not resent, and the caller is not told to come back in
+  // a few seconds (no Retry-After). https://cloud.google.com/bigquery/docs/troubleshoot-quotas
+  if (reason === 'quotaExceeded') {
+    return failure(
+      false,
+      new ApiError(
+        'WAREHOUSE_UNAVAILABLE',
+        "the warehouse project's quota is used up; try again later (quotas reset over minutes to a day)",
+        {
+          details: { stage: 'warehouse', reason: 'quotaExceeded' },
+          internal,
+          headers: { 'Retry-After': String(QUOTA_RETRY_AFTER_SECONDS) },
+        },
+      ),
+    );
+  }
+  const retryable = status >= 500 || status === 429 || RETRYABLE_REASONS.has(reason);
+  if (retryable) {
     // 500 and backend/internal errors mean the warehouse broke; the rest (503, 429, gateways, rate and quota
     // limits) mean it is busy or out of reach: try again later.
-    const broke = status === 500 || (status < 500 && reasons.some((r) => r === 'backendError' || r === 'internalError'));
+    const broke = status === 500 || (status < 500 && (reason === 'backendError' || reason === 'internalError'));
     return failure(
       retryable,
       broke

@@ -1,5 +1,5 @@
 import { configOf, type Env } from '../env';
-import type { DatasetOptions, DryRunOptions, DryRunResult, TableInfo, TableListEntry, TableOptions } from './bigquery-client';
+import type { DatasetOptions, DryRunOptions, DryRunResult, TableInfo, TableListEntry, TableOptions } from './types';
 import { malformedAnswer } from './errors';
 import { sanitizeLabels } from './labels';
 import type { Transport } from './transport';

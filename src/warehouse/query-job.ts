@@ -1,6 +1,16 @@
 import { configOf, type Env } from '../env';
 import { ApiError, describeError } from '../errors';
-import type { PageOptions, PageResult, QueryOptions, QueryResult, WarehouseClientDeps } from './bigquery-client';
+import type {
+  CallOptions,
+  JobOptions,
+  JobRef,
+  JobState,
+  PageOptions,
+  PageResult,
+  QueryOptions,
+  QueryResult,
+  WarehouseClientDeps,
+} from './types';
 import { decodeRows } from './decode';
 import { deadlineExceeded, malformedAnswer } from './errors';
 import { sanitizeLabels } from './labels';
@@ -9,7 +19,7 @@ import { parseQueryResponse, type Call, type Transport } from './transport';
 import { JobSchema, type FieldSchema, type QueryResponse } from './wire';
 
 /**
- * The client's query jobs: submitting a query (the fast path or a job with a client-chosen id), waiting for it,
+ * The client's query jobs: submitting a query (the fast path, or a job with a client-chosen id), waiting for it,
  * reading its pages within the row cap and byte budget, reading a cursor's page later, and settling a job it
  * gave up on (cancel, then jobs.get until DONE for what it billed). See docs/warehouse-client.md.
  */
@@ -22,14 +32,27 @@ const INT64_TIMESTAMPS = { 'formatOptions.useInt64Timestamp': 'true' } as const;
 
 const decodeOpts = { int64Timestamps: true };
 
+/** Job ids this client chooses (`jobs.insert`); BigQuery's own ids never start so. */
+const CLIENT_JOB_PREFIX = 'wqa_';
+
+/**
+ * How long a `jobs.get` 404 for a job whose id we chose is retried before it counts as "never created": BigQuery
+ * can answer 404 just after a 409 (python-bigquery retry.py, `_should_retry_get_job_conflict`, issue #2134).
+ */
+const NOT_FOUND_GRACE_MS = 5_000;
+
 /** Where one query stands, for the failure path: what was sent, which job, what it said it billed. */
 interface RunState {
   /** Nothing answered yet (submission outcome unknown), or a known answer / job. */
   phase: 'submit' | 'job';
   jobId: string | null;
   jobLocation: string | undefined;
+  /** The job id is ours (`jobs.insert`), so it exists only if BigQuery received the insert. */
+  clientId?: boolean;
   /** What a job-less answer said it billed, so an error after it (an unreadable cell) still counts the bytes. */
   knownBilled: number | null;
+  /** Tables the query reads, for BigQuery's per-table minimum when a job does not say what it billed. */
+  tables: number;
 }
 
 /** A query's answer so far: the latest jobs.query / getQueryResults response and its size in bytes. */
@@ -94,8 +117,17 @@ async function cancel(q: Jobs, jobId: string, jobLocation: string | undefined, c
   }
 }
 
-/** `getQueryResults` doesn't report bytes billed; the job does. Falls back to bytes processed if it can't. */
-async function bytesBilled(q: Jobs, jobId: string, jobLocation: string | undefined, call: Call, fallback: number): Promise<number> {
+/**
+ * `getQueryResults` doesn't report bytes billed; the job does (`jobs.get`). Null when the lookup fails: the rows are
+ * already in hand, so a failed lookup costs the usage count's accuracy, never the answer (the caller then bills
+ * the processed bytes at BigQuery's minimums).
+ */
+async function jobBytes(
+  q: Jobs,
+  jobId: string,
+  jobLocation: string | undefined,
+  call: Call,
+): Promise<{ billed: number | undefined; processed: number | undefined } | null> {
   try {
     const job = JobSchema.safeParse(
       await q.send(
@@ -103,29 +135,40 @@ async function bytesBilled(q: Jobs, jobId: string, jobLocation: string | undefin
         { ...call, op: 'jobs.get' },
       ),
     );
-    const billed = job.success ? job.data.statistics?.query?.totalBytesBilled : undefined;
-    if (billed !== undefined) return billed;
-    call.log.warn('jobs.get had no totalBytesBilled; counting bytes processed', { jobId });
+    const stats = job.success ? job.data.statistics : undefined;
+    const billed = stats?.query?.totalBytesBilled;
+    if (billed === undefined) call.log.warn('jobs.get had no totalBytesBilled; billing bytes processed at the minimums', { jobId });
+    return { billed, processed: stats?.query?.totalBytesProcessed ?? stats?.totalBytesProcessed };
   } catch (err) {
-    // The rows are already in hand: a failed lookup costs accuracy of the usage count, not the answer.
-    call.log.warn('jobs.get failed; counting bytes processed', {
+    call.log.warn('jobs.get failed; billing bytes processed at the minimums', {
       jobId,
       error: describeError(err),
       upstream: err instanceof ApiError ? err.internal : undefined,
     });
+    return null;
   }
-  return fallback;
 }
 
 /**
  * A job we stopped waiting for: cancel it, then poll `jobs.get` until BigQuery reports it DONE and read what it
  * billed. `jobs.cancel` returns at once while the job may still run ("the client will need to poll for the job
  * status ... Cancelled jobs may still incur costs", jobs.cancel in the BigQuery v2 reference), so the bytes are
- * only known later. Never rejects: a job BigQuery does not know billed nothing; `fallback` when it stays unknown.
+ * only known later. Never rejects. A DONE job without `totalBytesBilled` bills its processed bytes at BigQuery's
+ * minimums; a 404 for an id we chose is retried for NOT_FOUND_GRACE_MS before it counts as never created (0); a job
+ * that stays unknown or unfinished is counted at `fallback`.
  */
-async function settleAbandoned(q: Jobs, jobId: string, jobLocation: string | undefined, call: Call, fallback: number): Promise<number> {
+async function settleAbandoned(
+  q: Jobs,
+  jobId: string,
+  jobLocation: string | undefined,
+  call: Call,
+  fallback: number,
+  tables: number,
+): Promise<number> {
   await cancel(q, jobId, jobLocation, call);
   const until = q.now() + q.settleTimeoutMs;
+  const ours = jobId.startsWith(CLIENT_JOB_PREFIX);
+  let notFoundSince: number | null = null;
   for (let attempt = 1; ; attempt++) {
     const getCall: Call = {
       ...call,
@@ -137,17 +180,24 @@ async function settleAbandoned(q: Jobs, jobId: string, jobLocation: string | und
       const job = JobSchema.safeParse(
         await q.send({ method: 'GET', path: `/jobs/${encodeURIComponent(jobId)}`, query: { location: jobLocation } }, getCall),
       );
+      notFoundSince = null;
       if (job.success && job.data.status?.state === 'DONE') {
-        const billed = job.data.statistics?.query?.totalBytesBilled ?? 0;
+        const stats = job.data.statistics;
+        const processed = stats?.query?.totalBytesProcessed ?? stats?.totalBytesProcessed;
+        const billed = stats?.query?.totalBytesBilled ?? (processed === undefined ? fallback : billedFromProcessed(processed, tables));
         call.log.info('abandoned warehouse job settled', { jobId, bytesBilled: billed, polls: attempt });
         return billed;
       }
     } catch (err) {
-      if (call.tally.lastFailure?.status === 404) {
-        call.log.info('abandoned warehouse job unknown to the warehouse; nothing billed', { jobId });
-        return 0;
+      if (getCall.tally.lastFailure?.status === 404) {
+        notFoundSince ??= q.now();
+        if (ours && q.now() - notFoundSince >= Math.min(NOT_FOUND_GRACE_MS, q.settleTimeoutMs / 2)) {
+          call.log.info('abandoned warehouse job unknown to the warehouse; it was never created, nothing billed', { jobId });
+          return 0;
+        }
+      } else {
+        call.log.warn('jobs.get of an abandoned job failed', { jobId, error: describeError(err) });
       }
-      call.log.warn('jobs.get of an abandoned job failed', { jobId, error: describeError(err) });
     }
     const pause = backoffDelay(q.pollPolicy, attempt, q.random);
     if (q.now() + pause >= until) break;
@@ -158,64 +208,182 @@ async function settleAbandoned(q: Jobs, jobId: string, jobLocation: string | und
 }
 
 /** Reports `late` to the caller and keeps it running past the answer (or awaits it without waitUntil). */
-async function reportLate(q: Jobs, late: Promise<number>, opts: QueryOptions): Promise<void> {
+async function reportLate(q: Jobs, late: Promise<number>, opts: JobOptions): Promise<void> {
   opts.onLateBilling?.(late);
   if (q.deps.waitUntil) q.deps.waitUntil(late);
   else await late;
 }
 
-function jobTimeoutMs(q: Jobs, timeoutMs: number): string {
-  return String(timeoutMs + q.jobTimeoutMarginMs);
+function jobTimeoutMs(q: Jobs, opts: JobOptions): string {
+  return String(opts.jobTimeoutMs ?? opts.timeoutMs + q.jobTimeoutMarginMs);
 }
 
+const MIB = 1024 * 1024;
+/** On-demand pricing: "rounded up to the nearest MB, with a minimum 10 MB data processed per table referenced". */
+const MIN_BILLED_PER_TABLE = 10 * MIB;
+
+/**
+ * What a job that read `processed` bytes bills when BigQuery does not say (no `totalBytesBilled`): rounded up to a
+ * MiB, at least 10 MiB per table read (https://cloud.google.com/bigquery/pricing#on_demand_pricing). Never less than
+ * BigQuery would bill, so a missing field cannot under-count a meter.
+ */
+export function billedFromProcessed(processed: number, tables = 1): number {
+  if (processed <= 0) return 0;
+  return Math.max(MIN_BILLED_PER_TABLE * Math.max(1, tables), Math.ceil(processed / MIB) * MIB);
+}
+
+/** Rows asked for in one answer at most, so a page stays far below BigQuery's 10 MB page cap (review N5). */
+export const FIRST_PAGE_ROWS = 2_000;
+
+/** A fresh run: nothing submitted yet. */
+function newRun(q: Jobs, opts: JobOptions): RunState {
+  return { phase: 'submit', jobId: null, jobLocation: q.location, knownBilled: null, tables: opts.tables ?? 1 };
+}
+
+/**
+ * `query`: one execution per answer, never a second one for the same SQL. The fast path (`jobs.query`) answers a
+ * short query in one round trip: job-less (JOB_CREATION_OPTIONAL) when nothing will cut the answer, or with a job
+ * BigQuery keeps (JOB_CREATION_REQUIRED, `keepJob`) when the caller may cut it and a cursor must continue from the
+ * same result. `requireJob` submits with a client-chosen id instead (`submitJob`). A fast-path submission whose
+ * outcome is unknown (5xx, dropped connection) is not resent (BigQuery may ignore `requestId` for a read-only query,
+ * so it could run twice): it falls back to one client-id job, whose own resends are safe. See
+ * docs/warehouse-client.md, "Which path, when".
+ */
 export async function runQuery(q: Jobs, sql: string, opts: QueryOptions): Promise<QueryResult> {
   const call = q.newCall(opts, opts.requireJob ? 'jobs.insert' : 'jobs.query', opts.timeoutMs, { maxBytesBilled: opts.maxBytesBilled });
-  const run: RunState = { phase: 'submit', jobId: null, jobLocation: q.location, knownBilled: null };
+  let run = newRun(q, opts);
+  /** The fast path's outcome was unknown and a client-id job was submitted instead. */
+  let fellBack = false;
   try {
-    const submitted = opts.requireJob ? await submitAsJob(q, sql, opts, call, run) : await submitFastPath(q, sql, opts, call, run);
-    const { first, firstBytes } = await awaitCompletion(q, submitted, opts, call, run);
-    const { jobId, jobLocation } = run;
-    const { rows, schema } = await readRows(q, first, firstBytes, opts, call, run);
-
-    const totalBytesProcessed = first.totalBytesProcessed ?? 0;
-    const totalRows = Math.max(first.totalRows ?? 0, rows.length);
-    if (!jobId && rows.length < totalRows) {
-      // A job-less answer cut by the byte budget: a cursor needs a job. Run it again as one; the first run put
-      // its result in the query cache, so this one bills nothing (BigQuery: cached results are not charged).
-      call.log.info('job-less result cut by the byte budget; running it as a job for a cursor', { rows: rows.length, totalRows });
-      const again = await runQuery(q, sql, { ...opts, requireJob: true, timeoutMs: Math.max(1, call.deadline - q.now()) });
-      return {
-        ...again,
-        totalBytesBilled: again.totalBytesBilled + (first.totalBytesBilled ?? totalBytesProcessed),
-        requests: again.requests + call.tally.requests,
-      };
+    let answer: Answer;
+    if (opts.requireJob) {
+      await insertJob(q, sql, opts, call, run);
+      answer = { first: { jobComplete: false }, firstBytes: 0 };
+    } else {
+      try {
+        answer = await submitFastPath(q, sql, opts, call, run);
+      } catch (err) {
+        if (!submissionUnknown(err, call, run) || call.deadline - q.now() <= 0) throw err;
+        // The fast path's outcome is unknown and it has no id to find it by: one client-id job instead, within
+        // the same deadline. From here every resend is safe (409 duplicate is our own job).
+        call.log.warn('jobs.query outcome unknown; submitting once as a client-id job', { code: (err as ApiError).code });
+        run = newRun(q, opts);
+        fellBack = true;
+        await insertJob(q, sql, opts, { ...call, op: 'jobs.insert(fallback)' }, run);
+        answer = { first: { jobComplete: false }, firstBytes: 0 };
+      }
     }
-    const totalBytesBilled =
-      first.totalBytesBilled ?? (jobId ? await bytesBilled(q, jobId, jobLocation, call, totalBytesProcessed) : totalBytesProcessed);
-    return {
-      rows,
-      schema,
-      truncated: rows.length < totalRows,
-      totalRows,
-      totalBytesProcessed,
-      totalBytesBilled,
-      jobId,
-      location: jobLocation ?? null,
-      queryId: first.queryId ?? null,
-      requests: call.tally.requests,
-    };
+    return await finishRun(q, answer, opts, call, run);
+  } catch (err) {
+    // The fallback failed too: the fast-path attempt that may have run is counted at the estimate, beside what
+    // the fallback job billed (settled below).
+    if (fellBack && err instanceof ApiError && !QUERY_ERRORS.has(err.code)) {
+      await reportLate(q, Promise.resolve(opts.billedIfUnknown ?? 0), opts);
+    }
+    throw await failed(q, err, opts, call, run);
+  }
+}
+
+/** A failure of the submission whose outcome is unknown: no answer, a 5xx, a dropped connection. Not a refusal. */
+function submissionUnknown(err: unknown, call: Call, run: RunState): boolean {
+  if (!(err instanceof ApiError) || QUERY_ERRORS.has(err.code) || run.phase !== 'submit') return false;
+  const f = call.tally.lastFailure;
+  if (err.code === 'WAREHOUSE_TIMEOUT') return true;
+  return f !== null && !f.refused && !(f.status >= 400 && f.status < 500);
+}
+
+/** A submitted query to its answer: waited for, its rows read within the caps, and what it billed. */
+async function finishRun(q: Jobs, submitted: Answer, opts: QueryOptions, call: Call, run: RunState): Promise<QueryResult> {
+  const { first, firstBytes } = await awaitCompletion(q, submitted, opts, call, run);
+  const { jobId, jobLocation } = run;
+  const { rows, schema } = await readRows(q, first, firstBytes, opts, call, run);
+  const totalRows = Math.max(first.totalRows ?? 0, rows.length);
+  let totalBytesProcessed = first.totalBytesProcessed ?? 0;
+  let totalBytesBilled = first.totalBytesBilled;
+  if (totalBytesBilled === undefined && first.cacheHit === true) totalBytesBilled = 0;
+  if (totalBytesBilled === undefined && jobId) {
+    const known = await jobBytes(q, jobId, jobLocation, call);
+    totalBytesProcessed = Math.max(totalBytesProcessed, known?.processed ?? 0);
+    totalBytesBilled = known?.billed;
+  }
+  return {
+    rows,
+    schema,
+    truncated: rows.length < totalRows,
+    totalRows,
+    totalBytesProcessed,
+    totalBytesBilled: totalBytesBilled ?? billedFromProcessed(totalBytesProcessed, run.tables),
+    jobId,
+    location: jobLocation ?? null,
+    queryId: first.queryId ?? null,
+    requests: call.tally.requests,
+  };
+}
+
+/**
+ * `submitJob`: a query job BigQuery keeps, submitted with a client-chosen id and returned as soon as BigQuery has
+ * it (it may still run). Safe to resend; if even the resends leave the outcome unknown, the job (its id is ours)
+ * is cancelled and settled through `onLateBilling`, and the error is thrown.
+ */
+export async function submitJob(q: Jobs, sql: string, opts: JobOptions): Promise<JobRef> {
+  const call = q.newCall(opts, 'jobs.insert', opts.timeoutMs, { maxBytesBilled: opts.maxBytesBilled });
+  const run = newRun(q, opts);
+  try {
+    await insertJob(q, sql, opts, call, run);
   } catch (err) {
     throw await failed(q, err, opts, call, run);
   }
+  return { jobId: run.jobId ?? '', location: run.jobLocation ?? null };
+}
+
+/**
+ * `awaitJob`: a submitted job to its answer within `opts.timeoutMs`, as `query` gives it. Past the deadline the job
+ * is cancelled and settled (`onLateBilling`), unless `keepOnDeadline`: then the 504 leaves it running.
+ */
+export async function awaitJob(q: Jobs, job: JobRef, opts: QueryOptions & { keepOnDeadline?: boolean }): Promise<QueryResult> {
+  const call = q.newCall(opts, 'jobs.getQueryResults', opts.timeoutMs, { maxBytesBilled: opts.maxBytesBilled });
+  const run: RunState = { ...newRun(q, opts), phase: 'job', jobId: job.jobId, jobLocation: job.location ?? q.location };
+  try {
+    return await finishRun(q, { first: { jobComplete: false }, firstBytes: 0 }, opts, call, run);
+  } catch (err) {
+    if (opts.keepOnDeadline && err instanceof ApiError && err.code === 'WAREHOUSE_TIMEOUT') throw err;
+    throw await failed(q, err, opts, call, run);
+  }
+}
+
+/** `jobStatus`: where a job stands (one `jobs.get`): its state, bytes so far, what it billed once DONE. */
+export async function jobStatus(q: Jobs, job: JobRef, opts: CallOptions & { timeoutMs?: number }): Promise<JobState> {
+  const call = q.newCall(opts, 'jobs.get', opts.timeoutMs ?? configOf(q.env).QUERY_TIMEOUT_MS, { readsStoredResult: true });
+  const parsed = JobSchema.safeParse(
+    await q.send({ method: 'GET', path: `/jobs/${encodeURIComponent(job.jobId)}`, query: { location: job.location ?? q.location } }, call),
+  );
+  if (!parsed.success) throw malformedAnswer('jobs.get: not a job', '');
+  const { status, statistics } = parsed.data;
+  const state = status?.state === 'DONE' ? 'DONE' : status?.state === 'PENDING' ? 'PENDING' : 'RUNNING';
+  const processed = statistics?.query?.totalBytesProcessed ?? statistics?.totalBytesProcessed ?? 0;
+  const billed = statistics?.query?.totalBytesBilled;
+  return {
+    state,
+    totalBytesProcessed: processed,
+    totalBytesBilled: state === 'DONE' ? (billed ?? billedFromProcessed(processed)) : null,
+    error: status?.errorResult ? { reason: status.errorResult.reason ?? null, message: status.errorResult.message ?? null } : null,
+  };
+}
+
+/** `cancelJob`: cancels a job and waits (bounded by settleTimeoutMs) until BigQuery reports what it billed. */
+export async function cancelJob(q: Jobs, job: JobRef, opts: CallOptions & { billedIfUnknown?: number }): Promise<number> {
+  const call = q.newCall(opts, 'jobs.cancel', q.settleTimeoutMs + q.cancelTimeoutMs);
+  return settleAbandoned(q, job.jobId, job.location ?? q.location, call, opts.billedIfUnknown ?? 0, 1);
 }
 
 /**
  * Idempotent by a client-chosen job id (`jobs.insert`): a resend after a lost answer meets 409 duplicate (our own
  * job), never a second job, and the id is known even when no answer came, so the job can be cancelled and billed.
  */
-async function submitAsJob(q: Jobs, sql: string, opts: QueryOptions, call: Call, run: RunState): Promise<Answer> {
-  const jobId = `wqa_${crypto.randomUUID().replaceAll('-', '')}`;
+async function insertJob(q: Jobs, sql: string, opts: JobOptions, call: Call, run: RunState): Promise<void> {
+  const jobId = `${CLIENT_JOB_PREFIX}${crypto.randomUUID().replaceAll('-', '')}`;
   run.jobId = jobId;
+  run.clientId = true;
   const inserted = JobSchema.safeParse(
     await q.send(
       {
@@ -225,25 +393,25 @@ async function submitAsJob(q: Jobs, sql: string, opts: QueryOptions, call: Call,
           jobReference: { projectId: q.env.BIGQUERY_PROJECT, jobId, location: q.location },
           configuration: {
             labels: sanitizeLabels(opts.labels),
-            jobTimeoutMs: jobTimeoutMs(q, opts.timeoutMs),
+            jobTimeoutMs: jobTimeoutMs(q, opts),
             query: { query: sql, useLegacySql: false, maximumBytesBilled: String(opts.maxBytesBilled) },
           },
         },
       },
       call,
-      { accept: (f, attempt) => attempt > 1 && f.status === 409 && f.reasons.includes('duplicate') },
+      { accept: (f, attempt) => attempt > 1 && f.status === 409 && f.reasons[0] === 'duplicate' },
     ),
   );
   run.jobLocation = (inserted.success ? inserted.data.jobReference?.location : undefined) ?? q.location;
   run.phase = 'job';
-  return { first: { jobComplete: false }, firstBytes: 0 };
 }
 
 /**
- * The fast path (jobs.query, JOB_CREATION_OPTIONAL): a short query answers in this one request, without a job.
- * BigQuery may ignore `requestId` for read-only queries, so this request is resent only after a refusal (429,
- * rateLimitExceeded): after any other failure it may have run, and a resend could run it again. See
- * docs/warehouse-client.md, "Which path, when".
+ * The fast path (jobs.query): a short query answers in this one request. BigQuery may ignore `requestId` for
+ * read-only queries, so this request is resent only after a refusal (429, rateLimitExceeded): after any other
+ * failure it may have run, and `runQuery` falls back to a client-id job instead. `keepJob` asks BigQuery to keep a
+ * job (JOB_CREATION_REQUIRED) so a cursor can continue a result the caller cuts. At most FIRST_PAGE_ROWS rows are
+ * asked for: a larger result gets a job from BigQuery itself (LARGE_RESULTS) and is paged.
  */
 async function submitFastPath(q: Jobs, sql: string, opts: QueryOptions, call: Call, run: RunState): Promise<Answer> {
   const sent = await q.sendMeasured(
@@ -254,10 +422,10 @@ async function submitFastPath(q: Jobs, sql: string, opts: QueryOptions, call: Ca
         query: sql,
         useLegacySql: false,
         maximumBytesBilled: String(opts.maxBytesBilled),
-        maxResults: opts.rowCap,
+        maxResults: Math.min(opts.rowCap, FIRST_PAGE_ROWS),
         timeoutMs: Math.max(0, call.deadline - q.now()),
-        jobTimeoutMs: jobTimeoutMs(q, opts.timeoutMs),
-        jobCreationMode: 'JOB_CREATION_OPTIONAL',
+        jobTimeoutMs: jobTimeoutMs(q, opts),
+        jobCreationMode: opts.keepJob ? 'JOB_CREATION_REQUIRED' : 'JOB_CREATION_OPTIONAL',
         formatOptions: { useInt64Timestamp: true },
         location: q.location,
         labels: sanitizeLabels(opts.labels),
@@ -282,7 +450,7 @@ async function submitFastPath(q: Jobs, sql: string, opts: QueryOptions, call: Ca
  */
 async function awaitCompletion(q: Jobs, answer: Answer, opts: QueryOptions, call: Call, run: RunState): Promise<Answer> {
   let { first, firstBytes } = answer;
-  const { jobId, jobLocation } = run;
+  const { jobId } = run;
   let polls = 0;
   let quick = 0;
   while (!first.jobComplete) {
@@ -296,12 +464,14 @@ async function awaitCompletion(q: Jobs, answer: Answer, opts: QueryOptions, call
       {
         method: 'GET',
         path: `/queries/${encodeURIComponent(jobId)}`,
-        query: { location: jobLocation, maxResults: opts.rowCap, timeoutMs: waitMs, ...INT64_TIMESTAMPS },
+        query: { location: run.jobLocation, maxResults: Math.min(opts.rowCap, FIRST_PAGE_ROWS), timeoutMs: waitMs, ...INT64_TIMESTAMPS },
       },
       { ...call, op: 'jobs.getQueryResults' },
     );
     first = parseQueryResponse(sent.json, 'jobs.getQueryResults');
     firstBytes = sent.bytes;
+    // The job's own answer says where it runs (a job accepted through 409 duplicate had no answer to say it).
+    run.jobLocation = first.jobReference?.location ?? run.jobLocation;
     polls++;
     if (!first.jobComplete && q.now() - asked < waitMs / 2) {
       quick++;
@@ -311,7 +481,11 @@ async function awaitCompletion(q: Jobs, answer: Answer, opts: QueryOptions, call
   return { first, firstBytes };
 }
 
-/** The finished query's rows: the first answer's, then further pages until `rowCap` rows or the byte budget. */
+/**
+ * The finished query's rows: the first answer's, then further pages until `rowCap` rows or the byte budget. Each
+ * further page asks for as many rows as the budget left holds at the rows' size so far, so no page is parsed far
+ * past the budget (review N5). A job-less answer is kept whole: it cannot be continued, and it is already held.
+ */
 async function readRows(
   q: Jobs,
   first: QueryResponse,
@@ -320,19 +494,26 @@ async function readRows(
   call: Call,
   run: RunState,
 ): Promise<{ rows: Record<string, unknown>[]; schema: FieldSchema[] }> {
-  const { jobId, jobLocation } = run;
+  const { jobId } = run;
   const rowCap = opts.rowCap;
   const schema = first.schema?.fields ?? [];
-  const budget = { left: opts.maxResultBytes ?? Infinity, hit: false, kept: 0 };
+  const budget = { left: jobId ? (opts.maxResultBytes ?? Infinity) : Infinity, hit: false, kept: 0 };
   const rows = decodeRows(schema, withinBudget(first.rows ?? [], firstBytes, budget).slice(0, rowCap), decodeOpts);
+  const rowBytes = Math.max(1, firstBytes / Math.max(1, first.rows?.length ?? 1));
   let pageToken = first.pageToken;
   while (rows.length < rowCap && pageToken && jobId && !budget.hit) {
     if (call.deadline - q.now() <= 0) throw deadlineExceeded(opts.timeoutMs, jobId);
+    const fits = Number.isFinite(budget.left) ? Math.ceil(budget.left / rowBytes) : Infinity;
     const sent = await q.sendMeasured(
       {
         method: 'GET',
         path: `/queries/${encodeURIComponent(jobId)}`,
-        query: { location: jobLocation, pageToken, maxResults: rowCap - rows.length, ...INT64_TIMESTAMPS },
+        query: {
+          location: run.jobLocation,
+          pageToken,
+          maxResults: Math.max(1, Math.min(rowCap - rows.length, fits)),
+          ...INT64_TIMESTAMPS,
+        },
       },
       { ...call, op: 'jobs.getQueryResults(page)' },
     );
@@ -351,7 +532,7 @@ async function readRows(
  * A query that ended in an error: counts what it may have billed (a job is cancelled and settled, an unknown
  * submission counts the estimate) and returns the error to throw, its message matching what happened.
  */
-async function failed(q: Jobs, err: unknown, opts: QueryOptions, call: Call, run: RunState): Promise<unknown> {
+async function failed(q: Jobs, err: unknown, opts: JobOptions, call: Call, run: RunState): Promise<unknown> {
   if (!(err instanceof ApiError) || QUERY_ERRORS.has(err.code)) return err;
   const { jobId, jobLocation, knownBilled, phase } = run;
   const unknown = opts.billedIfUnknown ?? 0;
@@ -359,7 +540,7 @@ async function failed(q: Jobs, err: unknown, opts: QueryOptions, call: Call, run
     await reportLate(q, Promise.resolve(knownBilled), opts);
   } else if (jobId !== null) {
     // A job we know of and no longer wait for (deadline, or a failure while polling): stop it, count it.
-    await reportLate(q, settleAbandoned(q, jobId, jobLocation, call, unknown), opts);
+    await reportLate(q, settleAbandoned(q, jobId, jobLocation, call, unknown, run.tables), opts);
   } else if (
     phase === 'submit' &&
     !call.tally.lastFailure?.refused &&

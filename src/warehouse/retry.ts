@@ -4,21 +4,26 @@
  */
 
 export interface RetryPolicy {
-  /** Tries in all, the first included. Default 4. */
+  /** Tries in all, the first included. Default 6. */
   maxAttempts: number;
-  /** Backoff before the first retry, before jitter. Default 200 ms. */
+  /** Backoff before the first retry, before jitter. Default 1,000 ms. */
   baseDelayMs: number;
-  /** Largest single wait. Default 3,000 ms. */
+  /** Largest single wait. Default 32,000 ms. */
   maxDelayMs: number;
-  /** Largest sum of waits for one call. Default 6,000 ms. */
+  /** Largest sum of waits for one call. Default 60,000 ms. */
   maxTotalDelayMs: number;
 }
 
+/**
+ * As Google's clients back off (Go bigquery.go `runWithRetryExplicit`: 1 s doubling to 32 s, "match the suggestions
+ * in https://cloud.google.com/bigquery/sla"; python-bigquery DEFAULT_RETRY: 1 s initial): the caller's deadline,
+ * not the attempt count, is what usually ends the retries.
+ */
 export const DEFAULT_RETRY_POLICY: RetryPolicy = {
-  maxAttempts: 4,
-  baseDelayMs: 200,
-  maxDelayMs: 3000,
-  maxTotalDelayMs: 6000,
+  maxAttempts: 6,
+  baseDelayMs: 1000,
+  maxDelayMs: 32_000,
+  maxTotalDelayMs: 60_000,
 };
 
 export interface RetryState {

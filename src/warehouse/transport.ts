@@ -1,7 +1,7 @@
 import type { Env } from '../env';
 import { ApiError, describeError } from '../errors';
 import { createLogger, type Logger } from '../lib/log';
-import type { CallOptions, WarehouseClientDeps } from './bigquery-client';
+import type { CallOptions, WarehouseClientDeps } from './types';
 import { credentialFor, type ServiceAccount } from './credentials';
 import { deadlineExceeded, malformedAnswer, mapUpstreamError, networkFailure, type UpstreamContext, type UpstreamFailure } from './errors';
 import { bearerTokenFor } from './jwt';

@@ -63,7 +63,12 @@ export type QueryResponse = z.infer<typeof QueryResponseSchema>;
  */
 export const JobSchema = z.object({
   jobReference: JobReferenceSchema.partial().optional(),
-  status: z.object({ state: z.string().optional() }).optional(),
+  status: z
+    .object({
+      state: z.string().optional(),
+      errorResult: z.object({ reason: z.string().optional(), message: z.string().optional() }).optional(),
+    })
+    .optional(),
   statistics: z
     .object({
       totalBytesProcessed: Int64Count.optional(),

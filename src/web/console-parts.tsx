@@ -12,6 +12,7 @@ table.compact td,table.compact th{padding:.35rem .5rem}
 pre.sql{white-space:pre-wrap;word-break:break-word;margin:.25rem 0;padding:.35rem .5rem;background:var(--bg);border:1px solid var(--line);
  border-radius:6px;font-size:.85rem;max-height:12rem;overflow:auto}
 .said{white-space:pre-wrap;word-break:break-word}
+.error-message{font-size:.85rem;word-break:break-word;max-width:24rem}
 dl.facts{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.35rem 1rem;margin:0}
 dl.facts dt{font-weight:600;color:var(--muted)}
 dl.facts dd{margin:0}
@@ -126,13 +127,14 @@ export const CallerCell: FC<{
         key <a href={`${base}?key=${encodeURIComponent(caller.id)}`}>{caller.name ?? caller.id}</a>
       </>
     ) : (
-      <>
-        assistant <a href={`${base}?connection=${encodeURIComponent(caller.id)}`}>{caller.id.slice(0, 12)}…</a>
-      </>
+      // Named as the Assistants page names it: the assistant, for the user who connected it.
+      <a href={`${base}?connection=${encodeURIComponent(caller.id)}`} title={`connection ${caller.id}`}>
+        {caller.name ?? `assistant ${caller.id.slice(0, 12)}…`}
+      </a>
     )}
     {user ? (
       <div class="muted">
-        of <a href={`${base}?user=${encodeURIComponent(user.id)}`}>{user.email ?? user.id}</a>
+        {caller.kind === 'connection' ? 'for' : 'of'} <a href={`${base}?user=${encodeURIComponent(user.id)}`}>{user.email ?? user.id}</a>
       </div>
     ) : null}
   </>

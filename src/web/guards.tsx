@@ -1,6 +1,7 @@
 import type { Context, Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { AppEnv } from '../app-env';
+import { currentScope } from '../context';
 import { describeError } from '../errors';
 import { isAdministrator } from '../auth/oauth-principal';
 import { checkSessionCsrf, sessionCsrfToken } from './csrf';
@@ -38,11 +39,12 @@ export function useHtmlDefaults(app: Hono<AppEnv>): void {
     return next();
   });
   app.onError((err, c) => {
-    c.get('log').error('page failed', { path: c.req.path, internal: describeError(err) });
+    const { log, requestId } = currentScope();
+    log.error('page failed', { path: c.req.path, internal: describeError(err) });
     return renderPage(c, 500, (nonce) => (
       <MessagePage nonce={nonce} title="Something went wrong">
         <p>
-          The page could not be shown. If this keeps happening, quote request id <code>{c.get('requestId')}</code> to support.
+          The page could not be shown. If this keeps happening, quote request id <code>{requestId}</code> to support.
         </p>
       </MessagePage>
     ));

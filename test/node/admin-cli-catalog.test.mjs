@@ -12,9 +12,21 @@ import { adminTestDatabase } from './admin-in-process.mjs';
 import { startTestWarehouse } from './warehouse-helpers.mjs';
 
 const t = adminTestDatabase('admin-cli-catalog-');
-const { admin, adminJson, rows } = t;
+const { rows } = t;
 /** @type {string} */
 let work;
+/** This file's own local warehouse (every plan and apply dry-runs changed SQL on it), and its env file. */
+let warehouse;
+/** @type {string} */
+let envFile;
+
+/** `catalog plan|apply` check against the warehouse by default: this file's, unless a call names its own or --offline. */
+const withWarehouse = (args) =>
+  args[0] === 'catalog' && (args[1] === 'plan' || args[1] === 'apply') && !args.includes('--env-file') && !args.includes('--offline')
+    ? [...args, '--env-file', envFile]
+    : args;
+const admin = (...args) => t.admin(...withWarehouse(args));
+const adminJson = (...args) => t.adminJson(...withWarehouse(args));
 
 beforeAll(async () => {
   const { buildDemoSeed } = await importWorkerModules({ 'src/seed/demo-tenants.ts': ['buildDemoSeed'] });
@@ -30,9 +42,17 @@ beforeAll(async () => {
   const seed = await buildDemoSeed({ now: Date.now(), keys, admins, catalog: await readCatalogDir(DEMO_CATALOG_DIR) });
   await rows(seed.join(';\n'));
   work = await mkdtemp(join(tmpdir(), 'catalog-folders-'));
+  warehouse = await startTestWarehouse();
+  envFile = join(work, 'warehouse.vars');
+  // The test warehouse hosts the project under its default name; the env file says so (as .dev.vars may).
+  await writeFile(
+    envFile,
+    `BIGQUERY_API_BASE='${warehouse.wh.url}'\nBIGQUERY_PROJECT='${warehouse.wh.project ?? 'service-v1'}'\nGCP_SERVICE_ACCOUNT_JSON='${warehouse.sa.json}'\n`,
+  );
 }, 120_000);
 
 afterAll(async () => {
+  await warehouse?.wh.close();
   if (work) await rm(work, { recursive: true, force: true });
 });
 
@@ -130,7 +150,24 @@ describe('catalog export, plan, apply', () => {
     const kept = await adminJson('catalog', 'plan', dir);
     expect(kept.plan.entries).toContainEqual({ action: 'remove', kind: 'savedQuery', id: 'sq_acme_top_customers', skipped: true });
     expect(kept.plan.entries).toContainEqual({ action: 'remove', kind: 'section', id: 'rq_acme_web_events', report: 'rpt_acme_trading' });
-    expect(kept.plan.entries).toContainEqual({ action: 'add', kind: 'section', id: 'rq_acme_new', report: 'rpt_acme_trading' });
+    expect(kept.plan.entries).toContainEqual({
+      action: 'add',
+      kind: 'section',
+      id: 'rq_acme_new',
+      report: 'rpt_acme_trading',
+      sql: 'SELECT COUNT(*) AS orders FROM `service-v1.{dataset}.fact__orders`',
+    });
+    // The plan shows an added section's SQL, and dry-runs it (on the one brand the report applies to).
+    const keptText = (await admin('catalog', 'plan', dir)).stdout;
+    expect(keptText).toContain(
+      '+ section rq_acme_new (report rpt_acme_trading)\n      sql:\n        + SELECT COUNT(*) AS orders FROM `service-v1.{dataset}.fact__orders`',
+    );
+    expect(kept.dryRuns.estimates).toContainEqual({
+      item: 'report rpt_acme_trading section rq_acme_new',
+      brand: 'brand_acme',
+      bytes: expect.any(Number),
+    });
+    expect(kept.dryRuns.estimates.filter((e) => e.item.startsWith('report rpt_acme_trading'))).toHaveLength(1);
     await adminJson('catalog', 'apply', dir);
     expect(await rows("SELECT id, ordinal FROM report_queries WHERE report_id = 'rpt_acme_trading' ORDER BY ordinal")).toEqual([
       { id: 'rq_acme_range', ordinal: 1 },
@@ -213,41 +250,135 @@ describe('invalid folders are refused before anything is written, naming file, i
   });
 });
 
-describe('--check-warehouse', () => {
-  it('dry-runs every section for each brand it applies to and every saved query, with bytes; a refused dry run refuses the folder', async () => {
-    const { wh, sa } = await startTestWarehouse();
-    try {
-      const envFile = join(work, 'warehouse.vars');
-      // The test warehouse hosts the project under its default name; the env file says so (as .dev.vars may).
-      await writeFile(
-        envFile,
-        `BIGQUERY_API_BASE='${wh.url}'\nBIGQUERY_PROJECT='${wh.project ?? 'service-v1'}'\nGCP_SERVICE_ACCOUNT_JSON='${sa.json}'\n`,
-      );
-      const out = await adminJson('catalog', 'plan', DEMO_CATALOG_DIR, '--check-warehouse', '--env-file', envFile);
-      // 4 system sections x 3 provisioned brands + 4 org_demo x 2 + 3 acme + 1 globex + 1 org_other + 1 umbrella + 7 saved.
-      expect(out.dryRuns.estimates).toHaveLength(12 + 8 + 3 + 1 + 1 + 1 + 7);
-      expect(out.dryRuns.estimates).toContainEqual({
-        item: 'report rpt_business_overview section rq_overview_kpis',
-        brand: 'brand_globex',
-        bytes: expect.any(Number),
-      });
-      expect(out.dryRuns.estimates.every((e) => e.bytes > 0)).toBe(true);
-      const text = (await admin('catalog', 'plan', DEMO_CATALOG_DIR, '--check-warehouse', '--env-file', envFile)).stdout;
-      expect(text).toMatch(/saved query sq_acme_top_customers on brand_acme: [\d,]+ bytes/);
+describe('the warehouse check', () => {
+  it('--check-warehouse dry-runs every section for each brand it applies to and every saved query, with bytes', async () => {
+    const out = await adminJson('catalog', 'plan', DEMO_CATALOG_DIR, '--check-warehouse');
+    // 4 system sections x 3 provisioned brands + 4 org_demo x 2 + 3 acme + 1 globex + 1 org_other + 1 umbrella + 7 saved.
+    expect(out.dryRuns.estimates).toHaveLength(12 + 8 + 3 + 1 + 1 + 1 + 7);
+    expect(out.dryRuns.estimates).toContainEqual({
+      item: 'report rpt_business_overview section rq_overview_kpis',
+      brand: 'brand_globex',
+      bytes: expect.any(Number),
+    });
+    expect(out.dryRuns.estimates.every((e) => e.bytes > 0)).toBe(true);
+    const text = (await admin('catalog', 'plan', DEMO_CATALOG_DIR, '--check-warehouse')).stdout;
+    expect(text).toMatch(/saved query sq_acme_top_customers on brand_acme: [\d,]+ bytes/);
+    // By default only changed SQL is dry-run: an unchanged folder needs no warehouse at all.
+    const unchanged = await admin('catalog', 'plan', DEMO_CATALOG_DIR, '--env-file', join(work, 'no-such.vars'));
+    expect(unchanged.code, unchanged.stderr).toBe(0);
+    expect(unchanged.stdout).toContain('no changed SQL to dry-run on the warehouse');
+  }, 120_000);
 
-      const dir = await demoCopy('bad-table');
-      await editJson(join(dir, 'reports/rpt_globex_stores.json'), (r) => {
-        r.sections[0].sql[1] = 'FROM `service-v1.{dataset}.agg__no_such_table`';
-      });
-      const r = await admin('catalog', 'plan', dir, '--check-warehouse', '--env-file', envFile);
-      expect(r.code).toBe(1);
-      expect(r.stderr).toMatch(
-        /reports\/rpt_globex_stores\.json: report rpt_globex_stores section rq_globex_store_daily: on brand brand_globex \(dataset globex\): the warehouse refused the dry run/,
+  it('a missing column fails plan and apply by default, at the file, line and column of the catalog file', async () => {
+    const dir = await demoCopy('missing-column');
+    const file = join(dir, 'reports/rpt_globex_stores.json');
+    await editJson(file, (r) => {
+      r.sections[0].sql[0] = r.sections[0].sql[0].replace('SELECT ', 'SELECT order_total, ');
+    });
+    const text = await readFile(file, 'utf8');
+    const lines = text.split('\n');
+    const line = lines.findIndex((l) => l.includes('order_total')) + 1;
+    const column = lines[line - 1].indexOf('order_total') + 1;
+    for (const verb of ['plan', 'apply']) {
+      const before = await rows('SELECT count(*) AS n FROM catalog_versions');
+      const r = await admin('catalog', verb, dir);
+      expect(r.code, r.stdout).toBe(1);
+      expect(r.stderr).toContain(
+        `reports/rpt_globex_stores.json:${line}:${column}: report rpt_globex_stores section rq_globex_store_daily: on brand brand_globex (dataset globex): the warehouse refused the dry run: QUERY_FAILED: Unrecognized name: order_total`,
       );
-    } finally {
-      await wh.close();
+      // BigQuery's position counts in the filled SQL the reader never sees; the file's replaces it.
+      expect(r.stderr).not.toMatch(/at \[\d+:\d+\]/);
+      expect(await rows('SELECT count(*) AS n FROM catalog_versions')).toEqual(before);
     }
   }, 120_000);
+
+  it('a position after a filled slot maps back through the slot to the template', async () => {
+    const dir = await demoCopy('after-slot');
+    const file = join(dir, 'saved-queries/sq_acme_top_customers.json');
+    await editJson(file, (q) => {
+      q.sql = 'SELECT customer_id FROM `service-v1.acme.fact__orders` WHERE no_such_col > 1';
+      q.tables = ['service-v1.acme.fact__orders'];
+    });
+    const text = await readFile(file, 'utf8');
+    const lines = text.split('\n');
+    const line = lines.findIndex((l) => l.includes('no_such_col')) + 1;
+    const column = lines[line - 1].indexOf('no_such_col') + 1;
+    const r = await admin('catalog', 'plan', dir);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      `saved-queries/sq_acme_top_customers.json:${line}:${column}: saved query sq_acme_top_customers: on brand brand_acme`,
+    );
+  }, 120_000);
+
+  it('--offline skips the check and says which changed SQL was not dry-run; a missing table still fails without it', async () => {
+    const dir = await demoCopy('bad-table');
+    await editJson(join(dir, 'reports/rpt_globex_stores.json'), (r) => {
+      r.sections[0].sql[1] = 'FROM `service-v1.{dataset}.agg__no_such_table`';
+    });
+    const offline = await admin('catalog', 'plan', dir, '--offline');
+    expect(offline.code, offline.stderr).toBe(0);
+    expect(offline.stdout).toContain(
+      'not checked against the warehouse (--offline): 1 changed SQL not dry-run (section rq_globex_store_daily); a missing table or column shows only when it runs',
+    );
+    expect((await adminJson('catalog', 'plan', dir, '--offline')).notDryRun).toEqual(['section rq_globex_store_daily']);
+    const r = await admin('catalog', 'plan', dir);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(
+      /reports\/rpt_globex_stores\.json(:\d+:\d+)?: report rpt_globex_stores section rq_globex_store_daily: on brand brand_globex \(dataset globex\): the warehouse refused the dry run/,
+    );
+    const noVars = await admin('catalog', 'plan', dir, '--env-file', join(work, 'no-such.vars'));
+    expect(noVars.stderr).toContain('give --env-file FILE, or --offline to skip the check');
+  }, 120_000);
+});
+
+describe('catalog messages', () => {
+  it('an unknown field names the known fields, at its own line', async () => {
+    const dir = await demoCopy('unknown-field');
+    const file = join(dir, 'saved-queries/sq_acme_top_customers.json');
+    await editJson(file, (q) => {
+      q.title = 'Top customers';
+    });
+    const line = (await readFile(file, 'utf8')).split('\n').findIndex((l) => l.includes('"title"')) + 1;
+    const r = await admin('catalog', 'plan', dir);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      `saved-queries/sq_acme_top_customers.json:${line}: saved query sq_acme_top_customers: Unrecognized key: "title"; the known fields are id, brand, name, description, sql, tables`,
+    );
+  });
+
+  it('a section id that collides with a saved query the folder also defines is one duplicate, not "not defined"', async () => {
+    const dir = await demoCopy('collide');
+    await editJson(join(dir, 'reports/rpt_acme_trading.json'), (r) => {
+      r.sections[0].id = 'sq_acme_top_customers';
+      r.dashboardConfig = null;
+    });
+    const r = await admin('catalog', 'plan', dir);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      'saved query sq_acme_top_customers: duplicate query id: already used by report rpt_acme_trading section sq_acme_top_customers',
+    );
+    expect(r.stderr).not.toContain('which the folder does not define');
+  });
+
+  it("export --org writes one organization: its own and its brands' items, no system or other organization's", async () => {
+    const dir = join(work, 'org-export');
+    const out = await adminJson('catalog', 'export', dir, '--org', 'org_other');
+    expect(out).toMatchObject({ org: 'org_other', reports: 2 });
+    const files = (await readCatalogDir(dir)).map((f) => f.path).sort();
+    expect(files).toContain('reports/rpt_other_portfolio.json');
+    expect(files).toContain('reports/rpt_umbrella_clinics.json');
+    expect(files.filter((f) => f.startsWith('reports/'))).toEqual([
+      'reports/rpt_other_portfolio.json',
+      'reports/rpt_umbrella_clinics.json',
+    ]);
+    // Umbrella is org_other's one brand: every saved query and memory exported is about it.
+    expect(files.filter((f) => !f.startsWith('reports/')).every((f) => f.includes('umbrella'))).toBe(true);
+    expect(files.filter((f) => !f.startsWith('reports/')).length).toBeGreaterThan(0);
+    // Planned without --prune, the folder changes nothing: what it leaves out is kept.
+    const planned = await adminJson('catalog', 'plan', dir);
+    expect(planned.plan.counts).toMatchObject({ add: 0, change: 0, remove: 0 });
+    expect((await admin('catalog', 'export', dir, '--org', 'org_nowhere')).stderr).toContain('no organization org_nowhere');
+  });
 });
 
 describe('brands, keys and users', () => {

@@ -163,3 +163,39 @@ describe('history list|totals', () => {
     expect((await adminJson('history', 'totals', '--as', 'u_brand')).brands.map((b) => b.id)).toEqual(['brand_a1']);
   });
 });
+
+describe('brand ids are not reused (issue 33)', () => {
+  const requestIds = (list) => list.map((r) => r.requestId);
+  it('brand create refuses an id a deleted brand left in the history; a re-created id shows none of the old rows', async () => {
+    const now = Date.now();
+    await rows(
+      `INSERT INTO brands (id, org_id, name, dataset, created_at) VALUES ('brand_gone', 'org_b', 'Gone', NULL, 0);
+       INSERT INTO query_log (id, request_id, principal_kind, principal_id, org_id, user_id, brand_id, query_id, period, sql, dry_run, transport,
+                              outcome, bytes_processed, bytes_billed, row_count, duration_ms, created_at) VALUES
+         ('ql_gone', 'req_gone', 'key', 'key_b', 'org_b', NULL, 'brand_gone', NULL, NULL, 'SELECT gone_secret', 0, 'rest', 'OK', 1, 1, 1, 5, ${now - 100});
+       INSERT INTO feedback (id, request_id, principal_kind, principal_id, org_id, brand_id, summary, recent_queries, created_at)
+         VALUES ('fb_gone', 'r_gone', 'key', 'key_b', 'org_b', 'brand_gone', 'Gone secret issue', '[]', ${now - 50})`,
+    );
+    expect(await adminJson('brand', 'delete', 'brand_gone')).toEqual({ id: 'brand_gone', deleted: true, cascaded: {} });
+    const refused = await admin('brand', 'create', '--id', 'brand_gone', '--org', 'org_a', '--name', 'New');
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('brand id brand_gone belonged to a deleted brand');
+    expect(refused.stderr).toContain('brand ids are not reused');
+    expect(await rows("SELECT count(*) AS n FROM brands WHERE id = 'brand_gone'")).toEqual([{ n: 0 }]);
+    // An id in use is still "already exists"; an id never used is created.
+    expect((await admin('brand', 'create', '--id', 'brand_a1', '--org', 'org_a', '--name', 'Dup')).stderr).toContain(
+      'brand brand_a1 already exists',
+    );
+
+    // A database where the id was re-created anyway (before this rule, or by hand): org_a's administrators see none of
+    // org_b's rows under it, in the CLI's history, totals and inbox alike; the operator still sees them.
+    await rows(`INSERT INTO brands (id, org_id, name, dataset, created_at) VALUES ('brand_gone', 'org_a', 'New', NULL, 1)`);
+    expect(requestIds((await adminJson('history', 'list', '--as', 'org@a.test')).runs)).not.toContain('req_gone');
+    expect((await adminJson('history', 'totals', '--as', 'org@a.test')).brands.map((b) => b.id)).not.toContain('brand_gone');
+    expect(ids((await adminJson('feedback', 'list', '--as', 'org@a.test')).reports)).not.toContain('fb_gone');
+    expect(requestIds((await adminJson('history', 'list')).runs)).toContain('req_gone');
+    await rows(
+      `DELETE FROM feedback WHERE id = 'fb_gone'; DELETE FROM query_log WHERE id = 'ql_gone'; DELETE FROM brands WHERE id = 'brand_gone'`,
+    );
+  });
+});

@@ -1,4 +1,4 @@
-// The served OpenAPI document passes `@redocly/cli lint`. The document is taken from the real Worker: the same
+// The served OpenAPI document passes `@redocly/cli lint` and Spectral's `spectral:oas` ruleset. The document is taken from the real Worker: the same
 // bundle `wrangler deploy` would upload (built with --dry-run), run in workerd through Miniflare, so what is
 // linted is byte for byte what /v1/data/openapi.json serves, with no shims for the Workers runtime.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -6,6 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Miniflare } from 'miniflare';
+import spectralCore from '@stoplight/spectral-core';
+import { Json } from '@stoplight/spectral-parsers';
+import { oas } from '@stoplight/spectral-rulesets';
 import { unstable_getMiniflareWorkerOptions } from 'wrangler';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runProcess } from '../../scripts/lib/run-process.mjs';
@@ -73,5 +76,17 @@ describe('served OpenAPI document', () => {
     expect(problems).toEqual([]);
     expect(report.totals).toMatchObject({ errors: 0, warnings: 0 });
     expect(lint.code, lint.stderr).toBe(0);
+  }, 60_000);
+
+  // Spectral's `spectral:oas` (the ruleset `spectral lint` applies by default, and many client generators' users run)
+  // is `oas` of @stoplight/spectral-rulesets, run here through spectral-core as the CLI runs it: every result at any
+  // severity (error, warning, info, hint) counts.
+  it("passes Spectral's spectral:oas ruleset with no result of any severity", async () => {
+    const spectral = new spectralCore.Spectral();
+    // The rulesets package declares `oas` with a narrower type than spectral-core's RulesetDefinition accepts.
+    spectral.setRuleset({ extends: [/** @type {import('@stoplight/spectral-core').RulesetDefinition} */ (/** @type {unknown} */ (oas))] });
+    const results = await spectral.run(new spectralCore.Document(served.text, Json, 'openapi.json'));
+    const severity = ['error', 'warning', 'info', 'hint'];
+    expect(results.map((r) => `${severity[r.severity]} ${r.code}: ${r.message} at ${r.path.join('.')}`)).toEqual([]);
   }, 60_000);
 });

@@ -84,7 +84,7 @@ const changes = (/** @type {any} */ s) =>
 describe.concurrent('npm run setup, as docs/deploy.md runs it', () => {
   it('a failure halfway (the deploy) stops with the step named; a rerun finishes without redoing the rest', async () => {
     const w = await workspace();
-    const args = ['--service-account', 'service-account.json'];
+    const args = ['--service-account', 'service-account.json', '--project', 'example-analytics'];
     const failed = await w.setup(args, { STAND_IN_WRANGLER_FAIL: 'deploy' });
     expect(failed.code).toBe(1);
     expect(failed.out).toMatch(/\[deploy\] `wrangler deploy .*` failed/);
@@ -111,6 +111,56 @@ describe.concurrent('npm run setup, as docs/deploy.md runs it', () => {
     expect(r.out).toMatch(/\[login\] not logged in to Cloudflare: run `npx wrangler login`/);
     expect((await w.state()).calls.map((/** @type {any} */ c) => c.argv[0])).toEqual(['whoami']);
   }, 60_000);
+
+  it('--dry-run without a login prints every step, "needs login to check" where only the account knows', async () => {
+    const w = await workspace(null);
+    const r = await w.setup(['--dry-run', '--project', 'example-analytics']);
+    expect(r.code, r.out).toBe(0);
+    for (const step of ['login', 'config', 'warehouse', 'd1', 'kv', 'queues', 'migrations', 'secrets', 'console', 'deploy', 'admin'])
+      expect(r.out, step).toContain(`[${step}]`);
+    expect(r.out).toMatch(/\[d1\] needs login to check whether database warehouse-query-api exists/);
+    expect(r.out).toMatch(/\[kv\] needs login to check/);
+    expect(r.out).toMatch(/\[secrets\] needs login to check/);
+    expect(r.out).toContain('[warehouse] would record BIGQUERY_PROJECT = "example-analytics" (from --project)');
+    expect(r.out).toMatch(/\[done\] dry run: nothing was changed/);
+    // Only whoami was asked; nothing written.
+    expect((await w.state()).calls.map((/** @type {any} */ c) => c.argv[0])).toEqual(['whoami']);
+    expect(await w.toml()).toBe(await readFile(join(ROOT, 'wrangler.toml'), 'utf8'));
+  }, 60_000);
+
+  it.each([
+    [[], /BIGQUERY_PROJECT "demo-analytics-dev" is the demo project .*give --project YOUR_PROJECT/],
+    [['--project', 'service-v1'], /"service-v1" is the contract's table prefix/],
+    [['--service-account', 'service-account.json'], /from the service account's project_id: "service-v1" is the contract's table prefix/],
+    [['--project', 'Not A Project'], /is not a Google Cloud project id/],
+  ])(
+    'refuses a placeholder project before changing anything (%j)',
+    async (args, message) => {
+      const w = await workspace();
+      const r = await w.setup(args);
+      expect(r.code).toBe(1);
+      expect(r.out).toMatch(message);
+      expect(changes(await w.state())).toEqual([]);
+      expect(await w.toml()).toBe(await readFile(join(ROOT, 'wrangler.toml'), 'utf8'));
+    },
+    60_000,
+  );
+
+  it('takes the project from the service account, records project, location and console origin in wrangler.toml', async () => {
+    const w = await workspace();
+    await writeFile(join(w.dir, 'sa.json'), createServiceAccount({ projectId: 'acme-warehouse' }).json);
+    const r = await w.setup(['--service-account', 'sa.json', '--location', 'EU', '--console-origin', 'https://data.example.com']);
+    expect(r.code, r.out).toBe(0);
+    const toml = await w.toml();
+    const vars = toml.slice(toml.indexOf('[vars]'), toml.indexOf('\n[', toml.indexOf('[vars]') + 1));
+    expect(vars).toContain('BIGQUERY_PROJECT = "acme-warehouse"');
+    expect(vars).toContain('BIGQUERY_LOCATION = "EU"');
+    expect(vars).toContain('CONSOLE_ORIGIN = "https://data.example.com"');
+    expect(r.out).toContain(`BIGQUERY_PROJECT = "acme-warehouse" (from the service account's project_id), recorded at wrangler.toml:`);
+    // The console origin was known before the deploy: one deploy.
+    expect((await w.state()).workers['warehouse-query-api'].deployments).toBe(1);
+    expect((await w.setup(['--location', 'moon'])).out).toMatch(/BIGQUERY_LOCATION "moon" is not a BigQuery location/);
+  }, 120_000);
 
   it('an OAuth login without d1:write is refused, naming the permission', async () => {
     const w = await workspace({ ...LOGIN, tokenPermissions: LOGIN.tokenPermissions.filter((p) => p !== 'd1:write') });
@@ -181,6 +231,7 @@ async function docSteps() {
 const SETUP_CHECKS = [
   async (w, out, sent) => {
     expect(out).toMatch(/\[d1\] would run `wrangler d1 create warehouse-query-api`/);
+    expect(out).toContain('[warehouse] BIGQUERY_PROJECT "demo-analytics-dev" is the demo project');
     expect(out).toMatch(/\[done\] dry run: nothing was changed/);
     expect(sent).toEqual([]);
     expect(await w.toml()).toBe(await readFile(join(ROOT, 'wrangler.toml'), 'utf8'));
@@ -194,7 +245,10 @@ const SETUP_CHECKS = [
     const worker = s.workers['warehouse-query-api'];
     expect(Object.keys(worker.secrets).sort()).toEqual(['CREDENTIALS_KEY', 'CURSOR_SECRET', 'GCP_SERVICE_ACCOUNT_JSON', 'SESSION_SECRET']);
     expect(worker.secrets.CREDENTIALS_KEY).toBe((await readFile(join(w.dir, '.deploy', 'production', 'credentials-key'), 'utf8')).trim());
-    expect(worker.deployments).toBe(1);
+    // The workers.dev URL became CONSOLE_ORIGIN after the first deploy, and a second deploy gave the Worker it.
+    expect(worker.deployments).toBe(2);
+    expect(await w.toml()).toContain('CONSOLE_ORIGIN = "https://warehouse-query-api.stand-in.workers.dev"');
+    expect(await w.toml()).toContain('BIGQUERY_PROJECT = "example-analytics"');
     // No secret was put before the Worker existed: they went up with the deploy.
     expect(sent.filter((l) => l.startsWith('secret put'))).toEqual([]);
     expect(out).toMatch(/\[migrations\] applied 0001_initial\.sql/);
@@ -211,7 +265,8 @@ const SETUP_CHECKS = [
     expect(out).toMatch(/nothing to apply/);
     expect(out).toMatch(/CURSOR_SECRET is set: kept/);
     expect(out).toMatch(/\[admin\] the database has 1 administrator login/);
-    expect((await w.state()).workers['warehouse-query-api'].deployments).toBe(2);
+    expect((await w.state()).workers['warehouse-query-api'].deployments).toBe(3);
+    expect(out).toMatch(/BIGQUERY_PROJECT is example-analytics \(wrangler\.toml:\d+\): kept/);
   },
   async (w, out, sent) => {
     const s = await w.state();
@@ -222,8 +277,18 @@ const SETUP_CHECKS = [
     expect(s.workers['warehouse-query-api-staging'].secrets.CREDENTIALS_KEY).not.toBe(
       s.workers['warehouse-query-api'].secrets.CREDENTIALS_KEY,
     );
-    expect(sent.filter((l) => l.startsWith('deploy')).at(-1)).toMatch(/^deploy --env staging --config --secrets-file$/);
+    // The first deploy with the secrets; the second with the CONSOLE_ORIGIN that deploy's URL gave.
+    expect(sent.filter((l) => l.startsWith('deploy'))).toEqual([
+      'deploy --env staging --config --secrets-file',
+      'deploy --env staging --config',
+    ]);
+    expect((await w.toml()).slice((await w.toml()).indexOf('[env.staging.vars]'))).toMatch(
+      /^CONSOLE_ORIGIN = "https:\/\/warehouse-query-api-staging\.stand-in\.workers\.dev"$/m,
+    );
     expect(out).toContain('https://warehouse-query-api-staging.stand-in.workers.dev/admin/login');
+    // Staging has its own project, recorded in its own [env.staging.vars].
+    const toml = await w.toml();
+    expect(toml.slice(toml.indexOf('[env.staging.vars]'))).toMatch(/^BIGQUERY_PROJECT = "example-analytics-staging"$/m);
   },
 ];
 
@@ -301,8 +366,8 @@ describe('docs/deploy.md, followed step by step', () => {
     expect(shown).not.toContain('PRIVATE KEY');
     expect(outOf(/key create/)).toMatch(/wqk_[A-Za-z0-9_-]{43}/);
     // The upgrade deployed again; staging has its own Worker, and its administrator is in its own database.
-    expect(s.workers['warehouse-query-api'].deployments).toBe(2);
-    expect(s.workers['warehouse-query-api-staging'].deployments).toBe(1);
+    expect(s.workers['warehouse-query-api'].deployments).toBe(3);
+    expect(s.workers['warehouse-query-api-staging'].deployments).toBe(2);
     expect(outOf(/user list --remote --env staging/)).toContain('you@example.com');
   }, 600_000);
 });

@@ -6,6 +6,15 @@ import { DialectError, classify, toDuckDb } from '../../dev/warehouse/dialect.mj
 import { startTestWarehouse } from './warehouse-helpers.mjs';
 
 const CTX = { project: 'service-v1', datasets: ['acme', 'globex', 'umbrella'], today: '2024-03-14' };
+
+/** One local warehouse for the file's semantic tests (started once: building its demo data is the slow part). */
+let t;
+beforeAll(async () => {
+  t = await startTestWarehouse();
+}, 120_000);
+afterAll(async () => {
+  await t?.wh.close();
+});
 const rewrite = (sql) => toDuckDb(sql, CTX).sql;
 
 describe('quoting and literals', () => {
@@ -118,14 +127,6 @@ describe('function and syntax rewrites', () => {
 });
 
 describe('semantics on the local warehouse', () => {
-  let t;
-  beforeAll(async () => {
-    t = await startTestWarehouse();
-  });
-  afterAll(async () => {
-    await t?.wh.close();
-  });
-
   const value = async (expr) => {
     const r = await t.query(`SELECT ${expr} AS v`);
     if (r.status !== 200) throw new Error(`${expr}: ${r.status} ${r.body?.error?.message}`);
@@ -244,5 +245,130 @@ describe('semantics on the local warehouse', () => {
   it('runs QUALIFY', async () => {
     const r = await t.query('SELECT x FROM UNNEST([5, 1, 4]) AS x QUALIFY ROW_NUMBER() OVER (ORDER BY x DESC) = 1');
     expect(r.body.rows).toEqual([{ f: [{ v: '5' }] }]);
+  });
+});
+
+// The GoogleSQL the SQL guard admits (issue 35) runs here too, so `npm run dev` is a faithful place to try SQL; what
+// DuckDB cannot express is refused naming the construct, never with DuckDB's own message (docs/local-warehouse.md).
+describe('GoogleSQL the guard admits runs on the local warehouse', () => {
+  const T = "WITH t AS (SELECT 'web' AS ch, 2 AS n UNION ALL SELECT 'store', 3 UNION ALL SELECT 'web', 5)\n";
+  const table = async (sql) => {
+    const r = await t.query(sql);
+    if (r.status !== 200) throw new Error(`${sql}: ${r.status} ${r.body?.error?.message}`);
+    return { names: r.body.schema.fields.map((f) => f.name), rows: (r.body.rows ?? []).map((row) => row.f.map((c) => c.v)) };
+  };
+  const value = async (expr) => (await table(`SELECT ${expr} AS v`)).rows[0]?.[0];
+
+  it.each([
+    [
+      'WHERE, AGGREGATE ... GROUP BY, ORDER BY',
+      `${T}FROM t |> WHERE n > 1 |> AGGREGATE SUM(n) AS total, COUNT(*) AS c GROUP BY ch |> ORDER BY total DESC`,
+      ['ch', 'total', 'c'],
+      [
+        ['web', '7', '2'],
+        ['store', '3', '1'],
+      ],
+    ],
+    [
+      'EXTEND, SET, DROP, RENAME, ORDER BY, LIMIT',
+      `${T}FROM t |> EXTEND n * 10 AS m |> SET n = n + 1 |> DROP ch |> RENAME m AS big |> ORDER BY big |> LIMIT 2`,
+      ['n', 'big'],
+      [
+        ['3', '20'],
+        ['4', '30'],
+      ],
+    ],
+    [
+      'a JOIN after a WHERE, the input alias still in scope',
+      `${T}, u AS (SELECT 'web' AS ch, 'online' AS label)\nFROM t AS a |> WHERE a.n > 2 |> JOIN u AS b ON b.ch = a.ch |> SELECT a.n, b.label`,
+      ['n', 'label'],
+      [['5', 'online']],
+    ],
+    [
+      'AS, a WHERE over a SELECT, UNION ALL, then LIMIT',
+      `${T}FROM t |> AS x |> SELECT x.n |> WHERE n < 5 |> UNION ALL (SELECT 10) |> ORDER BY n DESC |> LIMIT 2`,
+      ['n'],
+      [['10'], ['3']],
+    ],
+    ['pipe steps after a SELECT query', `${T}SELECT ch, SUM(n) AS s FROM t GROUP BY ch |> WHERE s > 5`, ['ch', 's'], [['web', '7']]],
+    ['a pipe query in a subquery', `${T}SELECT (FROM t |> AGGREGATE MAX(n) AS m) AS v`, ['v'], [['5']]],
+    ['AGGREGATE without GROUP BY', `${T}FROM t |> AGGREGATE COUNT(*) AS c, SUM(n) AS s`, ['c', 's'], [['3', '10']]],
+  ])('pipe syntax: %s', async (_name, sql, names, rows) => {
+    expect(await table(sql)).toEqual({ names, rows });
+  });
+
+  it.each([
+    ["'web' LIKE ANY ('w%', 's%')", 'true'],
+    ["'web' LIKE SOME ('x%', 'we_')", 'true'],
+    ["'web' LIKE ALL ('w%', '%b')", 'true'],
+    ["'web' LIKE ALL ('w%', 's%')", 'false'],
+    ["'web' NOT LIKE ANY ('w%', 's%')", 'true'],
+    ["LOWER('WEB') LIKE ANY ('x%', 'w%') AND TRUE", 'true'],
+    ["COLLATE('Web', 'und:ci') = 'WEB'", 'true'],
+    ["COLLATE('Web', '') = 'WEB'", 'false'],
+    ["(SELECT HLL_COUNT.EXTRACT(HLL_COUNT.INIT(x)) FROM UNNEST(['a', 'b', 'a', NULL]) AS x)", '2'],
+    ['(SELECT HLL_COUNT.MERGE(s) FROM (SELECT HLL_COUNT.INIT(x) AS s FROM UNNEST([1, 2, 3, 2]) AS x GROUP BY MOD(x, 2)))', '3'],
+    ['(SELECT KLL_QUANTILES.EXTRACT_POINT_INT64(KLL_QUANTILES.INIT_INT64(x), 0.5) FROM UNNEST([1, 2, 3, 4, 5]) AS x)', '3'],
+    // Google's examples: https://cloud.google.com/bigquery/docs/reference/standard-sql/net_functions#nethost
+    ["NET.HOST('//user:password@a.b:80/path?query')", 'a.b'],
+    ["NET.HOST('https://[::1]:80')", '[::1]'],
+    ["NET.HOST('    www.Example.Co.UK    ')", 'www.Example.Co.UK'],
+    ["DATE_BUCKET(DATE '2024-03-14', INTERVAL 7 DAY)", '2024-03-10'],
+    ["DATE_BUCKET(DATE '2024-03-14', INTERVAL 7 DAY, DATE '2024-03-13')", '2024-03-13'],
+    ["DATE_BUCKET(DATE '2024-03-14', INTERVAL 1 MONTH)", '2024-03-01'],
+  ])('%s = %j', async (expr, expected) => {
+    expect(await value(expr)).toBe(expected);
+  });
+
+  it('returns arrays from KLL_QUANTILES, APPROX_TOP_SUM and JSON_QUERY_ARRAY', async () => {
+    expect(await value('(SELECT KLL_QUANTILES.EXTRACT_INT64(KLL_QUANTILES.INIT_INT64(x), 2) FROM UNNEST([1, 2, 3, 4, 5]) AS x)')).toEqual(
+      ['1', '3', '5'].map((v) => ({ v })),
+    );
+    const top = await table(
+      "WITH w AS (SELECT 'a' AS x, 1 AS w UNION ALL SELECT 'b', 5 UNION ALL SELECT 'a', 2 UNION ALL SELECT 'c', 1)\nSELECT APPROX_TOP_SUM(x, w, 2) AS top FROM w",
+    );
+    expect(top.rows[0]?.[0]).toEqual([{ v: { f: [{ v: 'b' }, { v: '5' }] } }, { v: { f: [{ v: 'a' }, { v: '3' }] } }]);
+    expect(await value(`JSON_QUERY_ARRAY('{"a": [1, {"b": 2}]}', '$.a')`)).toEqual([{ v: '1' }, { v: '{"b":2}' }]);
+    expect(await value(`JSON_VALUE_ARRAY('["x", "y"]')`)).toEqual([{ v: 'x' }, { v: 'y' }]);
+  });
+
+  it('orders by a case-insensitive collation', async () => {
+    const r = await table("SELECT x FROM UNNEST(['b', 'a', 'C']) AS x ORDER BY x COLLATE 'und:ci'");
+    expect(r.rows.map(([x]) => x)).toEqual(['a', 'b', 'C']);
+  });
+
+  it('reads time travel within the window as the table now (nothing changes after creation), and refuses any other instant', async () => {
+    const P = '`service-v1.acme.dim__products`';
+    const [[now]] = (await table(`SELECT COUNT(*) FROM ${P}`)).rows;
+    // The tables are created at today 00:00 UTC: that instant and now are both in BigQuery's window, at any time of day.
+    expect((await table(`SELECT COUNT(*) FROM ${P} FOR SYSTEM_TIME AS OF CURRENT_TIMESTAMP()`)).rows).toEqual([[now]]);
+    const created = 'TIMESTAMP(CURRENT_DATE())';
+    expect((await table(`SELECT COUNT(*) FROM ${P} AS p FOR SYSTEM_TIME AS OF ${created} WHERE p.product_id IS NOT NULL`)).rows).toEqual([
+      [now],
+    ]);
+    const joined = await table(`SELECT COUNT(*) FROM ${P} p FOR SYSTEM_TIME AS OF ${created} JOIN ${P} AS q USING (product_id)`);
+    expect(joined.rows).toEqual([[now]]);
+    for (const instant of ['TIMESTAMP_SUB(CURRENT_TIMESTAMP(), INTERVAL 8 DAY)', 'TIMESTAMP_ADD(CURRENT_TIMESTAMP(), INTERVAL 1 DAY)']) {
+      const r = await t.query(`SELECT COUNT(*) FROM ${P} AS p FOR SYSTEM_TIME AS OF ${instant}`);
+      expect(r.status).toBe(400);
+      expect(r.body.error.message).toContain('Invalid snapshot time');
+    }
+    const dry = await t.dryRun(`SELECT * FROM ${P} FOR SYSTEM_TIME AS OF CURRENT_TIMESTAMP()`);
+    expect(dry.body.statistics.query.referencedTables).toEqual([{ projectId: 'service-v1', datasetId: 'acme', tableId: 'dim__products' }]);
+  });
+
+  it.each([
+    ['FROM `service-v1.acme.dim__products` |> WINDOW w AS (ORDER BY product_id)', 'pipe operator |> WINDOW'],
+    ["SELECT 'a' LIKE ANY UNNEST(['a'])", 'LIKE ANY UNNEST(...)'],
+    ["SELECT NET.REG_DOMAIN('https://a.b.co.uk')", 'NET.REG_DOMAIN'],
+    ["SELECT COLLATE('a', 'de:ci')", "COLLATE 'de:ci'"],
+    ["SELECT DATE_BUCKET(DATE '2024-03-14', INTERVAL 1 MONTH, DATE '2024-01-15')", 'DATE_BUCKET with a month-based width and an origin'],
+  ])('%s is refused naming %s', async (sql, construct) => {
+    const r = await t.query(sql);
+    expect(r.status).toBe(400);
+    expect(r.body.error.errors[0].reason).toBe('invalidQuery');
+    expect(r.body.error.message).toMatch(
+      new RegExp(`^${construct.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} runs on BigQuery, not in the local warehouse at \\[1:\\d+\\]$`),
+    );
   });
 });

@@ -99,6 +99,31 @@ describe('query cache', () => {
     const b = await t.query(sql);
     expect(b.body.cacheHit).toBe(false);
   });
+
+  // Google caches only what it documents (docs/local-warehouse.md, "Query cache"); each of these runs, and bills, again.
+  it('INFORMATION_SCHEMA is never cached and bills its 10 MiB minimum on every run', async () => {
+    const sql = `SELECT COUNT(*) AS n FROM \`service-v1.umbrella.INFORMATION_SCHEMA.COLUMNS\` /* ${marker()} */`;
+    const a = await t.query(sql);
+    const b = await t.query(sql);
+    for (const r of [a, b]) expect(r.body).toMatchObject({ cacheHit: false, totalBytesBilled: String(10 * 1024 * 1024) });
+  });
+
+  it('wildcard tables are never cached', async () => {
+    const sql = `SELECT COUNT(*) AS n FROM \`service-v1.umbrella.events_*\` /* ${marker()} */`;
+    await t.query(sql);
+    const b = await t.query(sql);
+    expect(b.body.cacheHit).toBe(false);
+    expect(Number(b.body.totalBytesBilled)).toBeGreaterThanOrEqual(0);
+  });
+
+  it('a job-less run (JOB_CREATION_OPTIONAL) fills no cache: a repeat runs and bills again', async () => {
+    const sql = `SELECT COUNT(order_id) AS n FROM ${ORDERS} /* ${marker()} */`;
+    const a = await t.query(sql, { jobCreationMode: 'JOB_CREATION_OPTIONAL' });
+    expect(a.body.jobReference).toBeUndefined();
+    const b = await t.query(sql, { jobCreationMode: 'JOB_CREATION_OPTIONAL' });
+    expect(b.body).toMatchObject({ cacheHit: false, totalBytesBilled: a.body.totalBytesBilled });
+    expect(Number(b.body.totalBytesBilled)).toBeGreaterThan(0);
+  });
 });
 
 describe('jobCreationMode: JOB_CREATION_OPTIONAL (short query optimized mode)', () => {

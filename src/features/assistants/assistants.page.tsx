@@ -10,6 +10,7 @@ import { UsageSummary } from '../keys/keys.page';
 import { requireAdminPost, adminGet } from '../../web/guards';
 import { AdminPage, ConfirmPage, Time } from '../../web/layout';
 import { renderPage } from '../../web/render';
+import { currentScope } from '../../context';
 
 const PATH = '/admin/assistants';
 const COPY_MCP_URL = copyScript({ button: 'copy-mcp-url', field: 'mcp-url', status: 'copy-status' }, 'address');
@@ -134,7 +135,7 @@ export function assistantsRoutes(admin: Hono<AppEnv>): void {
       c.env,
       assistants.map((a) => ({ kind: 'oauth' as const, id: a.grantId, limits })),
       Date.now(),
-      c.get('log'),
+      currentScope().log,
     );
     const notice = NOTICES[c.req.query('notice') ?? ''];
     const mcpUrl = mcpResource(canonicalOrigin(new URL(c.req.url)));

@@ -1,9 +1,8 @@
 import type { GrantSummary, OAuthHelpers } from '@cloudflare/workers-oauth-provider';
-import { z } from 'zod';
 import type { AdminReach } from '../../auth/oauth-principal';
 import type { Env } from '../../env';
 import { forgetGrantUse, grantLastUsed } from '../../oauth/grant-activity';
-import { encodeGrantUserId } from '../../oauth/grant-user';
+import { encodeGrantUserId, GrantMetadataSchema } from '../../oauth/grant-user';
 
 /**
  * Connected assistants (OAuth grants) as an administrator sees them: their own, and those of every user whose
@@ -24,15 +23,6 @@ export interface ConnectedAssistant {
   /** What the approving administrator allowed it to write; null for a connection approved before the choice. */
   writes: { memories: boolean; reports: boolean } | null;
 }
-
-/** What the consent page stores on a grant (storage-visible, never secret). */
-export const GrantMetadataSchema = z.object({
-  clientName: z.string().max(200).optional(),
-  redirectHost: z.string().max(300).optional(),
-  /** The consent page's choice, also in the grant's props (which decide); here so this page can show it. */
-  writes: z.object({ memories: z.boolean(), reports: z.boolean() }).optional(),
-});
-export type GrantMetadata = z.infer<typeof GrantMetadataSchema>;
 
 /** Pages of grants read per user; far above what one person connects. */
 const MAX_GRANT_PAGES = 5;

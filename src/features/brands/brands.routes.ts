@@ -8,6 +8,9 @@ export const list = createRoute({
   operationId: 'listBrands',
   tags: ['Brands'],
   summary: 'List the brands the key can access',
+  description:
+    'The brands the key can access: one for a brand key, every brand of the organization for an organization key. ' +
+    'A brand id from here is the `brandId` other operations take.',
   security: [{ bearerAuth: [] }],
   responses: {
     ...okJson(z.object({ brands: z.array(BrandSchema) }), 'The brands the key can access'),

@@ -1,6 +1,7 @@
 import type { Hono } from 'hono';
 import type { FC } from 'hono/jsx';
 import type { AppEnv } from '../../app-env';
+import type { AdminReach } from '../../auth/oauth-principal';
 import type { Env } from '../../env';
 import { adminGet } from '../../web/guards';
 import { SEARCH_PAGE } from '../search/search';
@@ -9,18 +10,31 @@ import { renderPage } from '../../web/render';
 import { type CatalogVersion, versionFromRow } from './versions';
 
 /**
- * /admin/catalog, read-only: which catalog version is live (the newest `catalog_versions` row: content hash, who
- * applied it, when, from where, what changed) and the ones before it. Catalogs are changed with
- * `npm run admin -- catalog apply` (docs/catalog.md), never here.
+ * /admin/catalog, read-only: which catalog version is live for the administrator's organizations (the newest
+ * version that changed their catalog: content hash, who applied it, when, from where, what changed for them) and the
+ * ones before it. Versions are kept per organization (`catalog_version_orgs`, versions.ts): another organization's
+ * folders and changes are never shown. Catalogs are changed with `npm run admin -- catalog apply`
+ * (docs/catalog.md), never here.
  */
 
 const HISTORY = 10;
 
-async function readVersions(env: Env): Promise<CatalogVersion[]> {
+/** The organizations whose catalog an administrator sees: those they administer, and those of the brands they do. */
+function catalogOrgs(reach: AdminReach): string[] {
+  return [...new Set([...reach.orgIds, ...reach.brands.map((b) => b.orgId)])].sort();
+}
+
+async function readVersions(env: Env, orgIds: string[]): Promise<CatalogVersion[]> {
+  // One line per version; an administrator of several organizations reads each one's part, named.
   const { results } = await env.DB.prepare(
-    `SELECT id, content_hash, applied_by, applied_at, source, summary FROM catalog_versions ORDER BY applied_at DESC, rowid DESC ` +
-      `LIMIT ${HISTORY}`,
-  ).all<Record<string, unknown>>();
+    `SELECT v.id, v.content_hash, v.applied_by, v.applied_at, v.source,
+            group_concat(CASE WHEN ?2 > 1 THEN o.org_id || ': ' || o.summary ELSE o.summary END, '; ') AS summary
+       FROM catalog_versions v JOIN catalog_version_orgs o ON o.version_id = v.id
+      WHERE o.org_id IN (SELECT value FROM json_each(?1))
+      GROUP BY v.id ORDER BY v.applied_at DESC, v.rowid DESC LIMIT ${HISTORY}`,
+  )
+    .bind(JSON.stringify(orgIds), orgIds.length)
+    .all<Record<string, unknown>>();
   return results.map((r) => versionFromRow(r)).filter((v): v is CatalogVersion => v !== null);
 }
 
@@ -52,7 +66,7 @@ const CatalogPage: FC<{ nonce: string; email: string; csrf: string; versions: Ca
             {live.source ? <> from {live.source}</> : null} ({live.summary}).
           </p>
         ) : (
-          <p>No catalog version has been applied to this database yet.</p>
+          <p>No catalog version has changed your organization's catalog yet.</p>
         )}
         <p class="muted">
           Reports, saved queries and memories are applied from a catalog folder with <code>npm run admin -- catalog apply DIR</code>; this
@@ -90,7 +104,7 @@ const CatalogPage: FC<{ nonce: string; email: string; csrf: string; versions: Ca
 
 export function catalogRoutes(admin: Hono<AppEnv>): void {
   adminGet(admin, '/catalog', async (c, signedIn) => {
-    const versions = await readVersions(c.env);
+    const versions = await readVersions(c.env, catalogOrgs(signedIn.user.reach));
     return renderPage(c, 200, (nonce) => (
       <CatalogPage nonce={nonce} email={signedIn.user.reach.email} csrf={signedIn.csrf} versions={versions} />
     ));

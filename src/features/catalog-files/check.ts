@@ -76,7 +76,7 @@ export async function checkCatalog(loaded: LoadedCatalog, target: CheckTarget): 
   };
   for (const r of catalog.reports) await checkReport(c, r);
   for (const q of catalog.savedQueries) await checkSavedQuery(c, q);
-  checkIdCollisions(c, catalog);
+  checkIdCollisions(c, catalog, loaded.duplicateQueryIds);
   checkMemories(c, catalog);
   return { problems: c.problems, warnings: c.warnings, guardChecks: c.guardChecks };
 }
@@ -186,7 +186,7 @@ async function checkSavedQuery(c: Checking, q: Catalog['savedQueries'][number]):
 }
 
 /** A stored-query id names one section or one saved query: the folder's must not collide with kept rows of the other kind. */
-function checkIdCollisions(c: Checking, catalog: Catalog): void {
+function checkIdCollisions(c: Checking, catalog: Catalog, duplicates: ReadonlySet<string>): void {
   const folderSections = new Set(catalog.reports.flatMap((r) => r.sections.map((s) => s.id)));
   const folderSaved = new Set(catalog.savedQueries.map((q) => q.id));
   const folderReports = new Set(catalog.reports.map((r) => r.id));
@@ -194,7 +194,7 @@ function checkIdCollisions(c: Checking, catalog: Catalog): void {
     for (const r of c.target.current.reports) {
       if (folderReports.has(r.id)) continue;
       for (const s of r.sections) {
-        if (folderSaved.has(s.id))
+        if (folderSaved.has(s.id) && !duplicates.has(s.id))
           c.problems.push(
             c.at(
               `saved:${s.id}`,
@@ -207,7 +207,8 @@ function checkIdCollisions(c: Checking, catalog: Catalog): void {
       }
     }
     for (const q of c.target.current.savedQueries) {
-      if (!folderSaved.has(q.id) && folderSections.has(q.id)) {
+      // A saved query the folder defines twice (as a section too) was refused as a duplicate: it is defined.
+      if (!folderSaved.has(q.id) && folderSections.has(q.id) && !duplicates.has(q.id)) {
         c.problems.push(
           c.at(
             `section:${q.id}`,

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import {
   type Catalog,
   CATALOG_FOLDERS,
@@ -44,11 +44,42 @@ export interface LoadedCatalog {
   /** By `report:<id>`, `section:<id>`, `saved:<id>`, `memory:<id>`. */
   sources: Map<string, ItemSource>;
   problems: Problem[];
+  /**
+   * Query ids the folder defines more than once (refused above, the later definition left out of `catalog`): the
+   * folder does define them, so no later check may say it does not.
+   */
+  duplicateQueryIds: Set<string>;
 }
 
 /** The line of `path` below an item's own position in its file. */
 export function sourceLine(src: ItemSource | undefined, path: JsonPath = []): number | undefined {
   return src ? lineOfPath(src.lines, [...src.at, ...path]) : undefined;
+}
+
+/**
+ * The field names an object schema accepts at `path` inside `schema` (through arrays, optional, nullable and
+ * unions), for "unknown field" refusals: the reader learns what to write instead.
+ */
+function knownFields(schema: z.ZodType, path: readonly (string | number)[]): string[] {
+  let at: z.ZodType[] = [schema];
+  const unwrap = (t: z.ZodType): z.ZodType[] => {
+    if (t instanceof z.ZodOptional || t instanceof z.ZodNullable || t instanceof z.ZodDefault) return unwrap(t.unwrap() as z.ZodType);
+    if (t instanceof z.ZodUnion) return (t.options as z.ZodType[]).flatMap(unwrap);
+    if (t instanceof z.ZodPipe) return unwrap(t.in as z.ZodType);
+    return [t];
+  };
+  for (const step of path) {
+    at = at.flatMap(unwrap).flatMap((t): z.ZodType[] => {
+      if (typeof step === 'number') return t instanceof z.ZodArray ? [t.element as z.ZodType] : [];
+      if (t instanceof z.ZodObject) {
+        const field = (t.shape as Record<string, z.ZodType>)[step];
+        return field ? [field] : [];
+      }
+      return [];
+    });
+  }
+  const keys = at.flatMap(unwrap).flatMap((t) => (t instanceof z.ZodObject ? Object.keys(t.shape as object) : []));
+  return [...new Set(keys)].filter((k) => k !== '$schema');
 }
 
 const FOLDER_KIND = new Map<string, ItemKind>(Object.entries(CATALOG_FOLDERS).map(([k, v]) => [v, k as ItemKind]));
@@ -68,6 +99,7 @@ export function loadCatalog(files: readonly CatalogFile[]): LoadedCatalog {
   const catalog: Catalog = { reports: [], savedQueries: [], memories: [] };
   /** queryId -> where it was first defined, for duplicate messages. */
   const queryIds = new Map<string, string>();
+  const duplicateQueryIds = new Set<string>();
   const firstOf = new Map<string, string>();
 
   const sorted = [...files].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
@@ -101,7 +133,15 @@ export function loadCatalog(files: readonly CatalogFile[]): LoadedCatalog {
       for (const issue of parsed.error.issues.slice(0, 10)) {
         const path = issue.path.filter((p): p is string | number => typeof p !== 'symbol');
         const where = path.length > 0 ? `${path.join('.')}: ` : '';
-        problems.push({ file: f.path, item, line: lineOfPath(lines, path), message: `${where}${issue.message}` });
+        const known = issue.code === 'unrecognized_keys' ? knownFields(SCHEMAS[kind], path) : [];
+        // The line of the unknown field itself, not of the object holding it.
+        const at = issue.code === 'unrecognized_keys' && issue.keys[0] !== undefined ? [...path, issue.keys[0]] : path;
+        problems.push({
+          file: f.path,
+          item,
+          line: lineOfPath(lines, at),
+          message: `${where}${issue.message}${known.length > 0 ? `; the known fields are ${known.join(', ')}` : ''}`,
+        });
       }
       continue;
     }
@@ -122,6 +162,7 @@ export function loadCatalog(files: readonly CatalogFile[]): LoadedCatalog {
         const label = `report ${r.id} section ${s.id}`;
         const prior = queryIds.get(s.id);
         if (prior !== undefined) {
+          duplicateQueryIds.add(s.id);
           problems.push({
             file: f.path,
             item: label,
@@ -138,6 +179,7 @@ export function loadCatalog(files: readonly CatalogFile[]): LoadedCatalog {
       const q = savedQueryFromFile(parsed.data as z.infer<typeof SavedQueryFileSchema>);
       const prior = queryIds.get(q.id);
       if (prior !== undefined) {
+        duplicateQueryIds.add(q.id);
         problems.push({
           file: f.path,
           item: `saved query ${q.id}`,
@@ -156,5 +198,5 @@ export function loadCatalog(files: readonly CatalogFile[]): LoadedCatalog {
       catalog.memories.push(m);
     }
   }
-  return { catalog: sortCatalog(catalog), sources, problems };
+  return { catalog: sortCatalog(catalog), sources, problems, duplicateQueryIds };
 }

@@ -133,6 +133,8 @@ export interface PlanEntry {
   skipped?: boolean;
   /** A memory change that restores a deleted memory. */
   restore?: boolean;
+  /** An added section's or saved query's SQL, shown under it: what will run is reviewed like a changed one. */
+  sql?: string;
 }
 
 export interface CatalogPlan {
@@ -178,7 +180,7 @@ export async function planCatalog(folder: Catalog, stored: StoredCatalog, opts: 
     r.sections.forEach((s, i) => {
       const prior = storedSection.get(s.id);
       if (!prior) {
-        entries.push({ action: 'add', kind: 'section', id: s.id, report: r.id });
+        entries.push({ action: 'add', kind: 'section', id: s.id, report: r.id, sql: s.sql });
         return;
       }
       const p = prior.section;
@@ -206,7 +208,7 @@ export async function planCatalog(folder: Catalog, stored: StoredCatalog, opts: 
 
   for (const q of folder.savedQueries) {
     const old = now.savedQueries.find((x) => x.id === q.id);
-    if (!old) entries.push({ action: 'add', kind: 'savedQuery', id: q.id });
+    if (!old) entries.push({ action: 'add', kind: 'savedQuery', id: q.id, sql: q.sql });
     else {
       const fields = diffFields([
         ['brand', old.brandId, q.brandId],
@@ -323,6 +325,7 @@ export function renderPlan(p: CatalogPlan): string {
     const note = e.skipped ? '   [kept: removed only with --prune]' : e.restore ? '   [restores the deleted memory]' : '';
     lines.push(`${e.skipped ? ' ' : sym[e.action]} ${KIND_WORD[e.kind]} ${e.id}${where}${note}`);
     for (const f of e.fields ?? []) for (const l of fieldLines(f)) lines.push(`      ${l}`);
+    if (e.sql !== undefined) lines.push('      sql:', ...e.sql.split('\n').map((l) => `        + ${l}`));
   }
   if (lines.length === 0) lines.push('No changes: the database already holds this catalog.');
   lines.push('', planSummary(p));

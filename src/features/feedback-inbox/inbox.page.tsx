@@ -1,3 +1,5 @@
+import { currentScope } from '../../context';
+import { callerPickers, listConnections, type ConnectionChoice } from '../query-history/history';
 import type { Context, Hono } from 'hono';
 import type { FC } from 'hono/jsx';
 import type { AppEnv } from '../../app-env';
@@ -21,7 +23,7 @@ import {
   type FeedbackStatus,
   type InboxFilter,
 } from './inbox';
-import { visibilityOf, type Visibility } from '../query-history/visibility';
+import { visibilityOf, type Visibility } from '../../auth/ownership';
 import { newId } from '../../lib/ids';
 import { enqueueNotification } from '../notifications/notifications';
 import { requireAdminPost, type Admin, adminGet } from '../../web/guards';
@@ -76,14 +78,13 @@ const Row: FC<{ f: FeedbackItem }> = ({ f }) => (
   </tr>
 );
 
-function filterFields(admin: Admin, keys: { id: string; name: string }[]): FilterField[] {
+function filterFields(admin: Admin, keys: { id: string; name: string }[], connections: ConnectionChoice[]): FilterField[] {
   return [
     { name: 'brand', label: 'Brand', options: admin.user.reach.brands.map((b) => ({ value: b.id, label: b.name ?? b.id })) },
     { name: 'severity', label: 'Severity', options: ['high', 'medium', 'low'].map((s) => ({ value: s, label: s })) },
     { name: 'status', label: 'Status', options: FEEDBACK_STATUSES.map((s) => ({ value: s, label: STATUS_LABEL[s] })) },
     { name: 'key', label: 'Filed by key', options: keys.map((k) => ({ value: k.id, label: k.name })) },
-    { name: 'connection', label: 'Assistant connection', placeholder: 'connection id' },
-    { name: 'user', label: 'User', placeholder: 'user id' },
+    ...callerPickers(connections),
     {
       name: 'assignee',
       label: 'Assignee',
@@ -101,9 +102,10 @@ async function renderList(c: Context<AppEnv>, admin: Admin) {
   const raw = c.req.query();
   const parsed = parseInboxFilter(raw);
   const filter: InboxFilter = parsed.success ? parsed.data : {};
-  const [items, keys] = await Promise.all([
+  const [items, keys, connections] = await Promise.all([
     parsed.success ? listFeedback(c.env, visibilityOf(admin.user.reach), filter, INBOX_PAGE_SIZE + 1) : Promise.resolve([]),
     listManagedKeys(c.env, admin.user.reach),
+    listConnections(c.env, visibilityOf(admin.user.reach)),
   ]);
   const more = items.length > INBOX_PAGE_SIZE;
   const shown = items.slice(0, INBOX_PAGE_SIZE);
@@ -117,7 +119,7 @@ async function renderList(c: Context<AppEnv>, admin: Admin) {
       </p>
       <FilterForm
         action={PATH}
-        fields={filterFields(admin, keys)}
+        fields={filterFields(admin, keys, connections)}
         values={raw}
         error={parsed.success ? undefined : parsed.error.issues[0]?.message}
       />
@@ -490,7 +492,7 @@ export function inboxRoutes(admin: Hono<AppEnv>): void {
       now,
     });
     if (changed) {
-      const deps = { env: c.env, log: c.get('log'), waitUntil: (p: Promise<unknown>) => c.executionCtx.waitUntil(p) };
+      const deps = { env: c.env, log: currentScope().log, waitUntil: (p: Promise<unknown>) => c.executionCtx.waitUntil(p) };
       enqueueNotification(deps, { kind: 'feedback-status', feedbackRef: id, changeId }, detail.item.orgId);
     }
     const url = `${PATH}/${encodeURIComponent(id)}?notice=${changed ? 'status-changed' : 'status-conflict'}`;

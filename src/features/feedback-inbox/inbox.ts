@@ -1,12 +1,13 @@
 import { z } from 'zod';
 import type { Env } from '../../env';
 import type { Statement } from '../memories/store';
-import { Params, parseFilter, PeriodFilterFields, periodFilterSql, visibleSql, type Visibility } from '../query-history/visibility';
+import { visibleSql, type Visibility } from '../../auth/ownership';
+import { Params, parseFilter, PeriodFilterFields, periodFilterSql } from '../query-history/visibility';
 
 /**
  * The data-issue inbox: reports filed with `POST /v1/data/feedback` or the `report_data_issue` MCP tool, as the data
  * team works them. Pure statement builders and row parsing shared by the admin pages (src/web/pages/inbox.page.tsx)
- * and the admin CLI (`feedback list|show|resolve`), under the visibility rule of query-history/visibility.ts.
+ * and the admin CLI (`feedback list|show|resolve`), under the visibility rule of src/auth/ownership.ts (visibleSql).
  *
  * Status: open -> acknowledged -> resolved | dismissed (open may go straight to resolved or dismissed); a resolved or
  * dismissed report can be reopened (back to open, with a note saying why). Each change names who made it, carries a
@@ -54,7 +55,9 @@ export function parseInboxFilter(raw: Record<string, string | undefined>) {
 const COLUMNS = `f.id, f.request_id, f.principal_kind, f.principal_id, f.user_id, f.org_id, f.brand_id, f.summary, f.expected,
   f.observed, f.severity, f.transcript, f.recent_queries, f.created_at, f.status, f.status_note, f.status_changed_by,
   f.status_changed_at, k.name AS key_name, u.email AS user_email, b.name AS brand_name, f.assignee_user_id,
-  a.email AS assignee_email`;
+  a.email AS assignee_email,
+  (SELECT q.client_name FROM query_log q WHERE f.principal_kind = 'oauth' AND q.principal_kind = 'oauth'
+      AND q.principal_id = f.principal_id AND q.client_name IS NOT NULL ORDER BY q.created_at DESC LIMIT 1) AS client_name`;
 const JOINS = `FROM feedback f
   LEFT JOIN api_keys k ON f.principal_kind = 'key' AND k.id = f.principal_id
   LEFT JOIN users u ON u.id = f.user_id
@@ -292,6 +295,8 @@ const FeedbackRowSchema = z.object({
   assignee_email: z.string().nullable(),
   /** Detail reads only (LATE_QUERIES). */
   late_queries: z.string().nullable().optional(),
+  /** The assistant's name, as its connection's runs logged it (a report row does not carry it). */
+  client_name: z.string().nullable(),
 });
 
 export interface FeedbackItem {
@@ -329,7 +334,7 @@ export function toFeedbackItem(raw: unknown): FeedbackItem {
     filer:
       r.principal_kind === 'key'
         ? { kind: 'key', id: r.principal_id, name: r.key_name }
-        : { kind: 'connection', id: r.principal_id, name: null },
+        : { kind: 'connection', id: r.principal_id, name: r.client_name },
     user: r.user_id === null ? null : { id: r.user_id, email: r.user_email },
     orgId: r.org_id,
     brand: r.brand_id === null ? null : { id: r.brand_id, name: r.brand_name },

@@ -60,8 +60,25 @@ export type FeedbackRequest = z.infer<typeof FeedbackRequestSchema>;
 export const FeedbackResponseSchema = z
   .object({
     feedbackRef: z.string().openapi({ description: 'Reference id to quote in support.', example: 'fb_3f9a0c1d2e4b5a6c7d8e' }),
+    attached: z
+      .object({
+        queries: z
+          .array(
+            z.object({
+              requestId: z.string().openapi({ description: 'The request id of the run, as its response gave it.' }),
+              at: z.string().openapi({ description: 'When it ran, ISO 8601 UTC.' }),
+              queryId: z.string().nullable().openapi({ description: 'The stored query run by id; null for raw SQL.' }),
+              outcome: z.string().openapi({ description: 'How the run ended (ok, or the error code).' }),
+            }),
+          )
+          .openapi({ description: 'The runs attached to the report, newest first (those the query log held when it was filed).' }),
+        turns: z.number().int().openapi({ description: 'Transcript turns stored with the report.' }),
+      })
+      .optional()
+      .openapi({ description: 'Extension: what was attached to the report, so the caller can say what the data team will see.' }),
   })
   .openapi('FeedbackResponse');
+export type FeedbackResponse = z.infer<typeof FeedbackResponseSchema>;
 
 export const FeedbackRefField = z
   .string()

@@ -1,8 +1,24 @@
 import { getFeedback, submitFeedback } from './feedback';
-import { FeedbackRefField, FeedbackRequestSchema, FeedbackResponseSchema, FeedbackStatusSchema } from './feedback.schemas';
+import {
+  FeedbackRefField,
+  FeedbackRequestSchema,
+  FeedbackResponseSchema,
+  FeedbackStatusSchema,
+  type FeedbackResponse,
+} from './feedback.schemas';
 import { ANNOTATIONS, defineTool } from '../../mcp/define-tool';
 
 const fields = FeedbackRequestSchema.shape;
+
+/** What was filed and what the data team will see with it: the attached runs by request id and time, and the turns. */
+function filedText({ feedbackRef, attached }: FeedbackResponse): string {
+  const runs = attached?.queries ?? [];
+  const turns = attached?.turns ?? 0;
+  return [
+    `Filed ${feedbackRef} (quote it in support). Attached: ${runs.length} recent quer${runs.length === 1 ? 'y' : 'ies'} and ${turns} transcript turn${turns === 1 ? '' : 's'}.`,
+    ...runs.map((r) => `- ${r.requestId} at ${r.at}: ${r.queryId ?? 'raw SQL'}, ${r.outcome}`),
+  ].join('\n');
+}
 
 export const reportDataIssueTool = defineTool({
   name: 'report_data_issue',
@@ -20,6 +36,7 @@ export const reportDataIssueTool = defineTool({
     transcript: fields.transcript.describe('The turns that led here, verbatim; tool turns without their rows.'),
   },
   output: FeedbackResponseSchema,
+  text: filedText,
   // Writes a new report each call: not read-only, not idempotent, but never destroys anything.
   annotations: ANNOTATIONS.append,
   writes: 'a feedback row',

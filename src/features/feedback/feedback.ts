@@ -1,15 +1,36 @@
 import { enqueueNotification } from '../notifications/notifications';
+import { z } from 'zod';
 import { newId } from '../../lib/ids';
 import { FeedbackStatusSchema, type FeedbackRequest, type FeedbackStatusResponse } from './feedback.schemas';
 import { ApiError } from '../../errors';
 import type { OpContext } from '../../context';
 import { resolveBrand } from '../../auth/scope';
 import { ATTACHED_QUERY_JSON, FEEDBACK_AUDIT } from '../feedback-inbox/inbox';
+import { rowOwner } from '../../auth/ownership';
+import { catalogSnapshot } from '../../catalog/snapshot';
+import type { FeedbackResponse } from './feedback.schemas';
+
+/** The attached runs as the caller is told of them: request id, time, stored query and outcome (the SQL stays stored). */
+function attachedRuns(json: string | null): NonNullable<FeedbackResponse['attached']>['queries'] {
+  return AttachedRowsSchema.parse(json === null ? [] : JSON.parse(json)).map((r) => ({
+    requestId: r.requestId,
+    at: new Date(r.createdAt).toISOString(),
+    queryId: r.queryId,
+    outcome: r.outcome,
+  }));
+}
+
+/** What attachedRuns reads of each copied query_log row (the json_object in submitFeedback; NOT NULL columns but query_id). */
+const AttachedRowsSchema = z.array(
+  z.object({ requestId: z.string(), createdAt: z.number(), queryId: z.string().nullable(), outcome: z.string() }),
+);
 
 /**
  * submitFeedback: files a data-issue report. The target brand follows the usual scoping (403 FORBIDDEN_BRAND
  * outside the key's scope; a single-brand key defaults to its brand). An org key that omits `brandId` files a
- * general, organization-wide report: stored with the org and no brand.
+ * general, organization-wide report: stored with the org and no brand. Credentials whose brands span several
+ * organizations (an OAuth administrator of two orgs) have no one org to file under, so they must name the brand:
+ * 400 VALIDATION otherwise, as a report nobody could read in the console would be filed for nothing.
  *
  * The principal's last 20 query_log rows from the 24 h before filing are copied into the report in the same
  * statement that stores it, so the snapshot is exactly what the log held at that moment (newest first); runs from
@@ -18,7 +39,7 @@ import { ATTACHED_QUERY_JSON, FEEDBACK_AUDIT } from '../feedback-inbox/inbox';
  * about one brand attaches only that brand's runs (an org key's runs on its other brands are not about this
  * issue, and would crowd it out of the 20); a general report attaches the principal's runs on any brand.
  */
-export async function submitFeedback(ctx: OpContext, req: FeedbackRequest): Promise<{ feedbackRef: string }> {
+export async function submitFeedback(ctx: OpContext, req: FeedbackRequest): Promise<FeedbackResponse> {
   // `req` has passed FeedbackRequestSchema's field rules: the REST route parses the body with it and the MCP tool
   // declares its arguments with the same fields, so the limits are not checked again here.
   if (ctx.principal.writes?.reports === false) {
@@ -29,8 +50,19 @@ export async function submitFeedback(ctx: OpContext, req: FeedbackRequest): Prom
     );
   }
   const brandId = resolveBrand(ctx.principal, req.brandId, { required: false });
+  const brand = brandId === null ? null : (await catalogSnapshot(ctx.env, ctx.now)).brands.get(brandId);
+  if (brand === undefined) throw new ApiError('FORBIDDEN_BRAND', `this key cannot access brand ${JSON.stringify(brandId)}`);
+  const owner = rowOwner(ctx.principal, brand);
+  if (owner.orgId === null) {
+    throw new ApiError(
+      'VALIDATION',
+      'brandId is required: these credentials administer brands in several organizations, so a report without a brand ' +
+        'would belong to none of them (list the brands with GET /v1/data/brands or the list_brands tool)',
+      { details: { parameter: 'brandId' } },
+    );
+  }
   const feedbackRef = newId('fb');
-  await ctx.env.DB.prepare(
+  const stored = await ctx.env.DB.prepare(
     `INSERT INTO feedback (id, request_id, principal_kind, principal_id, org_id, brand_id, summary, expected, observed,
                            severity, transcript, recent_queries, created_at, user_id)
      SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,
@@ -38,15 +70,16 @@ export async function submitFeedback(ctx: OpContext, req: FeedbackRequest): Prom
                       WHERE q.principal_kind = ?3 AND q.principal_id = ?4 AND q.created_at > ?13 AND q.created_at <= ?12
                         AND (?6 IS NULL OR q.brand_id = ?6)
                       ORDER BY q.created_at DESC, q.id DESC LIMIT ?14)),
-            ?12, ?15`,
+            ?12, ?15
+     RETURNING recent_queries`,
   )
     .bind(
       feedbackRef,
       ctx.requestId,
       ctx.principal.kind,
       ctx.principal.id,
-      ctx.principal.orgId,
-      brandId,
+      owner.orgId,
+      owner.brandId,
       req.summary,
       req.expected ?? null,
       req.observed ?? null,
@@ -57,10 +90,10 @@ export async function submitFeedback(ctx: OpContext, req: FeedbackRequest): Prom
       FEEDBACK_AUDIT.rows,
       ctx.principal.userId ?? null,
     )
-    .run();
+    .first<{ recent_queries: string | null }>();
   ctx.log.info('feedback filed', { feedbackRef, brandId, severity: req.severity ?? null });
-  enqueueNotification(ctx, { kind: 'feedback-filed', feedbackRef }, ctx.principal.orgId);
-  return { feedbackRef };
+  enqueueNotification(ctx, { kind: 'feedback-filed', feedbackRef }, owner.orgId);
+  return { feedbackRef, attached: { queries: attachedRuns(stored?.recent_queries ?? null), turns: req.transcript?.length ?? 0 } };
 }
 
 /**

@@ -1,11 +1,11 @@
 import { nameProblem } from '../../lib/text';
 import { z } from 'zod';
-import { KEY_SETTING_NAMES, KEY_SETTINGS, type KeySettingName, type KeySettings } from './settings';
+import { KEY_SETTING_NAMES, KEY_SETTINGS, type KeySettingName, type KeySettings } from '../../auth/key-settings';
 import { count, formatByteLimit, parseByteQuantity, TIB } from './units';
 
 /**
  * The forms of the keys page: create a key, change a key's limits. The limit inputs are made from the key settings
- * (settings.ts), so a new setting needs nothing here; another field (say, a permission choice) is one entry in
+ * (src/auth/key-settings.ts), so a new setting needs nothing here; another field (say, a permission choice) is one entry in
  * `CreateKeyFormSchema` and its label in `CREATE_KEY_FIELD_LABELS`, plus its input in keys.page.tsx.
  */
 

@@ -3,7 +3,8 @@ import type { Env } from '../../env';
 import { ApiError, describeError } from '../../errors';
 import type { Logger } from '../../lib/log';
 import { peekUsage, type UsageSnapshot } from '../../usage/usage';
-import { effectiveLimits, type ManagedKey } from './keys';
+import { limitsOf } from '../../auth/key-settings';
+import type { ManagedKey } from './keys';
 
 /** What the keys list shows in a key's usage cell. */
 export type KeyUsage =
@@ -34,7 +35,7 @@ export async function loadKeyUsage(
   const live = keys.filter((k) => k.revokedAt === null);
   return loadUsage(
     env,
-    live.map((k) => ({ kind: 'key' as const, id: k.id, limits: effectiveLimits(k.limits, defaults) })),
+    live.map((k) => ({ kind: 'key' as const, id: k.id, limits: limitsOf(k.limits, defaults) })),
     now,
     log,
   );

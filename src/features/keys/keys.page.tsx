@@ -5,15 +5,14 @@ import { loadKeyUsage, type KeyUsage } from './key-usage';
 import {
   createManagedKey,
   keyScopeChoices,
-  keySettingDefaults,
   listManagedKeys,
   revokeManagedKey,
   updateManagedKeyLimits,
   type KeyScopeChoice,
-  type KeySettingDefaults,
   type ManagedKey,
 } from './keys';
-import { KEY_SETTING_NAMES, KEY_SETTINGS, type KeySettingName } from './settings';
+import { defaultLimits } from '../../auth/api-keys';
+import { KEY_SETTING_NAMES, KEY_SETTINGS, type KeyLimits, type KeySettingName } from '../../auth/key-settings';
 import { ApiError } from '../../errors';
 import { putFlash } from '../../web/flash';
 import { firstFormError } from '../../web/form';
@@ -30,6 +29,7 @@ import { AdminPage, ConfirmPage, Time } from '../../web/layout';
 import { renderPage } from '../../web/render';
 import { count, formatByteLimit, formatBytes } from './units';
 import { KEY_CREATED_PATH, type KeyCreatedFlash } from './key-created.page';
+import { currentScope } from '../../context';
 
 /** Fixed texts for `?notice=` after a redirect; the parameter only picks one, it is never echoed. */
 const NOTICES: Record<string, string> = {
@@ -87,7 +87,7 @@ function settingText(name: KeySettingName, n: number): string {
 const LIMIT_INPUTS = KEY_SETTING_NAMES.map((setting) => ({
   setting,
   name: formField(setting),
-  hint: (d: KeySettingDefaults) => settingText(setting, d[setting]),
+  hint: (d: KeyLimits) => settingText(setting, d[setting]),
   attrs: (KEY_SETTINGS[setting].unit === 'bytes'
     ? // Text, not number: the value carries its unit, and shows back exactly what is stored (units.ts).
       { type: 'text', spellcheck: 'false', autocomplete: 'off' }
@@ -104,7 +104,7 @@ const LIMIT_SUFFIX: Record<KeySettingName, string> = {
 };
 
 /** Set or clear a live key's limits. Closed unless a save of this key was just refused. */
-const LimitsForm: FC<{ k: ManagedKey; csrf: string; defaults: KeySettingDefaults; edit: LimitsEdit | undefined }> = ({
+const LimitsForm: FC<{ k: ManagedKey; csrf: string; defaults: KeyLimits; edit: LimitsEdit | undefined }> = ({
   k,
   csrf,
   defaults,
@@ -159,7 +159,7 @@ const LimitsForm: FC<{ k: ManagedKey; csrf: string; defaults: KeySettingDefaults
 const KeyRow: FC<{
   k: ManagedKey;
   csrf: string;
-  defaults: KeySettingDefaults;
+  defaults: KeyLimits;
   usage: KeyUsage | undefined;
   edit: LimitsEdit | undefined;
 }> = ({ k, csrf, defaults, usage, edit }) => (
@@ -222,7 +222,7 @@ export interface KeysPageProps {
   error?: string;
   keys: ManagedKey[];
   scopes: KeyScopeChoice[];
-  defaults: KeySettingDefaults;
+  defaults: KeyLimits;
   /** Rolling-24 h usage of each live key, by key id. */
   usage: ReadonlyMap<string, KeyUsage>;
   /** A refused change-limits form, shown open on its key with the problem. */
@@ -237,7 +237,7 @@ const createInputId = (setting: KeySettingName) => (setting === 'maxBytesBilled'
 const CreateKeyForm: FC<{
   csrf: string;
   scopes: KeyScopeChoice[];
-  defaults: KeySettingDefaults;
+  defaults: KeyLimits;
   error?: string;
   form?: CreateFormValues;
 }> = ({ csrf, scopes, defaults, error, form }) => (
@@ -341,9 +341,9 @@ async function renderKeysPage(
   status: 200 | 400 | 403,
   extra: Pick<KeysPageProps, 'notice' | 'error' | 'form' | 'limitsEdit'> = {},
 ) {
-  const defaults = keySettingDefaults(c.env);
+  const defaults = defaultLimits(c.env);
   const [keys, scopes] = await Promise.all([listManagedKeys(c.env, user.reach), keyScopeChoices(c.env, user.reach)]);
-  const usage = await loadKeyUsage(c.env, keys, defaults, Date.now(), c.get('log'));
+  const usage = await loadKeyUsage(c.env, keys, defaults, Date.now(), currentScope().log);
   return renderPage(c, status, (nonce) => (
     <KeysPage nonce={nonce} email={user.reach.email} csrf={csrf} keys={keys} scopes={scopes} defaults={defaults} usage={usage} {...extra} />
   ));

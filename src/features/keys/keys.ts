@@ -1,9 +1,8 @@
 import { generateApiKey, invalidateAuthCache } from '../../auth/api-keys';
 import type { AdminReach } from '../../auth/oauth-principal';
-import type { PrincipalLimits } from '../../auth/principal';
-import { configOf, type Env } from '../../env';
+import type { Env } from '../../env';
 import { ApiError } from '../../errors';
-import { KEY_SETTING_NAMES, KEY_SETTINGS, type KeySettingName, type KeySettings } from './settings';
+import type { KeySettings } from '../../auth/key-settings';
 import {
   insertKeyStatement,
   KEY_COLUMNS,
@@ -36,7 +35,7 @@ export interface ManagedKey {
   createdAt: number;
   lastUsedAt: number | null;
   revokedAt: number | null;
-  /** The key's own settings (settings.ts); null = the Worker's default. */
+  /** The key's own settings (src/auth/key-settings.ts); null = the Worker's default. */
   limits: KeySettings;
   /** Whether the key may write memories. */
   memoriesWrite: boolean;
@@ -96,23 +95,6 @@ export interface NewKey {
   limits: KeySettings;
   /** Grant `memories:write` (docs/memories.md); read-only for memories otherwise. */
   memoriesWrite?: boolean;
-}
-
-/** What each key setting is while a key sets none: the Worker's DEFAULT_* variables. */
-export type KeySettingDefaults = Record<KeySettingName, number>;
-
-export function keySettingDefaults(env: Env): KeySettingDefaults {
-  const config = configOf(env);
-  return Object.fromEntries(KEY_SETTING_NAMES.map((n) => [n, config[KEY_SETTINGS[n].default]])) as KeySettingDefaults;
-}
-
-/** The limits that apply to a key: its own, else the Worker's defaults (as `authenticateApiKey` resolves them). */
-export function effectiveLimits(own: KeySettings, defaults: PrincipalLimits): PrincipalLimits {
-  return {
-    dailyQueries: own.dailyQueries ?? defaults.dailyQueries,
-    dailyBytes: own.dailyBytes ?? defaults.dailyBytes,
-    maxBytesBilled: own.maxBytesBilled ?? defaults.maxBytesBilled,
-  };
 }
 
 /**

@@ -1,4 +1,4 @@
-import { KEY_SETTING_COLUMNS, KEY_SETTING_NAMES, KEY_SETTINGS, settingsOfRow, type KeySettings } from './settings';
+import { KEY_SETTING_COLUMNS, KEY_SETTING_NAMES, KEY_SETTINGS, settingsOfRow, type KeySettings } from '../../auth/key-settings';
 
 /**
  * The SQL of API keys, built once and run two ways: bound to D1 by the Worker (admin pages) and inlined as

@@ -30,6 +30,9 @@ const MAX_DECIMALS = 3;
 /** A count with thousands separators: `1,000`. */
 export const count = (n: number) => n.toLocaleString('en-US');
 
+/** A count and its noun, singular for one: `1 run`, `2 runs`, `1,000 runs`. */
+export const plural = (n: number, noun: string) => `${count(n)} ${n === 1 ? noun : `${noun}s`}`;
+
 function decimalText(units: bigint, scale: bigint): string {
   const whole = units / scale;
   const frac = units % scale;

@@ -24,6 +24,7 @@ import { requireAdminPost, type Admin, adminGet } from '../../web/guards';
 import { AdminPage, Time } from '../../web/layout';
 import { renderMarkdown } from '../../web/markdown';
 import { renderPage } from '../../web/render';
+import { currentScope } from '../../context';
 
 /** What this page adds to the shared stylesheet: the markdown box and the content textarea. */
 const CSS = `
@@ -345,7 +346,7 @@ export function memoriesRoutes(admin: Hono<AppEnv>): void {
       return renderMemories(c, g.value, 400, { deleted: false, form: { target: 'new', field, error: `Not saved. ${message}`, values } });
     }
     try {
-      const id = await createManagedMemory(c.env, adminWriter(g.value.user.reach, c.get('requestId'), now), parsed.data);
+      const id = await createManagedMemory(c.env, adminWriter(g.value.user.reach, currentScope().requestId, now), parsed.data);
       return c.redirect(`/admin/memories?notice=created#memory-${encodeURIComponent(id)}`, 303);
     } catch (err) {
       const r = refusal(err);
@@ -365,7 +366,7 @@ export function memoriesRoutes(admin: Hono<AppEnv>): void {
       return renderMemories(c, g.value, 400, { deleted: false, form: { target: id, field, error: `Not saved. ${message}`, values } });
     }
     try {
-      await updateManagedMemory(c.env, g.value.user.reach, adminWriter(g.value.user.reach, c.get('requestId'), now), id, parsed.data);
+      await updateManagedMemory(c.env, g.value.user.reach, adminWriter(g.value.user.reach, currentScope().requestId, now), id, parsed.data);
       return c.redirect(`/admin/memories?notice=saved#memory-${encodeURIComponent(id)}`, 303);
     } catch (err) {
       const r = refusal(err);
@@ -389,13 +390,13 @@ export function memoriesRoutes(admin: Hono<AppEnv>): void {
     });
   action(
     'delete',
-    (c, now) => (reach, id) => deleteManagedMemory(c.env, reach, adminWriter(reach, c.get('requestId'), now), id),
+    (c, now) => (reach, id) => deleteManagedMemory(c.env, reach, adminWriter(reach, currentScope().requestId, now), id),
     'deleted',
     false,
   );
   action(
     'restore',
-    (c, now) => (reach, id) => restoreManagedMemory(c.env, reach, adminWriter(reach, c.get('requestId'), now), id),
+    (c, now) => (reach, id) => restoreManagedMemory(c.env, reach, adminWriter(reach, currentScope().requestId, now), id),
     'restored',
     true,
   );

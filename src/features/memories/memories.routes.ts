@@ -60,6 +60,9 @@ export const get = createRoute({
   operationId: 'getMemory',
   tags: TAGS,
   summary: 'Get one memory',
+  description:
+    'One memory in scope for the caller, with its `version` in the `ETag` header: send it back as `If-Match` to update ' +
+    'or delete exactly that version.',
   security: [{ bearerAuth: [] }],
   request: { params: MemoryIdParamsSchema },
   responses: {

@@ -134,14 +134,36 @@ export const IfMatchHeadersSchema = z.object({
 });
 
 /**
- * A memory as a model reads it (MCP): what it says and where it applies, without who wrote it or when (REST and
- * the admin pages keep those); about 40% smaller. `memoryId` stays: save_memory changes a memory by it.
+ * A memory as a model reads it (MCP): what it says, where it applies, and who wrote it when, as a display name and
+ * a day (`by`, `date`), not the REST body's author objects and timestamps; so "where does this come from" has an
+ * answer at a fraction of the bytes. `memoryId` stays: save_memory changes a memory by it.
  */
-export const ModelMemorySchema = MemorySchema.pick({ memoryId: true, scope: true, brandId: true, table: true, title: true, content: true });
+export const ModelMemorySchema = MemorySchema.pick({
+  memoryId: true,
+  scope: true,
+  brandId: true,
+  table: true,
+  title: true,
+  content: true,
+}).extend({
+  by: z.string().openapi({ description: 'Who wrote it; "<author>, edited by <name>" once someone else changed it.' }),
+  date: z.string().openapi({ description: 'Day of the last change, YYYY-MM-DD (UTC).' }),
+});
 export type ModelMemory = z.infer<typeof ModelMemorySchema>;
 
+/** "Who and when" in one short string each: display names (never ids or secrets) and the day of the last change. */
 export function modelMemory(m: Memory): ModelMemory {
-  return { memoryId: m.memoryId, scope: m.scope, brandId: m.brandId, table: m.table, title: m.title, content: m.content };
+  const edited = m.updatedBy.kind !== m.author.kind || m.updatedBy.name !== m.author.name;
+  return {
+    memoryId: m.memoryId,
+    scope: m.scope,
+    brandId: m.brandId,
+    table: m.table,
+    title: m.title,
+    content: m.content,
+    by: edited ? `${m.author.name}, edited by ${m.updatedBy.name}` : m.author.name,
+    date: m.updatedAt.slice(0, 10),
+  };
 }
 
 export const ModelMemoryListSchema = MemoryListSchema.extend({ memories: z.array(ModelMemorySchema) });

@@ -178,7 +178,7 @@ function requestedOwner(ctx: OpContext, input: CreateMemoryInput): MemoryOwner {
       throw writeForbidden('these credentials span several organizations; write organization memories in the admin pages');
     return { scope, orgId: ctx.principal.orgId, brandId: null };
   }
-  return { scope, orgId: null, brandId: resolveBrand(ctx.principal, input.brandId, { required: true }) };
+  return { scope, orgId: null, brandId: resolveBrand(ctx.principal, input.brandId, { required: true, transport: ctx.transport }) };
 }
 
 /** createMemory: a new `org` or `brand` memory inside the writer's scope (201), answered from the write itself. */

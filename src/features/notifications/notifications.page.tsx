@@ -1,3 +1,4 @@
+import { currentScope } from '../../context';
 import type { Context, Hono } from 'hono';
 import { z } from 'zod';
 import type { AppEnv } from '../../app-env';
@@ -195,7 +196,7 @@ export function notificationsRoutes(admin: Hono<AppEnv>): void {
     if (!g.ok) return g.res;
     const orgId = ownOrg(g.value, c.req.param('org'));
     if (orgId === null) return refused(c, g.value);
-    const r = await sendTestNotification(c.env, orgId, c.get('log'));
+    const r = await sendTestNotification(c.env, orgId, currentScope().log);
     const text =
       r === null
         ? 'Nothing sent: no webhook is set for this organization or the deployment.'

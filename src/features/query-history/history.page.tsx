@@ -3,6 +3,9 @@ import type { FC } from 'hono/jsx';
 import type { AppEnv } from '../../app-env';
 import { listManagedKeys } from '../keys/keys';
 import {
+  callerPickers,
+  type ConnectionChoice,
+  listConnections,
   CSV_MAX_ROWS,
   csvHeader,
   csvRow,
@@ -18,11 +21,11 @@ import {
   type Run,
   type TotalsRow,
 } from './history';
-import { visibilityOf } from './visibility';
+import { visibilityOf } from '../../auth/ownership';
 import { type Admin, adminGet } from '../../web/guards';
 import { AdminPage, MessagePage, Time } from '../../web/layout';
 import { renderPage } from '../../web/render';
-import { count, formatBytes } from '../keys/units';
+import { count, formatBytes, plural } from '../keys/units';
 import { CallerCell, ConsoleCss, FilterForm, filterQuery, Pager, type FilterField } from '../../web/console-parts';
 
 const PATH = '/admin/history';
@@ -51,7 +54,20 @@ const RunRow: FC<{ r: Run }> = ({ r }) => (
       {r.sql ? <pre class="sql">{r.sql}</pre> : <span class="muted">no SQL (refused before it was resolved)</span>}
       <div class="muted">request {r.requestId}</div>
     </td>
-    <td data-label="Outcome">{r.errorCode === null ? r.dryRun ? 'OK (dry run)' : 'OK' : <span class="blocked">{r.errorCode}</span>}</td>
+    <td data-label="Outcome">
+      {r.errorCode === null ? (
+        r.dryRun ? (
+          'OK (dry run)'
+        ) : (
+          'OK'
+        )
+      ) : (
+        <>
+          <span class="blocked">{r.errorCode}</span>
+          {r.errorMessage ? <div class="error-message">{r.errorMessage}</div> : null}
+        </>
+      )}
+    </td>
     <td data-label="Rows" class="num">
       {r.rows === null ? '–' : count(r.rows)}
     </td>
@@ -90,13 +106,14 @@ const TotalsTable: FC<{ caption: string; rows: TotalsRow[]; first: string }> = (
             {t.kind === 'key' ? <>key {t.name ?? t.id}</> : null}
             {t.kind === 'connection' ? (
               <>
-                assistant {(t.id ?? '').slice(0, 12)}…{t.userEmail ? <div class="muted">of {t.userEmail}</div> : null}
+                {t.name ?? `assistant ${(t.id ?? '').slice(0, 12)}…`}
+                {t.userEmail ? <div class="muted">for {t.userEmail}</div> : null}
               </>
             ) : null}
           </th>
           {TOTAL_WINDOWS.map((d) => (
             <td data-label={WINDOW_LABEL[d]} class="num">
-              {count(t.windows[d].runs)} runs, {formatBytes(t.windows[d].bytesBilled)}, {formatUsd(t.windows[d].costUsd)}
+              {plural(t.windows[d].runs, 'run')}, {formatBytes(t.windows[d].bytesBilled)}, {formatUsd(t.windows[d].costUsd)}
             </td>
           ))}
         </tr>
@@ -105,12 +122,11 @@ const TotalsTable: FC<{ caption: string; rows: TotalsRow[]; first: string }> = (
   </table>
 );
 
-function filterFields(admin: Admin, keys: { id: string; name: string }[]): FilterField[] {
+function filterFields(admin: Admin, keys: { id: string; name: string }[], connections: ConnectionChoice[]): FilterField[] {
   return [
     { name: 'brand', label: 'Brand', options: admin.user.reach.brands.map((b) => ({ value: b.id, label: b.name ?? b.id })) },
     { name: 'key', label: 'API key', options: keys.map((k) => ({ value: k.id, label: k.name })) },
-    { name: 'connection', label: 'Assistant connection', placeholder: 'connection id' },
-    { name: 'user', label: 'User', placeholder: 'user id' },
+    ...callerPickers(connections),
     { name: 'outcome', label: 'Outcome', placeholder: 'ok, error or a code' },
     { name: 'query', label: 'Stored query', placeholder: 'query id' },
     { name: 'requestId', label: 'Request id', placeholder: 'req_…' },
@@ -125,10 +141,11 @@ async function renderHistory(c: Context<AppEnv>, admin: Admin) {
   const filter: HistoryFilter = parsed.success ? parsed.data : {};
   const v = visibilityOf(admin.user.reach);
   const now = Date.now();
-  const [runs, totals, keys] = await Promise.all([
+  const [runs, totals, keys, connections] = await Promise.all([
     parsed.success ? listRuns(c.env, v, filter, HISTORY_PAGE_SIZE + 1) : Promise.resolve([]),
     loadTotals(c.env, v, now),
     listManagedKeys(c.env, admin.user.reach),
+    listConnections(c.env, v),
   ]);
   const next = nextCursor(runs, HISTORY_PAGE_SIZE);
   const price = usdPerTib(c.env);
@@ -137,7 +154,7 @@ async function renderHistory(c: Context<AppEnv>, admin: Admin) {
       <ConsoleCss nonce={nonce} />
       <FilterForm
         action={PATH}
-        fields={filterFields(admin, keys)}
+        fields={filterFields(admin, keys, connections)}
         values={raw}
         error={parsed.success ? undefined : parsed.error.issues[0]?.message}
       />

@@ -1,16 +1,33 @@
 import { z } from 'zod';
 import { configOf, type Env } from '../../env';
 import type { Statement } from '../memories/store';
-import { Params, parseFilter, PeriodFilterFields, periodFilterSql, visibleSql, type Visibility } from './visibility';
+import type { FilterField } from '../../web/console-parts';
+import { visibleSql, type Visibility } from '../../auth/ownership';
+import { Params, parseFilter, PeriodFilterFields, periodFilterSql } from './visibility';
 
 /**
  * The query history: what ran (query_log), who ran it, what it cost. Pure statement builders and row parsing,
  * shared by the admin pages (src/web/pages/history.page.tsx) and the admin CLI (`history list|totals`), so both
- * show the same rows under the same visibility rule (visibility.ts).
+ * show the same rows under the same visibility rule (visibleSql, src/auth/ownership.ts).
  */
 
 const DAY = 24 * 60 * 60 * 1000;
 const TIB = 1024 ** 4;
+
+/** A run's or report's caller: an API key or an assistant connection (an OAuth grant), with its name when known. */
+export interface Caller {
+  kind: 'key' | 'connection';
+  id: string;
+  name: string | null;
+}
+
+/** How a caller reads on every page and in the CLI: "key BI export", "Claude, for ana@example.com". */
+export function callerText(caller: Caller, user: { id: string; email: string | null } | null): string {
+  if (caller.kind === 'key') return `key ${caller.name ?? caller.id}`;
+  const who = user ? (user.email ?? user.id) : null;
+  if (caller.name !== null) return who ? `${caller.name}, for ${who}` : caller.name;
+  return `assistant ${caller.id}${who ? `, for ${who}` : ''}`;
+}
 
 /** Runs per page of the list; the CLI and the CSV export page through the same order. */
 export const HISTORY_PAGE_SIZE = 50;
@@ -62,7 +79,7 @@ function filterSql(v: Visibility, f: HistoryFilter, params: Params): string {
 
 const RUN_COLUMNS = `q.id, q.request_id, q.created_at, q.transport, q.principal_kind, q.principal_id, q.user_id, q.brand_id,
   q.query_id, q.period, q.sql, q.dry_run, q.outcome, q.row_count, q.bytes_processed, q.bytes_billed, q.duration_ms,
-  k.name AS key_name, u.email AS user_email`;
+  q.error_message, q.client_name, k.name AS key_name, u.email AS user_email`;
 const RUN_JOINS = `FROM query_log q
   LEFT JOIN api_keys k ON q.principal_kind = 'key' AND k.id = q.principal_id
   LEFT JOIN users u ON u.id = q.user_id`;
@@ -97,6 +114,8 @@ const RunRowSchema = z.object({
   bytes_processed: z.number().nullable(),
   bytes_billed: z.number().nullable(),
   duration_ms: z.number().nullable(),
+  error_message: z.string().nullable(),
+  client_name: z.string().nullable(),
   key_name: z.string().nullable(),
   user_email: z.string().nullable(),
 });
@@ -107,8 +126,11 @@ export interface Run {
   requestId: string;
   createdAt: number;
   transport: string;
-  /** Who ran it: an API key (its name) or an assistant connection (its grant id) and its user. */
-  caller: { kind: 'key' | 'connection'; id: string; name: string | null };
+  /**
+   * Who ran it: an API key (its name) or an assistant connection (the assistant's name, null for a connection
+   * approved before names were kept) and its user.
+   */
+  caller: Caller;
   user: { id: string; email: string | null } | null;
   brandId: string | null;
   queryId: string | null;
@@ -118,6 +140,8 @@ export interface Run {
   outcome: string;
   /** The error code when the run was refused or failed; null when it succeeded. */
   errorCode: string | null;
+  /** The message the caller was sent with that error (runs logged before it was kept have none). */
+  errorMessage: string | null;
   rows: number | null;
   bytesBilled: number | null;
   bytesProcessed: number | null;
@@ -148,7 +172,7 @@ export function toRun(raw: unknown, usdPerTib: number): Run {
     caller:
       r.principal_kind === 'key'
         ? { kind: 'key', id: r.principal_id, name: r.key_name }
-        : { kind: 'connection', id: r.principal_id, name: null },
+        : { kind: 'connection', id: r.principal_id, name: r.client_name },
     user: r.user_id === null ? null : { id: r.user_id, email: r.user_email },
     brandId: r.brand_id,
     queryId: r.query_id,
@@ -157,6 +181,7 @@ export function toRun(raw: unknown, usdPerTib: number): Run {
     dryRun: r.dry_run === 1,
     outcome: r.outcome,
     errorCode: r.outcome === 'OK' ? null : r.outcome,
+    errorMessage: r.outcome === 'OK' ? null : r.error_message,
     rows: r.row_count,
     bytesBilled: r.bytes_billed,
     bytesProcessed: r.bytes_processed,
@@ -227,7 +252,8 @@ export function totalsStatements(v: Visibility, now: number): [Statement, Statem
   const byCaller = new Params();
   const callerWindows = windowColumns(byCaller, now);
   const callerWhere = visibleSql('q', v, byCaller);
-  const callerSql = `SELECT q.principal_kind AS kind, q.principal_id AS id, MAX(k.name) AS name, MAX(u.email) AS user_email,
+  const callerSql = `SELECT q.principal_kind AS kind, q.principal_id AS id, COALESCE(MAX(k.name), MAX(q.client_name)) AS name,
+  MAX(u.email) AS user_email,
   ${callerWindows}
  ${RUN_JOINS}
  WHERE ${callerWhere} AND q.created_at > ${byCaller.p(now - 30 * DAY)} AND q.created_at <= ${byCaller.p(now)}
@@ -275,6 +301,69 @@ export function toTotalsRow(raw: unknown, price: number): TotalsRow {
   };
 }
 
+/** A connection that ran something visible: the filter pickers' choices of connection and of user. */
+export interface ConnectionChoice {
+  id: string;
+  name: string | null;
+  user: { id: string; email: string | null } | null;
+}
+
+/** Choices offered per picker; a caller past it is still reachable through the "Open in history" links. */
+const PICKER_MAX = 200;
+
+/**
+ * Every assistant connection with a visible run, most recently active first (the query_log_principal index walks
+ * only connections' rows): what the history's connection and user pickers offer.
+ */
+export function connectionsStatement(v: Visibility): Statement {
+  const params = new Params();
+  const visible = visibleSql('q', v, params);
+  return {
+    sql: `SELECT q.principal_id AS id, MAX(q.client_name) AS name, MAX(q.user_id) AS user_id, MAX(u.email) AS user_email,
+  MAX(q.created_at) AS last_at
+ FROM query_log q LEFT JOIN users u ON u.id = q.user_id
+ WHERE q.principal_kind = 'oauth' AND ${visible}
+ GROUP BY q.principal_id ORDER BY last_at DESC LIMIT ${params.p(PICKER_MAX)}`,
+    params: params.values,
+  };
+}
+
+const ConnectionRowSchema = z.object({
+  id: z.string(),
+  name: z.string().nullable(),
+  user_id: z.string().nullable(),
+  user_email: z.string().nullable(),
+});
+
+export async function listConnections(env: Env, v: Visibility): Promise<ConnectionChoice[]> {
+  const s = connectionsStatement(v);
+  const { results } = await env.DB.prepare(s.sql)
+    .bind(...s.params)
+    .all();
+  return results.map((raw) => {
+    const r = ConnectionRowSchema.parse(raw);
+    return { id: r.id, name: r.name, user: r.user_id === null ? null : { id: r.user_id, email: r.user_email } };
+  });
+}
+
+/** The connection and user pickers (the inbox has the same two): each connection by name and user; each user by email. */
+export function callerPickers(connections: ConnectionChoice[]): FilterField[] {
+  const users = new Map<string, string>();
+  for (const c of connections) if (c.user) users.set(c.user.id, c.user.email ?? c.user.id);
+  return [
+    {
+      name: 'connection',
+      label: 'Assistant connection',
+      options: connections.map((c) => ({ value: c.id, label: callerText({ kind: 'connection', ...c }, c.user) })),
+    },
+    {
+      name: 'user',
+      label: 'User',
+      options: [...users].sort((a, b) => a[1].localeCompare(b[1])).map(([value, label]) => ({ value, label })),
+    },
+  ];
+}
+
 /** Reads a page of runs (one more than `limit` when there are more). */
 export async function listRuns(env: Env, v: Visibility, f: HistoryFilter, limit: number): Promise<Run[]> {
   const s = listRunsStatement(v, f, limit);
@@ -310,6 +399,7 @@ const CSV_COLUMNS = [
   'dry_run',
   'outcome',
   'error_code',
+  'error_message',
   'rows',
   'bytes_billed',
   'bytes_processed',
@@ -318,12 +408,28 @@ const CSV_COLUMNS = [
   'sql',
 ] as const;
 
-/** RFC 4180 field: quoted when it holds a comma, quote or line break; a leading =, +, - or @ is prefixed with '. */
-function csvField(v: string | number | boolean | null): string {
+/**
+ * Where a formula lead (`=`, `+`, `-`, `@`, tab, CR) would start a cell: the start of a text field, or right after
+ * something a spreadsheet may split a cell at: a list separator (`,`, `;` in much of continental Europe, tab, `|`)
+ * or a line break. Zero-width, so a lead that is itself a separator (tab, CR) is caught before the next one too.
+ */
+const FORMULA_LEAD = /(?<=^|[,;\t|\r\n])(?=[=+\-@\t\r])/g;
+
+/** A number we formatted (digits and a point), written bare. */
+interface Digits {
+  digits: string;
+}
+
+/**
+ * One CSV field (RFC 4180). Every text field is quoted, whatever the reader's list separator, and every formula
+ * lead at its start or after a separator or line break gets a `'` before it, so no spreadsheet runs any part of it
+ * as a formula (OWASP, "CSV Injection"). Numbers and booleans are ours, never caller text, and stay bare.
+ */
+export function csvField(v: string | number | boolean | Digits | null): string {
   if (v === null) return '';
-  let s = String(v);
-  if (typeof v === 'string' && /^[=+\-@\t\r]/.test(s)) s = `'${s}`;
-  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+  if (typeof v === 'object') return v.digits;
+  if (typeof v !== 'string') return String(v);
+  return `"${v.replace(FORMULA_LEAD, "'").replace(/"/g, '""')}"`;
 }
 
 export function csvHeader(): string {
@@ -331,7 +437,7 @@ export function csvHeader(): string {
 }
 
 export function csvRow(r: Run): string {
-  const fields: (string | number | boolean | null)[] = [
+  const fields: Parameters<typeof csvField>[0][] = [
     new Date(r.createdAt).toISOString(),
     r.requestId,
     r.transport,
@@ -346,11 +452,12 @@ export function csvRow(r: Run): string {
     r.dryRun,
     r.outcome,
     r.errorCode,
+    r.errorMessage,
     r.rows,
     r.bytesBilled,
     r.bytesProcessed,
     r.durationMs,
-    r.costUsd.toFixed(6),
+    { digits: r.costUsd.toFixed(6) },
     r.sql,
   ];
   return `${fields.map(csvField).join(',')}\r\n`;

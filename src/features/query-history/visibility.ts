@@ -1,22 +1,6 @@
 import { z } from 'zod';
 import type { Statement } from '../memories/store';
 
-/**
- * Which rows of the query log and the data-issue inbox an administrator sees: those about a brand they reach, and
- * those without a brand (a run refused before it resolved one, an organization-wide report) filed under an org they
- * administer as a whole. A brand administrator therefore sees only their brand's rows; another org's rows never.
- *
- * `all` is the admin CLI's operator view (whoever holds the D1 database sees every row anyway). Pure: SQL text only.
- */
-export interface Visibility {
-  /** Orgs administered as a whole. */
-  orgIds: readonly string[];
-  /** Every brand reachable (directly or through an org). */
-  brandIds: readonly string[];
-  /** Operator view: every row. */
-  all?: boolean;
-}
-
 type Literal = Statement['params'][number];
 
 /**
@@ -29,20 +13,6 @@ export class Params {
     this.values.push(value ?? null);
     return `?${this.values.length}`;
   }
-}
-
-/** The condition "row `alias` is visible", for a table with `brand_id` and `org_id` columns. */
-export function visibleSql(alias: string, v: Visibility, params: Params): string {
-  if (v.all) return '1 = 1';
-  const brands = params.p(JSON.stringify(v.brandIds));
-  const orgs = params.p(JSON.stringify(v.orgIds));
-  return `((${alias}.brand_id IS NOT NULL AND ${alias}.brand_id IN (SELECT value FROM json_each(${brands})))
-      OR (${alias}.brand_id IS NULL AND ${alias}.org_id IN (SELECT value FROM json_each(${orgs}))))`;
-}
-
-/** What an administrator's reach (memberships) makes visible. */
-export function visibilityOf(reach: { orgIds: string[]; brands: { id: string }[] }): Visibility {
-  return { orgIds: reach.orgIds, brandIds: reach.brands.map((b) => b.id) };
 }
 
 const DAY = 24 * 60 * 60 * 1000;

@@ -19,24 +19,51 @@ export function contractReferences<T extends DryRunFacts>(dry: T, real: string):
 }
 
 /**
- * Rows with every cell that is exactly the real project id shown as the contract's: what INFORMATION_SCHEMA
- * views return as `table_catalog` (or `SELECT @@project_id`-like facts, which the guard refuses anyway). Only
- * whole values: a brand's text that merely contains the id is its own data.
+ * Columns that carry a project id as metadata: INFORMATION_SCHEMA's catalog columns (`table_catalog`,
+ * `catalog_name`, `routine_catalog`, `specific_catalog`, ...). Only these are mapped back, so a brand's own data
+ * (a billing export's `project_id`, any STRING equal to the project id) is never rewritten (review N8).
+ */
+const CATALOG_COLUMN = /^(?:[a-z_]+_catalog|catalog_name)$/i;
+
+/**
+ * Rows with the real project id shown as the contract's in the metadata columns that carry it (CATALOG_COLUMN),
+ * at any depth: a STRUCT or JSON object holding `table_catalog`, in an ARRAY or not (`ARRAY_AGG(t)`, `TO_JSON(t)`
+ * over INFORMATION_SCHEMA). Only whole values: text that merely contains the id is left as it is.
  */
 export function contractRows(rows: Record<string, unknown>[], real: string): Record<string, unknown>[] {
   if (real === CONTRACT_PROJECT) return rows;
   let changed = false;
   const out = rows.map((row) => {
-    let copy: Record<string, unknown> | null = null;
-    for (const key in row) {
-      if (row[key] !== real) continue;
-      copy ??= { ...row };
-      copy[key] = CONTRACT_PROJECT;
-    }
-    if (copy) changed = true;
-    return copy ?? row;
+    const mapped = mapCatalog(row, real);
+    if (mapped !== row) changed = true;
+    return mapped as Record<string, unknown>;
   });
   return changed ? out : rows;
+}
+
+/** `value` with its catalog columns mapped, recursively; the same object when nothing in it changed. */
+function mapCatalog(value: unknown, real: string): unknown {
+  if (Array.isArray(value)) {
+    let copy: unknown[] | null = null;
+    value.forEach((item, i) => {
+      const mapped = mapCatalog(item, real);
+      if (mapped === item) return;
+      copy ??= [...value];
+      copy[i] = mapped;
+    });
+    return copy ?? value;
+  }
+  if (value === null || typeof value !== 'object') return value;
+  const obj = value as Record<string, unknown>;
+  let copy: Record<string, unknown> | null = null;
+  for (const key in obj) {
+    const cell = obj[key];
+    const mapped = CATALOG_COLUMN.test(key) && cell === real ? CONTRACT_PROJECT : mapCatalog(cell, real);
+    if (mapped === cell) continue;
+    copy ??= { ...obj };
+    copy[key] = mapped;
+  }
+  return copy ?? obj;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { ApiError, describeError, type ErrorCode } from '../../errors';
+import { ApiError, describeError, toApiError, type ErrorCode } from '../../errors';
 import { newId, sha256Hex } from '../../lib/ids';
 import { Timings } from '../../lib/timings';
 import { resolvePeriod, type ResolvedPeriod } from './period';
@@ -14,6 +14,7 @@ import { createWarehouseClient, type QueryOptions, type WarehouseClient } from '
 import type { OpContext } from '../../context';
 import { issueResultCursor, openResultCursor, type ResultPosition } from './result-cursor';
 import { resolveBrand } from '../../auth/scope';
+import { rowOwner, type RowOwner } from '../../auth/ownership';
 import { verdictCache } from './verdict-cache';
 import { costUsd } from '../query-history/history';
 import { deliverQueryLog } from './query-log';
@@ -45,15 +46,21 @@ interface Target {
   window: ResolvedWindow | null;
 }
 
-async function resolveTarget(ctx: OpContext, input: RunQueryRequest): Promise<Target> {
+/**
+ * The run's brand and SQL. `accepted` is told the brand as soon as the brand check has passed (before the brand's
+ * own refusals, such as BRAND_NOT_PROVISIONED), so the log row is the brand's from then on.
+ */
+async function resolveTarget(ctx: OpContext, input: RunQueryRequest, accepted: (brand: BrandTarget) => void): Promise<Target> {
   const { env, principal } = ctx;
   if ('sql' in input) {
-    const brandId = resolveBrand(principal, input.brandId, { required: true });
+    const brandId = resolveBrand(principal, input.brandId, { required: true, transport: ctx.transport });
     const brand = (await catalogSnapshot(env, ctx.now)).brands.get(brandId);
     if (!brand) throw new ApiError('FORBIDDEN_BRAND', `this key cannot access brand ${JSON.stringify(brandId)}`);
+    accepted(brand);
     return { brand: provisioned(brand), sql: input.sql, queryId: null, period: null, window: null };
   }
-  const stored = await resolveStoredQuery(env, ctx.now, principal, input.queryId, input.brandId);
+  const stored = await resolveStoredQuery(env, ctx, input.queryId, input.brandId);
+  accepted(stored.brand);
   const brand = provisioned(stored.brand);
   const usesDates = stored.parameters.some((p) => p === 'start_date' || p === 'end_date');
   if (!usesDates && input.period !== undefined) {
@@ -132,7 +139,8 @@ async function meteredRefusal(ctx: OpContext, refusal: ApiError): Promise<ApiErr
 }
 
 interface LogEntry {
-  brandId: string | null;
+  /** Whose row it is: the caller's org until the brand check passes, then the brand and its org (rowOwner). */
+  owner: RowOwner;
   queryId: string | null;
   period: ResolvedPeriod | null;
   sql: string | null;
@@ -142,6 +150,24 @@ interface LogEntry {
   bytesBilled: number | null;
   rowCount: number | null;
   durationMs: number;
+  /** The caller-facing message of a refused or failed run, as the caller got it (see loggedMessage). */
+  errorMessage: string | null;
+  /** BigQuery's ids of the execution, so a bill can be reconciled with GCP's (review N11). */
+  bqJobId?: string | null;
+  bqLocation?: string | null;
+  bqQueryId?: string | null;
+}
+
+/** Characters of an error message the log keeps: room for BigQuery's own line about the caller's SQL. */
+const LOGGED_MESSAGE_MAX = 1000;
+
+/**
+ * What the log keeps of a refusal or failure: the message the caller was sent (after the contract's project took
+ * the real one's place), never the internal detail, cut at LOGGED_MESSAGE_MAX characters with a visible mark.
+ */
+function loggedMessage(err: unknown): string {
+  const message = err instanceof ApiError ? err.message : toApiError(err).message;
+  return message.length > LOGGED_MESSAGE_MAX ? `${message.slice(0, LOGGED_MESSAGE_MAX - 1)}…` : message;
 }
 
 /**
@@ -157,9 +183,9 @@ function writeLog(ctx: OpContext, e: LogEntry): Promise<void> {
       requestId: ctx.requestId,
       principalKind: ctx.principal.kind,
       principalId: ctx.principal.id,
-      orgId: ctx.principal.orgId,
+      orgId: e.owner.orgId,
       userId: ctx.principal.userId ?? null,
-      brandId: e.brandId,
+      brandId: e.owner.brandId,
       queryId: e.queryId,
       period: e.period ? JSON.stringify(e.period) : null,
       sql: e.sql,
@@ -170,7 +196,12 @@ function writeLog(ctx: OpContext, e: LogEntry): Promise<void> {
       bytesBilled: e.bytesBilled,
       rowCount: e.rowCount,
       durationMs: e.durationMs,
+      bqJobId: e.bqJobId ?? null,
+      bqLocation: e.bqLocation ?? null,
+      bqQueryId: e.bqQueryId ?? null,
       createdAt: ctx.now,
+      errorMessage: e.errorMessage,
+      clientName: ctx.principal.clientName ?? null,
     },
     ctx.log,
   );
@@ -187,8 +218,8 @@ function logRun(ctx: OpContext, e: LogEntry): void {
     callerKind: ctx.principal.kind,
     callerId: ctx.principal.id,
     userId: ctx.principal.userId ?? null,
-    orgId: ctx.principal.orgId,
-    brandId: e.brandId,
+    orgId: e.owner.orgId,
+    brandId: e.owner.brandId,
     queryId: e.queryId,
     period: e.period,
     sql: e.sql,
@@ -198,6 +229,8 @@ function logRun(ctx: OpContext, e: LogEntry): void {
     rows: e.rowCount,
     bytesProcessed: e.bytesProcessed,
     bytesBilled: e.bytesBilled,
+    bqJobId: e.bqJobId ?? null,
+    bqQueryId: e.bqQueryId ?? null,
     durationMs: e.durationMs,
     estimatedCostUsd: cost,
   });
@@ -213,7 +246,8 @@ export async function runQuery(ctx: OpContext, input: RunQueryRequest, opts: Run
   const startedPrecise = performance.now();
   const dryRun = input.dryRun === true;
   const log: LogEntry = {
-    brandId: input.brandId ?? null,
+    // The requested brand is not the row's until the brand check has passed (execute sets it then).
+    owner: rowOwner(ctx.principal, null),
     queryId: 'queryId' in input ? input.queryId : null,
     period: null,
     sql: 'sql' in input ? input.sql : null,
@@ -223,6 +257,7 @@ export async function runQuery(ctx: OpContext, input: RunQueryRequest, opts: Run
     bytesBilled: null,
     rowCount: null,
     durationMs: 0,
+    errorMessage: null,
   };
   const timings = new Timings();
   let out: Awaited<ReturnType<typeof execute>>;
@@ -231,7 +266,9 @@ export async function runQuery(ctx: OpContext, input: RunQueryRequest, opts: Run
   } catch (err) {
     log.outcome = err instanceof ApiError ? err.code : 'INTERNAL';
     if (!(err instanceof ApiError)) ctx.log.error('runQuery failed', { internal: describeError(err) });
-    throw contractError(err, ctx.env.BIGQUERY_PROJECT);
+    const answered = contractError(err, ctx.env.BIGQUERY_PROJECT);
+    log.errorMessage = loggedMessage(answered);
+    throw answered;
   } finally {
     log.durationMs = Date.now() - started;
     logRun(ctx, log);
@@ -250,8 +287,11 @@ async function execute(
   timings: Timings,
 ): Promise<RunQueryOutcome> {
   const { env, principal } = ctx;
-  const target = await timings.time('resolve', () => resolveTarget(ctx, input));
-  log.brandId = target.brand.id;
+  const target = await timings.time('resolve', () =>
+    resolveTarget(ctx, input, (brand) => {
+      log.owner = rowOwner(principal, brand);
+    }),
+  );
   log.sql = target.sql;
   log.period = target.period;
   // Callers name the contract's project; the guard checks against it, and BigQuery gets the deployment's own.
@@ -361,8 +401,9 @@ async function runAdmitted(run: Run, estimate: number, tables: number, opts: Run
   const reserveBytes = runReservation(estimate, tables, principal.limits.maxBytesBilled);
   const ticket: UsageTicket = await timings.time('usage', () => acquireRun(env, principal, ctx.now, { consume: true, reserveBytes }));
   let bytesBilled = 0;
-  // Set when the query ends past its deadline: what the abandoned job billed, learned in the background.
-  let lateBilling: Promise<number> | null = null;
+  // What a failed or abandoned execution billed, learned in the background: added to what is known, never
+  // replacing it (review N2). One answer is one execution, so there is at most one; summing keeps every byte.
+  const late: Promise<number>[] = [];
   try {
     const queryOpts: QueryOptions = {
       brandId: target.brand.id,
@@ -373,20 +414,20 @@ async function runAdmitted(run: Run, estimate: number, tables: number, opts: Run
       rowCap: opts.rowCap ?? ctx.config.ROW_CAP,
       maxResultBytes: ctx.config.MAX_RESULT_BYTES,
       timeoutMs: ctx.config.QUERY_TIMEOUT_MS,
+      tables,
       billedIfUnknown: reserveBytes,
+      // A transport that cuts the answer itself (MCP) continues it with a cursor over the same execution: BigQuery
+      // keeps a job for it from the start, so the cut never runs the query again (review N1).
+      keepJob: opts.fitRows !== undefined,
       onLateBilling: (billed) => {
-        lateBilling = billed;
+        late.push(billed);
       },
     };
-    let res = await timings.time('warehouse', () => client.query(sent, queryOpts));
+    const res = await timings.time('warehouse', () => client.query(sent, queryOpts));
     bytesBilled = res.totalBytesBilled;
-    if (!res.jobId && opts.fitRows && opts.fitRows(res.rows) < res.rows.length) {
-      // A job-less (fast path) result that this transport must cut needs a job for the cursor: run it again as
-      // one. The first run put the result in BigQuery's query cache, so the second normally bills nothing.
-      const again = await timings.time('warehouse', () => client.query(sent, { ...queryOpts, requireJob: true }));
-      res = { ...again, totalBytesBilled: res.totalBytesBilled + again.totalBytesBilled };
-      bytesBilled = res.totalBytesBilled;
-    }
+    log.bqJobId = res.jobId;
+    log.bqLocation = res.location;
+    log.bqQueryId = res.queryId;
     const resRows = contractRows(res.rows, env.BIGQUERY_PROJECT);
     const paged =
       res.jobId && res.location !== null && res.totalRows > 0
@@ -437,7 +478,7 @@ async function runAdmitted(run: Run, estimate: number, tables: number, opts: Run
   } finally {
     // The run is already counted; settling adds the bytes billed. It must not delay or fail the answer. A run that
     // timed out settles once the abandoned job's bytes are known.
-    const billed: Promise<number> = lateBilling ?? Promise.resolve(bytesBilled);
+    const billed = Promise.all(late).then((each) => each.reduce((sum, b) => sum + b, bytesBilled));
     ctx.waitUntil(
       billed
         .then((bytes) => settleRun(env, principal, ticket, { bytesBilled: bytes }))
@@ -465,7 +506,7 @@ function chargedFailure(err: unknown, ticket: UsageTicket): unknown {
  * Seconds a client is told to wait after a run the warehouse could not serve (busy, unreachable, timed out):
  * long enough for a transient overload to clear, short against an interactive session.
  */
-export const WAREHOUSE_RETRY_AFTER_SECONDS = 5;
+const WAREHOUSE_RETRY_AFTER_SECONDS = 5;
 
 /**
  * The next page of a capped result, read from the job's stored result with the brand's own service account:

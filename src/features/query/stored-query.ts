@@ -1,5 +1,5 @@
-import type { Principal } from '../../auth/principal';
 import { brandsReportAppliesTo, catalogSnapshot } from '../../catalog/snapshot';
+import type { OpContext } from '../../context';
 import type { Env } from '../../env';
 import { ApiError } from '../../errors';
 import { resolveBrand } from '../../auth/scope';
@@ -46,11 +46,11 @@ function notFound(queryId: string): ApiError {
  */
 export async function resolveStoredQuery(
   env: Env,
-  now: number,
-  principal: Principal,
+  ctx: Pick<OpContext, 'now' | 'principal' | 'transport'>,
   queryId: string,
   brandId: string | undefined,
 ): Promise<ResolvedStoredQuery> {
+  const { now, principal } = ctx;
   if (brandId !== undefined) resolveBrand(principal, brandId, { required: true });
   const [row, snapshot] = await Promise.all([
     env.DB.prepare(
@@ -76,7 +76,7 @@ export async function resolveStoredQuery(
     // A shared query that applies to none of the principal's brands is 404 before anything else: asking an org
     // principal for brandId here would confirm that another tenant's query id exists.
     if (brandId === undefined && brandsReportAppliesTo(snapshot, report, principal.brandIds).length === 0) throw notFound(queryId);
-    targetId = resolveBrand(principal, brandId, { required: true });
+    targetId = resolveBrand(principal, brandId, { required: true, transport: ctx.transport });
   }
   const brand = snapshot.brands.get(targetId);
   if (!brand || brandsReportAppliesTo(snapshot, report, [targetId]).length === 0) throw notFound(queryId);

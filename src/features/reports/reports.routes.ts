@@ -50,6 +50,9 @@ export const get = createRoute({
   operationId: 'getReport',
   tags: ['Reports'],
   summary: 'Get one report with its instructions and dashboard config',
+  description:
+    'One report visible to the brand, with its instructions and dashboard configuration; its sections are listed by ' +
+    'GET /v1/data/reports/{reportId}/queries. An organization key names `brandId` for a report with no single owning brand.',
   security: [{ bearerAuth: [] }],
   request: { params: ReportIdParams, query: ReportBrandQuery },
   responses: {

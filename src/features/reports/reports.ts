@@ -178,7 +178,7 @@ function resolveVisibility(
   } else if (row.type === 'brand' && row.brand_id !== null) {
     brandId = row.brand_id;
   } else {
-    brandId = resolveBrand(ctx.principal, undefined, { required: true });
+    brandId = resolveBrand(ctx.principal, undefined, { required: true, transport: ctx.transport });
   }
   if (!visible.includes(brandId)) throw reportNotFound(reportId);
   const brand = snapshot.brands.get(brandId);

@@ -2,6 +2,7 @@ import { listSavedQueries } from './saved-queries';
 import { QueryListSchema } from '../../schemas/catalog';
 import { BrandIdField } from '../../schemas/fields';
 import { ANNOTATIONS, defineTool } from '../../mcp/define-tool';
+import { queriesText } from '../reports/reports.tools';
 
 export const listSavedQueriesTool = defineTool({
   name: 'list_saved_queries',
@@ -11,6 +12,7 @@ export const listSavedQueriesTool = defineTool({
     brandId: BrandIdField.optional().describe("Omit with organization credentials to list every brand's."),
   },
   output: QueryListSchema,
+  text: ({ queries }) => queriesText(queries, (q) => `saved:${q.id}`),
   annotations: ANNOTATIONS.read,
   run: (input, { ctx }) => listSavedQueries(ctx, input),
 });

@@ -1,12 +1,15 @@
 /**
  * How `search` matches and quotes: words, not phrases. A query is cut into words (letters, digits and `_`), common
- * English words are dropped, and a plural `s` is cut (`sales` finds `sale`, `orders` finds `order_id`). A word
- * matches a document when its text contains it; a few words of this domain also count, at a lower weight, when a
- * word people use for the same thing appears instead (SYNONYMS). A document with no matching word is not a result.
+ * English words are dropped, and a plural `s` is cut (`sales` finds `sale`, `orders` finds `order_id`). A document
+ * is a result only when it matches every word of the query: by the word itself, or, at a lower weight, through a word
+ * people use for the same thing (SYNONYMS). Whole words and the title count more than a part of a word or the text,
+ * and the query as a phrase more still. A word no document matches makes the search empty, and says which word.
  */
 
-/** Weights of one query word: in the title, in the text, only through a synonym. */
-const WEIGHT = { title: 3, text: 2, synonym: 1 } as const;
+/** Weights of one query word by where and how it matched (whole word or inside one), or only through a synonym. */
+const WEIGHT = { titleWord: 4, title: 3, textWord: 2, text: 1.5, synonym: 1 } as const;
+/** Extra weight when the query's words appear together, as typed, in the title or the text. */
+const PHRASE = { title: 6, text: 2 } as const;
 
 const STOP_WORDS = new Set([
   'a',
@@ -63,12 +66,30 @@ export function queryWords(query: string): string[] {
 
 export interface Match {
   score: number;
-  /** The line of the text that holds the most query words, cut around the first of them; empty when none does. */
+  /** Plain text around the query's words, from the document's quotable part; empty when the document is no result. */
   snippet: string;
 }
 
 /** Characters of a snippet at most (before the ellipses). */
 export const SNIPPET_CHARS = 160;
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** Where `word` appears in `lower` (already lower case): as a whole word, inside a word, or not at all. */
+function find(lower: string, word: string): 'word' | 'part' | null {
+  if (!lower.includes(word)) return null;
+  return new RegExp(`(^|[^\\p{L}\\p{N}])${escapeRegExp(word)}s?($|[^\\p{L}\\p{N}])`, 'u').test(lower) ? 'word' : 'part';
+}
+
+/** Markdown as a person reads it: emphasis, code ticks, headings, quotes and list marks dropped, link texts kept. */
+function plainText(markdown: string): string {
+  return markdown
+    .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+    .replace(/(\*\*|__|\*|`)/g, '')
+    .replace(/^\s{0,3}(#{1,6}|>|[-*+]|\d+\.)\s+/gm, '');
+}
 
 function hits(line: string, words: readonly string[]): { count: number; first: number } {
   let count = 0;
@@ -92,33 +113,59 @@ function cut(line: string, words: readonly string[]): string {
   return `${start > 0 ? '…' : ''}${flat.slice(start, end).trim()}${end < flat.length ? '…' : ''}`;
 }
 
-/** The document's score for the query's words (0: not a result) and the snippet to show with it. */
-export function matchDocument(title: string, text: string, words: readonly string[]): Match {
-  const lowerTitle = title.toLowerCase();
-  const lowerText = text.toLowerCase();
+/** A document to match: its title, the text matched, and the part of it a snippet may quote (default: all of it). */
+export interface MatchDocument {
+  title: string;
+  text: string;
+  /** What describes the document in words (not its SQL or a list of other items' names): what a snippet quotes. */
+  quote?: string;
+}
+
+/**
+ * The document's score for the query's words (0: not a result, because some word matched neither the document
+ * nor a synonym in it) and the snippet to show with it: the quotable line with the most matched words, in plain
+ * text, or the first quotable line when the match was elsewhere (in the SQL, say), so the snippet describes the
+ * result rather than quoting code.
+ */
+export function matchDocument(doc: MatchDocument, words: readonly string[]): Match {
+  const lowerTitle = doc.title.toLowerCase();
+  const lowerText = doc.text.toLowerCase();
   let score = 0;
   const seen: string[] = [];
   for (const w of words) {
-    if (lowerTitle.includes(w)) {
-      score += WEIGHT.title;
+    const inTitle = find(lowerTitle, w);
+    const inText = inTitle === 'word' ? null : find(lowerText, w);
+    if (inTitle !== null || inText !== null) {
+      score += Math.max(
+        inTitle === 'word' ? WEIGHT.titleWord : inTitle === 'part' ? WEIGHT.title : 0,
+        inText === 'word' ? WEIGHT.textWord : inText === 'part' ? WEIGHT.text : 0,
+      );
       seen.push(w);
-    } else if (lowerText.includes(w)) {
-      score += WEIGHT.text;
-      seen.push(w);
-    } else {
-      const alike = (SYNONYMS[w] ?? []).filter((s) => lowerText.includes(s) || lowerTitle.includes(s));
-      if (alike.length > 0) {
-        score += WEIGHT.synonym;
-        seen.push(...alike);
-      }
+      continue;
     }
+    const alike = (SYNONYMS[w] ?? []).filter((s) => lowerText.includes(s) || lowerTitle.includes(s));
+    if (alike.length === 0) return { score: 0, snippet: '' };
+    score += WEIGHT.synonym;
+    seen.push(...alike);
   }
-  if (score === 0) return { score, snippet: '' };
-  const lines = text.split('\n').filter((l) => l.trim().length > 0);
+  if (words.length > 1) {
+    const phrase = words.join(' ');
+    if (lowerTitle.includes(phrase)) score += PHRASE.title;
+    else if (lowerText.includes(phrase)) score += PHRASE.text;
+  }
+  const lines = plainText(doc.quote ?? doc.text)
+    .split('\n')
+    .filter((l) => l.trim().length > 0);
   let best = { line: lines[0] ?? '', count: 0 };
   for (const line of lines) {
     const { count } = hits(line.toLowerCase(), seen);
     if (count > best.count) best = { line, count };
   }
   return { score, snippet: cut(best.line, seen) };
+}
+
+/** The query's words that no document matches, by themselves or through a synonym (what "nothing matched" names). */
+export function unmatchedWords(docs: readonly MatchDocument[], words: readonly string[]): string[] {
+  const lower = docs.map((d) => `${d.title}\n${d.text}`.toLowerCase());
+  return words.filter((w) => !lower.some((d) => d.includes(w) || (SYNONYMS[w] ?? []).some((s) => d.includes(s))));
 }

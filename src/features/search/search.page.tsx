@@ -2,8 +2,7 @@ import type { Context, Hono } from 'hono';
 import type { FC } from 'hono/jsx';
 import type { AppEnv } from '../../app-env';
 import { consolePrincipal } from '../../auth/oauth-principal';
-import type { OpContext } from '../../context';
-import { opContext } from '../../routes/context';
+import { opContext, type OpContext } from '../../context';
 import { ApiError } from '../../errors';
 import { type Admin, adminGet } from '../../web/guards';
 import { AdminPage } from '../../web/layout';
@@ -31,7 +30,7 @@ const PageCss: FC<{ nonce: string }> = ({ nonce }) => (
  * operations and so the same scoping (consolePrincipal). Nothing here spends a run or writes a query-log row.
  */
 function pageContext(c: Context<AppEnv>, signedIn: Admin): OpContext {
-  return { ...opContext(c), principal: consolePrincipal(c.env, signedIn.user.reach) };
+  return opContext('rest', consolePrincipal(c.env, signedIn.user.reach));
 }
 
 const SearchForm: FC<{ q: string }> = ({ q }) => (

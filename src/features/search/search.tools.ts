@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { fetchItem, search } from './search';
+import { fetchItem, searchItems, type SearchAnswer } from './search';
 import { resultSizeMeta } from '../../mcp/tool-result';
 import { ANNOTATIONS, defineTool } from '../../mcp/define-tool';
 
@@ -13,7 +13,18 @@ const FETCH_TEXT_CHARS = 100_000;
 // guide asks for and no `structuredContent` beside it: ChatGPT passes both to the model, so a copy would be read twice.
 export const SearchOutput = z.object({
   results: z.array(z.object({ id: z.string(), title: z.string(), url: z.string(), text: z.string() })),
+  /** Only with no results: that nothing matched, and which words nothing mentions, so the model does not guess. */
+  note: z.string().optional(),
 });
+
+/** What an empty search says: nothing matched, and the words no visible item mentions (or that none has them all). */
+function nothingMatched(query: string, { unmatched }: Pick<SearchAnswer, 'unmatched'>): string {
+  const why =
+    unmatched.length > 0
+      ? `no item these credentials can see mentions ${unmatched.map((w) => JSON.stringify(w)).join(' or ')}`
+      : 'no item these credentials can see has all of its words; search with fewer words';
+  return `Nothing matched ${JSON.stringify(query)}: ${why}.`;
+}
 export const FetchOutput = z.object({
   id: z.string(),
   title: z.string(),
@@ -25,12 +36,17 @@ export const FetchOutput = z.object({
 export const searchTool = defineTool({
   name: 'search',
   title: 'Search',
-  description: 'Find brands, reports, sections, saved queries, tables (with columns) and memories by words; each result quotes the match.',
+  description:
+    'Find brands, reports, sections, saved queries, tables (with columns) and memories by words, each of which must match; ' +
+    'each result quotes the match. No results: a note says which words matched nothing.',
   input: { query: z.string().min(1).max(500) },
   output: SearchOutput,
   result: 'text',
   annotations: ANNOTATIONS.read,
-  run: async ({ query }, { ctx, origin }) => ({ results: await search(ctx, origin, query, SEARCH_LIMIT) }),
+  run: async ({ query }, { ctx }) => {
+    const answer = await searchItems(ctx, ctx.origin, query, SEARCH_LIMIT);
+    return answer.results.length > 0 ? { results: answer.results } : { results: [], note: nothingMatched(query, answer) };
+  },
 });
 
 export const fetchTool = defineTool({
@@ -42,8 +58,8 @@ export const fetchTool = defineTool({
   result: 'text',
   annotations: ANNOTATIONS.read,
   meta: () => resultSizeMeta(FETCH_TEXT_CHARS + 2_000),
-  run: async ({ id }, { ctx, origin }) => {
-    const item = await fetchItem(ctx, origin, id);
+  run: async ({ id }, { ctx }) => {
+    const item = await fetchItem(ctx, ctx.origin, id);
     const text =
       item.text.length > FETCH_TEXT_CHARS ? `${item.text.slice(0, FETCH_TEXT_CHARS)}\n[cut at ${FETCH_TEXT_CHARS} characters]` : item.text;
     return { ...item, text };

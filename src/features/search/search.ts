@@ -11,7 +11,7 @@ import type { Memory } from '../memories/memories.schemas';
 import { listTableColumns, listTables } from '../tables/describe-table';
 import { describeTableForModel } from '../tables/tables.tools';
 import type { Brand, Query, Report } from '../../schemas/catalog';
-import { matchDocument, queryWords } from './match';
+import { matchDocument, queryWords, unmatchedWords } from './match';
 
 /**
  * What ChatGPT's deep research and company knowledge (the `search` and `fetch` tools) can find: everything the
@@ -24,8 +24,10 @@ export interface KnowledgeItem {
   /** `<kind>:...`, readable (`report:rpt_business_overview`, `table:brand_acme:fact__orders`); what `fetch` takes. */
   id: string;
   title: string;
-  /** What search matches and quotes (fetch: the item in full). */
+  /** What search matches (fetch: the item in full). */
   text: string;
+  /** The part of `text` a search snippet may quote (its description in words, not SQL or a list of other items). */
+  quote?: string;
   metadata: Record<string, string>;
 }
 
@@ -64,27 +66,31 @@ async function dataBrands(ctx: OpContext): Promise<DataBrand[]> {
 }
 
 function brandItem(b: DataBrand, tables: string[]): KnowledgeItem {
+  const about = `Brand ${nameOf(b)} (brandId ${b.brandId}): tables are \`service-v1.${b.dataset}.<table>\`; time zone ${b.timezone ?? 'UTC'}.`;
   return {
     id: `brand:${b.brandId}`,
     title: `Brand ${nameOf(b)}`,
-    text: [
-      `Brand ${nameOf(b)} (brandId ${b.brandId}): tables are \`service-v1.${b.dataset}.<table>\`; time zone ${b.timezone ?? 'UTC'}.`,
-      ...tables,
-    ].join('\n'),
+    // The table names are found through the brand, but a snippet quotes the brand, not one of its tables.
+    text: [about, ...tables].join('\n'),
+    quote: about,
     metadata: { kind: 'brand', brandId: b.brandId, dataset: b.dataset },
   };
 }
 
-function queryText(q: Query): string {
+/** What a stored query is for, in words: its name, description, reading hints and parameters (no SQL). */
+function queryProse(q: Query): string {
   return [
     q.name,
     q.description,
     q.narrativeHints ? `How to read it: ${q.narrativeHints}` : null,
     q.parameters.length > 0 ? `Parameters: ${q.parameters.join(', ')}` : null,
-    `SQL:\n${q.sql}`,
   ]
     .filter((s): s is string => typeof s === 'string' && s.length > 0)
     .join('\n');
+}
+
+function queryText(q: Query): string {
+  return `${queryProse(q)}\nSQL:\n${q.sql}`;
 }
 
 /** One org or system report, once, with the caller's brands with data it applies to. */
@@ -133,6 +139,8 @@ function sectionItem(g: ReportGroup, q: Query): KnowledgeItem {
     id: `section:${g.reportId}:${q.id}`,
     title: `${g.name}: ${q.name ?? q.id}`,
     text: `${queryText(q)}\nSection of ${g.name}, a ${forBrands(g)}.`,
+    // A match in the SQL ("ORDER BY revenue") is quoted as what the section is, not as code.
+    quote: `${queryProse(q)}\nSection of ${g.name}, a ${forBrands(g)}.`,
     metadata: { kind: 'section', reportId: g.reportId, queryId: q.id, brandIds: g.brands.map((b) => b.brandId).join(',') },
   };
 }
@@ -177,6 +185,7 @@ async function savedQueryItems(ctx: OpContext, brands: DataBrand[]): Promise<Kno
         id: `saved:${q.id}`,
         title: `Saved query ${q.name ?? q.id} (${nameOf(brand)})`,
         text: queryText(q),
+        quote: queryProse(q),
         metadata: { kind: 'saved_query', queryId: q.id, brandId: brand.brandId },
       },
     ];
@@ -274,6 +283,13 @@ async function knowledgeItems(ctx: OpContext): Promise<KnowledgeItem[]> {
   return [...tables, ...others, ...reports, ...saved, ...memories];
 }
 
+/** A search's answer: the results, and when there are none, which of the query's words nothing matched. */
+export interface SearchAnswer {
+  results: SearchResult[];
+  /** The query's words no item mentions (by themselves or through a synonym); empty when each matched something. */
+  unmatched: string[];
+}
+
 export interface SearchResult {
   id: string;
   title: string;
@@ -282,18 +298,28 @@ export interface SearchResult {
   text: string;
 }
 
-/** The best `limit` items for the query: most query words matched first (a word in the title counts most). */
-export async function search(ctx: OpContext, origin: string, query: string, limit: number): Promise<SearchResult[]> {
+/**
+ * The best `limit` items for the query (match.ts): only items that match every word, the query as a phrase and
+ * whole words in the title first. No result when no item matches them all, with the words nothing matched at all.
+ */
+export async function searchItems(ctx: OpContext, origin: string, query: string, limit: number): Promise<SearchAnswer> {
   const words = queryWords(query);
-  if (words.length === 0) return [];
-  const scored = (await knowledgeItems(ctx)).flatMap((item, order) => {
-    const { score, snippet } = matchDocument(item.title, item.text, words);
+  if (words.length === 0) return { results: [], unmatched: [] };
+  const items = await knowledgeItems(ctx);
+  const scored = items.flatMap((item, order) => {
+    const { score, snippet } = matchDocument(item, words);
     return score > 0 ? [{ item, score, order, snippet }] : [];
   });
-  return scored
+  const results = scored
     .sort((a, b) => b.score - a.score || a.order - b.order)
     .slice(0, limit)
     .map(({ item, snippet }) => ({ id: item.id, title: item.title, url: itemUrl(origin, item.id), text: snippet }));
+  return { results, unmatched: results.length > 0 ? [] : unmatchedWords(items, words) };
+}
+
+/** The results alone (the console's search page). */
+export async function search(ctx: OpContext, origin: string, query: string, limit: number): Promise<SearchResult[]> {
+  return (await searchItems(ctx, origin, query, limit)).results;
 }
 
 const notFound = (id: string) =>

@@ -52,7 +52,7 @@ function columnsOf(fields: TableFieldSchema[]): TableDescription['columns'] {
 
 /** The brand's dataset, or the refusal (403 for a brand out of reach, 409 for one without a dataset). */
 async function brandDataset(ctx: OpContext, brandId: string | undefined): Promise<{ brandId: string; dataset: string }> {
-  const id = resolveBrand(ctx.principal, brandId, { required: true });
+  const id = resolveBrand(ctx.principal, brandId, { required: true, transport: ctx.transport });
   const brand = (await catalogSnapshot(ctx.env, ctx.now)).brands.get(id);
   if (!brand) throw new ApiError('FORBIDDEN_BRAND', `this key cannot access brand ${JSON.stringify(id)}`);
   if (!hasDataset(brand)) throw new ApiError('BRAND_NOT_PROVISIONED', `brand ${id} has no provisioned dataset yet; it has no tables`);

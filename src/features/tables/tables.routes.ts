@@ -1,6 +1,6 @@
 import { createRoute } from '@hono/zod-openapi';
 import type { AppOpenAPI, AppRouteHandler } from '../../app-env';
-import { opContext } from '../../routes/context';
+import { opContext } from '../../context';
 import { errorResponses, okJson } from '../../schemas/common';
 import { describeTable, listTables } from './describe-table';
 import { BrandParamsSchema, TableDescriptionSchema, TableListSchema, TableParamsSchema } from './tables.schemas';
@@ -58,8 +58,9 @@ export const describe = createRoute({
   },
 });
 
-const listHandler: AppRouteHandler<typeof list> = async (c) => c.json(await listTables(opContext(c), c.req.valid('param')), 200);
-const describeHandler: AppRouteHandler<typeof describe> = async (c) => c.json(await describeTable(opContext(c), c.req.valid('param')), 200);
+const listHandler: AppRouteHandler<typeof list> = async (c) => c.json(await listTables(opContext('rest'), c.req.valid('param')), 200);
+const describeHandler: AppRouteHandler<typeof describe> = async (c) =>
+  c.json(await describeTable(opContext('rest'), c.req.valid('param')), 200);
 
 export function registerTableRoutes(app: AppOpenAPI) {
   return app.openapi(list, listHandler).openapi(describe, describeHandler);

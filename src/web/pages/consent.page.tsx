@@ -8,9 +8,8 @@ import {
 import type { Context, Hono } from 'hono';
 import type { FC } from 'hono/jsx';
 import type { AppEnv } from '../../app-env';
-import type { GrantMetadata } from '../../features/assistants/assistants';
 import { isAdministrator, type ReachableBrand } from '../../auth/oauth-principal';
-import { encodeGrantUserId } from '../../oauth/grant-user';
+import { encodeGrantUserId, type GrantMetadata } from '../../oauth/grant-user';
 import type { ConnectionProps } from '../../oauth/mcp-api';
 import { OAUTH_SCOPE, oauthHelpers } from '../../oauth/provider';
 import { checkSessionCsrf, loginCsrfToken, sessionCsrfToken } from '../csrf';
@@ -21,6 +20,7 @@ import { Layout, MessagePage, NotAdminMessage, UserBar } from '../layout';
 import { renderPage } from '../render';
 import { handleSignIn } from '../sign-in';
 import { SignInPage } from './login.page';
+import { currentScope } from '../../context';
 
 /**
  * `/authorize`, the OAuth authorization endpoint: the request is validated by the library, the administrator signs in
@@ -144,7 +144,7 @@ function authorizationProblem(c: Context<AppEnv>, err: unknown) {
   if (err instanceof AuthorizationError && err.redirectTo) return c.redirect(err.redirectTo, 302);
   if (err instanceof AuthorizationError) return problemPage(c, 400, 'This connection request is not valid', err.description);
   if (err instanceof CimdFetchError) {
-    c.get('log').warn('client metadata document unavailable', { reason: err.reason, detail: err.detail });
+    currentScope().log.warn('client metadata document unavailable', { reason: err.reason, detail: err.detail });
     return problemPage(c, 400, 'This app could not be verified', 'Its client metadata document could not be fetched or is invalid.');
   }
   throw err;
@@ -265,7 +265,7 @@ async function postConsent(c: Context<AppEnv>, form: Record<string, string>) {
       const d = await helpers.describeConsent(approved.request);
       metadata = { clientName: d.clientName.slice(0, 200), redirectHost: d.redirectHost.slice(0, 300) };
     } catch (err) {
-      c.get('log').warn('client description failed after approval', { internal: String(err) });
+      currentScope().log.warn('client description failed after approval', { internal: String(err) });
     }
     // What it may write is the administrator's choice on this form (unticked: not allowed), kept on the grant: the
     // props decide, the metadata lets the Assistants page show it.

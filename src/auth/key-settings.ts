@@ -1,8 +1,10 @@
 /**
  * Every numeric per-key setting: a column of `api_keys` that overrides one of the Worker's DEFAULT_* variables
- * when not NULL. This list is the one place a setting is declared: the Worker's key reads and writes
- * (`store.ts`), the admin pages' forms and the admin CLI's flags (`key create`, `key limits`) are all made from
- * it. Adding a setting is a migration that adds the column and one entry here (docs/architecture.md).
+ * when not NULL. This list is the one place a setting is declared: the Worker's key read (`src/auth/api-keys.ts`,
+ * which resolves every setting into `Principal.limits`), its writes (`src/features/keys/store.ts`), the admin
+ * pages' forms and the admin CLI's flags (`key create`, `key limits`) are all made from it. Adding a setting is a
+ * migration that adds the column, one entry here, and the check that enforces `principal.limits.<name>`
+ * (docs/architecture.md, "A new per-key setting").
  *
  * Pure data: no I/O, importable by the Node CLI.
  */
@@ -80,6 +82,27 @@ export type KeySettingName = keyof typeof KEY_SETTINGS;
 export type KeySettings = Record<KeySettingName, number | null>;
 
 export const KEY_SETTING_NAMES = Object.keys(KEY_SETTINGS) as KeySettingName[];
+
+/** What applies to a key for each setting: its own value, else the Worker's default. Every setting is enforced from it. */
+export type KeyLimits = Record<KeySettingName, number>;
+
+/** Each setting's default: the value of its DEFAULT_* Worker variable (from the parsed configuration). */
+export function settingDefaults(config: Record<(typeof KEY_SETTINGS)[KeySettingName]['default'], number>): KeyLimits {
+  const out = {} as KeyLimits;
+  for (const name of KEY_SETTING_NAMES) out[name] = config[KEY_SETTINGS[name].default];
+  return out;
+}
+
+/**
+ * The limits of a key whose own settings are `own` (a missing or null one is the default). The one place a
+ * setting's value is resolved: the key read (src/auth/api-keys.ts) puts the result in `Principal.limits`, and the
+ * admin pages show the same numbers.
+ */
+export function limitsOf(own: Partial<KeySettings>, defaults: KeyLimits): KeyLimits {
+  const out = {} as KeyLimits;
+  for (const name of KEY_SETTING_NAMES) out[name] = own[name] ?? defaults[name];
+  return out;
+}
 
 /** The settings of a row that holds every setting column (a `SELECT` of `KEY_SETTING_COLUMNS`). */
 export function settingsOfRow(row: Record<string, unknown>): KeySettings {

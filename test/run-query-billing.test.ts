@@ -1,0 +1,171 @@
+import { env } from 'cloudflare:test';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { Principal } from '../src/auth/principal';
+import type { OpContext } from '../src/context';
+import { configOf } from '../src/env';
+import { ApiError } from '../src/errors';
+import { createLogger } from '../src/lib/log';
+import { runQuery } from '../src/features/query/run-query';
+import { runReservation } from '../src/usage/reservation';
+import { acquireRun } from '../src/usage/usage';
+import { postJson, seedDemo } from './seed';
+
+// Billing and metering of run_query against the local warehouse (review 2: N1, N2, N6, N11): every billed byte is
+// settled once on the key's meter, a cut result is one execution, and the query log carries BigQuery's ids. The
+// operation is called directly with its own principal, so the key's byte budget shows exactly what was settled.
+
+const WH = env.BIGQUERY_API_BASE;
+const ORDERS = '`service-v1.acme.fact__orders`';
+const DAILY_BYTES = 100 * 1024 ** 3;
+
+const Entry = z.object({
+  op: z.string(),
+  body: z.unknown(),
+  status: z.number().nullable(),
+  answer: z.object({ jobId: z.string().nullable().optional(), totalBytesBilled: z.string().nullable().optional() }).nullable(),
+});
+const DryRun = z.object({ configuration: z.object({ dryRun: z.literal(true) }) });
+
+/** The executions (jobs.query, and jobs.insert other than the dry run) of the SQL holding `marker`. */
+async function executions(marker: string) {
+  const res = await fetch(`${WH}/__requests?${new URLSearchParams({ sql: marker, limit: '500' })}`);
+  return z
+    .object({ requests: z.array(Entry) })
+    .parse(await res.json())
+    .requests.filter((r) => r.op === 'query' || (r.op === 'insert' && !DryRun.safeParse(r.body).success));
+}
+
+const armed: string[] = [];
+afterEach(async () => {
+  while (armed.length) await fetch(`${WH}/__faults/${armed.pop()}`, { method: 'DELETE' });
+});
+async function arm(spec: Record<string, unknown>) {
+  const res = await fetch(`${WH}/__faults`, { method: 'POST', body: JSON.stringify(spec) });
+  expect(res.status).toBe(201);
+  armed.push(z.object({ id: z.string() }).parse(await res.json()).id);
+}
+
+const marker = () => `b${crypto.randomUUID().replace(/-/g, '').slice(0, 12)}`;
+
+/** A fresh key of brand_acme (its own usage window), the operation's context, and what it left in the background. */
+function setup(timeoutMs = 30_000) {
+  const principal: Principal = {
+    kind: 'key',
+    id: `key_bill_${marker()}`,
+    label: 'billing',
+    orgId: 'org_demo',
+    scope: 'brand',
+    brandIds: ['brand_acme'],
+    limits: {
+      maxBytesBilled: 10 * 1024 ** 3,
+      dailyQueries: 1000,
+      dailyBytes: DAILY_BYTES,
+      checksPerMinute: Number(env.DEFAULT_CHECKS_PER_MINUTE),
+      pageReadsPerMinute: Number(env.DEFAULT_PAGE_READS_PER_MINUTE),
+    },
+  };
+  const background: Promise<unknown>[] = [];
+  const ctx: OpContext = {
+    env,
+    config: { ...configOf(env), QUERY_TIMEOUT_MS: timeoutMs },
+    principal,
+    requestId: `req_${marker()}`,
+    origin: 'http://127.0.0.1',
+    log: createLogger('req_bill'),
+    now: Date.now(),
+    transport: 'mcp',
+    waitUntil: (p) => void background.push(p),
+  };
+  /** Bytes the key's meter holds once every background settlement has finished. */
+  const settled = async () => {
+    while (background.length) await Promise.all(background.splice(0));
+    const ticket = await acquireRun(env, principal, Date.now(), { consume: false });
+    return DAILY_BYTES - ticket.budget.bytesRemaining;
+  };
+  return { ctx, settled };
+}
+
+/** An MCP-like transport that keeps only the first few rows of any answer. */
+const cutAtFive = { fitRows: (rows: unknown[]) => Math.min(rows.length, 5) };
+
+beforeAll(async () => {
+  await seedDemo();
+});
+
+describe('one answer, one execution, every billed byte settled once', () => {
+  it('a result the transport cuts is one execution, and the key is charged exactly what it billed (N1, N2)', async () => {
+    const m = marker();
+    // CURRENT_DATE: never cached on BigQuery, so a second execution would bill (and be charged) again. A second
+    // execution here (the old rerun) is made to hang, as a slow one would: it must not exist at all.
+    await arm({ kind: 'slowJob', ms: 60_000, persistent: true, match: { op: 'insert', sql: m, dryRun: false } });
+    const { ctx, settled } = setup(3_000);
+    const sql = `SELECT order_id FROM ${ORDERS} WHERE order_date < CURRENT_DATE() ORDER BY order_id LIMIT 40 /* ${m} */`;
+    const out = await runQuery(ctx, { sql, brandId: 'brand_acme' }, { rowCap: 200, ...cutAtFive });
+    expect(out.result).toMatchObject({ rowCount: 5, totalRows: 40, truncated: true });
+    expect(out.result.nextCursor).not.toBeNull();
+    const runs = await executions(m);
+    expect(runs.map((r) => r.op)).toEqual(['query']);
+    const billed = Number(runs[0]?.answer?.totalBytesBilled);
+    expect(billed).toBeGreaterThan(0);
+    expect(out.result.stats).toMatchObject({ totalBytesBilled: billed });
+    expect(await settled()).toBe(billed);
+  }, 30_000);
+
+  it('a 5xx on the first submission is answered through one client-id job, charged what that job billed, not the reservation (N6)', async () => {
+    const m = marker();
+    await arm({ kind: 'http503', count: 1, match: { op: 'query', sql: m } });
+    const { ctx, settled } = setup();
+    const sql = `SELECT order_id, revenue FROM ${ORDERS} ORDER BY order_id LIMIT 3 /* ${m} */`;
+    const out = await runQuery(ctx, { sql, brandId: 'brand_acme' });
+    expect(out.result.rowCount).toBe(3);
+    const runs = await executions(m);
+    expect(runs.map((r) => [r.op, r.status])).toEqual([
+      ['query', 503],
+      ['insert', 200],
+    ]);
+    expect(await settled()).toBe(out.result.stats?.totalBytesBilled);
+    expect(out.result.stats?.totalBytesBilled).toBeGreaterThan(0);
+  });
+
+  it('when the fallback job fails too, the attempt that may have run and the fallback are both counted, summed (N2)', async () => {
+    const m = marker();
+    await arm({ kind: 'http503', count: 1, match: { op: 'query', sql: m } });
+    await arm({ kind: 'http503', persistent: true, match: { op: 'insert', sql: m, dryRun: false } });
+    const { ctx, settled } = setup(4_000);
+    const sql = `SELECT order_id FROM ${ORDERS} ORDER BY order_id LIMIT 3 /* ${m} */`;
+    const err = await runQuery(ctx, { sql, brandId: 'brand_acme' }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(ApiError);
+    expect(err).toMatchObject({ code: 'WAREHOUSE_UNAVAILABLE' });
+    // The fast path may have run: its estimate (the run's reservation) counts; the fallback job was never created
+    // (every insert answered 503), so after the not-found grace it adds 0. Both reach the meter, summed.
+    const dry = await runQuery(setup().ctx, { sql, brandId: 'brand_acme', dryRun: true });
+    const reservation = runReservation(dry.result.stats?.totalBytesProcessed ?? NaN, 1, 10 * 1024 ** 3);
+    expect(reservation).toBeGreaterThan(0);
+    expect(await settled()).toBe(reservation);
+  }, 30_000);
+});
+
+describe('the query log can be reconciled with the bill (N11)', () => {
+  it("records BigQuery's job id and location, or the job-less query id, with every run", async () => {
+    const m = marker();
+    const small = `SELECT 1 AS one /* ${m} */`;
+    expect((await postJson('/v1/data/query', 'brand', { sql: small })).status).toBe(200);
+    const jobless = await env.DB.prepare('SELECT bq_job_id, bq_location, bq_query_id FROM query_log WHERE sql = ?')
+      .bind(small)
+      .first<{ bq_job_id: string | null; bq_location: string | null; bq_query_id: string | null }>();
+    expect(jobless).toMatchObject({ bq_job_id: null, bq_query_id: expect.stringMatching(/\S/) });
+
+    const big = `SELECT order_id FROM ${ORDERS} LIMIT 3000 /* ${m} */`;
+    expect((await postJson('/v1/data/query', 'brand', { sql: big })).status).toBe(200);
+    const run = (await executions(m)).find((r) => z.object({ query: z.string() }).safeParse(r.body).data?.query.includes('LIMIT 3000'));
+    const withJob = await env.DB.prepare('SELECT bq_job_id, bq_location, bq_query_id FROM query_log WHERE sql = ?')
+      .bind(big)
+      .first<{ bq_job_id: string | null; bq_location: string | null }>();
+    expect(run?.answer?.jobId).toMatch(/\S/);
+    expect(withJob).toMatchObject({ bq_job_id: expect.stringMatching(/\S/), bq_location: 'US' });
+  });
+});
