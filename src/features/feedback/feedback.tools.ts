@@ -51,6 +51,11 @@ export const getDataIssueTool = defineTool({
     'when the user asks whether it was fixed.',
   input: { feedbackRef: FeedbackRefField },
   output: FeedbackStatusSchema,
+  text: (r) =>
+    [
+      `${r.feedbackRef} is ${r.status}${r.assigned ? ' (assigned)' : ''}: ${r.summary}`,
+      ...r.updates.map((u) => `- ${u.at}: ${u.kind === 'status' ? `${u.from} -> ${u.to}` : 'note'}${u.note ? `: ${u.note}` : ''}`),
+    ].join('\n'),
   annotations: ANNOTATIONS.read,
   run: (input, { ctx }) => getFeedback(ctx, input.feedbackRef),
 });
