@@ -185,7 +185,8 @@ CREATE TABLE IF NOT EXISTS feedback_status_changes (
   actor_kind   TEXT NOT NULL CHECK (actor_kind IN ('user', 'cli')),
   actor_id     TEXT,
   actor_name   TEXT NOT NULL,
-  created_at   INTEGER NOT NULL
+  created_at   INTEGER NOT NULL,
+  kind         TEXT NOT NULL DEFAULT 'status' CHECK (kind IN ('status', 'note', 'assign'))  -- (0011) note, assign: from = to
 );
 CREATE INDEX IF NOT EXISTS feedback_status_changes_feedback ON feedback_status_changes(feedback_id, created_at);
 

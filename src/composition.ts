@@ -4,7 +4,7 @@ import { catalogRoutes } from './features/catalog-files/catalog.page';
 import { assistantsRoutes } from './features/assistants/assistants.page';
 import { listBrandsTool } from './features/brands/brands.tools';
 import { registerBrandRoutes } from './features/brands/brands.index';
-import { reportDataIssueTool } from './features/feedback/feedback.tools';
+import { getDataIssueTool, reportDataIssueTool } from './features/feedback/feedback.tools';
 import { registerFeedbackRoutes } from './features/feedback/feedback.index';
 import { inboxRoutes } from './features/feedback-inbox/inbox.page';
 import { notificationsRoutes } from './features/notifications/notifications.page';
@@ -56,6 +56,7 @@ export const MCP_TOOLS: readonly Tool[] = [
   listSavedQueriesTool,
   runQueryTool,
   reportDataIssueTool,
+  getDataIssueTool,
   searchTool,
   fetchTool,
   listMemoriesTool,

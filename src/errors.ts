@@ -34,6 +34,16 @@ export const ERRORS = {
   QUERY_FAILED: { status: 400, when: 'the query was rejected (syntax and similar)', origin: 'contract' },
   REPORT_NOT_FOUND: { status: 404, when: 'no such report visible to the brand', origin: 'contract' },
   QUERY_NOT_FOUND: { status: 404, when: 'the `queryId` is unknown or not visible to the brand', origin: 'contract' },
+  FEEDBACK_NOT_FOUND: {
+    status: 404,
+    when: 'no data-issue report with that reference was filed by these credentials',
+    origin: 'extension (Feedback)',
+  },
+  FEEDBACK_WRITE_FORBIDDEN: {
+    status: 403,
+    when: 'an assistant connection approved without filing data-issue reports',
+    origin: 'extension (Feedback)',
+  },
   MEMORY_NOT_FOUND: {
     status: 404,
     when: "the memory is missing, deleted, or reaches none of the caller's brands",
