@@ -10,6 +10,7 @@ import { gzipSync } from 'node:zlib';
 import autocannon from 'autocannon';
 import { ROOT } from '../scripts/lib/import-ts.mjs';
 import { startStack } from './stack.mjs';
+import { DEV_PROJECT } from '../dev/warehouse/demo-data.mjs';
 import { percentiles, timeSequential } from './stats.mjs';
 
 const OUT_DIR = join(ROOT, 'bench', 'out');
@@ -98,10 +99,18 @@ function serviceAccountJwt(sa) {
 async function queryOverhead(stack) {
   const jwt = serviceAccountJwt(stack.sa);
   const direct = async () => {
-    const res = await fetch(`${stack.warehouse.url}/bigquery/v2/projects/service-v1/queries`, {
+    // What the Worker sends for it: the deployment's own project (the stack's warehouse runs DEV_PROJECT, as the
+    // Worker's BIGQUERY_PROJECT), the SQL's service-v1 mapped to it, the fast path.
+    const res = await fetch(`${stack.warehouse.url}/bigquery/v2/projects/${DEV_PROJECT}/queries`, {
       method: 'POST',
       headers: { authorization: `Bearer ${jwt}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ query: SMALL_SQL, useLegacySql: false, maxResults: 10001, timeoutMs: 30000 }),
+      body: JSON.stringify({
+        query: SMALL_SQL.replaceAll('service-v1', DEV_PROJECT),
+        useLegacySql: false,
+        maxResults: 2000,
+        timeoutMs: 30000,
+        jobCreationMode: 'JOB_CREATION_OPTIONAL',
+      }),
     });
     if (!res.ok) throw new Error(`warehouse answered ${res.status}: ${await res.text()}`);
     await res.json();

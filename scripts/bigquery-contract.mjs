@@ -14,7 +14,7 @@ import { workerVars } from './lib/wrangler-toml.mjs';
  * @typedef {{ name: string, status: 'pass' | 'fail' | 'skip', detail: string }} CheckResult
  * @typedef {{
  *   apiBase: string, project: string, dataset: string, location: string, serviceAccountJson: string,
- *   wildcardPrefix?: string, otherDatasetView?: string, local?: boolean, log?: (line: string) => void,
+ *   wildcardPrefix?: string, otherDatasetView?: string, cacheTable?: string, local?: boolean, log?: (line: string) => void,
  * }} ContractOptions
  */
 
@@ -26,6 +26,7 @@ const VARS = {
   apiBase: 'BIGQUERY_CONTRACT_API_BASE',
   wildcard: 'BIGQUERY_CONTRACT_WILDCARD_PREFIX',
   view: 'BIGQUERY_CONTRACT_OTHER_DATASET_VIEW',
+  table: 'BIGQUERY_CONTRACT_TABLE',
 };
 
 const silent = { info() {}, warn() {}, error() {} };
@@ -95,26 +96,47 @@ export async function runContract(o) {
       'dry run of a view over another dataset is refused by the gate',
       async () => {
         if (!o.otherDatasetView) return ['skip', `no ${VARS.view} given`];
+        // Only the dry-run gate's own refusal proves the claim: any other error (a mistyped view, a missing
+        // permission, the network) says nothing about what the gate would do, so it fails (review 2, section 3).
         try {
           const g = await gate(`SELECT * FROM ${T(o.otherDatasetView)} LIMIT 1`);
           if (g.ok) return ['fail', `the gate passed it: ${JSON.stringify(g.dry?.referencedTables)}`];
+          if (!(g.why ?? '').startsWith('dry-run gate:')) return ['fail', `refused before the dry-run gate saw it: ${g.why}`];
           return ['pass', g.why ?? ''];
         } catch (err) {
-          return ['pass', `refused by the warehouse: ${errorText(err)}`];
+          return ['fail', `the dry run itself failed, so the gate was never tried: ${errorText(err)}`];
         }
       },
     ],
     [
-      'a repeated query is a cache hit billing 0 bytes; the dry run still lists its tables (useQueryCache: false)',
+      'a repeated query of a table is a cache hit billing 0 bytes; the dry run is never answered from the cache and lists the table',
       async () => {
-        const sql = `SELECT COUNT(*) AS n, '${run}' AS run FROM ${T('INFORMATION_SCHEMA.COLUMNS')}`;
-        const first = await client.query(sql, queryOpts);
-        const again = await client.query(sql, queryOpts);
+        if (!o.cacheTable) return ['skip', `no ${VARS.table} given`];
+        // A job (keepJob): nothing documents that a job-less run fills the cache. A table BigQuery may cache.
+        const sql = `SELECT * FROM ${T(o.cacheTable)} LIMIT 1 /* ${run} */`;
+        const first = await client.query(sql, { ...queryOpts, keepJob: true });
+        if (first.totalBytesBilled <= 0)
+          return ['fail', `the first run billed ${first.totalBytesBilled} bytes; it cannot show a cache hit`];
+        const again = await client.query(sql, { ...queryOpts, keepJob: true });
         if (again.totalBytesBilled !== 0)
           return ['fail', `second run billed ${again.totalBytesBilled} bytes (first ${first.totalBytesBilled})`];
         const dry = await client.dryRun(sql, { ...base, timeoutMs: TIMEOUT_MS });
         if (dry.cacheHit) return ['fail', 'the dry run was answered from the cache despite useQueryCache: false'];
-        return ['pass', `first run billed ${first.totalBytesBilled}, the repeat 0`];
+        if (!dry.referencedTables.some((t) => t.datasetId === o.dataset && t.tableId === o.cacheTable))
+          return ['fail', `the dry run does not list the table: ${JSON.stringify(dry.referencedTables)}`];
+        return ['pass', `first run billed ${first.totalBytesBilled}, the repeat 0; the dry run lists the table`];
+      },
+    ],
+    [
+      'INFORMATION_SCHEMA is never cached: a repeat bills its 10 MB minimum again',
+      async () => {
+        const sql = `SELECT COUNT(*) AS n, '${run}' AS run FROM ${T('INFORMATION_SCHEMA.COLUMNS')}`;
+        const first = await client.query(sql, { ...queryOpts, keepJob: true });
+        const again = await client.query(sql, { ...queryOpts, keepJob: true });
+        const MIN = 10 * 1024 * 1024;
+        if (first.totalBytesBilled < MIN || again.totalBytesBilled < MIN)
+          return ['fail', `billed ${first.totalBytesBilled} then ${again.totalBytesBilled} bytes; expected at least ${MIN} each`];
+        return ['pass', `billed ${first.totalBytesBilled} then ${again.totalBytesBilled} bytes`];
       },
     ],
     [
@@ -263,6 +285,7 @@ async function main() {
     serviceAccountJson: readFileSync(/** @type {string} */ (e[VARS.credentials]), 'utf8'),
     wildcardPrefix: e[VARS.wildcard] || undefined,
     otherDatasetView: e[VARS.view] || undefined,
+    cacheTable: e[VARS.table] || undefined,
     log: (line) => console.log(line),
   });
   const failed = results.filter((r) => r.status === 'fail').length;

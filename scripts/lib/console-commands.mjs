@@ -38,6 +38,8 @@ async function load() {
       'callerText',
     ],
     'src/features/memories/store.ts': ['inlineStatement'],
+    'src/auth/oauth-principal.ts': ['adminReachStatement', 'adminReachFromRow'],
+    'src/auth/ownership.ts': ['visibilityOf'],
     'src/lib/ids.ts': ['newId'],
   });
   return modules;
@@ -58,24 +60,14 @@ const AS_HELP = `  --as USER_ID|EMAIL  show what that administrator sees (defaul
  *   sqlLiteral: (v: string | number | null) => string }} h the CLI's helpers
  */
 export function consoleCommands({ UsageError, CommandError, iso, table, sql, sqlLiteral }) {
-  /** The visibility of --as (or the operator's). */
+  /** The visibility of --as (or the operator's): the pages' own reach read and rule (src/auth/ownership.ts). */
   async function visibility(o, io) {
     if (o.as === undefined) return { orgIds: [], brandIds: [], all: true, label: 'every organization' };
-    const [row] = await io.exec(
-      sql`SELECT u.id, u.email,
-                 (SELECT json_group_array(org_id) FROM memberships WHERE user_id = u.id AND org_id IS NOT NULL) AS orgs,
-                 (SELECT json_group_array(id) FROM brands
-                   WHERE org_id IN (SELECT org_id FROM memberships WHERE user_id = u.id AND org_id IS NOT NULL)
-                      OR id IN (SELECT brand_id FROM memberships WHERE user_id = u.id AND brand_id IS NOT NULL)) AS brands
-            FROM users u WHERE u.id = ${o.as} OR u.email = ${o.as} COLLATE NOCASE`,
-    );
+    const m = await load();
+    const [row] = await io.exec(m.inlineStatement(m.adminReachStatement(o.as, true), sqlLiteral));
     if (!row) throw new CommandError(`no user ${o.as}`);
-    return {
-      orgIds: JSON.parse(String(row.orgs)),
-      brandIds: JSON.parse(String(row.brands)),
-      label: String(row.email),
-      email: String(row.email),
-    };
+    const reach = m.adminReachFromRow(row);
+    return { ...m.visibilityOf(reach), label: reach.email, email: reach.email };
   }
 
   async function run(io, m, statement) {
@@ -209,10 +201,11 @@ export function consoleCommands({ UsageError, CommandError, iso, table, sql, sql
       },
     },
     'feedback resolve': {
-      usage: 'feedback resolve REPORT_ID --note TEXT [--status resolved|dismissed|acknowledged] [--as USER] [--author NAME]',
+      usage: 'feedback resolve REPORT_ID --note TEXT [--status resolved|dismissed|acknowledged|open] [--as USER] [--author NAME]',
       summary: "change a report's status (default resolved) with a note; recorded with who changed it",
       details: `${AS_HELP}
-  --status  acknowledged, resolved (default) or dismissed; resolved and dismissed need a note and are final
+  --status  acknowledged, resolved (default), dismissed, or open to reopen a resolved or dismissed report; all but
+            acknowledged need a note (the CLI sends no webhook event: the pages do)
   --author  display name recorded as who changed it (default: the --as user, else admin CLI and your OS user name)`,
       options: { ...SCOPE_OPTIONS, note: { type: 'string' }, status: { type: 'string' }, author: { type: 'string' } },
       positional: 'REPORT_ID',
@@ -221,8 +214,7 @@ export function consoleCommands({ UsageError, CommandError, iso, table, sql, sql
         if (!id) throw new UsageError('give the report id (fb_..., see `feedback list`)');
         const m = await load();
         const to = o.status ?? 'resolved';
-        if (!m.FEEDBACK_STATUSES.includes(to) || to === 'open')
-          throw new UsageError('--status must be acknowledged, resolved or dismissed');
+        if (!m.FEEDBACK_STATUSES.includes(to)) throw new UsageError('--status must be acknowledged, resolved, dismissed or open');
         const v = await visibility(o, io);
         const before = await detail(io, m, v, id);
         const note = typeof o.note === 'string' && o.note.trim() !== '' ? o.note.trim() : null;

@@ -34,10 +34,13 @@ const ReachRow = z.object({
 const Memberships = z.array(z.object({ orgId: z.string().nullable(), brandId: z.string().nullable() }));
 const Brands = z.array(ReachableBrandSchema);
 
-/** Reads a user's memberships and reachable brands in one D1 query. */
-export async function loadAdminReach(env: Env, userId: string): Promise<AdminReach | null> {
-  const raw = await env.DB.prepare(
-    `SELECT u.id, u.email, u.name,
+/**
+ * The one read of what a user administers: memberships and reachable brands in one statement, by user id, or by id
+ * or email (`byEmailToo`, the admin CLI's `--as`). Read with {@link adminReachFromRow}.
+ */
+export function adminReachStatement(who: string, byEmailToo = false): { sql: string; params: (string | number)[] } {
+  return {
+    sql: `SELECT u.id, u.email, u.name,
             (SELECT json_group_array(json_object('orgId', m.org_id, 'brandId', m.brand_id))
                FROM memberships m WHERE m.user_id = u.id) AS memberships,
             (SELECT json_group_array(json_object('id', b.id, 'orgId', b.org_id, 'name', b.name))
@@ -45,11 +48,13 @@ export async function loadAdminReach(env: Env, userId: string): Promise<AdminRea
                       WHERE org_id IN (SELECT org_id FROM memberships WHERE user_id = u.id AND org_id IS NOT NULL)
                          OR id IN (SELECT brand_id FROM memberships WHERE user_id = u.id AND brand_id IS NOT NULL)
                       ORDER BY id) b) AS brands
-       FROM users u WHERE u.id = ?`,
-  )
-    .bind(userId)
-    .first();
-  if (raw === null) return null;
+       FROM users u WHERE u.id = ?1 OR (?2 = 1 AND u.email = ?1 COLLATE NOCASE)`,
+    params: [who, byEmailToo ? 1 : 0],
+  };
+}
+
+/** A row of {@link adminReachStatement} as the reach it describes. */
+export function adminReachFromRow(raw: unknown): AdminReach {
   const row = ReachRow.parse(raw);
   const memberships = Memberships.parse(JSON.parse(row.memberships));
   return {
@@ -62,6 +67,15 @@ export async function loadAdminReach(env: Env, userId: string): Promise<AdminRea
   };
 }
 
+/** Reads a user's memberships and reachable brands in one D1 query. */
+export async function loadAdminReach(env: Env, userId: string): Promise<AdminReach | null> {
+  const s = adminReachStatement(userId);
+  const raw = await env.DB.prepare(s.sql)
+    .bind(...s.params)
+    .first();
+  return raw === null ? null : adminReachFromRow(raw);
+}
+
 /** True when the user administers anything at all (the condition for signing in and for OAuth access). */
 export function isAdministrator(reach: AdminReach | null): reach is AdminReach {
   return reach !== null && reach.orgIds.length + reach.directBrandIds.length > 0;
@@ -72,13 +86,17 @@ export function isAdministrator(reach: AdminReach | null): reach is AdminReach {
  * or losing a brand, takes effect at once. Throws 401 UNAUTHORIZED when the user is gone or administers nothing.
  * `grantId` becomes the principal id, so each connection has its own usage window.
  */
-export async function oauthPrincipal(env: Env, grant: { grantId: string; userId: string; clientName?: string }): Promise<Principal> {
+export async function oauthPrincipal(
+  env: Env,
+  grant: { grantId: string; userId: string; writes: NonNullable<Principal['writes']>; clientName?: string },
+): Promise<Principal> {
   const reach = await loadAdminReach(env, grant.userId);
   if (!isAdministrator(reach)) {
     throw new ApiError('UNAUTHORIZED', 'this connection was approved by a user who is no longer an administrator; reconnect the assistant');
   }
   const principal = principalFromReach(env, grant.grantId, reach);
-  return grant.clientName === undefined ? principal : { ...principal, clientName: grant.clientName };
+  const actorName = `${grant.clientName ?? 'Assistant'} for ${reach.email}`;
+  return { ...principal, ...(grant.clientName === undefined ? {} : { clientName: grant.clientName }), writes: grant.writes, actorName };
 }
 
 /**

@@ -28,6 +28,7 @@ describe('bigquery contract suite against the local warehouse', () => {
         serviceAccountJson: t.sa.json,
         otherDatasetView: undefined,
         wildcardPrefix: undefined,
+        cacheTable: 'table_metadata',
         local: true,
       });
       const byStatus = (s) => results.filter((r) => r.status === s).map((r) => r.name);
@@ -39,7 +40,7 @@ describe('bigquery contract suite against the local warehouse', () => {
           1,
         ),
       ).toEqual([]);
-      expect(byStatus('pass')).toHaveLength(6);
+      expect(byStatus('pass')).toHaveLength(7);
       for (const r of results.filter((x) => x.status === 'skip')) expect(r.detail).toMatch(/\S/);
       const cancel = results.find((r) => r.name.startsWith('a query past its deadline'));
       expect(cancel?.status).toBe('pass');
@@ -57,6 +58,25 @@ describe('bigquery contract suite against the local warehouse', () => {
     });
     expect(results[0]?.status).toBe('fail');
   });
+
+  it(
+    'the view check catches a wrong setup: a view that does not exist fails it (it used to pass on any error)',
+    { timeout: 120_000 },
+    async () => {
+      const results = await runContract({
+        apiBase: t.wh.url,
+        project: 'service-v1',
+        dataset: 'acme',
+        location: 'US',
+        serviceAccountJson: t.sa.json,
+        otherDatasetView: 'no_such_view',
+        local: true,
+      });
+      const view = results.find((r) => r.name.startsWith('dry run of a view over another dataset'));
+      expect(view?.status).toBe('fail');
+      expect(view?.detail).toMatch(/never tried|before the dry-run gate/);
+    },
+  );
 
   it('without credentials, npm run test:bigquery is skipped with one line and exit 0', () => {
     const env = /** @type {NodeJS.ProcessEnv} */ (/** @type {unknown} */ ({ PATH: process.env.PATH ?? '' }));

@@ -54,7 +54,8 @@ describe('migration 0009 on existing rows', () => {
            { action: 'remove', kind: 'report', id: 'rpt_kept', skipped: true },
          ])}')`,
     );
-    expect(await applyMigrations(db)).toEqual(['0009_row_owners.sql']);
+    // 0009 and whatever came after it.
+    expect((await applyMigrations(db))[0]).toBe('0009_row_owners.sql');
 
     const [logRows = []] = await db.execute('SELECT id, org_id, brand_id FROM query_log ORDER BY id');
     expect(logRows).toEqual([
