@@ -3,6 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runContract } from '../../scripts/bigquery-contract.mjs';
+import { shardNames } from '../../dev/warehouse/demo-data.mjs';
 import { startTestWarehouse } from './warehouse-helpers.mjs';
 
 let t;
@@ -15,22 +16,26 @@ afterAll(async () => {
   await t?.wh.close();
 });
 
+/** The suite against the local warehouse: project `service-v1`, dataset `acme` unless `o` says otherwise. */
+function runLocal(o) {
+  return runContract({
+    apiBase: t.wh.url,
+    project: 'service-v1',
+    dataset: 'acme',
+    location: 'US',
+    serviceAccountJson: t.sa.json,
+    local: true,
+    ...o,
+  });
+}
+
 describe('bigquery contract suite against the local warehouse', () => {
   it(
     'every check passes, except those the local warehouse cannot run, which are skipped with the reason',
     { timeout: 120_000 },
     async () => {
-      const results = await runContract({
-        apiBase: t.wh.url,
-        project: 'service-v1',
-        dataset: 'acme',
-        location: 'US',
-        serviceAccountJson: t.sa.json,
-        otherDatasetView: undefined,
-        wildcardPrefix: undefined,
-        cacheTable: 'table_metadata',
-        local: true,
-      });
+      // umbrella: the dataset with the demo's 60-shard events_* family (docs/local-warehouse.md).
+      const results = await runLocal({ dataset: 'umbrella', wildcardPrefix: 'events_', cacheTable: 'table_metadata' });
       const byStatus = (s) => results.filter((r) => r.status === s).map((r) => r.name);
       expect(
         byStatus('fail'),
@@ -40,7 +45,8 @@ describe('bigquery contract suite against the local warehouse', () => {
           1,
         ),
       ).toEqual([]);
-      expect(byStatus('pass')).toHaveLength(7);
+      expect(byStatus('pass')).toHaveLength(8);
+      expect(results.find((r) => r.name.startsWith('dry run of a wildcard'))?.detail).toMatch(/^60 shards listed/);
       for (const r of results.filter((x) => x.status === 'skip')) expect(r.detail).toMatch(/\S/);
       const cancel = results.find((r) => r.name.startsWith('a query past its deadline'));
       expect(cancel?.status).toBe('pass');
@@ -48,14 +54,7 @@ describe('bigquery contract suite against the local warehouse', () => {
   );
 
   it('a check fails loudly: a dataset the account may not read fails the INFORMATION_SCHEMA check', { timeout: 60_000 }, async () => {
-    const results = await runContract({
-      apiBase: t.wh.url,
-      project: 'service-v1',
-      dataset: 'no_such_dataset',
-      location: 'US',
-      serviceAccountJson: t.sa.json,
-      local: true,
-    });
+    const results = await runLocal({ dataset: 'no_such_dataset' });
     expect(results[0]?.status).toBe('fail');
   });
 
@@ -63,18 +62,23 @@ describe('bigquery contract suite against the local warehouse', () => {
     'the view check catches a wrong setup: a view that does not exist fails it (it used to pass on any error)',
     { timeout: 120_000 },
     async () => {
-      const results = await runContract({
-        apiBase: t.wh.url,
-        project: 'service-v1',
-        dataset: 'acme',
-        location: 'US',
-        serviceAccountJson: t.sa.json,
-        otherDatasetView: 'no_such_view',
-        local: true,
-      });
+      const results = await runLocal({ otherDatasetView: 'no_such_view' });
       const view = results.find((r) => r.name.startsWith('dry run of a view over another dataset'));
       expect(view?.status).toBe('fail');
       expect(view?.detail).toMatch(/never tried|before the dry-run gate/);
+    },
+  );
+
+  it(
+    'the wildcard check fails on a family under the table limit, which would never reach onlyWildcardShards',
+    { timeout: 120_000 },
+    async () => {
+      // The newest shard's name less its last digit: the ten days at most of one decade of a month.
+      const narrow = /** @type {string} */ (shardNames(t.wh.today).at(-1)).slice(0, -1);
+      const results = await runLocal({ dataset: 'umbrella', wildcardPrefix: narrow });
+      const wildcard = results.find((r) => r.name.startsWith('dry run of a wildcard'));
+      expect(wildcard?.status).toBe('fail');
+      expect(wildcard?.detail).toMatch(/^only \d+ shard\(s\) listed; point BIGQUERY_CONTRACT_WILDCARD_PREFIX at a family of 50/);
     },
   );
 
