@@ -43,10 +43,12 @@ const TIMEOUT_MS = 30_000;
 
 export async function runContract(o) {
   const log = o.log ?? (() => {});
-  const { createWarehouseClient, checkSql, checkDryRun, MAX_REFERENCED_TABLES } = await importWorkerModules({
-    'src/warehouse/bigquery-client.ts': ['createWarehouseClient'],
-    'src/sql/guard.ts': ['checkSql', 'checkDryRun', 'MAX_REFERENCED_TABLES'],
-  });
+  const { createWarehouseClient, checkSql, checkDryRun, MAX_REFERENCED_TABLES, CONTRACT_PROJECT, withProject, contractReferences } =
+    await importWorkerModules({
+      'src/warehouse/bigquery-client.ts': ['createWarehouseClient'],
+      'src/sql/guard.ts': ['checkSql', 'checkDryRun', 'MAX_REFERENCED_TABLES', 'CONTRACT_PROJECT', 'withProject'],
+      'src/features/query/contract-project.ts': ['contractReferences'],
+    });
   const env = {
     // The Worker's defaults for everything else its parsed Config reads (caps, TTLs), as wrangler.toml sets them.
     ...(await workerVars()),
@@ -63,35 +65,59 @@ export async function runContract(o) {
   const run = o.run ?? `c${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
   const base = { brandId: 'contract', dataset: o.dataset, requestId: `req_contract_${run}`, labels: { suite: 'contract', run } };
   const queryOpts = { ...base, maxBytesBilled: 1024 ** 3, rowCap: 1000, timeoutMs: TIMEOUT_MS };
-  const scope = { project: o.project, dataset: o.dataset };
+  // Callers name the contract's project (`service-v1`); the gate checks against it, as the Worker's does.
+  const scope = { project: CONTRACT_PROJECT, dataset: o.dataset };
+  /** A table as the SQL sent straight to the client names it (the real project). */
   const T = (name) => `\`${o.project}.${o.dataset}.${name}\``;
+  /** A table as a caller names it, for the gate (the contract's project). */
+  const C = (name) => `\`${CONTRACT_PROJECT}.${o.dataset}.${name}\``;
 
-  /** The Worker's two gates on `sql`: the parser's (2b) and the dry run's (2c). */
+  /**
+   * The Worker's two gates on `sql`, as src/features/query/run-query.ts runs them: the parser's (2b) against the
+   * contract's project, `withProject` at the references it resolved, the dry run of that SQL (`sent`) and the
+   * dry-run gate (2c) on its references mapped back (`contractReferences`; `raw` is what BigQuery listed).
+   */
   async function gate(sql) {
     const parsed = await checkSql(sql, scope);
     if (!parsed.ok) return { ok: false, why: `guard: ${parsed.message}` };
-    const dry = await client.dryRun(sql, { ...base, timeoutMs: TIMEOUT_MS });
+    const sent = withProject(sql, parsed.projectAt, CONTRACT_PROJECT, o.project);
+    const raw = await client.dryRun(sent, { ...base, timeoutMs: TIMEOUT_MS });
+    const dry = contractReferences(raw, o.project);
     const verdict = checkDryRun(dry, scope, parsed.tables);
-    return verdict.ok ? { ok: true, dry } : { ok: false, why: `dry-run gate: ${verdict.message}`, dry };
+    return verdict.ok ? { ok: true, dry, raw, sent } : { ok: false, why: `dry-run gate: ${verdict.message}`, dry, raw, sent };
   }
 
   /** @type {[string, () => Promise<[CheckResult['status'], string]>][]} */
   const checks = [
     [
-      'dry run of INFORMATION_SCHEMA.COLUMNS passes the gate (the schema-discovery query the assistants are told to run)',
+      "dry run of INFORMATION_SCHEMA.COLUMNS, written with service-v1, passes the gate; a table's dry run lists it under the real project, mapped back",
       async () => {
-        const g = await gate(`SELECT table_name, column_name, data_type FROM ${T('INFORMATION_SCHEMA.COLUMNS')}`);
+        const g = await gate(`SELECT table_name, column_name, data_type FROM ${C('INFORMATION_SCHEMA.COLUMNS')}`);
         if (!g.ok) return ['fail', g.why ?? ''];
-        return ['pass', `referencedTables: ${JSON.stringify(g.dry.referencedTables)}`];
+        if (!g.sent.includes(`\`${o.project}.${o.dataset}.INFORMATION_SCHEMA.COLUMNS\``))
+          return ['fail', `the SQL sent does not name the real project: ${g.sent}`];
+        const info = `referencedTables: ${JSON.stringify(g.raw.referencedTables)}`;
+        // Google does not document what INFORMATION_SCHEMA's dry run lists (it may list nothing), so the way back is
+        // proven on a table's dry run: listed under the real project, mapped back to the contract's. A client that
+        // never reads `referencedTables` fails here (review 2, section 3).
+        if (!o.cacheTable) return ['pass', `${info}; the mapping back is unchecked: no ${VARS.table} given`];
+        const t = await gate(`SELECT * FROM ${C(o.cacheTable)} LIMIT 1`);
+        if (!t.ok) return ['fail', `a dry run of ${o.cacheTable}: ${t.why}`];
+        const is = (r, project) => r.projectId === project && r.datasetId === o.dataset && r.tableId === o.cacheTable;
+        if (!t.raw.referencedTables.some((r) => is(r, o.project)))
+          return ['fail', `the dry run of ${o.cacheTable} does not list it under ${o.project}: ${JSON.stringify(t.raw.referencedTables)}`];
+        if (!t.dry.referencedTables.some((r) => is(r, CONTRACT_PROJECT)))
+          return ['fail', `${o.cacheTable} is not mapped back to ${CONTRACT_PROJECT}: ${JSON.stringify(t.dry.referencedTables)}`];
+        return ['pass', `${info}; ${o.cacheTable} listed under ${o.project}, mapped back to ${CONTRACT_PROJECT}`];
       },
     ],
     [
       "dry run of a wildcard table over 50 or more shards lists only the dataset's own shards and passes the gate",
       async () => {
         if (!o.wildcardPrefix) return ['skip', `no ${VARS.wildcard} given`];
-        const g = await gate(`SELECT COUNT(*) AS n FROM ${T(`${o.wildcardPrefix}*`)}`);
+        const g = await gate(`SELECT COUNT(*) AS n FROM ${C(`${o.wildcardPrefix}*`)}`);
         if (!g.ok) return ['fail', g.why ?? ''];
-        const foreign = g.dry.referencedTables.filter((t) => t.projectId !== o.project || t.datasetId !== o.dataset);
+        const foreign = g.dry.referencedTables.filter((t) => t.projectId !== CONTRACT_PROJECT || t.datasetId !== o.dataset);
         if (foreign.length) return ['fail', `lists tables outside the dataset: ${JSON.stringify(foreign)}`];
         // Only a family of 50 or more shards reaches the gate's table limit, so only then does the pass prove that
         // the gate lets a lone wildcard through (onlyWildcardShards) rather than refusing it (review 2, section 3).
@@ -108,7 +134,7 @@ export async function runContract(o) {
         // Only the dry-run gate's own refusal proves the claim: any other error (a mistyped view, a missing
         // permission, the network) says nothing about what the gate would do, so it fails (review 2, section 3).
         try {
-          const g = await gate(`SELECT * FROM ${T(o.otherDatasetView)} LIMIT 1`);
+          const g = await gate(`SELECT * FROM ${C(o.otherDatasetView)} LIMIT 1`);
           if (g.ok) return ['fail', `the gate passed it: ${JSON.stringify(g.dry?.referencedTables)}`];
           if (!(g.why ?? '').startsWith('dry-run gate:')) return ['fail', `refused before the dry-run gate saw it: ${g.why}`];
           return ['pass', g.why ?? ''];

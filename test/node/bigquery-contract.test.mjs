@@ -7,20 +7,23 @@ import { shardNames } from '../../dev/warehouse/demo-data.mjs';
 import { startTestWarehouse } from './warehouse-helpers.mjs';
 
 let t;
+const REAL = 'wqa-contract-real';
 
 beforeAll(async () => {
-  t = await startTestWarehouse();
+  // A project other than service-v1, so every gated check goes through the mapping (withProject on the way in,
+  // contractReferences on the way back), as on a real deployment.
+  t = await startTestWarehouse({ project: REAL });
 });
 
 afterAll(async () => {
   await t?.wh.close();
 });
 
-/** The suite against the local warehouse: project `service-v1`, dataset `acme` unless `o` says otherwise. */
+/** The suite against the local warehouse: project REAL, dataset `acme` unless `o` says otherwise. */
 function runLocal(o) {
   return runContract({
     apiBase: t.wh.url,
-    project: 'service-v1',
+    project: REAL,
     dataset: 'acme',
     location: 'US',
     serviceAccountJson: t.sa.json,
@@ -79,6 +82,26 @@ describe('bigquery contract suite against the local warehouse', () => {
       const wildcard = results.find((r) => r.name.startsWith('dry run of a wildcard'));
       expect(wildcard?.status).toBe('fail');
       expect(wildcard?.detail).toMatch(/^only \d+ shard\(s\) listed; point BIGQUERY_CONTRACT_WILDCARD_PREFIX at a family of 50/);
+    },
+  );
+
+  it(
+    'the INFORMATION_SCHEMA check goes through the service-v1 mapping and fails for a client that never reads referencedTables',
+    { timeout: 120_000 },
+    async () => {
+      const name = 'dry run of INFORMATION_SCHEMA.COLUMNS';
+      const good = (await runLocal({ cacheTable: 'table_metadata' })).find((r) => r.name.startsWith(name));
+      expect(good?.status).toBe('pass');
+      expect(good?.detail).toContain(`table_metadata listed under ${REAL}, mapped back to service-v1`);
+      const blind = (
+        await runLocal({
+          cacheTable: 'table_metadata',
+          breakClient: (c) => ({ ...c, dryRun: async (sql, opts) => ({ ...(await c.dryRun(sql, opts)), referencedTables: [] }) }),
+        })
+      ).find((r) => r.name.startsWith(name));
+      expect(blind?.status).toBe('fail');
+      // The gate's own cross-check (a parsed table the dry run does not list) or the check's listing catches it.
+      expect(blind?.detail).toMatch(/^a dry run of table_metadata: dry-run gate:|does not list it under wqa-contract-real/);
     },
   );
 
