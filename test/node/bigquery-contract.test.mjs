@@ -51,8 +51,9 @@ describe('bigquery contract suite against the local warehouse', () => {
       expect(byStatus('pass')).toHaveLength(8);
       expect(results.find((r) => r.name.startsWith('dry run of a wildcard'))?.detail).toMatch(/^60 shards listed/);
       for (const r of results.filter((x) => x.status === 'skip')) expect(r.detail).toMatch(/\S/);
-      const cancel = results.find((r) => r.name.startsWith('a query past its deadline'));
+      const cancel = results.find((r) => r.name.startsWith('a query of a table past its deadline'));
       expect(cancel?.status).toBe('pass');
+      expect(cancel?.detail).toMatch(/^settled at [1-9]\d* bytes billed/);
     },
   );
 
@@ -104,6 +105,20 @@ describe('bigquery contract suite against the local warehouse', () => {
       expect(blind?.detail).toMatch(/^a dry run of table_metadata: dry-run gate:|does not list it under wqa-contract-real/);
     },
   );
+
+  it('the cancel check fails for a client that settles a cancelled query at 0 bytes', { timeout: 120_000 }, async () => {
+    const results = await runLocal({
+      cacheTable: 'table_metadata',
+      // The plausible wrong settlement: whatever jobs.get says, report 0 bytes billed.
+      breakClient: (c) => ({
+        ...c,
+        query: (sql, opts) => c.query(sql, { ...opts, onLateBilling: opts.onLateBilling && ((p) => opts.onLateBilling(p.then(() => 0))) }),
+      }),
+    });
+    const cancel = results.find((r) => r.name.startsWith('a query of a table past its deadline'));
+    expect(cancel?.status).toBe('fail');
+    expect(cancel?.detail).toBe('settled at 0 bytes billed, though the query reads table_metadata');
+  });
 
   it('without credentials, npm run test:bigquery is skipped with one line and exit 0', () => {
     const env = /** @type {NodeJS.ProcessEnv} */ (/** @type {unknown} */ ({ PATH: process.env.PATH ?? '' }));
