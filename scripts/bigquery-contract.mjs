@@ -206,6 +206,23 @@ export async function runContract(o) {
       },
     ],
     [
+      "BigQuery's errors map to the documented codes: bytesBilledLimitExceeded to QUERY_TOO_EXPENSIVE, a missing table to QUERY_FAILED with the INFORMATION_SCHEMA hint",
+      async () => {
+        if (!o.cacheTable) return ['skip', `no ${VARS.table} given: the byte ceiling needs a query that bills bytes`];
+        const over = await failureOf(() =>
+          client.query(`SELECT * FROM ${T(o.cacheTable)} /* ${run} ceiling */`, { ...queryOpts, maxBytesBilled: 1 }),
+        );
+        if (over?.code !== 'QUERY_TOO_EXPENSIVE' || over.details?.reason !== 'bytesBilledLimitExceeded')
+          return ['fail', `a 1-byte ceiling: ${over ? errorText(over) : 'the query ran'}`];
+        const missing = `no_such_table_${run}`;
+        const gone = await failureOf(() => client.query(`SELECT * FROM ${T(missing)}`, queryOpts));
+        if (gone?.code !== 'QUERY_FAILED' || gone.details?.reason !== 'notFound' || !String(gone.message).includes(missing))
+          return ['fail', `a missing table: ${gone ? errorText(gone) : 'the query ran'}`];
+        if (!String(gone.message).includes('INFORMATION_SCHEMA.COLUMNS')) return ['fail', `no INFORMATION_SCHEMA hint: ${gone.message}`];
+        return ['pass', `${over.code}; ${gone.code}: ${gone.message}`];
+      },
+    ],
+    [
       'TIMESTAMP keeps every microsecond (int64 form), at both ends of the range',
       async () => {
         const r = await client.query(
@@ -302,6 +319,16 @@ function errorText(err) {
     return `${e.code}: ${e.message}${e.internal ? ` (${JSON.stringify(e.internal).slice(0, 300)})` : ''}`;
   }
   return String(err);
+}
+
+/** The error `fn` throws, or null when it succeeds. */
+async function failureOf(fn) {
+  try {
+    await fn();
+    return null;
+  } catch (err) {
+    return /** @type {any} */ (err);
+  }
 }
 
 function same(a, b) {

@@ -48,7 +48,7 @@ describe('bigquery contract suite against the local warehouse', () => {
           1,
         ),
       ).toEqual([]);
-      expect(byStatus('pass')).toHaveLength(8);
+      expect(byStatus('pass')).toHaveLength(9);
       expect(results.find((r) => r.name.startsWith('dry run of a wildcard'))?.detail).toMatch(/^60 shards listed/);
       for (const r of results.filter((x) => x.status === 'skip')) expect(r.detail).toMatch(/\S/);
       const cancel = results.find((r) => r.name.startsWith('a query of a table past its deadline'));
@@ -118,6 +118,22 @@ describe('bigquery contract suite against the local warehouse', () => {
     const cancel = results.find((r) => r.name.startsWith('a query of a table past its deadline'));
     expect(cancel?.status).toBe('fail');
     expect(cancel?.detail).toBe('settled at 0 bytes billed, though the query reads table_metadata');
+  });
+
+  it('the error-mapping check fails for a client that reports every warehouse error as QUERY_FAILED', { timeout: 120_000 }, async () => {
+    const results = await runLocal({
+      cacheTable: 'table_metadata',
+      breakClient: (c) => ({
+        ...c,
+        query: (sql, opts) =>
+          c.query(sql, opts).catch((err) => {
+            throw Object.assign(new Error(err.message), { code: 'QUERY_FAILED', details: { stage: 'warehouse' } });
+          }),
+      }),
+    });
+    const mapping = results.find((r) => r.name.startsWith("BigQuery's errors map"));
+    expect(mapping?.status).toBe('fail');
+    expect(mapping?.detail).toMatch(/^a 1-byte ceiling: QUERY_FAILED/);
   });
 
   it('without credentials, npm run test:bigquery is skipped with one line and exit 0', () => {
