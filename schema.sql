@@ -53,6 +53,9 @@ CREATE TABLE IF NOT EXISTS api_keys (
   checks_per_minute   INTEGER CHECK (checks_per_minute IS NULL OR checks_per_minute > 0),  -- dry runs + refusals
   page_reads_per_minute INTEGER CHECK (page_reads_per_minute IS NULL OR page_reads_per_minute > 0),  -- cursor pages
   memories_write      INTEGER NOT NULL DEFAULT 0 CHECK (memories_write IN (0, 1)),
+  -- added by migration 0012: long runs at once, and the longest a job may run (jobTimeoutMs)
+  max_running_jobs    INTEGER CHECK (max_running_jobs IS NULL OR max_running_jobs > 0),
+  job_timeout_ms      INTEGER CHECK (job_timeout_ms IS NULL OR job_timeout_ms > 0),
   CHECK ((org_id IS NULL) <> (brand_id IS NULL))
 );
 
@@ -182,7 +185,8 @@ CREATE TABLE IF NOT EXISTS feedback_status_changes (
   actor_kind   TEXT NOT NULL CHECK (actor_kind IN ('user', 'cli')),
   actor_id     TEXT,
   actor_name   TEXT NOT NULL,
-  created_at   INTEGER NOT NULL
+  created_at   INTEGER NOT NULL,
+  kind         TEXT NOT NULL DEFAULT 'status' CHECK (kind IN ('status', 'note', 'assign'))  -- (0011) note, assign: from = to
 );
 CREATE INDEX IF NOT EXISTS feedback_status_changes_feedback ON feedback_status_changes(feedback_id, created_at);
 
@@ -372,3 +376,45 @@ CREATE TABLE IF NOT EXISTS catalog_version_orgs (
   PRIMARY KEY (version_id, org_id)
 );
 CREATE INDEX IF NOT EXISTS catalog_version_orgs_org ON catalog_version_orgs(org_id);
+
+-- query_jobs: one row per long (asynchronous) query run: a REST async job, an MCP task, or a run_query that outlived
+-- its wait and answered with a pending cursor. The durable record of the run (docs/run-query.md, "Long queries"),
+-- read by whichever isolate serves the next poll, the job's alarm (QueryJobAlarm) and the console's Jobs page.
+-- id is the handle callers see (qj_<random>); principal_kind/principal_id its owner (only the owner may read or cancel
+-- it); bq_job_id/bq_location the BigQuery job, chosen before the job is sent so a lost answer cannot lose it.
+-- status: running -> (done | failed) as BigQuery ends it; running -> cancelling (jobs.cancel sent, by the caller
+-- or past deadline_at) -> cancelled | expired once BigQuery reports the job DONE. ticket_id/reserved_bytes: the usage
+-- reservation taken at start, settled once (settled_at) to bytes_billed when the job ends, however it ends.
+-- result_expires_at: the result's pages stay readable until then (the result cursor lifetime), then "result gone".
+CREATE TABLE IF NOT EXISTS query_jobs (
+  id                 TEXT PRIMARY KEY,
+  principal_kind     TEXT NOT NULL,
+  principal_id       TEXT NOT NULL,
+  org_id             TEXT,
+  user_id            TEXT,
+  brand_id           TEXT NOT NULL,
+  query_id           TEXT,
+  period             TEXT,
+  sql                TEXT NOT NULL,
+  transport          TEXT NOT NULL,
+  request_id         TEXT NOT NULL,
+  bq_job_id          TEXT NOT NULL UNIQUE,
+  bq_location        TEXT NOT NULL,
+  status             TEXT NOT NULL CHECK (status IN ('running', 'cancelling', 'done', 'failed', 'cancelled', 'expired')),
+  cancel_reason      TEXT CHECK (cancel_reason IS NULL OR cancel_reason IN ('caller', 'deadline')),
+  ticket_id          TEXT,
+  reserved_bytes     INTEGER NOT NULL,
+  estimate_bytes     INTEGER NOT NULL,
+  bytes_processed    INTEGER,
+  bytes_billed       INTEGER,
+  total_rows         INTEGER,
+  error_code         TEXT,
+  error_message      TEXT,
+  created_at         INTEGER NOT NULL,
+  deadline_at        INTEGER NOT NULL,
+  ended_at           INTEGER,
+  settled_at         INTEGER,
+  result_expires_at  INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS query_jobs_owner ON query_jobs(principal_kind, principal_id, status);
+CREATE INDEX IF NOT EXISTS query_jobs_created ON query_jobs(created_at);

@@ -2,6 +2,10 @@
 --
 -- feedback.assignee_user_id: the administrator a report is assigned to (users.id), NULL when unassigned.
 ALTER TABLE feedback ADD COLUMN assignee_user_id TEXT;
+-- feedback_status_changes.kind: what a history row records. status: a change of status (from_status -> to_status);
+-- note: a note without a change; assign: an assignment (the note says to whom). from_status = to_status for the
+-- last two. The filer reads status and note rows (GET /v1/data/feedback/{feedbackRef}), never assign rows.
+ALTER TABLE feedback_status_changes ADD COLUMN kind TEXT NOT NULL DEFAULT 'status' CHECK (kind IN ('status', 'note', 'assign'));
 
 -- webhook_deliveries: one row per attempt per event. event_id names what was notified (the report's id for
 -- `feedback.filed`, the feedback_status_changes id for `feedback.status_changed`); a message whose event already

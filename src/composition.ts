@@ -4,7 +4,7 @@ import { catalogRoutes } from './features/catalog-files/catalog.page';
 import { assistantsRoutes } from './features/assistants/assistants.page';
 import { listBrandsTool } from './features/brands/brands.tools';
 import { registerBrandRoutes } from './features/brands/brands.index';
-import { reportDataIssueTool } from './features/feedback/feedback.tools';
+import { getDataIssueTool, reportDataIssueTool } from './features/feedback/feedback.tools';
 import { registerFeedbackRoutes } from './features/feedback/feedback.index';
 import { inboxRoutes } from './features/feedback-inbox/inbox.page';
 import { notificationsRoutes } from './features/notifications/notifications.page';
@@ -15,7 +15,9 @@ import { registerMemoryRoutes } from './features/memories/memories.index';
 import { memoriesRoutes } from './features/memories/memories.page';
 import { runQueryTool } from './features/query/query.tools';
 import { registerRunQueryRoutes } from './features/query/run-query.index';
+import { registerQueryJobRoutes } from './features/query-jobs/query-jobs.index';
 import { historyRoutes } from './features/query-history/history.page';
+import { jobsRoutes } from './features/query-jobs/jobs.page';
 import { getReportTool, listReportQueriesTool, listReportsTool } from './features/reports/reports.tools';
 import { registerReportRoutes } from './features/reports/reports.index';
 import { showReportTool } from './features/reports/report-view.tools';
@@ -38,6 +40,7 @@ export const REST_ROUTES: readonly ((app: AppOpenAPI) => void)[] = [
   registerReportRoutes,
   registerSavedQueryRoutes,
   registerRunQueryRoutes,
+  registerQueryJobRoutes,
   registerFeedbackRoutes,
   registerMemoryRoutes,
   registerTableRoutes,
@@ -53,6 +56,7 @@ export const MCP_TOOLS: readonly Tool[] = [
   listSavedQueriesTool,
   runQueryTool,
   reportDataIssueTool,
+  getDataIssueTool,
   searchTool,
   fetchTool,
   listMemoriesTool,
@@ -80,6 +84,7 @@ export const CONSOLE_PAGES: readonly ((admin: Hono<AppEnv>) => void)[] = [
   inboxRoutes,
   notificationsRoutes,
   historyRoutes,
+  jobsRoutes,
   catalogRoutes,
   searchRoutes,
 ];

@@ -34,6 +34,16 @@ export const ERRORS = {
   QUERY_FAILED: { status: 400, when: 'the query was rejected (syntax and similar)', origin: 'contract' },
   REPORT_NOT_FOUND: { status: 404, when: 'no such report visible to the brand', origin: 'contract' },
   QUERY_NOT_FOUND: { status: 404, when: 'the `queryId` is unknown or not visible to the brand', origin: 'contract' },
+  FEEDBACK_NOT_FOUND: {
+    status: 404,
+    when: 'no data-issue report with that reference was filed by these credentials',
+    origin: 'extension (Feedback)',
+  },
+  FEEDBACK_WRITE_FORBIDDEN: {
+    status: 403,
+    when: 'an assistant connection approved without filing data-issue reports',
+    origin: 'extension (Feedback)',
+  },
   MEMORY_NOT_FOUND: {
     status: 404,
     when: "the memory is missing, deleted, or reaches none of the caller's brands",
@@ -49,6 +59,21 @@ export const ERRORS = {
     status: 412,
     when: '`If-Match` (or MCP `expectedVersion`) names a version the memory is no longer at (`details.currentVersion`)',
     origin: 'extension (Memories)',
+  },
+  JOB_NOT_FOUND: {
+    status: 404,
+    when: "no long query job (REST async job, MCP task) with this id among the caller's own",
+    origin: 'extension (Long queries)',
+  },
+  QUERY_CANCELLED: {
+    status: 409,
+    when: 'the long query was cancelled by its owner (`DELETE` of the job, MCP `tasks/cancel`, `run_query` with `cancel`)',
+    origin: 'extension (Long queries)',
+  },
+  RESULT_GONE: {
+    status: 410,
+    when: "a finished long job's result is past its 6-hour lifetime (run the query again)",
+    origin: 'extension (Long queries)',
   },
   NOT_FOUND: { status: 404, when: 'no route for this path', origin: 'extension' },
   METHOD_NOT_ALLOWED: { status: 405, when: 'the path exists, the method does not (`Allow` header)', origin: 'extension' },
@@ -75,6 +100,11 @@ export const ERRORS = {
 } as const satisfies Record<string, ErrorInfo>;
 
 export type ErrorCode = keyof typeof ERRORS;
+
+/** Whether `code` (read back from storage) is one of ours. */
+export function isErrorCode(code: string | null): code is ErrorCode {
+  return code !== null && Object.hasOwn(ERRORS, code);
+}
 
 /** Each code's HTTP status. */
 export const ERROR_STATUS = Object.fromEntries(Object.entries(ERRORS).map(([code, e]) => [code, e.status])) as {

@@ -6,6 +6,7 @@ import { createWorker } from './oauth/worker';
 
 export { RefreshTokenGate } from './oauth/refresh-gate';
 export { UsageLimiter } from './usage/usage-limiter';
+export { QueryJobAlarm } from './features/query-jobs/job-alarm';
 
 const app = createApp(SERVICE);
 

@@ -155,7 +155,55 @@ const ENFORCED: Record<
       return refusalOf(await post(secret, '/v1/data/query/page', { cursor }));
     },
   },
+  maxRunningJobs: {
+    value: 1,
+    refused: async (secret) => {
+      // A long job held running by the local warehouse (slowJob), then a second: refused before it is counted.
+      const marker = `running${crypto.randomUUID().slice(0, 8)}`;
+      const spec = { kind: 'slowJob', ms: 120_000, match: { op: 'insert', sql: marker, dryRun: false } };
+      const fault = z
+        .object({ id: z.string() })
+        .parse(await (await fetch(`${env.BIGQUERY_API_BASE}/__faults`, { method: 'POST', body: JSON.stringify(spec) })).json());
+      const first = await asyncRun(secret, `SELECT order_id FROM ${ORDERS} /* ${marker} */`);
+      expect(first.status).toBe(202);
+      const refusal = refusalOf(await asyncRun(secret, ownSql()));
+      await SELF.fetch(`http://api.test${first.headers.get('location')}`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${secret}` },
+      });
+      await fetch(`${env.BIGQUERY_API_BASE}/__faults/${fault.id}`, { method: 'DELETE' });
+      return refusal;
+    },
+  },
+  jobTimeoutMs: {
+    value: 1,
+    refused: async (secret) => {
+      // Sent to BigQuery as jobTimeoutMs: a job slower than it is stopped there and ends expired.
+      const marker = `timeout${crypto.randomUUID().slice(0, 8)}`;
+      const spec = { kind: 'slowJob', ms: 60_000, match: { op: 'insert', sql: marker, dryRun: false } };
+      await fetch(`${env.BIGQUERY_API_BASE}/__faults`, { method: 'POST', body: JSON.stringify(spec) });
+      const started = await asyncRun(secret, `SELECT order_id FROM ${ORDERS} /* ${marker} */`);
+      const at = started.headers.get('location') ?? '';
+      for (let i = 0; i < 60; i++) {
+        const res = await SELF.fetch(`http://api.test${at}`, { headers: { authorization: `Bearer ${secret}` } });
+        const job = z.object({ status: z.string(), error: z.object({ code: z.string() }).optional() }).parse(await res.json());
+        if (job.error) return { status: res.status, code: job.error.code };
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      throw new Error('the job did not end');
+    },
+  },
 };
+
+/** An asynchronous run (`Prefer: respond-async`). */
+async function asyncRun(secret: string, sql: string) {
+  const res = await SELF.fetch('http://api.test/v1/data/query', {
+    method: 'POST',
+    headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json', prefer: 'respond-async' },
+    body: JSON.stringify({ sql }),
+  });
+  return { status: res.status, headers: res.headers, body: z.record(z.string(), z.unknown()).parse(await res.json()) };
+}
 
 /** What refused the request, and which limit (USAGE_LIMIT_EXCEEDED names it in details.limit). */
 function refusalOf(res: { status: number; body: unknown }) {
@@ -169,6 +217,8 @@ const EXPECTED: Record<KeySettingName, { status: number; code: string; limit?: u
   maxBytesBilled: { status: 400, code: 'QUERY_TOO_EXPENSIVE', limit: undefined },
   checksPerMinute: { status: 429, code: 'USAGE_LIMIT_EXCEEDED', limit: 'checks' },
   pageReadsPerMinute: { status: 429, code: 'USAGE_LIMIT_EXCEEDED', limit: 'pages' },
+  maxRunningJobs: { status: 429, code: 'USAGE_LIMIT_EXCEEDED', limit: 'runningJobs' },
+  jobTimeoutMs: { status: 200, code: 'WAREHOUSE_TIMEOUT' },
 };
 
 describe('per-key settings: each one enforced from the one read of the key', () => {

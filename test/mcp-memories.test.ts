@@ -167,14 +167,19 @@ describe('OAuth connections write as their administrator', () => {
       const mine = MemorySchema.parse(
         okData(await brandAdmin.callTool({ name: 'save_memory', arguments: { title: 'by the acme admin', content: 'c' } })),
       );
-      expect(mine).toMatchObject({ scope: 'brand', brandId: 'brand_acme', author: { kind: 'user', name: 'Acme brand admin' } });
+      expect(mine).toMatchObject({
+        scope: 'brand',
+        brandId: 'brand_acme',
+        author: { kind: 'user', name: 'Test Assistant for acme-admin@demo.test' },
+      });
       expect(errorOf(await brandAdmin.callTool({ name: 'save_memory', arguments: { scope: 'org', title: 't', content: 'c' } })).code).toBe(
         'MEMORY_WRITE_FORBIDDEN',
       );
       const org = MemorySchema.parse(
         okData(await orgAdmin.callTool({ name: 'save_memory', arguments: { scope: 'org', title: 'by the org admin', content: 'c' } })),
       );
-      expect(org).toMatchObject({ scope: 'org', author: { kind: 'user', name: 'Demo org admin' } });
+      // Recorded as the assistant acting for its administrator, never as the person alone.
+      expect(org).toMatchObject({ scope: 'org', author: { kind: 'user', name: 'Test Assistant for org-admin@demo.test' } });
       const rev = await env.DB.prepare(`SELECT actor_kind, actor_id, transport FROM memory_revisions WHERE memory_id = ?`)
         .bind(org.memoryId)
         .first();

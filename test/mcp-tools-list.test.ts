@@ -32,6 +32,7 @@ describe('MCP tools/list', () => {
     expect([...byName.keys()].sort()).toEqual([
       'describe_table',
       'fetch',
+      'get_data_issue',
       'get_report',
       'list_brands',
       'list_memories',
@@ -103,6 +104,7 @@ describe('MCP tools/list', () => {
     expect(schemaOf('list_brands', 'outputSchema').required).toEqual(['brands']);
     expect(Object.keys(schemaOf('run_query', 'inputSchema').properties ?? {}).sort()).toEqual([
       'brandId',
+      'cancel',
       'cursor',
       'dryRun',
       'maxRows',
@@ -153,7 +155,7 @@ describe('what an assistant reads first', () => {
     'report_data_issue',
   ];
 
-  it.each(ERAS)('%s: instructions plus tools/list are at most 10 KB for the first seven tools, 14 KB for all', async (era) => {
+  it.each(ERAS)('%s: instructions plus tools/list are at most 10 KB for the first seven tools, 15 KB for all', async (era) => {
     const client = await connectMcp(key, era);
     const { tools } = await client.listTools();
     const instructions = client.getInstructions() ?? '';
@@ -161,8 +163,9 @@ describe('what an assistant reads first', () => {
     const first = tools.filter((t) => ISSUE_12_TOOLS.includes(t.name));
     expect(first).toHaveLength(ISSUE_12_TOOLS.length);
     expect(utf8(instructions) + utf8(first)).toBeLessThanOrEqual(10_000);
-    // All thirteen tools (the query and report tools, search/fetch, the memories tools, show_report, describe_table) within 14 KB.
-    expect(utf8(instructions) + utf8(tools)).toBeLessThanOrEqual(14_000);
+    // All fourteen tools (the query and report tools, search/fetch, the memories tools, show_report, describe_table,
+    // get_data_issue) within 15 KB: get_data_issue (issue 37: the filer reads its report's status) added about 0.8 KB.
+    expect(utf8(instructions) + utf8(tools)).toBeLessThanOrEqual(15_000);
   });
 
   it('states each rule once: the table naming and discovery rules live in the instructions only', async () => {

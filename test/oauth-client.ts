@@ -202,6 +202,13 @@ export async function signIn(browser: TestBrowser, url: string, user: { email: s
   return browser.post(url, { intent: 'signin', csrf: await signInCsrf(browser, url), email: user.email, password: user.password });
 }
 
+/** What the consent form's boxes allow; the tests' default ticks both (the page ticks reports only). */
+export interface ConsentWrites {
+  memories: boolean;
+  reports: boolean;
+}
+const ALLOW_ALL: ConsentWrites = { memories: true, reports: true };
+
 /**
  * Signs in through /authorize and approves: the whole browser part of the flow. Returns the authorization code.
  */
@@ -211,6 +218,7 @@ export async function approveInBrowser(
   clientId: string,
   challenge: string,
   redirectUri = CALLBACK,
+  writes: ConsentWrites = ALLOW_ALL,
 ): Promise<{ code: string; consentHtml: string }> {
   const url = authorizeUrl({ clientId, challenge, redirectUri });
   const first = await browser.get(url);
@@ -233,6 +241,8 @@ export async function approveInBrowser(
     csrf: inputValue(page, 'csrf'),
     handle: inputValue(page, 'handle'),
     decision: 'allow',
+    ...(writes.memories ? { write_memories: 'on' } : {}),
+    ...(writes.reports ? { write_reports: 'on' } : {}),
   });
   expect(decided.status).toBe(302);
   const redirect = location(decided);
@@ -243,9 +253,13 @@ export async function approveInBrowser(
 }
 
 /** The whole flow for one admin: register, sign in, approve, exchange the code. */
-export async function connectAssistant(admin: { email: string; password: string }, browser = new TestBrowser()) {
+export async function connectAssistant(
+  admin: { email: string; password: string },
+  browser = new TestBrowser(),
+  writes: ConsentWrites = ALLOW_ALL,
+) {
   const { clientId, verifier, challenge } = await startClient();
-  const { code } = await approveInBrowser(browser, admin, clientId, challenge);
+  const { code } = await approveInBrowser(browser, admin, clientId, challenge, CALLBACK, writes);
   const res = await codeRequest({ code, clientId, verifier });
   expect(res.status).toBe(200);
   return { clientId, browser, tokens: TokenResponseSchema.parse(await res.json()) };

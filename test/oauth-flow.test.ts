@@ -132,7 +132,7 @@ describe('the whole flow with a scripted client', () => {
     const consent = await consentRes.text();
     expect(consent).toContain('Scripted Assistant');
     expect(consent).toContain('assistant.example');
-    expect(consent).toMatch(/Read only/);
+    expect(consent).toMatch(/It cannot change any warehouse data/);
     for (const name of ['Acme Outdoor', 'Globex Coffee', 'Initech Labs']) expect(consent).toContain(name);
     expect(consent).not.toContain('Umbrella Health');
 

@@ -63,6 +63,8 @@ function setup(timeoutMs = 30_000) {
       dailyBytes: DAILY_BYTES,
       checksPerMinute: Number(env.DEFAULT_CHECKS_PER_MINUTE),
       pageReadsPerMinute: Number(env.DEFAULT_PAGE_READS_PER_MINUTE),
+      maxRunningJobs: 2,
+      jobTimeoutMs: 1_800_000,
     },
   };
   const background: Promise<unknown>[] = [];

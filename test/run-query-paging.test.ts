@@ -53,6 +53,8 @@ function acmePrincipal(id: string): Principal {
       dailyBytes: 100 * 1024 ** 3,
       checksPerMinute: Number(env.DEFAULT_CHECKS_PER_MINUTE),
       pageReadsPerMinute: Number(env.DEFAULT_PAGE_READS_PER_MINUTE),
+      maxRunningJobs: 2,
+      jobTimeoutMs: 1_800_000,
     },
   };
 }

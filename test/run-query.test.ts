@@ -202,7 +202,9 @@ describe('POST /v1/data/query: stored queries by id', () => {
     const body = RunResponse.parse(res.body);
     expect(body.brandId).toBe('brand_acme');
     expect(body.rowCount).toBeGreaterThan(10);
-    expect(Object.keys(body.rows[0]!)).toEqual(['month', 'orders', 'revenue', 'customers', 'aov']);
+    expect(Object.keys(body.rows[0]!)).toEqual(['month', 'orders', 'revenue', 'customers', 'aov', 'is_partial_month']);
+    // The description's warning ("both are partial months") is in the rows: every month says whether it is one.
+    for (const row of body.rows) expect(typeof row.is_partial_month).toBe('boolean');
   });
 
   it('a period sent to a non-parameterized saved query is refused, not ignored', async () => {

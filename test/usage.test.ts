@@ -25,7 +25,16 @@ function principal(
     orgId: 'org_1',
     scope: 'brand',
     brandIds: ['brand_1'],
-    limits: { maxBytesBilled: 1_000_000, dailyQueries: 3, dailyBytes: 10_000, checksPerMinute: 60, pageReadsPerMinute: 60, ...limits },
+    limits: {
+      maxBytesBilled: 1_000_000,
+      dailyQueries: 3,
+      dailyBytes: 10_000,
+      checksPerMinute: 60,
+      pageReadsPerMinute: 60,
+      maxRunningJobs: 2,
+      jobTimeoutMs: 1_800_000,
+      ...limits,
+    },
   };
 }
 

@@ -201,10 +201,11 @@ export function consoleCommands({ UsageError, CommandError, iso, table, sql, sql
       },
     },
     'feedback resolve': {
-      usage: 'feedback resolve REPORT_ID --note TEXT [--status resolved|dismissed|acknowledged] [--as USER] [--author NAME]',
+      usage: 'feedback resolve REPORT_ID --note TEXT [--status resolved|dismissed|acknowledged|open] [--as USER] [--author NAME]',
       summary: "change a report's status (default resolved) with a note; recorded with who changed it",
       details: `${AS_HELP}
-  --status  acknowledged, resolved (default) or dismissed; resolved and dismissed need a note and are final
+  --status  acknowledged, resolved (default), dismissed, or open to reopen a resolved or dismissed report; all but
+            acknowledged need a note (the CLI sends no webhook event: the pages do)
   --author  display name recorded as who changed it (default: the --as user, else admin CLI and your OS user name)`,
       options: { ...SCOPE_OPTIONS, note: { type: 'string' }, status: { type: 'string' }, author: { type: 'string' } },
       positional: 'REPORT_ID',
@@ -213,8 +214,7 @@ export function consoleCommands({ UsageError, CommandError, iso, table, sql, sql
         if (!id) throw new UsageError('give the report id (fb_..., see `feedback list`)');
         const m = await load();
         const to = o.status ?? 'resolved';
-        if (!m.FEEDBACK_STATUSES.includes(to) || to === 'open')
-          throw new UsageError('--status must be acknowledged, resolved or dismissed');
+        if (!m.FEEDBACK_STATUSES.includes(to)) throw new UsageError('--status must be acknowledged, resolved, dismissed or open');
         const v = await visibility(o, io);
         const before = await detail(io, m, v, id);
         const note = typeof o.note === 'string' && o.note.trim() !== '' ? o.note.trim() : null;

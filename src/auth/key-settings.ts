@@ -54,6 +54,24 @@ export const KEY_SETTINGS = {
     editLabel: 'Result pages read in a minute',
     help: 'result pages read with a cursor, per minute',
   },
+  maxRunningJobs: {
+    column: 'max_running_jobs',
+    flag: 'max-running-jobs',
+    unit: 'count',
+    default: 'DEFAULT_MAX_RUNNING_JOBS',
+    label: 'Long jobs running at once',
+    editLabel: 'Long query jobs allowed to run together',
+    help: 'long query jobs (async, tasks, pending cursors) running at once',
+  },
+  jobTimeoutMs: {
+    column: 'job_timeout_ms',
+    flag: 'job-timeout-ms',
+    unit: 'count',
+    default: 'DEFAULT_JOB_TIMEOUT_MS',
+    label: 'Longest job duration (ms)',
+    editLabel: 'Longest run of one long query job, in ms',
+    help: 'longest run of one long query job, ms (BigQuery jobTimeoutMs)',
+  },
 } as const satisfies Record<string, KeySettingSpec>;
 
 export interface KeySettingSpec {

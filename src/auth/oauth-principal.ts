@@ -86,13 +86,17 @@ export function isAdministrator(reach: AdminReach | null): reach is AdminReach {
  * or losing a brand, takes effect at once. Throws 401 UNAUTHORIZED when the user is gone or administers nothing.
  * `grantId` becomes the principal id, so each connection has its own usage window.
  */
-export async function oauthPrincipal(env: Env, grant: { grantId: string; userId: string; clientName?: string }): Promise<Principal> {
+export async function oauthPrincipal(
+  env: Env,
+  grant: { grantId: string; userId: string; writes: NonNullable<Principal['writes']>; clientName?: string },
+): Promise<Principal> {
   const reach = await loadAdminReach(env, grant.userId);
   if (!isAdministrator(reach)) {
     throw new ApiError('UNAUTHORIZED', 'this connection was approved by a user who is no longer an administrator; reconnect the assistant');
   }
   const principal = principalFromReach(env, grant.grantId, reach);
-  return grant.clientName === undefined ? principal : { ...principal, clientName: grant.clientName };
+  const actorName = `${grant.clientName ?? 'Assistant'} for ${reach.email}`;
+  return { ...principal, ...(grant.clientName === undefined ? {} : { clientName: grant.clientName }), writes: grant.writes, actorName };
 }
 
 /**

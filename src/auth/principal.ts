@@ -29,6 +29,13 @@ export const PrincipalSchema = z.object({
   limits: PrincipalLimitsSchema,
   /** For OAuth: the acting user's id. */
   userId: z.string().optional(),
+  /**
+   * For OAuth: what the administrator allowed the connection to write when approving it (the consent page's
+   * choice). Absent for keys, whose memory permission is their own setting.
+   */
+  writes: z.object({ memories: z.boolean(), reports: z.boolean() }).optional(),
+  /** For OAuth: who a write is recorded as, "<assistant> for <user>" (e.g. "Claude for ana@example.com"). */
+  actorName: z.string().optional(),
   /** For OAuth: the assistant's name (the client's, as the consent page showed it at approval). */
   clientName: z.string().optional(),
 });

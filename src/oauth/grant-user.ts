@@ -22,5 +22,7 @@ export function grantIdOfToken(token: string): string | null {
 export const GrantMetadataSchema = z.object({
   clientName: z.string().max(200).optional(),
   redirectHost: z.string().max(300).optional(),
+  /** The consent page's choice, also in the grant's props (which decide); here so the Assistants page can show it. */
+  writes: z.object({ memories: z.boolean(), reports: z.boolean() }).optional(),
 });
 export type GrantMetadata = z.infer<typeof GrantMetadataSchema>;

@@ -17,10 +17,22 @@ import { canonicalOrigin, OAUTH_SCOPE, oauthHelpers, resourceMetadataUrl, type O
  */
 export const ConnectionPropsSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('key'), principal: PrincipalSchema }),
-  // clientName: the assistant's name at approval (grants approved before it was kept have none).
-  z.object({ kind: z.literal('oauth'), userId: z.string().min(1), clientName: z.string().max(200).optional() }),
+  z.object({
+    kind: z.literal('oauth'),
+    userId: z.string().min(1),
+    /**
+     * What the administrator allowed at approval. Absent on grants approved before the choice existed: those were
+     * promised "read only" plus data-issue reports, so that is what they get (LEGACY_WRITES).
+     */
+    writes: z.object({ memories: z.boolean(), reports: z.boolean() }).optional(),
+    /** The client's name as the consent page showed it. */
+    clientName: z.string().max(200).optional(),
+  }),
 ]);
 export type ConnectionProps = z.infer<typeof ConnectionPropsSchema>;
+
+/** The writes of a grant approved before the consent page offered the choice: what that page promised. */
+const LEGACY_WRITES = { memories: false, reports: true } as const;
 
 /** The verified token the library puts on `ctx.auth` next to `ctx.props`. */
 const AuthContextSchema = z.object({
@@ -70,7 +82,12 @@ export const mcpApiHandler = (tools: readonly Tool[]): OAuthHandlers['apiHandler
     const userId = props.data.userId;
     let principal: Principal;
     try {
-      principal = await oauthPrincipal(env, { grantId, userId, clientName: props.data.clientName });
+      principal = await oauthPrincipal(env, {
+        grantId,
+        userId,
+        writes: props.data.writes ?? LEGACY_WRITES,
+        ...(props.data.clientName === undefined ? {} : { clientName: props.data.clientName }),
+      });
     } catch (err) {
       if (!(err instanceof ApiError) || err.code !== 'UNAUTHORIZED') return mcpErrorResponse(err, requestId, log);
       log.warn('oauth connection of a former administrator refused; revoking its grant', { grantId });

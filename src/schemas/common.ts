@@ -30,6 +30,7 @@ const STATUS_DESCRIPTIONS: Record<number, string> = {
   403: 'Forbidden',
   404: 'Not found',
   409: 'Conflict',
+  410: 'Gone',
   412: 'The resource changed since it was read (`If-Match` did not match)',
   429: 'Daily usage limit reached (`USAGE_LIMIT_EXCEEDED`)',
   500: 'Internal error (`INTERNAL`)',

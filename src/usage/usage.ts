@@ -141,7 +141,12 @@ export async function takeMeter(env: Env, principal: Principal, kind: MeterKind,
  * @throws ApiError USAGE_UNAVAILABLE when the object stays unreachable. The query has already run and billed by
  *   then, so callers should run this in `waitUntil` and log a failure rather than fail the response.
  */
-export async function settleRun(env: Env, principal: Principal, ticket: UsageTicket, usage: { bytesBilled: number }): Promise<void> {
+export async function settleRun(
+  env: Env,
+  principal: Pick<Principal, 'kind' | 'id'>,
+  ticket: Pick<UsageTicket, 'id'>,
+  usage: { bytesBilled: number },
+): Promise<void> {
   const ticketId = ticket.id;
   if (ticketId === null) return;
   const bytes = Math.max(0, Math.round(usage.bytesBilled));

@@ -338,15 +338,16 @@ export async function submitJob(q: Jobs, sql: string, opts: JobOptions): Promise
 
 /**
  * `awaitJob`: a submitted job to its answer within `opts.timeoutMs`, as `query` gives it. Past the deadline the job
- * is cancelled and settled (`onLateBilling`), unless `keepOnDeadline`: then the 504 leaves it running.
+ * is cancelled and settled (`onLateBilling`), unless `leaveRunning`: then any failure (the 504 of the deadline, the
+ * warehouse out of reach) leaves the job as it is, for its owner (a long query's record) to decide.
  */
-export async function awaitJob(q: Jobs, job: JobRef, opts: QueryOptions & { keepOnDeadline?: boolean }): Promise<QueryResult> {
+export async function awaitJob(q: Jobs, job: JobRef, opts: QueryOptions & { leaveRunning?: boolean }): Promise<QueryResult> {
   const call = q.newCall(opts, 'jobs.getQueryResults', opts.timeoutMs, { maxBytesBilled: opts.maxBytesBilled });
   const run: RunState = { ...newRun(q, opts), phase: 'job', jobId: job.jobId, jobLocation: job.location ?? q.location };
   try {
     return await finishRun(q, { first: { jobComplete: false }, firstBytes: 0 }, opts, call, run);
   } catch (err) {
-    if (opts.keepOnDeadline && err instanceof ApiError && err.code === 'WAREHOUSE_TIMEOUT') throw err;
+    if (opts.leaveRunning) throw err;
     throw await failed(q, err, opts, call, run);
   }
 }
@@ -381,7 +382,7 @@ export async function cancelJob(q: Jobs, job: JobRef, opts: CallOptions & { bill
  * job), never a second job, and the id is known even when no answer came, so the job can be cancelled and billed.
  */
 async function insertJob(q: Jobs, sql: string, opts: JobOptions, call: Call, run: RunState): Promise<void> {
-  const jobId = `${CLIENT_JOB_PREFIX}${crypto.randomUUID().replaceAll('-', '')}`;
+  const jobId = opts.jobId ?? `${CLIENT_JOB_PREFIX}${crypto.randomUUID().replaceAll('-', '')}`;
   run.jobId = jobId;
   run.clientId = true;
   const inserted = JobSchema.safeParse(

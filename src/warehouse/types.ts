@@ -124,6 +124,11 @@ export interface DryRunOptions extends CallOptions {
 
 /** What submitting a query job needs: the byte ceiling, the deadline, and how its bill is settled if it fails. */
 export interface JobOptions extends CallOptions {
+  /**
+   * The job id to submit under (`submitJob`): a long query records it before the job is sent, so a lost answer
+   * cannot lose the job. Default: a fresh client-chosen id.
+   */
+  jobId?: string;
   /** Per-key byte-scan ceiling, sent as `maximumBytesBilled` so BigQuery enforces it too. */
   maxBytesBilled: number;
   /** Deadline for the whole call (send, poll, page, retries); past it the job is cancelled. */
@@ -193,9 +198,9 @@ export interface WarehouseClient {
   submitJob(sql: string, opts: JobOptions): Promise<JobRef>;
   /**
    * Waits for a submitted job within `opts.timeoutMs` and answers as `query` does. Past the deadline: 504
-   * WAREHOUSE_TIMEOUT, and the job is cancelled and settled unless `keepOnDeadline`.
+   * WAREHOUSE_TIMEOUT, and the job is cancelled and settled, unless `leaveRunning`: then no failure touches the job.
    */
-  awaitJob(job: JobRef, opts: QueryOptions & { keepOnDeadline?: boolean }): Promise<QueryResult>;
+  awaitJob(job: JobRef, opts: QueryOptions & { leaveRunning?: boolean }): Promise<QueryResult>;
   /** Where a job stands: one `jobs.get`. */
   jobStatus(job: JobRef, opts: CallOptions & { timeoutMs?: number }): Promise<JobState>;
   /** Cancels a job and polls it until DONE (at most `settleTimeoutMs`): what it billed. Never rejects. */

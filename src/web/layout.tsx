@@ -32,6 +32,8 @@ label .hint{font-weight:400;color:var(--muted);font-size:.9rem}
 input,select{width:100%;min-height:44px;padding:.5rem .75rem;font:inherit;color:inherit;background:var(--bg);border:1px solid var(--line);
  border-radius:6px}
 input[readonly]{font-family:ui-monospace,SFMono-Regular,Menlo,monospace}
+label.check{display:flex;gap:.6rem;align-items:center;font-weight:400;min-height:44px;margin:.25rem 0}
+label.check input{width:24px;height:24px;min-height:24px;flex:none;margin:0;padding:0}
 fieldset{border:1px solid var(--line);border-radius:6px;margin:1rem 0 0;padding:0 1rem 1rem}
 legend{font-weight:600;padding:0 .25rem}
 .grid{display:grid;gap:0 1rem;grid-template-columns:1fr}

@@ -98,7 +98,7 @@ describe('feedback list|show|resolve', () => {
     });
     const final = await admin('feedback', 'resolve', 'fb_a1', '--status', 'dismissed', '--note', 'again');
     expect(final.code).toBe(1);
-    expect(final.stderr).toContain('the report is already resolved; it cannot change any more');
+    expect(final.stderr).toContain('a report that is resolved can become open, not dismissed');
     expect(
       await rows(
         "SELECT from_status, to_status, note, actor_kind, actor_name FROM feedback_status_changes WHERE feedback_id = 'fb_a1' ORDER BY created_at, id",

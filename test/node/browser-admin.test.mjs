@@ -204,7 +204,7 @@ describe.skipIf(!BROWSER)('administration and consent in chromium', () => {
     expect(await page.locator('#redirect-host').textContent()).toBe('assistant.example');
     expect(consent).toContain('Acme Outdoor');
     expect(consent).not.toContain('Globex Coffee');
-    expect(consent).toMatch(/Read only/);
+    expect(consent).toMatch(/It cannot change any warehouse data/);
     await expectFitsViewport(page);
     await shot(page, 'authorize-consent-phone');
     const [callback] = await Promise.all([

@@ -25,6 +25,14 @@ function revokeHref(a: { userId: string; grantId: string }): string {
   return `${PATH}/revoke?${new URLSearchParams({ userId: a.userId, grantId: a.grantId })}`;
 }
 
+/** What a connection may write, as its administrator chose at approval (reading is always allowed). */
+const MayWrite: FC<{ writes: ConnectedAssistant['writes'] }> = ({ writes }) => {
+  // Connections approved before the choice existed write what that page promised: data-issue reports.
+  const w = writes ?? { memories: false, reports: true };
+  const parts = [w.reports ? 'data-issue reports' : null, w.memories ? 'memories' : null].filter((x) => x !== null);
+  return parts.length === 0 ? <span class="muted">nothing (read only)</span> : <>{parts.join(', ')}</>;
+};
+
 const AssistantRow: FC<{ a: ConnectedAssistant; usage: KeyUsage | undefined }> = ({ a, usage }) => (
   <tr>
     <td data-label="Assistant">
@@ -32,6 +40,9 @@ const AssistantRow: FC<{ a: ConnectedAssistant; usage: KeyUsage | undefined }> =
       {a.redirectHost ? <div class="muted">{a.redirectHost}</div> : null}
     </td>
     <td data-label="User">{a.userEmail}</td>
+    <td data-label="May write">
+      <MayWrite writes={a.writes} />
+    </td>
     <td data-label="Connected">
       <Time ms={a.connectedAt} />
     </td>
@@ -79,8 +90,9 @@ export const AssistantsPage: FC<AssistantsPageProps> = ({ nonce, email, csrf, no
       </div>
       <p id="copy-status" role="status" aria-live="polite"></p>
       <p class="muted">
-        Connected assistants act as the administrator who approved them, read-only, on the brands that person administers. Revoking cuts
-        access at once; the assistant must be approved again to reconnect.
+        Connected assistants act for the administrator who approved them, on the brands that person administers. They read the warehouse and
+        cannot change its data; they write only what that administrator allowed when approving them (data-issue reports, memories), recorded
+        as "assistant for user". Revoking cuts access at once; the assistant must be approved again to reconnect.
       </p>
     </section>
     <section class="card" aria-labelledby="assistants-heading">
@@ -94,6 +106,7 @@ export const AssistantsPage: FC<AssistantsPageProps> = ({ nonce, email, csrf, no
             <tr>
               <th scope="col">Assistant</th>
               <th scope="col">User</th>
+              <th scope="col">May write</th>
               <th scope="col">Connected</th>
               <th scope="col">Last used</th>
               <th scope="col">Used, last 24 h</th>

@@ -20,6 +20,8 @@ export interface ConnectedAssistant {
   /** ms since epoch */
   connectedAt: number;
   lastUsedAt: number | null;
+  /** What the approving administrator allowed it to write; null for a connection approved before the choice. */
+  writes: { memories: boolean; reports: boolean } | null;
 }
 
 /** Pages of grants read per user; far above what one person connects. */
@@ -69,6 +71,7 @@ export async function listManagedAssistants(env: Env, helpers: OAuthHelpers, rea
             redirectHost: (meta.success ? meta.data.redirectHost : undefined) ?? null,
             connectedAt: g.createdAt * 1000,
             lastUsedAt: await grantLastUsed(env, g.id),
+            writes: (meta.success ? meta.data.writes : undefined) ?? null,
           };
         }),
       ),

@@ -5,7 +5,10 @@ import type { FC } from 'hono/jsx';
 import type { AppEnv } from '../../app-env';
 import { listManagedKeys } from '../keys/keys';
 import {
+  addFeedbackNote,
+  assignFeedback,
   changeFeedbackStatus,
+  listAssignees,
   FEEDBACK_STATUSES,
   INBOX_PAGE_SIZE,
   listFeedback,
@@ -20,7 +23,7 @@ import {
   type FeedbackStatus,
   type InboxFilter,
 } from './inbox';
-import { visibilityOf } from '../../auth/ownership';
+import { visibilityOf, type Visibility } from '../../auth/ownership';
 import { newId } from '../../lib/ids';
 import { enqueueNotification } from '../notifications/notifications';
 import { requireAdminPost, type Admin, adminGet } from '../../web/guards';
@@ -33,6 +36,8 @@ const PATH = '/admin/inbox';
 
 const NOTICES: Record<string, string> = {
   'status-changed': 'The status was changed and recorded.',
+  'note-added': 'The note was added.',
+  assigned: 'The assignment was changed and recorded.',
   'status-conflict': 'Someone changed this report while you were looking at it: here is its status now. Nothing was changed.',
 };
 
@@ -69,6 +74,7 @@ const Row: FC<{ f: FeedbackItem }> = ({ f }) => (
     <td data-label="Filed by">
       <Filer f={f} />
     </td>
+    <td data-label="Assignee">{f.assignee ? (f.assignee.email ?? f.assignee.id) : <span class="muted">nobody</span>}</td>
   </tr>
 );
 
@@ -79,6 +85,14 @@ function filterFields(admin: Admin, keys: { id: string; name: string }[], connec
     { name: 'status', label: 'Status', options: FEEDBACK_STATUSES.map((s) => ({ value: s, label: STATUS_LABEL[s] })) },
     { name: 'key', label: 'Filed by key', options: keys.map((k) => ({ value: k.id, label: k.name })) },
     ...callerPickers(connections),
+    {
+      name: 'assignee',
+      label: 'Assignee',
+      options: [
+        { value: admin.user.reach.userId, label: 'me' },
+        { value: 'none', label: 'nobody' },
+      ],
+    },
     { name: 'from', label: 'From', type: 'date' },
     { name: 'to', label: 'To', type: 'date' },
   ];
@@ -124,6 +138,7 @@ async function renderList(c: Context<AppEnv>, admin: Admin) {
                 <th scope="col">Severity</th>
                 <th scope="col">Status</th>
                 <th scope="col">Filed by</th>
+                <th scope="col">Assignee</th>
               </tr>
             </thead>
             <tbody>
@@ -210,7 +225,6 @@ interface StatusFormState {
 
 const StatusForm: FC<{ item: FeedbackItem; csrf: string; state?: StatusFormState }> = ({ item, csrf, state }) => {
   const next = NEXT_STATUSES[item.status];
-  if (next.length === 0) return <p class="muted">This report is {item.status}: its status is final.</p>;
   return (
     <form method="post" action={`${PATH}/${encodeURIComponent(item.id)}/status`}>
       <input type="hidden" name="csrf" value={csrf} />
@@ -224,12 +238,12 @@ const StatusForm: FC<{ item: FeedbackItem; csrf: string; state?: StatusFormState
       <select id="status-to" name="status">
         {next.map((s) => (
           <option value={s} selected={state?.status === s}>
-            {STATUS_LABEL[s]}
+            {s === 'open' ? 'Reopen' : STATUS_LABEL[s]}
           </option>
         ))}
       </select>
       <label for="status-note">
-        Note <span class="hint">required to resolve or dismiss; the filer's team reads it</span>
+        Note <span class="hint">required to resolve, dismiss or reopen; the filer reads it</span>
       </label>
       <textarea
         id="status-note"
@@ -247,14 +261,58 @@ const StatusForm: FC<{ item: FeedbackItem; csrf: string; state?: StatusFormState
   );
 };
 
+const NoteForm: FC<{ item: FeedbackItem; csrf: string; error?: string }> = ({ item, csrf, error }) => (
+  <form method="post" action={`${PATH}/${encodeURIComponent(item.id)}/note`}>
+    <input type="hidden" name="csrf" value={csrf} />
+    <input type="hidden" name="from" value={item.status} />
+    {error ? (
+      <p class="alert" role="alert" id="note-error">
+        {error}
+      </p>
+    ) : null}
+    <label for="note-text">
+      Add a note <span class="hint">without changing the status; the filer reads it</span>
+    </label>
+    <textarea id="note-text" name="note" maxlength={NOTE_MAX_CHARS} required aria-describedby={error ? 'note-error' : undefined} />
+    <div class="actions">
+      <button type="submit" class="secondary">
+        Add note
+      </button>
+    </div>
+  </form>
+);
+
+const AssignForm: FC<{ item: FeedbackItem; csrf: string; assignees: { id: string; email: string }[] }> = ({ item, csrf, assignees }) => (
+  <form method="post" action={`${PATH}/${encodeURIComponent(item.id)}/assign`}>
+    <input type="hidden" name="csrf" value={csrf} />
+    <label for="assignee">Assignee</label>
+    <select id="assignee" name="assignee">
+      <option value="" selected={item.assignee === null}>
+        Nobody
+      </option>
+      {assignees.map((a) => (
+        <option value={a.id} selected={item.assignee?.id === a.id}>
+          {a.email}
+        </option>
+      ))}
+    </select>
+    <div class="actions">
+      <button type="submit" class="secondary">
+        Assign
+      </button>
+    </div>
+  </form>
+);
+
 async function renderDetail(
   c: Context<AppEnv>,
   admin: Admin,
   detail: FeedbackDetail,
   status: 200 | 400 | 409,
-  extra: { notice?: string; state?: StatusFormState } = {},
+  extra: { notice?: string; state?: StatusFormState; noteError?: string } = {},
 ) {
   const { item, changes, deliveries } = detail;
+  const assignees = await listAssignees(c.env, item);
   return renderPage(c, status, (nonce) => (
     <AdminPage
       title={`Report ${item.id}`}
@@ -287,6 +345,8 @@ async function renderDetail(
               <dd class="said">{item.statusNote}</dd>
             </>
           ) : null}
+          <dt>Assignee</dt>
+          <dd>{item.assignee ? (item.assignee.email ?? item.assignee.id) : <span class="muted">nobody</span>}</dd>
           <dt>Brand</dt>
           <dd>{item.brand ? `${item.brand.name ?? item.brand.id} (${item.brand.id})` : 'organization-wide'}</dd>
           <dt>Severity</dt>
@@ -310,11 +370,23 @@ async function renderDetail(
       <section class="card" aria-labelledby="status-heading">
         <h2 id="status-heading">Status</h2>
         <StatusForm item={item} csrf={admin.csrf} state={extra.state} />
+        <NoteForm item={item} csrf={admin.csrf} error={extra.noteError} />
+        <AssignForm item={item} csrf={admin.csrf} assignees={assignees} />
         {changes.length > 0 ? (
           <ol class="history" aria-label="Status history">
             {changes.map((ch) => (
               <li>
-                <Time ms={ch.at} />: {ch.from} → <strong>{ch.to}</strong> by {ch.actorName}
+                <Time ms={ch.at} />:{' '}
+                {ch.kind === 'status' ? (
+                  <>
+                    {ch.from} → <strong>{ch.to}</strong>
+                  </>
+                ) : ch.kind === 'note' ? (
+                  'note'
+                ) : (
+                  'assignment'
+                )}{' '}
+                by {ch.actorName}
                 {ch.actorKind === 'cli' ? ' (admin CLI)' : ''}
                 {ch.note ? <div class="said">{ch.note}</div> : null}
               </li>
@@ -361,6 +433,32 @@ function notFound(c: Context<AppEnv>, admin: Admin) {
   ));
 }
 
+/** What every form of a report's page starts from: the administrator's POST, and the report if they see it. */
+interface ReportPost {
+  g: Admin & { form: Record<string, string> };
+  now: number;
+  user: Admin['user'];
+  form: Record<string, string>;
+  id: string;
+  v: Visibility;
+  detail: FeedbackDetail;
+}
+
+/** `POST /admin/inbox/{id}/{action}`: guarded (session, CSRF, administrator), 404 unless the report is visible. */
+function reportPost(admin: Hono<AppEnv>, action: string, handler: (c: Context<AppEnv>, p: ReportPost) => Promise<Response>): void {
+  admin.post(`/inbox/:id/${action}`, async (c) => {
+    const now = Date.now();
+    const guarded = await requireAdminPost(c, now);
+    if (!guarded.ok) return guarded.res;
+    const g = guarded.value;
+    const id = c.req.param('id');
+    const v = visibilityOf(g.user.reach);
+    const detail = await loadFeedbackDetail(c.env, v, id);
+    if (!detail) return notFound(c, g);
+    return handler(c, { g, now, user: g.user, form: g.form, id, v, detail });
+  });
+}
+
 /** The data-issue inbox: `/admin/inbox` (list and filters), `/admin/inbox/{id}` (detail), its status form. */
 export function inboxRoutes(admin: Hono<AppEnv>): void {
   adminGet(admin, '/inbox', (c, signedIn) => renderList(c, signedIn));
@@ -372,24 +470,16 @@ export function inboxRoutes(admin: Hono<AppEnv>): void {
     return renderDetail(c, signedIn, detail, 200, notice ? { notice } : {});
   });
 
-  admin.post('/inbox/:id/status', async (c) => {
-    const now = Date.now();
-    const g = await requireAdminPost(c, now);
-    if (!g.ok) return g.res;
-    const { user, form } = g.value;
-    const id = c.req.param('id');
-    const v = visibilityOf(user.reach);
-    const detail = await loadFeedbackDetail(c.env, v, id);
-    if (!detail) return notFound(c, g.value);
+  reportPost(admin, 'status', async (c, { g, now, user, form, id, v, detail }) => {
     const from = detail.item.status;
     if (form.from !== from) {
-      return renderDetail(c, g.value, detail, 409, { notice: NOTICES['status-conflict'] });
+      return renderDetail(c, g, detail, 409, { notice: NOTICES['status-conflict'] });
     }
     const to = (FEEDBACK_STATUSES as readonly string[]).includes(form.status ?? '') ? (form.status as FeedbackStatus) : null;
     const note = (form.note ?? '').trim() === '' ? null : (form.note ?? '').trim();
     const problem = to === null ? 'Choose the new status.' : statusChangeProblem(from, to, note);
     if (problem !== null || to === null) {
-      return renderDetail(c, g.value, detail, 400, { state: { error: `Not changed: ${problem}.`, status: form.status, note: form.note } });
+      return renderDetail(c, g, detail, 400, { state: { error: `Not changed: ${problem}.`, status: form.status, note: form.note } });
     }
     const changeId = newId('fsc');
     const changed = await changeFeedbackStatus(c.env, v, {
@@ -407,5 +497,38 @@ export function inboxRoutes(admin: Hono<AppEnv>): void {
     }
     const url = `${PATH}/${encodeURIComponent(id)}?notice=${changed ? 'status-changed' : 'status-conflict'}`;
     return c.redirect(url, 303);
+  });
+
+  reportPost(admin, 'note', async (c, { g, now, user, form, id, v, detail }) => {
+    const note = (form.note ?? '').trim();
+    if (note === '' || note.length > NOTE_MAX_CHARS) {
+      return renderDetail(c, g, detail, 400, { noteError: `Not added: write a note of 1 to ${NOTE_MAX_CHARS} characters.` });
+    }
+    if (form.from !== detail.item.status) return renderDetail(c, g, detail, 409, { notice: NOTICES['status-conflict'] });
+    const added = await addFeedbackNote(c.env, v, {
+      id,
+      changeId: newId('fsc'),
+      status: detail.item.status,
+      note,
+      actor: { kind: 'user', id: user.reach.userId, name: user.reach.email },
+      now,
+    });
+    return c.redirect(`${PATH}/${encodeURIComponent(id)}?notice=${added ? 'note-added' : 'status-conflict'}`, 303);
+  });
+
+  reportPost(admin, 'assign', async (c, { g, now, user, form, id, v, detail }) => {
+    const wanted = form.assignee ?? '';
+    const assignee = wanted === '' ? null : ((await listAssignees(c.env, detail.item)).find((a) => a.id === wanted) ?? null);
+    if (wanted !== '' && assignee === null) {
+      return renderDetail(c, g, detail, 400, { notice: 'Not assigned: that person does not administer this report.' });
+    }
+    await assignFeedback(c.env, v, {
+      id,
+      changeId: newId('fsc'),
+      assignee,
+      actor: { kind: 'user', id: user.reach.userId, name: user.reach.email },
+      now,
+    });
+    return c.redirect(`${PATH}/${encodeURIComponent(id)}?notice=assigned`, 303);
   });
 }

@@ -1,6 +1,9 @@
 import type { AppRouteHandler } from '../../app-env';
-import { submitFeedback } from './feedback';
+import { getFeedback, submitFeedback } from './feedback';
 import { opContext } from '../../context';
-import type { SubmitRoute } from './feedback.routes';
+import type { GetRoute, SubmitRoute } from './feedback.routes';
 
 export const submit: AppRouteHandler<SubmitRoute> = async (c) => c.json(await submitFeedback(opContext('rest'), c.req.valid('json')), 200);
+
+export const get: AppRouteHandler<GetRoute> = async (c) =>
+  c.json(await getFeedback(opContext('rest'), c.req.valid('param').feedbackRef), 200);

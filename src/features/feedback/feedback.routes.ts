@@ -1,6 +1,6 @@
-import { createRoute } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
 import { errorResponses, JSON_BODY_ERRORS, jsonBody, okJson } from '../../schemas/common';
-import { FeedbackRequestSchema, FeedbackResponseSchema } from './feedback.schemas';
+import { FeedbackRefField, FeedbackRequestSchema, FeedbackResponseSchema, FeedbackStatusSchema } from './feedback.schemas';
 
 export const submit = createRoute({
   method: 'post',
@@ -16,8 +16,27 @@ export const submit = createRoute({
   request: { body: jsonBody(FeedbackRequestSchema) },
   responses: {
     ...okJson(FeedbackResponseSchema, 'The report was filed'),
-    ...errorResponses('VALIDATION', 'UNAUTHORIZED', 'FORBIDDEN_BRAND', ...JSON_BODY_ERRORS),
+    ...errorResponses('VALIDATION', 'UNAUTHORIZED', 'FORBIDDEN_BRAND', 'FEEDBACK_WRITE_FORBIDDEN', ...JSON_BODY_ERRORS),
   },
 });
 
 export type SubmitRoute = typeof submit;
+
+export const get = createRoute({
+  method: 'get',
+  path: '/v1/data/feedback/{feedbackRef}',
+  operationId: 'getFeedback',
+  tags: ['Feedback'],
+  summary: "Read a filed report's status and the data team's notes",
+  description:
+    'The status of a data-issue report and the notes the data team wrote on it, oldest first, for the credentials that ' +
+    'filed it (the same key or assistant connection). Any other caller gets 404 FEEDBACK_NOT_FOUND.',
+  security: [{ bearerAuth: [] }],
+  request: { params: z.object({ feedbackRef: FeedbackRefField.openapi({ param: { name: 'feedbackRef', in: 'path' } }) }) },
+  responses: {
+    ...okJson(FeedbackStatusSchema, "The report's status and notes"),
+    ...errorResponses('VALIDATION', 'UNAUTHORIZED', 'FEEDBACK_NOT_FOUND'),
+  },
+});
+
+export type GetRoute = typeof get;

@@ -79,3 +79,36 @@ export const FeedbackResponseSchema = z
   })
   .openapi('FeedbackResponse');
 export type FeedbackResponse = z.infer<typeof FeedbackResponseSchema>;
+
+export const FeedbackRefField = z
+  .string()
+  .min(1)
+  .max(100)
+  .regex(/^fb_[A-Za-z0-9]+$/, 'feedbackRef must be a reference returned when the report was filed (fb_...)')
+  .openapi({ description: 'The `feedbackRef` returned when the report was filed.', example: 'fb_3f9a0c1d2e4b5a6c7d8e' });
+
+const FeedbackUpdateSchema = z
+  .object({
+    at: z.string().openapi({ description: 'When (ISO 8601).' }),
+    kind: z.enum(['status', 'note']).openapi({ description: '`status`: the status changed; `note`: a note without a change.' }),
+    from: z.enum(['open', 'acknowledged', 'resolved', 'dismissed']),
+    to: z.enum(['open', 'acknowledged', 'resolved', 'dismissed']),
+    note: z.string().nullable().openapi({ description: "The data team's note, when they wrote one." }),
+  })
+  .openapi('FeedbackUpdate');
+
+export const FeedbackStatusSchema = z
+  .object({
+    feedbackRef: z.string(),
+    status: z.enum(['open', 'acknowledged', 'resolved', 'dismissed']).openapi({
+      description: 'open -> acknowledged -> resolved or dismissed; a resolved or dismissed report can be reopened.',
+    }),
+    summary: z.string(),
+    brandId: z.string().nullable().openapi({ description: 'null for an organization-wide report.' }),
+    severity: z.enum(['low', 'medium', 'high']).nullable(),
+    filedAt: z.string().openapi({ description: 'When it was filed (ISO 8601).' }),
+    assigned: z.boolean().openapi({ description: 'Whether someone on the data team has taken it.' }),
+    updates: z.array(FeedbackUpdateSchema).openapi({ description: "The data team's status changes and notes, oldest first." }),
+  })
+  .openapi('FeedbackStatus');
+export type FeedbackStatusResponse = z.infer<typeof FeedbackStatusSchema>;

@@ -1,5 +1,11 @@
-import { submitFeedback } from './feedback';
-import { FeedbackRequestSchema, FeedbackResponseSchema, type FeedbackResponse } from './feedback.schemas';
+import { getFeedback, submitFeedback } from './feedback';
+import {
+  FeedbackRefField,
+  FeedbackRequestSchema,
+  FeedbackResponseSchema,
+  FeedbackStatusSchema,
+  type FeedbackResponse,
+} from './feedback.schemas';
 import { ANNOTATIONS, defineTool } from '../../mcp/define-tool';
 
 const fields = FeedbackRequestSchema.shape;
@@ -9,7 +15,8 @@ function filedText({ feedbackRef, attached }: FeedbackResponse): string {
   const runs = attached?.queries ?? [];
   const turns = attached?.turns ?? 0;
   return [
-    `Filed ${feedbackRef} (quote it in support). Attached: ${runs.length} recent quer${runs.length === 1 ? 'y' : 'ies'} and ${turns} transcript turn${turns === 1 ? '' : 's'}.`,
+    `Filed ${feedbackRef} (quote it in support). Attached: ${runs.length} recent quer${runs.length === 1 ? 'y' : 'ies'} ` +
+      `and ${turns} transcript turn${turns === 1 ? '' : 's'}.`,
     ...runs.map((r) => `- ${r.requestId} at ${r.at}: ${r.queryId ?? 'raw SQL'}, ${r.outcome}`),
   ].join('\n');
 }
@@ -35,4 +42,21 @@ export const reportDataIssueTool = defineTool({
   annotations: ANNOTATIONS.append,
   writes: 'a feedback row',
   run: (input, { ctx }) => submitFeedback(ctx, input),
+});
+
+export const getDataIssueTool = defineTool({
+  name: 'get_data_issue',
+  title: 'Check a data issue',
+  description:
+    "Status and the data team's notes of an issue these credentials filed (report_data_issue's feedbackRef), e.g. " +
+    'when the user asks whether it was fixed.',
+  input: { feedbackRef: FeedbackRefField },
+  output: FeedbackStatusSchema,
+  text: (r) =>
+    [
+      `${r.feedbackRef} is ${r.status}${r.assigned ? ' (assigned)' : ''}: ${r.summary}`,
+      ...r.updates.map((u) => `- ${u.at}: ${u.kind === 'status' ? `${u.from} -> ${u.to}` : 'note'}${u.note ? `: ${u.note}` : ''}`),
+    ].join('\n'),
+  annotations: ANNOTATIONS.read,
+  run: (input, { ctx }) => getFeedback(ctx, input.feedbackRef),
 });

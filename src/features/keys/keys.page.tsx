@@ -101,6 +101,8 @@ const LIMIT_SUFFIX: Record<KeySettingName, string> = {
   maxBytesBilled: 'per query',
   checksPerMinute: 'dry runs + refusals / min',
   pageReadsPerMinute: 'result pages / min',
+  maxRunningJobs: 'long jobs at once',
+  jobTimeoutMs: 'ms longest job',
 };
 
 /** Set or clear a live key's limits. Closed unless a save of this key was just refused. */

@@ -131,7 +131,9 @@ export async function getMemory(ctx: OpContext, input: { memoryId: string }): Pr
 /**
  * Who the principal writes as and what it may write, or 403 MEMORY_WRITE_FORBIDDEN for a key without the
  * `memories:write` permission (read on every write, so granting or withdrawing it applies at once). An OAuth
- * connection acts as its administrator: their memberships are re-read, as the connection's own access is.
+ * connection writes only when its administrator allowed memories at approval (the consent page's choice); it acts
+ * within that administrator's memberships (re-read, as the connection's own access is) and is recorded as
+ * "<assistant> for <user>", never as the person alone.
  */
 async function principalWriter(ctx: OpContext): Promise<Writer> {
   const p: Principal = ctx.principal;
@@ -147,10 +149,16 @@ async function principalWriter(ctx: OpContext): Promise<Writer> {
     const reach = { orgIds: p.scope === 'org' && p.orgId !== null ? [p.orgId] : [], brandIds: p.brandIds };
     return { actor: { kind: 'key', id: p.id, name: p.label }, reach, ...record };
   }
+  if (p.writes?.memories !== true) {
+    throw writeForbidden(
+      'this assistant connection was approved without saving memories. An administrator can disconnect it (Connected ' +
+        'assistants) and connect it again with "Save memories" ticked on the approval page',
+    );
+  }
   const reach = p.userId === undefined ? null : await loadAdminReach(ctx.env, p.userId);
   if (!isAdministrator(reach)) throw writeForbidden('only administrators write memories through an OAuth connection');
   return {
-    actor: { kind: 'user', id: reach.userId, name: reach.name ?? reach.email },
+    actor: { kind: 'user', id: reach.userId, name: p.actorName ?? reach.name ?? reach.email },
     reach: { orgIds: reach.orgIds, brandIds: reach.brands.map((b) => b.id).filter((b) => p.brandIds.includes(b)) },
     ...record,
   };

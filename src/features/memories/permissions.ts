@@ -20,11 +20,11 @@ const offered = new TtlCache<Promise<boolean>>(1024);
 
 /**
  * Whether MCP offers save_memory to this principal: API keys with the permission (re-read at most every
- * AUTH_CACHE_TTL_MS, like the key's other settings; every write still checks it at once), and OAuth connections,
- * which only administrators can make (the write checks that they still are).
+ * AUTH_CACHE_TTL_MS, like the key's other settings; every write still checks it at once), and OAuth connections
+ * whose administrator allowed memories when approving them (the write checks that they are still an administrator).
  */
 export function memoryWriteOffered(env: Env, principal: Principal, now: number): Promise<boolean> {
-  if (principal.kind !== 'key') return Promise.resolve(true);
+  if (principal.kind !== 'key') return Promise.resolve(principal.writes?.memories === true);
   const config = configOf(env);
   return offered
     .bound({ maxEntries: config.AUTH_CACHE_MAX_ENTRIES, maxBytes: config.CACHE_MAX_BYTES })

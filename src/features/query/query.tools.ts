@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { ApiError } from '../../errors';
-import { readQueryPage, runQuery, type RunQueryOutcome } from './run-query';
+import { readQueryPage, type RunQueryOutcome } from './run-query';
+import { answerFor, cancelLongJob, pollJob, startLongQuery, type LongAnswer } from '../query-jobs/long-run';
+import { issuePendingCursor, pendingJobOf } from '../query-jobs/pending-cursor';
+import { pendingView } from '../query-jobs/query-jobs.schemas';
 import {
   PeriodSchema,
   QueryPageRequestSchema,
@@ -32,6 +35,20 @@ const RunQueryOutput = RunQueryResponseSchema.extend({
   usage: UsageOutput,
 });
 
+/** A query still running when the call's wait ended: the pending cursor that polls (or cancels) it. */
+const PendingOutput = z.strictObject({
+  status: z.enum(['running', 'cancelling']),
+  jobId: z.string(),
+  brandId: z.string(),
+  elapsedMs: z.number().int(),
+  bytesProcessed: z.number().nullable(),
+  pollAfterMs: z.number().int(),
+  nextCursor: z.string(),
+  note: z.string(),
+});
+
+const RunQueryToolOutput = z.union([RunQueryOutput, PendingOutput]);
+
 // Strict: an argument the schema does not name is refused, as REST refuses unknown properties.
 const RunQueryInput = z.strictObject({
   sql: RawSqlQuerySchema.shape.sql.optional().describe('Raw SQL (flow A). Send exactly one of sql, queryId or cursor.'),
@@ -44,8 +61,9 @@ const RunQueryInput = z.strictObject({
   dryRun: z.boolean().optional().describe('Validate and estimate bytes scanned without running or billing.'),
   cursor: ResultCursorField.optional().describe(
     'nextCursor of an earlier result, sent alone (or with maxRows): the next page of that result (no new run, nothing billed; 6 h, ' +
-      'this key only).',
+      'this key only), or of a pending (still running) query: its rows once done.',
   ),
+  cancel: z.boolean().optional().describe('With a pending cursor: cancel that query (what it billed so far still counts).'),
   maxRows: z
     .number()
     .int()
@@ -106,12 +124,31 @@ function toolResult(outcome: RunQueryOutcome, caps: ResultCaps) {
   const note = resultNote(outcome, caps);
   // One parse, rendered once, sent once: the text block is the only copy (the tool's result form is `text`).
   return toolReply(
-    RunQueryOutput,
+    RunQueryToolOutput,
     { ...outcome.result, ...(note ? { note } : {}), usage: outcome.budget },
     {
-      render: (data) => renderResultText(data, outcome.firstRow),
+      render: (data) => ('rows' in data ? renderResultText(data, outcome.firstRow) : JSON.stringify(data)),
     },
   );
+}
+
+/** A long query's answer: its result, or the pending cursor with how long to wait before polling it. */
+async function longResult(deps: ToolDeps, answer: LongAnswer, caps: ResultCaps) {
+  if ('done' in answer) return toolResult(answer.done, caps);
+  const { ctx } = deps;
+  const row = answer.pending;
+  const now = Date.now();
+  const view = pendingView(row, now);
+  const waitS = Math.ceil(view.pollAfterMs / 1000);
+  return toolReply(RunQueryToolOutput, {
+    ...view,
+    nextCursor: await issuePendingCursor(ctx.env, ctx.principal, row.id, ctx.now),
+    note:
+      view.status === 'cancelling'
+        ? 'Cancel sent; the warehouse is stopping the query. Call run_query with only {"cursor": <nextCursor>} to confirm.'
+        : `Still running after ${Math.round(view.elapsedMs / 1000)} s. In about ${waitS} s, call run_query with only ` +
+          '{"cursor": <nextCursor>}: the rows once done, or "running" again. Add "cancel": true to stop it.',
+  });
 }
 
 /** Room for what a result carries besides its rows (columns, stats, the paging note). */
@@ -137,11 +174,13 @@ export const runQueryTool = defineTool({
       "Run one read-only query on one brand's dataset: raw sql (flow A) or a stored queryId (flow B). " +
       `A result is filled with as many rows as fit ${caps.bytes} bytes, at most ${caps.rows} (maxRows for fewer), as ` +
       'JSON: schema, then rows as arrays in schema order; totalRows is the whole result, nextCursor the next page. ' +
-      'Each run counts against the daily usage limit and a per-query byte ceiling (what is left comes back in usage).'
+      'Each run counts against the daily usage limit and a per-query byte ceiling (what is left comes back in usage). ' +
+      `A query still running after ${Math.round(deps.ctx.config.LONG_QUERY_WAIT_MS / 1000)} s answers status "running" with a ` +
+      'pending nextCursor: after pollAfterMs, call again with only that cursor for the rows (add cancel: true to stop it).'
     );
   },
   input: RunQueryInput.shape,
-  output: RunQueryOutput,
+  output: RunQueryToolOutput,
   // Rows reach the model once, as the compact JSON text (no structuredContent copy).
   result: 'text',
   // Read-only, but not idempotent: each run spends the daily usage budget.
@@ -149,13 +188,22 @@ export const runQueryTool = defineTool({
   // The text copy of a capped result is about the row cap's bytes plus columns, stats and the paging note.
   // Hosts with MCP Apps show the result in the result view; others ignore the link and read the result as before.
   meta: ({ ctx }) => ({ ...resultSizeMeta(ctx.config.MCP_MAX_RESULT_BYTES + RESULT_ENVELOPE_CHARS), ...viewMeta(VIEWS.result) }),
-  run: async ({ maxRows, ...input }, deps) => {
+  run: async ({ maxRows, cancel, ...input }, deps) => {
+    const { ctx } = deps;
     const caps = callCaps(deps, maxRows);
     const request = toRequest(input);
     const opts = { rowCap: caps.rows, fitRows: (rows: Record<string, unknown>[]) => rowsThatFit(rows, caps) };
     if (request.page) {
-      return toolResult(await readQueryPage(deps.ctx, request.page, opts), caps);
+      const pending = await pendingJobOf(ctx.env, ctx.principal, request.page.cursor, ctx.now);
+      if (pending !== null) {
+        const answer = cancel ? await answerFor(ctx, await cancelLongJob(ctx, pending), opts) : await pollJob(ctx, pending, opts);
+        return longResult(deps, answer, caps);
+      }
+      if (cancel) throw invalid('cancel applies to the pending cursor of a running query only', 'cancel', 'needs a pending cursor');
+      return toolResult(await readQueryPage(ctx, request.page, opts), caps);
     }
-    return toolResult(await runQuery(deps.ctx, request.run, opts), caps);
+    if (cancel) throw invalid('cancel applies to the pending cursor of a running query only', 'cancel', 'needs a pending cursor');
+    // A plain call waits LONG_QUERY_WAIT_MS, below the ~60 s some clients cut a tool call at; then a pending cursor.
+    return longResult(deps, await startLongQuery(ctx, request.run, ctx.config.LONG_QUERY_WAIT_MS, opts), caps);
   },
 });

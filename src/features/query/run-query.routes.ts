@@ -1,6 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { ErrorCode } from '../../errors';
-import { ErrorSchema, errorResponses, JSON_BODY_ERRORS, jsonBody } from '../../schemas/common';
+import { CommonHeaders, ErrorSchema, errorResponses, JSON_BODY_ERRORS, jsonBody } from '../../schemas/common';
+import { JOB_EXAMPLE_RUNNING, QueryJobSchema } from '../query-jobs/query-jobs.schemas';
 import { QueryPageRequestSchema, RunQueryRequestSchema, RunQueryResponseSchema } from './run-query.schemas';
 import { RateLimitHeaders, UsageLimitExceededHeaders } from '../../usage/rate-limit-headers';
 
@@ -29,7 +30,7 @@ function limitResponse(description: string) {
  * The two query operations: a JSON POST answering a RunQueryResponse (200) or the 429 of its meter, that reaches the
  * warehouse (and the usage store) and so can fail with their errors. `errors` are the operation's own codes.
  */
-function queryRoute<P extends string, B extends z.ZodType>(r: {
+function queryRoute<P extends string, B extends z.ZodType, M extends object = object>(r: {
   path: P;
   operationId: string;
   summary: string;
@@ -38,6 +39,9 @@ function queryRoute<P extends string, B extends z.ZodType>(r: {
   ok: string;
   limited: string;
   errors: ErrorCode[];
+  /** Extra request headers and responses (the run's `Prefer: respond-async` and its 202). */
+  headers?: z.ZodObject;
+  more?: M;
 }) {
   return createRoute({
     method: 'post',
@@ -47,9 +51,10 @@ function queryRoute<P extends string, B extends z.ZodType>(r: {
     summary: r.summary,
     description: r.description,
     security: [{ bearerAuth: [] }],
-    request: { body: jsonBody(r.body) },
+    request: { body: jsonBody(r.body), ...(r.headers ? { headers: r.headers } : {}) },
     responses: {
       200: resultResponse(r.ok),
+      ...(r.more as M),
       ...errorResponses(
         'VALIDATION',
         ...r.errors,
@@ -76,6 +81,37 @@ export const run = queryRoute({
     'Rejections carry `details.stage`: `guard` (our rules) or `warehouse` (BigQuery).',
   body: RunQueryRequestSchema,
   ok: 'Query results (or, for a dry run, the byte estimate).',
+  headers: z.object({
+    prefer: z
+      .string()
+      .optional()
+      .openapi({
+        description:
+          '`respond-async` (RFC 7240) starts the query as an asynchronous job: 202 with `Location` at once, no deadline but the ' +
+          "key's longest job duration. Without it the run keeps its `QUERY_TIMEOUT_MS` deadline and 504.",
+        example: 'respond-async',
+      }),
+  }),
+  more: {
+    202: {
+      description:
+        'Accepted (`Prefer: respond-async`): the query runs as a job. Poll `Location` (GET /v1/data/query/jobs/{jobId}) for ' +
+        'status, progress and the result; DELETE it to cancel. `Preference-Applied: respond-async`.',
+      headers: CommonHeaders.extend({
+        Location: z
+          .string()
+          .openapi({ description: 'The job: GET to poll, DELETE to cancel.', example: '/v1/data/query/jobs/qj_4f1c2e9a0b7d3c5e6f70' }),
+        'Preference-Applied': z.string().openapi({ example: 'respond-async' }),
+        'Retry-After': z.string().optional().openapi({ description: 'Seconds before the first poll.', example: '2' }),
+      }),
+      content: {
+        'application/json': {
+          schema: QueryJobSchema,
+          example: { ...JOB_EXAMPLE_RUNNING, elapsedMs: 12, pollAfterMs: 2000 },
+        },
+      },
+    },
+  },
   errors: [
     'INVALID_SQL',
     'QUERY_TOO_EXPENSIVE',

@@ -27,6 +27,39 @@ export interface RunQueryOptions {
    * The rest are not lost: the cursor starts at the first row left out.
    */
   fitRows?: (rows: Record<string, unknown>[]) => number;
+  /**
+   * A long run (src/features/query-jobs): once the run is admitted (checked, counted, its bytes reserved) it is
+   * handed to this instead of being run here, and runQuery throws `HandedOff` with the handle it returns. From then
+   * on the long run owns the usage ticket and writes the run's log row when it ends. It throws only before it has
+   * recorded anything; then the run is settled at 0 bytes and the error answered as any failed run's.
+   */
+  handOff?: (run: AdmittedRun) => Promise<string>;
+}
+
+/** What a long run needs of an admitted run: who, what (as logged and as sent), and the usage ticket it now owns. */
+export interface AdmittedRun {
+  brandId: string;
+  /** The brand's organization (the record's owner org, as rowOwner decides for log rows). */
+  brandOrgId: string;
+  dataset: string;
+  queryId: string | null;
+  period: ResolvedPeriod | null;
+  window: ResolvedWindow | null;
+  /** The SQL as the caller wrote it (or the filled template): what the log shows. */
+  sql: string;
+  /** The SQL sent to the warehouse (the deployment's project). */
+  sent: string;
+  labels: Record<string, string>;
+  estimate: number;
+  ticket: UsageTicket;
+  client: WarehouseClient;
+}
+
+/** Thrown by runQuery when `handOff` took the run: not an error, the long run's handle. */
+export class HandedOff extends Error {
+  constructor(readonly handle: string) {
+    super(`run handed off as ${handle}`);
+  }
 }
 
 /** What a run or a page answers: the body, the RateLimit-* headers, and the budget left (MCP puts it in the body). */
@@ -261,9 +294,13 @@ export async function runQuery(ctx: OpContext, input: RunQueryRequest, opts: Run
   };
   const timings = new Timings();
   let out: Awaited<ReturnType<typeof execute>>;
+  let handedOff = false;
   try {
     out = await execute(ctx, input, opts, log, timings);
   } catch (err) {
+    // A long run writes its own log row when it ends.
+    if (err instanceof HandedOff) handedOff = true;
+    if (handedOff) throw err;
     log.outcome = err instanceof ApiError ? err.code : 'INTERNAL';
     if (!(err instanceof ApiError)) ctx.log.error('runQuery failed', { internal: describeError(err) });
     const answered = contractError(err, ctx.env.BIGQUERY_PROJECT);
@@ -271,8 +308,10 @@ export async function runQuery(ctx: OpContext, input: RunQueryRequest, opts: Run
     throw answered;
   } finally {
     log.durationMs = Date.now() - started;
-    logRun(ctx, log);
-    ctx.waitUntil(writeLog(ctx, log));
+    if (!handedOff) {
+      logRun(ctx, log);
+      ctx.waitUntil(writeLog(ctx, log));
+    }
   }
   timings.add('total', performance.now() - startedPrecise);
   out.headers['Server-Timing'] = timings.header();
@@ -400,6 +439,7 @@ async function runAdmitted(run: Run, estimate: number, tables: number, opts: Run
   // The run reserves the most it can bill before it starts, so runs admitted together see each other's bytes.
   const reserveBytes = runReservation(estimate, tables, principal.limits.maxBytesBilled);
   const ticket: UsageTicket = await timings.time('usage', () => acquireRun(env, principal, ctx.now, { consume: true, reserveBytes }));
+  if (opts.handOff) throw await handOff(run, opts.handOff, { estimate, ticket });
   let bytesBilled = 0;
   // What a failed or abandoned execution billed, learned in the background: added to what is known, never
   // replacing it (review N2). One answer is one execution, so there is at most one; summing keeps every byte.
@@ -484,6 +524,40 @@ async function runAdmitted(run: Run, estimate: number, tables: number, opts: Run
         .then((bytes) => settleRun(env, principal, ticket, { bytesBilled: bytes }))
         .catch((err: unknown) => ctx.log.error('usage settle failed', { internal: describeError(err), ticket: ticket.id, bytesBilled })),
     );
+  }
+}
+
+/** Gives an admitted run to a long run; what to throw: its handle, or the failure of a hand-off that recorded nothing. */
+async function handOff(
+  run: Run,
+  to: NonNullable<RunQueryOptions['handOff']>,
+  a: { estimate: number; ticket: UsageTicket },
+): Promise<unknown> {
+  const { ctx, target } = run;
+  try {
+    return new HandedOff(
+      await to({
+        brandId: target.brand.id,
+        brandOrgId: target.brand.orgId,
+        dataset: target.brand.dataset,
+        queryId: target.queryId,
+        period: target.period,
+        window: target.window,
+        sql: target.sql,
+        sent: run.sent,
+        labels: run.labels,
+        estimate: a.estimate,
+        ticket: a.ticket,
+        client: run.client,
+      }),
+    );
+  } catch (err) {
+    ctx.waitUntil(
+      settleRun(ctx.env, ctx.principal, a.ticket, { bytesBilled: 0 }).catch((e: unknown) =>
+        ctx.log.error('usage settle failed', { internal: describeError(e), ticket: a.ticket.id, bytesBilled: 0 }),
+      ),
+    );
+    return chargedFailure(err, a.ticket);
   }
 }
 

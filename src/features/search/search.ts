@@ -10,6 +10,7 @@ import { MEMORIES_PAGE } from '../memories/rules';
 import type { Memory } from '../memories/memories.schemas';
 import { listTableColumns, listTables } from '../tables/describe-table';
 import { describeTableForModel } from '../tables/tables.tools';
+import { isFamilyName } from '../tables/tables.schemas';
 import type { Brand, Query, Report } from '../../schemas/catalog';
 import { matchDocument, queryWords, unmatchedWords } from './match';
 
@@ -66,7 +67,8 @@ async function dataBrands(ctx: OpContext): Promise<DataBrand[]> {
 }
 
 function brandItem(b: DataBrand, tables: string[]): KnowledgeItem {
-  const about = `Brand ${nameOf(b)} (brandId ${b.brandId}): tables are \`service-v1.${b.dataset}.<table>\`; time zone ${b.timezone ?? 'UTC'}.`;
+  const about =
+    `Brand ${nameOf(b)} (brandId ${b.brandId}): tables are \`service-v1.${b.dataset}.<table>\`; ` + `time zone ${b.timezone ?? 'UTC'}.`;
   return {
     id: `brand:${b.brandId}`,
     title: `Brand ${nameOf(b)}`,
@@ -229,6 +231,7 @@ function tableItem(b: DataBrand, t: IndexedTable, memories: Memory[]): Knowledge
     title: tableTitle(b, t.table),
     text: [
       `${t.sqlName}${t.layer ? ` (${t.layer})` : ''} of ${nameOf(b)}: ${t.description ?? 'no description'}`,
+      t.shards ? `${t.shards.count} date shards, ${t.shards.first} to ${t.shards.last}; columns of the latest.` : null,
       t.coverage ? `Data from ${t.coverage.firstDay} to ${t.coverage.lastDay}.` : null,
       ...t.columns.map(columnLine),
       ...memories.filter((m) => m.table === t.table).map((m) => `Memory "${m.title}": ${m.content}`),
@@ -401,7 +404,7 @@ export async function findItem(ctx: OpContext, id: string): Promise<KnowledgeIte
     case 'table': {
       const [brandId, table] = rest;
       const b = await brand(brandId);
-      if (!b || table === undefined || !isTableName(table) || rest.length !== 2) throw notFound(id);
+      if (!b || table === undefined || !(isTableName(table) || isFamilyName(table)) || rest.length !== 2) throw notFound(id);
       const described = await describeTableForModel(ctx, { brandId: b.brandId, table });
       return {
         id,

@@ -6,7 +6,8 @@ import { memoriesForTable } from '../memories/memories';
 import { resolveBrand } from '../../auth/scope';
 import { CONTRACT_PROJECT } from '../../sql/guard';
 import { createWarehouseClient, type TableFieldSchema, type TableInfo } from '../../warehouse/bigquery-client';
-import type { TableDescription, TableList, TableSummary } from './tables.schemas';
+import { isFamilyName, type TableDescription, type TableList, type TableSummary } from './tables.schemas';
+import type { TableListEntry } from '../../warehouse/bigquery-client';
 import type { Coverage } from '../../schemas/catalog';
 import { describeError } from '../../errors';
 
@@ -25,7 +26,7 @@ export const TABLE_MEMORIES_MAX = 50;
 export const TABLE_LIST_MAX = 200;
 
 const tableInfos = new TtlCache<Promise<TableInfo>>(512);
-const tableLists = new TtlCache<Promise<TableList['tables']>>(128);
+const tableEntries = new TtlCache<Promise<Listed[]>>(128);
 const coverages = new TtlCache<Promise<Coverage | null>>(512);
 
 /** How long list_brands waits for one dataset's `tables.list` before it says the coverage is unknown. */
@@ -90,6 +91,64 @@ function isNotFound(err: ApiError): boolean {
   return typeof d === 'object' && d !== null && 'reason' in d && d.reason === 'notFound';
 }
 
+/**
+ * A date shard's name: a prefix ending in `_` and a YYYYMMDD suffix, BigQuery's date-sharded tables
+ * (https://cloud.google.com/bigquery/docs/partitioned-tables#dt_partition_shard), which its console lists once.
+ */
+const SHARD = /^([A-Za-z_][A-Za-z0-9_]*_)(\d{4}(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01]))$/;
+
+/** One entry of a brand's tables: a table, or a family of at least two date shards (`latest` is described). */
+interface Listed {
+  table: string;
+  /** The table whose metadata describes the entry: the table itself, or a family's latest shard. */
+  latest: string;
+  shards?: NonNullable<TableSummary['shards']>;
+  coverage: Coverage | null;
+}
+
+/** The first and last day over several tables' coverage labels; null when none has them. */
+function spanOf(coverages: (Coverage | null)[]): Coverage | null {
+  const covered = coverages.flatMap((c) => c ?? []);
+  if (covered.length === 0) return null;
+  return {
+    firstDay: covered.map((c) => c.firstDay).sort()[0]!,
+    lastDay: covered
+      .map((c) => c.lastDay)
+      .sort()
+      .at(-1)!,
+  };
+}
+
+/** tables.list's entries with each family of date shards (two or more with one prefix) folded into one, in order. */
+function foldShards(listed: TableListEntry[]): Listed[] {
+  const families = new Map<string, TableListEntry[]>();
+  for (const t of listed) {
+    const m = SHARD.exec(t.table);
+    if (m) families.set(m[1]!, [...(families.get(m[1]!) ?? []), t]);
+  }
+  const out: Listed[] = [];
+  const done = new Set<string>();
+  for (const t of listed) {
+    const prefix = SHARD.exec(t.table)?.[1];
+    const family = prefix === undefined ? undefined : families.get(prefix);
+    if (prefix === undefined || family === undefined || family.length < 2) {
+      out.push({ table: t.table, latest: t.table, coverage: coverageOf(t.labels) });
+      continue;
+    }
+    if (done.has(prefix)) continue;
+    done.add(prefix);
+    const suffixes = family.map((s) => s.table.slice(prefix.length)).sort();
+    const last = suffixes.at(-1)!;
+    out.push({
+      table: `${prefix}*`,
+      latest: `${prefix}${last}`,
+      shards: { count: family.length, first: suffixes[0]!, last },
+      coverage: spanOf(family.map((s) => coverageOf(s.labels))),
+    });
+  }
+  return out;
+}
+
 /** What a listing and a description both say of a table. */
 function summary(brandId: string, dataset: string, table: string, info: TableInfo): TableSummary {
   return {
@@ -103,15 +162,55 @@ function summary(brandId: string, dataset: string, table: string, info: TableInf
   };
 }
 
-/** describeTable: one table's columns, description, layer, row count, coverage and the memories that apply. */
+/** A family's entry in the listing: the latest shard's facts, the family's name, shards and coverage, no row count. */
+function familySummary(brandId: string, dataset: string, entry: Listed, info: TableInfo): TableSummary {
+  const one = summary(brandId, dataset, entry.table, info);
+  return entry.shards ? { ...one, rowCount: null, coverage: entry.coverage, shards: entry.shards } : one;
+}
+
+/** The brand's tables as listed: tables.list folded into shard families (cached per dataset, like the rest). */
+function listedTables(ctx: OpContext, brandId: string, dataset: string): Promise<Listed[]> {
+  return cached(ctx, tableEntries, dataset, async () => {
+    const client = createWarehouseClient(ctx.env, { waitUntil: ctx.waitUntil });
+    const listed = await client.listTables({ brandId, dataset, requestId: ctx.requestId, labels: {} });
+    const folded = foldShards(listed);
+    if (folded.length > TABLE_LIST_MAX) {
+      throw new ApiError(
+        'WAREHOUSE_ERROR',
+        `brand ${brandId}'s dataset has ${folded.length} tables; at most ${TABLE_LIST_MAX} can be listed with descriptions`,
+        {
+          reason: 'too_many_tables',
+        },
+      );
+    }
+    return folded;
+  });
+}
+
+/**
+ * describeTable: one table's columns, description, layer, row count, coverage and the memories that apply. A shard
+ * family (`events_*`) is described by its latest shard's metadata, with the family's shards and coverage.
+ */
 export async function describeTable(ctx: OpContext, input: { brandId?: string; table: string }): Promise<TableDescription> {
   const { brandId, dataset } = await brandDataset(ctx, input.brandId);
+  let entry: Listed = { table: input.table, latest: input.table, coverage: null };
+  if (isFamilyName(input.table)) {
+    const found = (await listedTables(ctx, brandId, dataset)).find((t) => t.table === input.table);
+    if (!found) {
+      throw new ApiError(
+        'NOT_FOUND',
+        `brand ${brandId}'s dataset has no family of date shards ${input.table}; describe_table without a table lists them`,
+        { details: { table: input.table } },
+      );
+    }
+    entry = found;
+  }
   const [info, { memories, more }] = await Promise.all([
-    tableInfo(ctx, brandId, dataset, input.table),
+    tableInfo(ctx, brandId, dataset, entry.latest),
     memoriesForTable(ctx, brandId, input.table, TABLE_MEMORIES_MAX),
   ]);
   return {
-    ...summary(brandId, dataset, input.table, info),
+    ...familySummary(brandId, dataset, entry, info),
     type: info.type,
     columns: columnsOf(info.schema),
     memories,
@@ -122,22 +221,9 @@ export async function describeTable(ctx: OpContext, input: { brandId?: string; t
 /** listTables: every table of the brand's dataset with its description, layer, row count and coverage. */
 export async function listTables(ctx: OpContext, input: { brandId?: string }): Promise<TableList> {
   const { brandId, dataset } = await brandDataset(ctx, input.brandId);
-  const tables = await cached(ctx, tableLists, dataset, async () => {
-    const client = createWarehouseClient(ctx.env, { waitUntil: ctx.waitUntil });
-    const listed = await client.listTables({ brandId, dataset, requestId: ctx.requestId, labels: {} });
-    if (listed.length > TABLE_LIST_MAX) {
-      throw new ApiError(
-        'WAREHOUSE_ERROR',
-        `brand ${brandId}'s dataset has ${listed.length} tables; at most ${TABLE_LIST_MAX} can be listed with descriptions`,
-        {
-          reason: 'too_many_tables',
-        },
-      );
-    }
-    const infos = await Promise.all(listed.map((t) => tableInfo(ctx, brandId, dataset, t.table)));
-    return listed.map((t, i) => summary(brandId, dataset, t.table, infos[i]!));
-  });
-  return { brandId, dataset, tables };
+  const listed = await listedTables(ctx, brandId, dataset);
+  const infos = await Promise.all(listed.map((t) => tableInfo(ctx, brandId, dataset, t.latest)));
+  return { brandId, dataset, tables: listed.map((t, i) => familySummary(brandId, dataset, t, infos[i]!)) };
 }
 
 /**
@@ -149,7 +235,10 @@ export async function listTableColumns(
   input: { brandId?: string },
 ): Promise<{ brandId: string; dataset: string; tables: (TableSummary & { columns: TableDescription['columns'] })[] }> {
   const { brandId, dataset, tables } = await listTables(ctx, input);
-  const infos = await Promise.all(tables.map((t) => tableInfo(ctx, brandId, dataset, t.table)));
+  // A family's columns are its latest shard's (the one its summary describes).
+  const infos = await Promise.all(
+    tables.map((t) => tableInfo(ctx, brandId, dataset, t.shards ? `${t.table.slice(0, -1)}${t.shards.last}` : t.table)),
+  );
   return { brandId, dataset, tables: tables.map((t, i) => ({ ...t, columns: columnsOf(infos[i]!.schema) })) };
 }
 
@@ -164,15 +253,7 @@ export async function datasetCoverage(ctx: OpContext, brandId: string, dataset: 
     return await cached(ctx, coverages, dataset, async () => {
       const client = createWarehouseClient(ctx.env, { waitUntil: ctx.waitUntil });
       const listed = await client.listTables({ brandId, dataset, requestId: ctx.requestId, labels: {}, timeoutMs: COVERAGE_TIMEOUT_MS });
-      const covered = listed.flatMap((t) => coverageOf(t.labels) ?? []);
-      if (covered.length === 0) return null;
-      return {
-        firstDay: covered.map((c) => c.firstDay).sort()[0]!,
-        lastDay: covered
-          .map((c) => c.lastDay)
-          .sort()
-          .at(-1)!,
-      };
+      return spanOf(listed.map((t) => coverageOf(t.labels)));
     });
   } catch (err) {
     ctx.log.warn('list_brands: data coverage unavailable', { brandId, internal: describeError(err) });

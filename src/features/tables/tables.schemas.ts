@@ -1,9 +1,24 @@
 import { z } from '@hono/zod-openapi';
+import { TABLE_NAME_RE } from '../../catalog/table-name';
 import { TableNameSchema } from '../memories/fields';
 import { MemorySchema } from '../memories/memories.schemas';
 import { CoverageSchema } from '../../schemas/catalog';
 
 /** Wire schemas of describeTable (docs/tables.md), an extension: GET /v1/data/brands/{brandId}/tables[/{table}]. */
+
+/** A family of date shards as it is named in SQL and in the tables list: the shards' common prefix and `*`. */
+const FAMILY_NAME_RE = new RegExp(`${TABLE_NAME_RE.source.slice(0, -1)}\\*$`);
+
+/** Whether `name` names a shard family (`events_*`) rather than one table. */
+export function isFamilyName(name: string): boolean {
+  return FAMILY_NAME_RE.test(name);
+}
+
+/** A table describe_table can describe: a table name (`fact__orders`, `events_20261030`) or a shard family (`events_*`). */
+export const DescribedTableNameSchema = z.union([
+  TableNameSchema,
+  z.string().max(129).regex(FAMILY_NAME_RE, { error: 'a shard family is its prefix and *, e.g. events_*' }),
+]);
 
 export const TableParamsSchema = z.object({
   brandId: z
@@ -11,7 +26,11 @@ export const TableParamsSchema = z.object({
     .min(1)
     .max(128)
     .openapi({ param: { name: 'brandId', in: 'path' }, example: 'brand_acme' }),
-  table: TableNameSchema.openapi({ param: { name: 'table', in: 'path' }, example: 'fact__orders' }),
+  table: DescribedTableNameSchema.openapi({
+    param: { name: 'table', in: 'path' },
+    description: 'A table, or a family of date shards as `<prefix>*` (e.g. `events_*`): its latest shard is described.',
+    example: 'fact__orders',
+  }),
 });
 
 export const BrandParamsSchema = z.object({
@@ -39,6 +58,19 @@ const TableFacts = {
     .openapi({ description: "The table's `layer` label: raw, mart or meta; null when unlabelled.", example: 'mart' }),
   rowCount: z.number().int().nullable().openapi({ description: "BigQuery's numRows; null for views and external tables." }),
   coverage: CoverageSchema.nullable(),
+  shards: z
+    .object({
+      count: z.number().int().openapi({ description: 'Shards in the family.', example: 60 }),
+      first: z.string().openapi({ description: 'The first shard suffix, YYYYMMDD.', example: '20260901' }),
+      last: z.string().openapi({ description: 'The last (latest) shard suffix, YYYYMMDD: the shard described.', example: '20261030' }),
+    })
+    .optional()
+    .openapi({
+      description:
+        "Extension, date-sharded tables only (`<prefix>YYYYMMDD`, as BigQuery's console groups them): the family is listed once, " +
+        'as `<prefix>*` (query it with `_TABLE_SUFFIX`), with its first and last suffix and shard count; its description, ' +
+        "layer, type and columns are the latest shard's, rowCount is null (each shard has its own) and coverage spans every shard.",
+    }),
 };
 
 export const TableSummarySchema = z.object(TableFacts).openapi('TableSummary');

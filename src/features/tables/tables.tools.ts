@@ -1,11 +1,10 @@
 import { z } from 'zod';
 import { ANNOTATIONS, defineTool } from '../../mcp/define-tool';
 import { BrandIdField } from '../../schemas/fields';
-import { TableNameSchema } from '../memories/fields';
 import { ModelMemorySchema, modelMemory } from '../memories/memories.schemas';
 import type { OpContext } from '../../context';
 import { describeTable, listTables } from './describe-table';
-import { TableDescriptionSchema, TableListSchema } from './tables.schemas';
+import { DescribedTableNameSchema, TableDescriptionSchema, TableListSchema } from './tables.schemas';
 
 /** What the model reads: the table, its columns, and its memories without author or timestamps. */
 export const DescribeTableOutput = z.union([TableDescriptionSchema.extend({ memories: z.array(ModelMemorySchema) }), TableListSchema]);
@@ -27,7 +26,9 @@ export const describeTableTool = defineTool({
   description: "A brand's tables (without table), or one table's columns with descriptions, rows, days covered and memories. No run spent.",
   input: {
     brandId: BrandIdField.optional().describe('From list_brands.'),
-    table: TableNameSchema.optional().describe('Unqualified table name, e.g. fact__orders.'),
+    table: DescribedTableNameSchema.optional().describe(
+      'Unqualified table name, e.g. fact__orders; a shard family as listed, e.g. events_*.',
+    ),
   },
   output: DescribeTableOutput,
   // Sent once, as compact JSON text (no structuredContent copy), like run_query.

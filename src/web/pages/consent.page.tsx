@@ -41,7 +41,8 @@ export interface ConsentPageProps {
 /**
  * The approval screen (MCP authorization best practices): the client's name (verified domain for a metadata-document
  * client, an "unverified" note otherwise), where the tokens go, a warning for a local redirect, what the connection
- * can reach and that it is read-only. Every client-supplied string is escaped by JSX.
+ * can reach, that it reads the warehouse only, and what it may write (data-issue reports, memories), each a choice
+ * the administrator makes here and the connection keeps. Every client-supplied string is escaped by JSX.
  */
 export const ConsentPage: FC<ConsentPageProps> = ({ nonce, details, handle, csrf, email, brands, next }) => (
   <Layout title={`Connect ${details.clientName}`} nonce={nonce} header={<UserBar email={email} csrf={csrf} next={next} />} narrow>
@@ -67,10 +68,9 @@ export const ConsentPage: FC<ConsentPageProps> = ({ nonce, details, handle, csrf
       <h2>It will be able to</h2>
       <ul>
         <li>
-          <strong>Read only</strong>: list reports and saved queries, and run read-only <code>SELECT</code> queries. It cannot change any
-          data.
+          <strong>Read</strong>: list reports, saved queries and memories, and run read-only <code>SELECT</code> queries. It cannot change
+          any warehouse data.
         </li>
-        <li>File data-issue reports for the data team.</li>
         <li>Use the same daily usage limits as an API key.</li>
       </ul>
       <h2>On these brands</h2>
@@ -93,6 +93,21 @@ export const ConsentPage: FC<ConsentPageProps> = ({ nonce, details, handle, csrf
         <input type="hidden" name="csrf" value={csrf} />
         <input type="hidden" name="intent" value="consent" />
         <input type="hidden" name="handle" value={handle} />
+        <fieldset id="consent-writes">
+          <legend>And, if you allow it, write</legend>
+          <label class="check">
+            <input type="checkbox" name="write_reports" value="on" checked />
+            File data-issue reports for the data team
+          </label>
+          <label class="check">
+            <input type="checkbox" name="write_memories" value="on" />
+            Save memories: notes on what tables mean, read by every assistant and key on these brands
+          </label>
+          <p class="muted">
+            What it writes is recorded as <strong>{`${details.clientName} for ${email}`}</strong>. To change these choices later, disconnect
+            it and connect it again.
+          </p>
+        </fieldset>
         <div class="actions">
           <button type="submit" name="decision" value="allow">
             Allow
@@ -252,9 +267,14 @@ async function postConsent(c: Context<AppEnv>, form: Record<string, string>) {
     } catch (err) {
       currentScope().log.warn('client description failed after approval', { internal: String(err) });
     }
+    // What it may write is the administrator's choice on this form (unticked: not allowed), kept on the grant: the
+    // props decide, the metadata lets the Assistants page show it.
+    const writes = { memories: form.write_memories === 'on', reports: form.write_reports === 'on' };
+    metadata = { ...metadata, writes };
     const props: ConnectionProps = {
       kind: 'oauth',
       userId: user.reach.userId,
+      writes,
       ...(metadata.clientName ? { clientName: metadata.clientName } : {}),
     };
     const { redirectTo } = await helpers.completeAuthorization({

@@ -1,0 +1,56 @@
+import type { AppRouteHandler } from '../../app-env';
+import { opContext, type OpContext } from '../../context';
+import type { RunQueryRequest } from '../query/run-query.schemas';
+import type { RunQueryOutcome } from '../query/run-query';
+import { cancelLongJob, jobResult, jobStatusOf, startLongQuery } from './long-run';
+import { isLive, pollAfterMs, type JobRow } from './job-store';
+import { jobView, type QueryJob } from './query-jobs.schemas';
+import type { CancelRoute, GetRoute } from './query-jobs.routes';
+
+/** Where a job is polled: the `Location` of a 202. */
+export function jobLocation(id: string): string {
+  return `/v1/data/query/jobs/${id}`;
+}
+
+/** The REST body of a job, with its result's first page once done, and the headers saying when to poll again. */
+async function restJob(ctx: OpContext, row: JobRow): Promise<{ body: QueryJob; headers: Record<string, string> }> {
+  const now = Date.now();
+  const pollAfter = isLive(row) ? pollAfterMs(row, now) : null;
+  const body = jobView(row, now, pollAfter);
+  if (row.status === 'done') {
+    const out = await jobResult(ctx, row, {});
+    return { body: { ...body, result: out.result }, headers: out.headers };
+  }
+  return { body, headers: pollAfter === null ? {} : { 'Retry-After': String(Math.ceil(pollAfter / 1000)) } };
+}
+
+/** True when the request asks for an asynchronous answer (RFC 7240 `Prefer: respond-async`). */
+export function prefersAsync(prefer: string | undefined): boolean {
+  return (prefer ?? '').split(',').some((p) => p.split(';')[0]?.trim().toLowerCase() === 'respond-async');
+}
+
+/**
+ * POST /v1/data/query with `Prefer: respond-async`: the run is checked and admitted as a synchronous one, then
+ * answered at once: 202 with the job and its `Location` (a dry run, which runs nothing, is answered as usual).
+ */
+export async function startAsync(
+  ctx: OpContext,
+  input: RunQueryRequest,
+): Promise<{ done: RunQueryOutcome } | { accepted: QueryJob; headers: Record<string, string> }> {
+  const answer = await startLongQuery(ctx, input, 0);
+  if ('done' in answer) return { done: answer.done };
+  const { body, headers } = await restJob(ctx, answer.pending);
+  return { accepted: body, headers: { ...headers, Location: jobLocation(body.jobId), 'Preference-Applied': 'respond-async' } };
+}
+
+export const get: AppRouteHandler<GetRoute> = async (c) => {
+  const ctx = opContext('rest');
+  const { body, headers } = await restJob(ctx, await jobStatusOf(ctx, c.req.valid('param').jobId));
+  return c.json(body, 200, headers);
+};
+
+export const cancel: AppRouteHandler<CancelRoute> = async (c) => {
+  const ctx = opContext('rest');
+  const { body, headers } = await restJob(ctx, await cancelLongJob(ctx, c.req.valid('param').jobId));
+  return c.json(body, 202, headers);
+};

@@ -1,0 +1,153 @@
+import { env } from 'cloudflare:test';
+import type { Client } from '@modelcontextprotocol/client';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { generateApiKey } from '../src/auth/api-keys';
+import { readJob } from '../src/features/query-jobs/job-store';
+import { peekUsage } from '../src/usage/usage';
+import { connectMcp, errorOf, textData } from './mcp-client';
+import { seedDemo, TEST_KEYS } from './seed';
+
+/**
+ * A client without tasks (docs/run-query.md, "Long queries"): a plain run_query whose query outlives
+ * LONG_QUERY_WAIT_MS (25 s) is not cancelled; it answers a pending cursor, which polls (the rows once done) and
+ * cancels. The query here takes longer than QUERY_TIMEOUT_MS (30 s), which a synchronous run could not survive.
+ */
+
+const WH = env.BIGQUERY_API_BASE;
+const ORDERS = '`service-v1.acme.fact__orders`';
+const armed: string[] = [];
+let client: Client;
+let other: Client;
+let keyId = '';
+
+beforeAll(async () => {
+  await seedDemo();
+  const key = await generateApiKey();
+  keyId = key.id;
+  await env.DB.prepare("INSERT INTO api_keys (id, name, prefix, secret_hash, brand_id, created_at) VALUES (?, ?, ?, ?, 'brand_acme', 0)")
+    .bind(key.id, 'mcp long', key.prefix, key.secretHash)
+    .run();
+  client = await connectMcp(key.secret);
+  other = await connectMcp(TEST_KEYS.brand);
+  // Seeding and two MCP connections: a few seconds alone, more on a loaded machine.
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.all([client.close(), other.close()]);
+});
+
+afterEach(async () => {
+  while (armed.length) await fetch(`${WH}/__faults/${armed.pop()}`, { method: 'DELETE' });
+});
+
+async function slowJob(marker: string, ms: number) {
+  const res = await fetch(`${WH}/__faults`, {
+    method: 'POST',
+    body: JSON.stringify({ kind: 'slowJob', ms, match: { op: 'insert', sql: marker, dryRun: false } }),
+  });
+  expect(res.status).toBe(201);
+  armed.push(z.object({ id: z.string() }).parse(await res.json()).id);
+}
+
+const Pending = z.strictObject({
+  status: z.enum(['running', 'cancelling']),
+  jobId: z.string(),
+  brandId: z.string(),
+  elapsedMs: z.number(),
+  bytesProcessed: z.number().nullable(),
+  pollAfterMs: z.number(),
+  nextCursor: z.string(),
+  note: z.string(),
+});
+
+const run = (c: Client, args: Record<string, unknown>) => c.callTool({ name: 'run_query', arguments: args });
+const failed = (raw: unknown) => z.object({ isError: z.boolean().optional() }).parse(raw).isError === true;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('run_query past its wait: the pending cursor', () => {
+  it('answers pending instead of cancelling; the cursor polls to every row; another key cannot use it; cancel settles', async () => {
+    const slow = `pend${crypto.randomUUID().slice(0, 8)}`;
+    const doomed = `doom${crypto.randomUUID().slice(0, 8)}`;
+    const timeout = Number(env.QUERY_TIMEOUT_MS);
+    await slowJob(slow, timeout + 5_000);
+    await slowJob(doomed, 600_000);
+    // Both calls wait LONG_QUERY_WAIT_MS side by side, then answer pending.
+    const [first, second] = await Promise.all([
+      run(client, {
+        sql: `SELECT order_id FROM ${ORDERS} WHERE order_date = DATE_SUB(CURRENT_DATE(), INTERVAL 3 DAY) /* ${slow} */`,
+        maxRows: 500,
+      }),
+      run(client, { sql: `SELECT order_id FROM ${ORDERS} /* ${doomed} */` }),
+    ]);
+    const pending = Pending.parse(textData(first));
+    expect(pending.status).toBe('running');
+    expect(pending.elapsedMs).toBeGreaterThanOrEqual(Number(env.LONG_QUERY_WAIT_MS));
+    expect(pending.note).toMatch(/call run_query with only \{"cursor": <nextCursor>\}/);
+    const toCancel = Pending.parse(textData(second));
+
+    // Another key: the cursor is not its own (as any foreign cursor), and names nothing.
+    const foreign = errorOf(await run(other, { cursor: pending.nextCursor }));
+    expect(foreign).toMatchObject({ code: 'VALIDATION' });
+    expect(foreign.message).not.toContain(pending.jobId);
+
+    // The same handle cancels the other query; BigQuery stops it and what it billed is settled.
+    let answer = await run(client, { cursor: toCancel.nextCursor, cancel: true });
+    for (let i = 0; !failed(answer) && i < 60; i++) {
+      expect(Pending.parse(textData(answer)).status).toBe('cancelling');
+      await sleep(500);
+      answer = await run(client, { cursor: toCancel.nextCursor });
+    }
+    expect(errorOf(answer).code).toBe('QUERY_CANCELLED');
+    const cancelledRow = await readJob(env, toCancel.jobId);
+    expect(cancelledRow).toMatchObject({ status: 'cancelled' });
+
+    // Polling the slow one: "running" with a suggested wait until it is done (past QUERY_TIMEOUT_MS), then the rows.
+    let data: Record<string, unknown> = {};
+    for (let i = 0; i < 120; i++) {
+      data = textData(await run(client, { cursor: pending.nextCursor, maxRows: 500 }));
+      if (!('status' in data)) break;
+      expect(Pending.parse(data).pollAfterMs).toBeGreaterThan(0);
+      await sleep(1_000);
+    }
+    const result = z
+      .object({ rows: z.array(z.record(z.string(), z.unknown())), totalRows: z.number(), nextCursor: z.string().nullable() })
+      .passthrough()
+      .parse(data);
+    const done = await readJob(env, pending.jobId);
+    expect(done!.ended_at! - done!.created_at).toBeGreaterThan(timeout);
+    const rows = [...result.rows];
+    let cursor = result.nextCursor;
+    for (let pages = 0; cursor !== null; pages++) {
+      expect(pages).toBeLessThan(100);
+      const page = z
+        .object({ rows: z.array(z.record(z.string(), z.unknown())), nextCursor: z.string().nullable() })
+        .passthrough()
+        .parse(textData(await run(client, { cursor, maxRows: 2000 })));
+      rows.push(...page.rows);
+      cursor = page.nextCursor;
+    }
+    expect(rows).toHaveLength(result.totalRows);
+    expect(new Set(rows.map((r) => r.order_id)).size).toBe(result.totalRows);
+
+    // Both runs settled to what BigQuery billed, and the history says how each ended.
+    const limits = {
+      maxBytesBilled: 1e12,
+      dailyQueries: 1000,
+      dailyBytes: 1e15,
+      checksPerMinute: 60,
+      pageReadsPerMinute: 120,
+      maxRunningJobs: 2,
+      jobTimeoutMs: 1e6,
+    };
+    const used = (await peekUsage(env, `key:${keyId}`, limits, Date.now())).bytes.used;
+    expect(used).toBe(done!.bytes_billed! + cancelledRow!.bytes_billed!);
+    const log = await env.DB.prepare('SELECT async_job_id, outcome FROM query_log WHERE async_job_id IN (?, ?) ORDER BY outcome')
+      .bind(pending.jobId, toCancel.jobId)
+      .all();
+    expect(log.results).toEqual([
+      { async_job_id: pending.jobId, outcome: 'OK' },
+      { async_job_id: toCancel.jobId, outcome: 'QUERY_CANCELLED' },
+    ]);
+  }, 150_000);
+});
