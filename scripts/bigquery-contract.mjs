@@ -15,7 +15,10 @@ import { workerVars } from './lib/wrangler-toml.mjs';
  * @typedef {{
  *   apiBase: string, project: string, dataset: string, location: string, serviceAccountJson: string,
  *   wildcardPrefix?: string, otherDatasetView?: string, cacheTable?: string, local?: boolean, log?: (line: string) => void,
+ *   run?: string, breakClient?: (client: any) => any,
  * }} ContractOptions
+ * `run` is the label value (`run`) and SQL marker of this run's jobs (random unless given, for tests that match
+ * faults to them); `breakClient` wraps the client, for tests that show a check fails on a wrong implementation.
  */
 
 const VARS = {
@@ -40,10 +43,12 @@ const TIMEOUT_MS = 30_000;
 
 export async function runContract(o) {
   const log = o.log ?? (() => {});
-  const { createWarehouseClient, checkSql, checkDryRun } = await importWorkerModules({
-    'src/warehouse/bigquery-client.ts': ['createWarehouseClient'],
-    'src/sql/guard.ts': ['checkSql', 'checkDryRun'],
-  });
+  const { createWarehouseClient, checkSql, checkDryRun, MAX_REFERENCED_TABLES, CONTRACT_PROJECT, withProject, contractReferences } =
+    await importWorkerModules({
+      'src/warehouse/bigquery-client.ts': ['createWarehouseClient'],
+      'src/sql/guard.ts': ['checkSql', 'checkDryRun', 'MAX_REFERENCED_TABLES', 'CONTRACT_PROJECT', 'withProject'],
+      'src/features/query/contract-project.ts': ['contractReferences'],
+    });
   const env = {
     // The Worker's defaults for everything else its parsed Config reads (caps, TTLs), as wrangler.toml sets them.
     ...(await workerVars()),
@@ -55,41 +60,71 @@ export async function runContract(o) {
   };
   /** @type {Promise<unknown>[]} */
   const background = [];
-  const client = createWarehouseClient(env, { logger: () => silent, waitUntil: (p) => void background.push(p) });
-  const run = `c${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+  const real = createWarehouseClient(env, { logger: () => silent, waitUntil: (p) => void background.push(p) });
+  const client = o.breakClient ? o.breakClient(real) : real;
+  const run = o.run ?? `c${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
   const base = { brandId: 'contract', dataset: o.dataset, requestId: `req_contract_${run}`, labels: { suite: 'contract', run } };
   const queryOpts = { ...base, maxBytesBilled: 1024 ** 3, rowCap: 1000, timeoutMs: TIMEOUT_MS };
-  const scope = { project: o.project, dataset: o.dataset };
+  // Callers name the contract's project (`service-v1`); the gate checks against it, as the Worker's does.
+  const scope = { project: CONTRACT_PROJECT, dataset: o.dataset };
+  /** A table as the SQL sent straight to the client names it (the real project). */
   const T = (name) => `\`${o.project}.${o.dataset}.${name}\``;
+  /** A table as a caller names it, for the gate (the contract's project). */
+  const C = (name) => `\`${CONTRACT_PROJECT}.${o.dataset}.${name}\``;
 
-  /** The Worker's two gates on `sql`: the parser's (2b) and the dry run's (2c). */
+  /**
+   * The Worker's two gates on `sql`, as src/features/query/run-query.ts runs them: the parser's (2b) against the
+   * contract's project, `withProject` at the references it resolved, the dry run of that SQL (`sent`) and the
+   * dry-run gate (2c) on its references mapped back (`contractReferences`; `raw` is what BigQuery listed).
+   */
   async function gate(sql) {
     const parsed = await checkSql(sql, scope);
     if (!parsed.ok) return { ok: false, why: `guard: ${parsed.message}` };
-    const dry = await client.dryRun(sql, { ...base, timeoutMs: TIMEOUT_MS });
+    const sent = withProject(sql, parsed.projectAt, CONTRACT_PROJECT, o.project);
+    const raw = await client.dryRun(sent, { ...base, timeoutMs: TIMEOUT_MS });
+    const dry = contractReferences(raw, o.project);
     const verdict = checkDryRun(dry, scope, parsed.tables);
-    return verdict.ok ? { ok: true, dry } : { ok: false, why: `dry-run gate: ${verdict.message}`, dry };
+    return verdict.ok ? { ok: true, dry, raw, sent } : { ok: false, why: `dry-run gate: ${verdict.message}`, dry, raw, sent };
   }
 
   /** @type {[string, () => Promise<[CheckResult['status'], string]>][]} */
   const checks = [
     [
-      'dry run of INFORMATION_SCHEMA.COLUMNS passes the gate (the schema-discovery query the assistants are told to run)',
+      "dry run of INFORMATION_SCHEMA.COLUMNS, written with service-v1, passes the gate; a table's dry run lists it under the real project, mapped back",
       async () => {
-        const g = await gate(`SELECT table_name, column_name, data_type FROM ${T('INFORMATION_SCHEMA.COLUMNS')}`);
+        const g = await gate(`SELECT table_name, column_name, data_type FROM ${C('INFORMATION_SCHEMA.COLUMNS')}`);
         if (!g.ok) return ['fail', g.why ?? ''];
-        return ['pass', `referencedTables: ${JSON.stringify(g.dry.referencedTables)}`];
+        if (!g.sent.includes(`\`${o.project}.${o.dataset}.INFORMATION_SCHEMA.COLUMNS\``))
+          return ['fail', `the SQL sent does not name the real project: ${g.sent}`];
+        const info = `referencedTables: ${JSON.stringify(g.raw.referencedTables)}`;
+        // Google does not document what INFORMATION_SCHEMA's dry run lists (it may list nothing), so the way back is
+        // proven on a table's dry run: listed under the real project, mapped back to the contract's. A client that
+        // never reads `referencedTables` fails here (review 2, section 3).
+        if (!o.cacheTable) return ['pass', `${info}; the mapping back is unchecked: no ${VARS.table} given`];
+        const t = await gate(`SELECT * FROM ${C(o.cacheTable)} LIMIT 1`);
+        if (!t.ok) return ['fail', `a dry run of ${o.cacheTable}: ${t.why}`];
+        const is = (r, project) => r.projectId === project && r.datasetId === o.dataset && r.tableId === o.cacheTable;
+        if (!t.raw.referencedTables.some((r) => is(r, o.project)))
+          return ['fail', `the dry run of ${o.cacheTable} does not list it under ${o.project}: ${JSON.stringify(t.raw.referencedTables)}`];
+        if (!t.dry.referencedTables.some((r) => is(r, CONTRACT_PROJECT)))
+          return ['fail', `${o.cacheTable} is not mapped back to ${CONTRACT_PROJECT}: ${JSON.stringify(t.dry.referencedTables)}`];
+        return ['pass', `${info}; ${o.cacheTable} listed under ${o.project}, mapped back to ${CONTRACT_PROJECT}`];
       },
     ],
     [
-      "dry run of a wildcard table lists only the dataset's own shards and passes the gate",
+      "dry run of a wildcard table over 50 or more shards lists only the dataset's own shards and passes the gate",
       async () => {
         if (!o.wildcardPrefix) return ['skip', `no ${VARS.wildcard} given`];
-        const g = await gate(`SELECT COUNT(*) AS n FROM ${T(`${o.wildcardPrefix}*`)}`);
+        const g = await gate(`SELECT COUNT(*) AS n FROM ${C(`${o.wildcardPrefix}*`)}`);
         if (!g.ok) return ['fail', g.why ?? ''];
-        const foreign = g.dry.referencedTables.filter((t) => t.projectId !== o.project || t.datasetId !== o.dataset);
+        const foreign = g.dry.referencedTables.filter((t) => t.projectId !== CONTRACT_PROJECT || t.datasetId !== o.dataset);
         if (foreign.length) return ['fail', `lists tables outside the dataset: ${JSON.stringify(foreign)}`];
-        return ['pass', `${g.dry.referencedTables.length} shard(s) listed`];
+        // Only a family of 50 or more shards reaches the gate's table limit, so only then does the pass prove that
+        // the gate lets a lone wildcard through (onlyWildcardShards) rather than refusing it (review 2, section 3).
+        const n = g.dry.referencedTables.length;
+        if (n < MAX_REFERENCED_TABLES)
+          return ['fail', `only ${n} shard(s) listed; point ${VARS.wildcard} at a family of ${MAX_REFERENCED_TABLES} or more`];
+        return ['pass', `${n} shards listed, past the gate's limit of ${MAX_REFERENCED_TABLES - 1}`];
       },
     ],
     [
@@ -99,7 +134,7 @@ export async function runContract(o) {
         // Only the dry-run gate's own refusal proves the claim: any other error (a mistyped view, a missing
         // permission, the network) says nothing about what the gate would do, so it fails (review 2, section 3).
         try {
-          const g = await gate(`SELECT * FROM ${T(o.otherDatasetView)} LIMIT 1`);
+          const g = await gate(`SELECT * FROM ${C(o.otherDatasetView)} LIMIT 1`);
           if (g.ok) return ['fail', `the gate passed it: ${JSON.stringify(g.dry?.referencedTables)}`];
           if (!(g.why ?? '').startsWith('dry-run gate:')) return ['fail', `refused before the dry-run gate saw it: ${g.why}`];
           return ['pass', g.why ?? ''];
@@ -140,9 +175,13 @@ export async function runContract(o) {
       },
     ],
     [
-      'a query past its deadline is cancelled, and what it billed is learned once the job is DONE',
+      'a query of a table past its deadline is cancelled, and what it billed (more than 0) is learned once the job is DONE',
       async () => {
-        const sql = `SELECT SUM(MOD(a * b, 7)) AS s, '${run}' AS run FROM UNNEST(GENERATE_ARRAY(1, 30000)) AS a CROSS JOIN UNNEST(GENERATE_ARRAY(1, 30000)) AS b`;
+        if (!o.cacheTable) return ['skip', `no ${VARS.table} given: the query must read a table to bill bytes`];
+        // It reads every column of the table (at least BigQuery's 10 MB minimum), so a settlement of 0 (a 404 or a
+        // missing totalBytesBilled taken as nothing billed) fails the check: it would undercount (review 2, section 3).
+        const sql = `SELECT SUM(MOD(a * b + LENGTH(TO_JSON_STRING(x)), 7)) AS s, '${run}' AS run FROM (SELECT * FROM ${T(o.cacheTable)}) AS x
+          CROSS JOIN UNNEST(GENERATE_ARRAY(1, 30000)) AS a CROSS JOIN UNNEST(GENERATE_ARRAY(1, 30000)) AS b`;
         /** @type {Promise<number> | null} */
         let late = null;
         try {
@@ -162,7 +201,25 @@ export async function runContract(o) {
         if (late === null) return ['fail', 'no late billing was reported'];
         const billed = await /** @type {Promise<number>} */ (late);
         if (billed < 0) return ['fail', 'the job never reported DONE within the settle bound'];
+        if (billed === 0) return ['fail', `settled at 0 bytes billed, though the query reads ${o.cacheTable}`];
         return ['pass', `settled at ${billed} bytes billed`];
+      },
+    ],
+    [
+      "BigQuery's errors map to the documented codes: bytesBilledLimitExceeded to QUERY_TOO_EXPENSIVE, a missing table to QUERY_FAILED with the INFORMATION_SCHEMA hint",
+      async () => {
+        if (!o.cacheTable) return ['skip', `no ${VARS.table} given: the byte ceiling needs a query that bills bytes`];
+        const over = await failureOf(() =>
+          client.query(`SELECT * FROM ${T(o.cacheTable)} /* ${run} ceiling */`, { ...queryOpts, maxBytesBilled: 1 }),
+        );
+        if (over?.code !== 'QUERY_TOO_EXPENSIVE' || over.details?.reason !== 'bytesBilledLimitExceeded')
+          return ['fail', `a 1-byte ceiling: ${over ? errorText(over) : 'the query ran'}`];
+        const missing = `no_such_table_${run}`;
+        const gone = await failureOf(() => client.query(`SELECT * FROM ${T(missing)}`, queryOpts));
+        if (gone?.code !== 'QUERY_FAILED' || gone.details?.reason !== 'notFound' || !String(gone.message).includes(missing))
+          return ['fail', `a missing table: ${gone ? errorText(gone) : 'the query ran'}`];
+        if (!String(gone.message).includes('INFORMATION_SCHEMA.COLUMNS')) return ['fail', `no INFORMATION_SCHEMA hint: ${gone.message}`];
+        return ['pass', `${over.code}; ${gone.code}: ${gone.message}`];
       },
     ],
     [
@@ -262,6 +319,16 @@ function errorText(err) {
     return `${e.code}: ${e.message}${e.internal ? ` (${JSON.stringify(e.internal).slice(0, 300)})` : ''}`;
   }
   return String(err);
+}
+
+/** The error `fn` throws, or null when it succeeds. */
+async function failureOf(fn) {
+  try {
+    await fn();
+    return null;
+  } catch (err) {
+    return /** @type {any} */ (err);
+  }
 }
 
 function same(a, b) {

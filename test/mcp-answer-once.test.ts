@@ -4,14 +4,24 @@
 // compact rendering (a line per item), never its JSON copy, and smaller than it. Every tool is called here through a
 // real MCP client with the org key, so a new tool that repeats itself fails this file.
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { MCP_TOOLS as TOOLS } from '../src/composition';
 import { isJsonCopy, mcpClientsPerKey, texts } from './mcp-client';
-import { TEST_KEYS } from './seed';
+import { postJson, TEST_KEYS } from './seed';
 
 const clients = mcpClientsPerKey(TEST_KEYS);
 
+type Args = Record<string, unknown>;
+
+/** A report the org key filed, for get_data_issue to read. */
+async function filedReport(): Promise<Args> {
+  const res = await postJson('/v1/data/feedback', 'org', { summary: 'answer-once report', brandId: 'brand_acme' });
+  expect(res.status).toBe(200);
+  return { feedbackRef: z.object({ feedbackRef: z.string() }).parse(res.body).feedbackRef };
+}
+
 /** One typical call per tool (save_memory's are in test/mcp-memories.test.ts: the demo keys cannot write). */
-const CALLS: Record<string, Record<string, unknown> | null> = {
+const CALLS: Record<string, Args | (() => Promise<Args>) | null> = {
   list_brands: {},
   describe_table: { brandId: 'brand_acme', table: 'fact__orders' },
   list_reports: {},
@@ -20,6 +30,7 @@ const CALLS: Record<string, Record<string, unknown> | null> = {
   list_saved_queries: {},
   run_query: { sql: 'SELECT 1 AS one', brandId: 'brand_acme' },
   report_data_issue: { summary: 'answer-once check', brandId: 'brand_acme' },
+  get_data_issue: filedReport,
   search: { query: 'revenue' },
   fetch: { id: 'report:rpt_business_overview' },
   list_memories: {},
@@ -35,7 +46,7 @@ describe('every answer once', () => {
   });
 
   it.each(Object.entries(CALLS).filter(([, args]) => args !== null))('%s: one copy per client', async (name, args) => {
-    const raw = await clients.org.callTool({ name, arguments: args ?? {} });
+    const raw = await clients.org.callTool({ name, arguments: typeof args === 'function' ? await args() : (args ?? {}) });
     const [text, ...notes] = texts(raw);
     expect(raw.isError ?? false, text).toBe(false);
     const structured = raw.structuredContent;

@@ -195,7 +195,8 @@ export function noteStatement(
   const where = [`f.id = ${params.p(n.id)}`, visibleSql('f', v, params)];
   if (n.status !== null) where.push(`f.status = ${params.p(n.status)}`);
   return {
-    sql: `INSERT INTO feedback_status_changes (id, feedback_id, from_status, to_status, note, actor_kind, actor_id, actor_name, created_at, kind)
+    sql: `INSERT INTO feedback_status_changes
+        (id, feedback_id, from_status, to_status, note, actor_kind, actor_id, actor_name, created_at, kind)
  SELECT ${cols[0]}, f.id, f.status, f.status, ${cols.slice(1).join(', ')}
    FROM feedback f WHERE ${where.join(' AND ')}`,
     params: params.values,

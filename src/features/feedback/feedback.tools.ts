@@ -15,7 +15,8 @@ function filedText({ feedbackRef, attached }: FeedbackResponse): string {
   const runs = attached?.queries ?? [];
   const turns = attached?.turns ?? 0;
   return [
-    `Filed ${feedbackRef} (quote it in support). Attached: ${runs.length} recent quer${runs.length === 1 ? 'y' : 'ies'} and ${turns} transcript turn${turns === 1 ? '' : 's'}.`,
+    `Filed ${feedbackRef} (quote it in support). Attached: ${runs.length} recent quer${runs.length === 1 ? 'y' : 'ies'} ` +
+      `and ${turns} transcript turn${turns === 1 ? '' : 's'}.`,
     ...runs.map((r) => `- ${r.requestId} at ${r.at}: ${r.queryId ?? 'raw SQL'}, ${r.outcome}`),
   ].join('\n');
 }

@@ -20,7 +20,8 @@ function reportsText({ reports, nextCursor }: { reports: Report[]; nextCursor: s
  */
 export function queriesText(queries: Query[], fetchId: (q: Query) => string): string {
   return textTable(
-    `${queries.length} quer${queries.length === 1 ? 'y' : 'ies'}; run one with run_query { queryId }, send a period when it has date slots; fetch <fetchId> shows its SQL.`,
+    `${queries.length} quer${queries.length === 1 ? 'y' : 'ies'}; run one with run_query { queryId }, ` +
+      'send a period when it has date slots; fetch <fetchId> shows its SQL.',
     ['queryId', 'name', 'period slots', 'brandId', 'fetchId'],
     queries.map((q) => [q.id, q.name, q.parameters.filter((p) => p !== 'dataset').join(',') || null, q.brandId, fetchId(q)]),
   );

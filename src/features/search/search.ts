@@ -67,7 +67,8 @@ async function dataBrands(ctx: OpContext): Promise<DataBrand[]> {
 }
 
 function brandItem(b: DataBrand, tables: string[]): KnowledgeItem {
-  const about = `Brand ${nameOf(b)} (brandId ${b.brandId}): tables are \`service-v1.${b.dataset}.<table>\`; time zone ${b.timezone ?? 'UTC'}.`;
+  const about =
+    `Brand ${nameOf(b)} (brandId ${b.brandId}): tables are \`service-v1.${b.dataset}.<table>\`; ` + `time zone ${b.timezone ?? 'UTC'}.`;
   return {
     id: `brand:${b.brandId}`,
     title: `Brand ${nameOf(b)}`,
