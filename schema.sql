@@ -143,6 +143,7 @@ CREATE TABLE IF NOT EXISTS query_log (
 CREATE INDEX IF NOT EXISTS query_log_principal ON query_log(principal_kind, principal_id, created_at);
 CREATE INDEX IF NOT EXISTS query_log_brand ON query_log(brand_id, created_at);
 CREATE INDEX IF NOT EXISTS query_log_request ON query_log(request_id);
+CREATE INDEX IF NOT EXISTS query_log_created ON query_log(created_at, id);  -- the retention pass's oldest-first batches (0013)
 
 -- feedback: a data-issue report filed by a caller. recent_queries is a JSON snapshot of that principal's last
 -- 20 query_log rows from the 24 h before filing. id is the feedbackRef returned to the caller. user_id as for
@@ -392,6 +393,7 @@ CREATE TABLE IF NOT EXISTS query_jobs (
   principal_id       TEXT NOT NULL,
   org_id             TEXT,
   user_id            TEXT,
+  client_name        TEXT,                  -- the assistant of a connection's run, for its query_log row
   brand_id           TEXT NOT NULL,
   query_id           TEXT,
   period             TEXT,

@@ -13,6 +13,7 @@ CREATE TABLE IF NOT EXISTS query_jobs (
   principal_id       TEXT NOT NULL,
   org_id             TEXT,
   user_id            TEXT,
+  client_name        TEXT,                  -- the assistant of a connection's run, for its query_log row
   brand_id           TEXT NOT NULL,
   query_id           TEXT,
   period             TEXT,

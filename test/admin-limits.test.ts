@@ -84,6 +84,8 @@ describe('changing a key’s limits', () => {
       // The meter rates the page left alone: the defaults, read with the key (Principal.limits holds every setting).
       checksPerMinute: Number(env.DEFAULT_CHECKS_PER_MINUTE),
       pageReadsPerMinute: Number(env.DEFAULT_PAGE_READS_PER_MINUTE),
+      maxRunningJobs: Number(env.DEFAULT_MAX_RUNNING_JOBS),
+      jobTimeoutMs: Number(env.DEFAULT_JOB_TIMEOUT_MS),
     });
     const now = Date.now();
     const first = await acquireRun(env, principal, now, { consume: true });

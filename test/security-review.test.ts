@@ -19,8 +19,11 @@ describe('stored-query ids of other tenants do not leak', () => {
     expectError(await postJson('/v1/data/query', key, { queryId, dryRun: true }), 404, 'QUERY_NOT_FOUND');
   });
 
-  it('a section the org key can see still asks for brandId (400 VALIDATION)', async () => {
+  it('a section the org key can see still asks for brandId (400 VALIDATION); a key of one brand runs it there', async () => {
     expectError(await postJson('/v1/data/query', 'org', { queryId: 'rq_mix_share', dryRun: true }), 400, 'VALIDATION');
-    expectError(await postJson('/v1/data/query', 'other', { queryId: 'rq_other_kpis', dryRun: true }), 400, 'VALIDATION');
+    // org_other's key reaches one brand only, so its own section runs there without brandId (issue 39).
+    const own = await postJson('/v1/data/query', 'other', { queryId: 'rq_other_kpis', dryRun: true });
+    expect(own.status).toBe(200);
+    expect(own.body).toMatchObject({ brandId: 'brand_umbrella' });
   });
 });

@@ -92,9 +92,11 @@ describe('tools that link the views', () => {
     const res = await fetch(`${env.BIGQUERY_API_BASE}/__faults`, {
       method: 'POST',
       body: JSON.stringify({
-        kind: 'http500',
+        // A job that failed in the warehouse: never resent (a 5xx on submit now succeeds through the client-id
+        // jobs.insert fallback, so it no longer makes a section fail).
+        kind: 'jobInternalError',
         persistent: true,
-        match: { op: 'query', sql: "agg__daily_revenue`\nWHERE day BETWEEN DATE '2026-02-03'" },
+        match: { sql: "agg__daily_revenue`\nWHERE day BETWEEN DATE '2026-02-03'" },
       }),
     });
     expect(res.status).toBe(201);

@@ -311,6 +311,8 @@ describe('API keys', () => {
       maxBytesBilled: 1048576,
       checksPerMinute: 7,
       pageReadsPerMinute: null,
+      maxRunningJobs: null,
+      jobTimeoutMs: null,
     });
     const cleared = await adminJson('key', 'limits', orgKey.id, '--daily-queries', 'default', '--checks-per-minute', 'default');
     expect(cleared.limits).toEqual({
@@ -319,6 +321,8 @@ describe('API keys', () => {
       maxBytesBilled: 1048576,
       checksPerMinute: null,
       pageReadsPerMinute: null,
+      maxRunningJobs: null,
+      jobTimeoutMs: null,
     });
     const shown = await admin('key', 'limits', orgKey.id);
     expect(shown.stdout).toContain('daily-queries=default daily-bytes=default max-bytes-billed=1048576');

@@ -25,13 +25,14 @@ async function connect(key) {
 
 function ok(result) {
   expect(result.isError ?? false, JSON.stringify(result.content)).toBe(false);
-  const text = JSON.parse(result.content[0].text);
-  // Tools with structured results send the same JSON as text; run_query and show_report send their data once, as
-  // text only, with rows as arrays in schema order (docs/mcp.md): read those rows back as objects.
+  // Tools with structured results send it once as structuredContent, with a compact text rendering beside it (never
+  // a JSON copy); run_query and show_report send their data once, as text only, with rows as arrays in schema order
+  // (docs/mcp.md): read those rows back as objects.
   if (result.structuredContent !== undefined) {
-    expect(text).toEqual(result.structuredContent);
+    expect(result.content[0].text).not.toBe(JSON.stringify(result.structuredContent));
     return result.structuredContent;
   }
+  const text = JSON.parse(result.content[0].text);
   if (Array.isArray(text.rows) && Array.isArray(text.schema)) {
     const names = text.schema.map((f) => f.name);
     text.rows = text.rows.map((r) => Object.fromEntries(names.map((n, i) => [n, r[i] ?? null])));
@@ -65,6 +66,7 @@ describe('MCP against npm run dev', () => {
     expect(tools.map((t) => t.name).sort()).toEqual([
       'describe_table',
       'fetch',
+      'get_data_issue',
       'get_report',
       'list_brands',
       'list_memories',

@@ -24,6 +24,7 @@ const JobRowSchema = z.object({
   principal_id: z.string(),
   org_id: s,
   user_id: s,
+  client_name: s,
   brand_id: z.string(),
   query_id: s,
   period: s,

@@ -80,6 +80,7 @@ async function recordAndSubmit(ctx: OpContext, run: AdmittedRun, limits: JobLimi
     // Owned as its log row is (rowOwner): the brand's organization, whoever the caller is.
     org_id: rowOwner(principal, { id: run.brandId, orgId: run.brandOrgId }).orgId,
     user_id: principal.userId ?? null,
+    client_name: principal.clientName ?? null,
     brand_id: run.brandId,
     query_id: run.queryId,
     period: run.window ? JSON.stringify(run.window) : null,
@@ -378,6 +379,7 @@ async function finish(env: Env, row: JobRow, log: Logger, end: JobEnd): Promise<
         principalId: row.principal_id,
         orgId: row.org_id,
         userId: row.user_id,
+        clientName: row.client_name,
         brandId: row.brand_id,
         queryId: row.query_id,
         period: row.period,
