@@ -1,4 +1,4 @@
-import { beforeAll, describe, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { expectError, postJson, seedDemo } from './seed';
 
 beforeAll(async () => {
