@@ -13,7 +13,7 @@ import { DEV_PROJECT } from '../../dev/warehouse/demo-data.mjs';
 import { startWarehouse } from '../../dev/warehouse/server.mjs';
 import { browserForTests } from './browser.mjs';
 import { DESKTOP, expectFitsViewport, PHONE, seededWorkerAndBrowser, seedSecrets, shot, submitSignIn } from './browser-pages.mjs';
-import { startWebhookReceiver } from './webhook-receiver.mjs';
+import { startWebhookReceiver, TEST_WEBHOOK_SECRET } from './webhook-receiver.mjs';
 
 const BROWSER = browserForTests();
 const { keys: KEYS, admins: ADMINS } = seedSecrets('console');
@@ -32,6 +32,9 @@ const w = seededWorkerAndBrowser(BROWSER, 'wq-browser-console-', { keys: KEYS, a
   });
   return {
     FEEDBACK_WEBHOOK_URL: `${aux.receiver.url}/hook`,
+    // Deliveries are signed; without a secret a JSON webhook is refused (fail closed), so the test gives the one its
+    // receiver verifies with.
+    FEEDBACK_WEBHOOK_SECRET: TEST_WEBHOOK_SECRET,
     FEEDBACK_WEBHOOK_RETRY_SECONDS: '1',
     BIGQUERY_API_BASE: aux.warehouse.url,
     GCP_SERVICE_ACCOUNT_JSON: account.json,
