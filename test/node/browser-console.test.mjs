@@ -35,6 +35,8 @@ const w = seededWorkerAndBrowser(BROWSER, 'wq-browser-console-', { keys: KEYS, a
     // Deliveries are signed; without a secret a JSON webhook is refused (fail closed), so the test gives the one its
     // receiver verifies with.
     FEEDBACK_WEBHOOK_SECRET: TEST_WEBHOOK_SECRET,
+    // The link in a notification comes from the configured console origin only, never from the request's address.
+    CONSOLE_ORIGIN: 'https://console.example.test',
     FEEDBACK_WEBHOOK_RETRY_SECONDS: '1',
     BIGQUERY_API_BASE: aux.warehouse.url,
     GCP_SERVICE_ACCOUNT_JSON: account.json,
@@ -131,7 +133,7 @@ describe.skipIf(!BROWSER)('the data team console in chromium', () => {
       brandId: 'brand_globex',
       severity: 'high',
       summary: SUMMARY,
-      url: `${w.baseUrl}/admin/inbox/${ref}`,
+      url: `https://console.example.test/admin/inbox/${ref}`,
     });
   }, 60_000);
 
