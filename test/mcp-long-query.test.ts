@@ -4,9 +4,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { generateApiKey } from '../src/auth/api-keys';
 import { readJob } from '../src/features/query-jobs/job-store';
-import { peekUsage } from '../src/usage/usage';
 import { connectMcp, errorOf, textData } from './mcp-client';
-import { seedDemo, TEST_KEYS } from './seed';
+import { seedDemo, TEST_KEYS, usedBytes } from './seed';
 
 /**
  * A client without tasks (docs/run-query.md, "Long queries"): a plain run_query whose query outlives
@@ -131,16 +130,7 @@ describe('run_query past its wait: the pending cursor', () => {
     expect(new Set(rows.map((r) => r.order_id)).size).toBe(result.totalRows);
 
     // Both runs settled to what BigQuery billed, and the history says how each ended.
-    const limits = {
-      maxBytesBilled: 1e12,
-      dailyQueries: 1000,
-      dailyBytes: 1e15,
-      checksPerMinute: 60,
-      pageReadsPerMinute: 120,
-      maxRunningJobs: 2,
-      jobTimeoutMs: 1e6,
-    };
-    const used = (await peekUsage(env, `key:${keyId}`, limits, Date.now())).bytes.used;
+    const used = await usedBytes(keyId);
     expect(used).toBe(done!.bytes_billed! + cancelledRow!.bytes_billed!);
     const log = await env.DB.prepare('SELECT async_job_id, outcome FROM query_log WHERE async_job_id IN (?, ?) ORDER BY outcome')
       .bind(pending.jobId, toCancel.jobId)

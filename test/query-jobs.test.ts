@@ -5,8 +5,7 @@ import { generateApiKey } from '../src/auth/api-keys';
 import { advance } from '../src/features/query-jobs/long-run';
 import { readJob } from '../src/features/query-jobs/job-store';
 import { createLogger } from '../src/lib/log';
-import { peekUsage } from '../src/usage/usage';
-import { seedDemo, TEST_ADMINS } from './seed';
+import { seedDemo, TEST_ADMINS, usedBytes } from './seed';
 import { page, signedIn } from './admin-client';
 import { inputValue } from './oauth-client';
 
@@ -99,19 +98,6 @@ async function logRow(jobId: string) {
   return env.DB.prepare('SELECT outcome, bytes_billed, bq_job_id, async_job_id, error_message FROM query_log WHERE async_job_id = ?')
     .bind(jobId)
     .all();
-}
-
-async function usedBytes(keyId: string) {
-  const limits = {
-    maxBytesBilled: 1e12,
-    dailyQueries: 1000,
-    dailyBytes: 1e15,
-    checksPerMinute: 60,
-    pageReadsPerMinute: 120,
-    maxRunningJobs: 2,
-    jobTimeoutMs: 1e6,
-  };
-  return (await peekUsage(env, `key:${keyId}`, limits, Date.now())).bytes.used;
 }
 
 describe('REST asynchronous jobs', () => {

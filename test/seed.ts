@@ -2,6 +2,7 @@ import { env, SELF } from 'cloudflare:test';
 import { expect } from 'vitest';
 import { z } from 'zod';
 import { buildDemoSeed, type DemoSeedInput } from '../src/seed/demo-tenants';
+import { peekUsage } from '../src/usage/usage';
 import { DEMO_CATALOG_FILES } from './demo-catalog';
 
 /** Fixed test secrets: shaped like real keys (prefix + 43 base64url characters) so auth treats them as such. */
@@ -71,4 +72,19 @@ export function expectError(res: ApiResponse, status: number, code: string) {
   expect(res.headers.get('x-request-id')).toBe(error.requestId);
   expect(res.headers.get('content-type')).toMatch(/^application\/json/);
   return error;
+}
+
+/** Bytes an API key's rolling 24-hour window has counted (what its runs were settled to). */
+export async function usedBytes(keyId: string): Promise<number> {
+  // The window's counts do not depend on the limits; peekUsage needs them only to report what is left.
+  const limits = {
+    maxBytesBilled: 1e12,
+    dailyQueries: 1000,
+    dailyBytes: 1e15,
+    checksPerMinute: 60,
+    pageReadsPerMinute: 120,
+    maxRunningJobs: 2,
+    jobTimeoutMs: 1e6,
+  };
+  return (await peekUsage(env, `key:${keyId}`, limits, Date.now())).bytes.used;
 }
