@@ -199,14 +199,16 @@ describe('2026-07-28 over raw HTTP', () => {
     expect(body.result.ttlMs).toBeGreaterThan(0);
   });
 
-  it('tools/list carries cache hints; the tool list is the same as the 2025 era', async () => {
+  it('tools/list carries cache hints; the tool list is the same as the 2025 era but for 2025 task flags', async () => {
     const res = await modern('tools/list');
     const body = await res.json<{ result: { tools: { name: string }[]; ttlMs: number; cacheScope: string } }>();
     expect(body.result.ttlMs).toBeGreaterThan(0);
     expect(body.result.cacheScope).toBe('private');
     const legacy = await post({ jsonrpc: '2.0', id: 2, method: 'tools/list' }, { ...auth, 'mcp-protocol-version': '2025-11-25' });
-    const legacyBody = await legacy.json<{ result: { tools: { name: string }[] } }>();
-    expect(body.result.tools).toEqual(legacyBody.result.tools);
+    const legacyBody = await legacy.json<{ result: { tools: { name: string; execution?: unknown }[] } }>();
+    // `execution.taskSupport` is 2025-11-25 vocabulary (experimental tasks); 2026-07-28 removed it (docs/mcp.md).
+    expect(legacyBody.result.tools.filter((t) => t.execution !== undefined).map((t) => t.name)).toEqual(['run_query']);
+    expect(body.result.tools).toEqual(legacyBody.result.tools.map(({ execution: _flag, ...tool }) => tool));
   });
 
   it('an unsupported version is refused with -32022 listing the 2026-era versions (as server/discover does; 2025 ones are negotiated by initialize)', async () => {

@@ -1,6 +1,7 @@
 import type { CallToolResult, McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { runTool, toolSchema, toolSuccess, type ToolDeps } from './tool-result';
+import { createTaskResult, registerTaskHandlers, type BoundTaskSource, type TaskSource, type TaskState } from './tasks';
 
 /**
  * The annotations a tool may carry: one of these, never a hand-written object, so that two tools that behave
@@ -41,6 +42,32 @@ function isReply(value: unknown): value is ToolReply<z.ZodType<Record<string, un
   return typeof value === 'object' && value !== null && BRAND in value;
 }
 
+const TASK = Symbol('task reply');
+
+/** What a run returns when the call became a task (only when `deps.task` says the client takes one). */
+export interface TaskReply {
+  [TASK]: true;
+  task: TaskState;
+}
+
+export function taskReply(task: TaskState): TaskReply {
+  return { [TASK]: true, task };
+}
+
+function isTaskReply(value: unknown): value is TaskReply {
+  return typeof value === 'object' && value !== null && TASK in value;
+}
+
+/** A tool's tasks (src/mcp/tasks.ts): in which eras it answers with one, and its tasks for one request. */
+export interface ToolTasks<O extends z.ZodType<Record<string, unknown>>> {
+  /**
+   * Also the 2025-11-25 experimental tasks (`execution.taskSupport: "optional"`): only for a tool whose every task
+   * `tasks/list` can list. The 2026-07-28 extension is always offered (the server decides per call).
+   */
+  experimental: boolean;
+  source: (deps: ToolDeps) => TaskSource<z.input<O> | ToolReply<O>>;
+}
+
 export interface ToolSpec<I extends z.ZodRawShape, O extends z.ZodType<Record<string, unknown>>> {
   name: string;
   title: string;
@@ -77,7 +104,9 @@ export interface ToolSpec<I extends z.ZodRawShape, O extends z.ZodType<Record<st
   offeredTo?: (deps: ToolDeps) => Promise<boolean>;
   /** `_meta` of the tool in tools/list (result size hints, a view link). */
   meta?: (deps: ToolDeps) => Record<string, unknown> | undefined;
-  run: (input: z.output<z.ZodObject<I, z.core.$strict>>, deps: ToolDeps) => Promise<z.input<O> | ToolReply<O>>;
+  /** The tool may answer with a task (a long query): its tasks' handlers. */
+  tasks?: ToolTasks<O>;
+  run: (input: z.output<z.ZodObject<I, z.core.$strict>>, deps: ToolDeps) => Promise<z.input<O> | ToolReply<O> | TaskReply>;
 }
 
 /** A tool ready to be registered on a request's server (see registerTools). */
@@ -87,6 +116,10 @@ export interface Tool {
   /** Whether this request's principal is offered the tool. */
   offered(deps: ToolDeps): Promise<boolean>;
   register(server: McpServer, deps: ToolDeps): void;
+  /** Whether a 2025-11-25 client may ask this tool for a task (`execution.taskSupport`). */
+  readonly experimentalTasks: boolean;
+  /** This tool's tasks for one request, answered as tool results; undefined for a tool without tasks. */
+  taskSource(deps: ToolDeps): BoundTaskSource | undefined;
 }
 
 const ALLOWED = new Set<unknown>(Object.values(ANNOTATIONS));
@@ -110,21 +143,46 @@ export function defineTool<I extends z.ZodRawShape, O extends z.ZodType<Record<s
   const input = z.strictObject(spec.input);
   const inputSchema = toolSchema(input);
   const outputSchema = toolSchema(output);
-  const succeed = (result: z.input<O> | ToolReply<O>, args: z.output<typeof input>): CallToolResult => {
+  const succeed = (result: z.input<O> | ToolReply<O>, args: z.output<typeof input> | undefined): CallToolResult => {
     const reply = isReply(result) ? result : undefined;
-    const render = reply?.render ?? (form === 'structured' && text ? (structured: z.output<O>) => text(structured, args) : undefined);
+    const render =
+      reply?.render ?? (form === 'structured' && text && args ? (structured: z.output<O>) => text(structured, args) : undefined);
     const done = toolSuccess(output, reply ? reply.data : (result as z.input<O>), reply?.notes, render);
     if (form === 'text') delete done.structuredContent;
     if (reply?.meta) done._meta = reply.meta;
     return done;
   };
+  const answer = (deps: ToolDeps, result: z.input<O> | ToolReply<O> | TaskReply, args: z.output<typeof input>): CallToolResult => {
+    if (!isTaskReply(result)) return succeed(result, args);
+    if (!deps.task) throw new Error(`tool ${name}: answered with a task to a call that cannot take one`);
+    // Not a CallToolResult: the era's task handle (2026 `resultType: "task"`, 2025 `{ task }`), passed through by the SDK.
+    return createTaskResult(result.task, deps.task.era) as CallToolResult;
+  };
   return {
     name,
     annotations,
+    experimentalTasks: spec.tasks?.experimental ?? false,
+    taskSource(deps) {
+      if (!spec.tasks) return undefined;
+      const source = spec.tasks.source(deps);
+      const bind = (a: { task: TaskState; outcome?: () => Promise<z.input<O> | ToolReply<O>> }) => {
+        const { outcome } = a;
+        return outcome
+          ? { task: a.task, outcome: () => runTool(deps.ctx, name, async () => succeed(await outcome(), undefined)) }
+          : { task: a.task };
+      };
+      return {
+        owns: (id) => source.owns(id),
+        get: async (id) => bind(await source.get(id)),
+        wait: (id, ms) => source.wait(id, ms),
+        cancel: async (id) => bind(await source.cancel(id)),
+        ...(source.list ? { list: source.list.bind(source) } : {}),
+      };
+    },
     offered: (deps) => (offeredTo ? offeredTo(deps) : Promise.resolve(true)),
     register(server, deps) {
       const _meta = meta?.(deps);
-      server.registerTool(
+      const registered = server.registerTool(
         name,
         {
           title,
@@ -134,15 +192,23 @@ export function defineTool<I extends z.ZodRawShape, O extends z.ZodType<Record<s
           annotations,
           ...(_meta ? { _meta } : {}),
         },
-        (args: z.output<typeof input>) => runTool(deps.ctx, name, async () => succeed(await run(args, deps), args)),
+        (args: z.output<typeof input>) => runTool(deps.ctx, name, async () => answer(deps, await run(args, deps), args)),
       );
+      // The SDK's registerTool takes no `execution`; its registered tool carries it into tools/list (2025 only: the
+      // 2026 codec strips it, the extension needs no per-tool flag).
+      if (spec.tasks?.experimental) registered.execution = { taskSupport: 'optional' };
     },
   };
 }
 
-/** Registers `tools` in order on one request's server, each bound to that request's context. */
+/** Registers `tools` in order on one request's server, each bound to that request's context, and their tasks. */
 export function registerTools(server: McpServer, deps: ToolDeps, tools: readonly Tool[]): void {
   for (const tool of tools) tool.register(server, deps);
+  registerTaskHandlers(
+    server,
+    deps,
+    tools.flatMap((t) => t.taskSource(deps) ?? []),
+  );
 }
 
 /** The tools this request's principal is offered, in order (each tool's `offeredTo`, asked once per request). */

@@ -16,6 +16,8 @@ import type { ToolDeps } from './tool-result';
 import { batchesAllowed } from './protocol';
 import { offeredTools, type Tool } from './define-tool';
 import { createMcpServer } from './server';
+import { taskModeOf, type TaskMode } from './tasks';
+import { z } from 'zod';
 
 /** Path of the MCP endpoint (docs/api.md, MCP), defined in the leaf src/constants.ts. */
 export { MCP_PATH };
@@ -42,9 +44,19 @@ function methodNotAllowed(method: string, requestId: string): Response {
   return res;
 }
 
-/** A JSON-RPC error answered at the HTTP level (no request id to echo: the message was refused before dispatch). */
-function jsonRpcError(status: number, code: number, message: string, data?: unknown): Response {
-  return Response.json({ jsonrpc: '2.0', id: null, error: { code, message, ...(data !== undefined ? { data } : {}) } }, { status });
+/** A JSON-RPC error answered at the HTTP level (no request id to echo unless given: the message was refused before dispatch). */
+function jsonRpcError(status: number, code: number, message: string, data?: unknown, id: unknown = null): Response {
+  return Response.json({ jsonrpc: '2.0', id, error: { code, message, ...(data !== undefined ? { data } : {}) } }, { status });
+}
+
+/**
+ * SEP-1686: a 2025 `tools/call` asking for a task of a tool whose `execution.taskSupport` does not allow it gets
+ * -32601. The JSON-RPC answer to that request (HTTP 200, as the transport answers its other errors), or undefined.
+ */
+function refusedTask(parsed: unknown, tools: readonly Tool[]): Response | undefined {
+  const call = z.object({ id: z.union([z.string(), z.number()]), params: z.object({ name: z.string() }) }).safeParse(parsed);
+  if (!call.success || tools.find((t) => t.name === call.data.params.name)?.experimentalTasks !== false) return undefined;
+  return jsonRpcError(200, -32601, `Method not found: tool ${call.data.params.name} does not run as a task`, undefined, call.data.id);
 }
 
 /**
@@ -76,10 +88,10 @@ async function serveMcp(request: Request, allTools: readonly Tool[]): Promise<Re
   } catch (err) {
     return mcpErrorResponse(err, requestId, log);
   }
-  const factory = () => createMcpServer(deps, tools);
+  const factory = (task?: TaskMode) => createMcpServer(task ? { ...deps, task } : deps, tools);
   const onerror = (err: Error) => log.info('mcp request refused', { internal: describeError(err) });
   try {
-    const res = await route(request, factory, onerror);
+    const res = await route(request, tools, factory, onerror);
     // Re-wrap: the SDK's Response may have immutable headers on some runtimes.
     const out = new Response(res.body, res);
     out.headers.set('x-request-id', requestId);
@@ -94,6 +106,8 @@ async function serveMcp(request: Request, allTools: readonly Tool[]): Promise<Re
  * info only, and requests interleave in an isolate, so the factory travels with the request's async context.
  */
 const modernFactory = new AsyncLocalStorage<() => McpServer>();
+
+type ServerFactory = (task?: TaskMode) => McpServer;
 
 function currentFactory(): McpServer {
   const factory = modernFactory.getStore();
@@ -117,7 +131,7 @@ const modernHandler = createMcpHandler(() => currentFactory(), {
   onerror: logRefusal,
 });
 
-async function route(request: Request, factory: () => McpServer, onerror: (err: Error) => void): Promise<Response> {
+async function route(request: Request, tools: readonly Tool[], factory: ServerFactory, onerror: (err: Error) => void): Promise<Response> {
   // A body that is not JSON goes to the 2025 transport unread: it answers 415 itself.
   if (!isJsonContentType(request.headers.get('content-type'))) return serveLegacy(request, undefined, factory, onerror);
 
@@ -131,7 +145,16 @@ async function route(request: Request, factory: () => McpServer, onerror: (err: 
   }
 
   if (!(await isLegacyRequest(request, parsed, { maxRequestBodySize: MAX_BODY_BYTES }))) {
-    return modernFactory.run(factory, () => modernHandler.fetch(request, { parsedBody: parsed }));
+    const task = taskModeOf(parsed, false);
+    return modernFactory.run(
+      () => factory(task),
+      () => modernHandler.fetch(request, { parsedBody: parsed }),
+    );
+  }
+  const task = taskModeOf(parsed, true);
+  if (task) {
+    const refused = refusedTask(parsed, tools);
+    if (refused) return refused;
   }
   const version = request.headers.get('mcp-protocol-version');
   if (Array.isArray(parsed) && !batchesAllowed(version)) {
@@ -141,7 +164,7 @@ async function route(request: Request, factory: () => McpServer, onerror: (err: 
       `Invalid Request: JSON-RPC batches are not allowed in protocol revision ${version}; send one message per POST`,
     );
   }
-  return serveLegacy(request, parsed, factory, onerror);
+  return serveLegacy(request, parsed, () => factory(task), onerror);
 }
 
 async function serveLegacy(

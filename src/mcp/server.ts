@@ -2,6 +2,7 @@ import { McpServer } from '@modelcontextprotocol/server';
 import { BRAND_ID_RULE, FLOWS, PAGING, STATEMENT_RULE, TABLE_DISCOVERY, TABLE_NAMING } from './guidance';
 import { SUPPORTED_PROTOCOL_VERSIONS } from './protocol';
 import { registerTools, type Tool } from './define-tool';
+import { TASKS_EXTENSION } from './tasks';
 import type { ToolDeps } from './tool-result';
 import { registerViews } from './views';
 
@@ -17,6 +18,15 @@ export const SERVER_INSTRUCTIONS = [
   'Errors: isError results with { error: { code, message, requestId } }; quote requestId.',
 ].join('\n');
 
+/**
+ * Tasks in both eras (src/mcp/tasks.ts): the 2026-07-28 extension, and the 2025-11-25 experimental capability (tools
+ * calls, list, cancel), which the SDK's 2026 codec strips from 2026 answers (SEP-2663 removed it from core).
+ */
+const TASK_CAPABILITIES = {
+  extensions: { [TASKS_EXTENSION]: {} },
+  tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
+} as const;
+
 /** Per client (private): a deploy may change the tools, so an hour at most. */
 const TOOLS_CACHE_HINT = { ttlMs: 3_600_000, cacheScope: 'private' } as const;
 
@@ -31,7 +41,11 @@ export function createMcpServer(deps: ToolDeps, tools: readonly Tool[]): McpServ
       instructions: SERVER_INSTRUCTIONS,
       // The tool set never changes while a client is connected (stateless, one server per request): advertise no
       // list_changed notifications we would never send.
-      capabilities: { tools: { listChanged: false }, resources: { listChanged: false } },
+      capabilities: {
+        tools: { listChanged: false },
+        resources: { listChanged: false },
+        ...(tools.some((t) => t.taskSource(deps) !== undefined) ? TASK_CAPABILITIES : {}),
+      },
       supportedProtocolVersions: SUPPORTED_PROTOCOL_VERSIONS,
       // 2026-07-28 cache hints: the tool list and instructions only change with a deploy.
       cacheHints: { 'tools/list': TOOLS_CACHE_HINT, 'server/discover': TOOLS_CACHE_HINT },

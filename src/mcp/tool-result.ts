@@ -3,10 +3,13 @@ import { z } from 'zod';
 import { reportError } from '../errors';
 import { MAX_ID_LENGTH } from '../schemas/fields';
 import type { OpContext } from '../context';
+import type { TaskMode } from './tasks';
 
 /** What every tool group receives: the request's operation context (principal, env, request id, log). */
 export interface ToolDeps {
   ctx: OpContext;
+  /** The tools/call being served may be answered with a task of this era (the client declared or asked for it). */
+  task?: TaskMode;
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {

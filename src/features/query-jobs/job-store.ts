@@ -225,3 +225,14 @@ export async function visibleJob(env: Env, v: Visibility, id: string): Promise<J
     .first();
   return raw ? JobRowSchema.parse(raw) : null;
 }
+
+/** A principal's own jobs, newest first (MCP 2025 `tasks/list`): `limit` of them from `offset`. */
+export async function listOwnJobs(env: Env, principal: Pick<Principal, 'kind' | 'id'>, offset: number, limit: number): Promise<JobRow[]> {
+  const { results } = await env.DB.prepare(
+    `SELECT ${COLUMNS.join(', ')} FROM query_jobs WHERE principal_kind = ? AND principal_id = ?
+     ORDER BY created_at DESC, id LIMIT ? OFFSET ?`,
+  )
+    .bind(principal.kind, principal.id, limit, offset)
+    .all();
+  return results.map((r) => JobRowSchema.parse(r));
+}

@@ -164,6 +164,17 @@ async function waitSlice(
 
 /** Waits up to `waitMs` for the job, advancing it when BigQuery says it ended; then answers as `answerFor` does. */
 async function waitForJob(ctx: OpContext, id: string, waitMs: number, opts: RunQueryOptions): Promise<LongAnswer> {
+  return answerFor(ctx, await waitRow(ctx, id, waitMs), opts);
+}
+
+/** The owner's wait: up to `waitMs` for its job to end (MCP 2025 `tasks/result` blocks); the job as it then stands. */
+export async function waitJob(ctx: OpContext, id: string, waitMs: number): Promise<JobRow> {
+  await ownJob(ctx.env, ctx.principal, id);
+  return waitRow(ctx, id, waitMs);
+}
+
+/** Waits up to `waitMs` for the job, advancing it when BigQuery says it ended; the job as it then stands. */
+async function waitRow(ctx: OpContext, id: string, waitMs: number): Promise<JobRow> {
   const client = createWarehouseClient(ctx.env, { waitUntil: ctx.waitUntil });
   const until = Date.now() + waitMs;
   let row = await readJob(ctx.env, id);
@@ -179,7 +190,7 @@ async function waitForJob(ctx: OpContext, id: string, waitMs: number, opts: RunQ
     if (isLive(row)) await new Promise((r) => setTimeout(r, Math.min(1_000, Math.max(0, until - Date.now()))));
   }
   if (!row) throw new ApiError('INTERNAL', 'the long query record disappeared');
-  return answerFor(ctx, row, opts);
+  return row;
 }
 
 /** A job as an answer: its result when done, its error when it failed or was stopped, else pending. */

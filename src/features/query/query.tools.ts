@@ -16,7 +16,8 @@ import {
 import { BrandIdField } from '../../schemas/fields';
 import { renderResultText, resultCaps, rowsThatFit, type ResultCaps } from './result-text';
 import { resultSizeMeta, type ToolDeps } from '../../mcp/tool-result';
-import { ANNOTATIONS, defineTool, toolReply } from '../../mcp/define-tool';
+import { ANNOTATIONS, defineTool, taskReply, toolReply } from '../../mcp/define-tool';
+import { jobTaskSource, jobTaskState, taskWaitMs } from '../query-jobs/query-jobs.tasks';
 import { viewMeta, VIEWS } from '../../mcp/views';
 
 const UsageOutput = z
@@ -188,6 +189,15 @@ export const runQueryTool = defineTool({
   // The text copy of a capped result is about the row cap's bytes plus columns, stats and the paging note.
   // Hosts with MCP Apps show the result in the result view; others ignore the link and read the result as before.
   meta: ({ ctx }) => ({ ...resultSizeMeta(ctx.config.MCP_MAX_RESULT_BYTES + RESULT_ENVELOPE_CHARS), ...viewMeta(VIEWS.result) }),
+  // Long queries as MCP tasks, both eras: the task is the job (query_jobs), its result the first page as above.
+  tasks: {
+    experimental: true,
+    source: (deps) => {
+      const caps = capsOf(deps);
+      const opts = { rowCap: caps.rows, fitRows: (rows: Record<string, unknown>[]) => rowsThatFit(rows, caps) };
+      return jobTaskSource(deps.ctx, opts, (outcome) => toolResult(outcome, caps));
+    },
+  },
   run: async ({ maxRows, cancel, ...input }, deps) => {
     const { ctx } = deps;
     const caps = callCaps(deps, maxRows);
@@ -203,6 +213,11 @@ export const runQueryTool = defineTool({
       return toolResult(await readQueryPage(ctx, request.page, opts), caps);
     }
     if (cancel) throw invalid('cancel applies to the pending cursor of a running query only', 'cancel', 'needs a pending cursor');
+    if (deps.task && request.run.dryRun !== true) {
+      // A client that takes tasks: a query still running after a short wait becomes one (the same durable job).
+      const answer = await startLongQuery(ctx, request.run, taskWaitMs(deps.task.era, ctx.config.LONG_QUERY_WAIT_MS), opts);
+      return 'done' in answer ? toolResult(answer.done, caps) : taskReply(jobTaskState(answer.pending, Date.now()));
+    }
     // A plain call waits LONG_QUERY_WAIT_MS, below the ~60 s some clients cut a tool call at; then a pending cursor.
     return longResult(deps, await startLongQuery(ctx, request.run, ctx.config.LONG_QUERY_WAIT_MS, opts), caps);
   },
