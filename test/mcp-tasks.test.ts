@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { generateApiKey } from '../src/auth/api-keys';
 import { readJob } from '../src/features/query-jobs/job-store';
+import { sanitizeLabels } from '../src/warehouse/labels';
 import { connectMcp, MCP_URL } from './mcp-client';
 import { seedDemo, usedBytes } from './seed';
 
@@ -225,6 +226,44 @@ describe('2026-07-28: the Tasks extension (SEP-2663)', () => {
     // The pending cursor's job is the same durable job a task would be; clean it up.
     ok(await modern(keys.a, 'tasks/cancel', { taskId: jobId }));
     await settled(keys.a, jobId, modern);
+  }, 120_000);
+});
+
+describe('2026-07-28: show_report as a task', () => {
+  it('a report whose section outlives the wait answers one task over its sections; tasks/get brings every section', async () => {
+    const call = (name: string, args: Record<string, unknown>) => modern(keys.a, 'tools/call', { name, arguments: args });
+    const listed = ok(await call('list_report_queries', { reportId: 'rpt_business_overview' }));
+    const sections = z
+      .object({ queries: z.array(z.object({ id: z.string() })) })
+      .parse(z.object({ structuredContent: z.unknown() }).parse(listed).structuredContent).queries;
+    expect(sections.length).toBeGreaterThan(2);
+    // Only this key's run of the first section is slow (matched by the job labels every run carries).
+    const label = sanitizeLabels({ principal: `key_${keyIds.a}`, stored_query: sections[0]!.id });
+    const res = await fetch(`${WH}/__faults`, {
+      method: 'POST',
+      body: JSON.stringify({ kind: 'slowJob', ms: TIMEOUT + 2_000, match: { op: 'insert', label, dryRun: false } }),
+    });
+    armed.push(z.object({ id: z.string() }).parse(await res.json()).id);
+
+    const created = ok(await call('show_report', { reportId: 'rpt_business_overview' }));
+    expect(created.resultType).toBe('task');
+    const task = ModernTask.parse(created);
+    expect(task.taskId).toMatch(/^rt_/);
+    expect((await modern(keys.b, 'tasks/get', { taskId: task.taskId })).error).toMatchObject({ code: -32602 });
+
+    let polled = ModernTask.passthrough().parse(ok(await modern(keys.a, 'tasks/get', { taskId: task.taskId })));
+    for (let i = 0; polled.status === 'working' && i < 200; i++) {
+      await sleep(polled.pollIntervalMs ?? 500);
+      polled = ModernTask.passthrough().parse(ok(await modern(keys.a, 'tasks/get', { taskId: task.taskId })));
+    }
+    expect(polled.status).toBe('completed');
+    expect(polled._meta['warehouse/progress'].elapsedMs).toBeGreaterThan(TIMEOUT);
+    const shown = z
+      .object({ sections: z.array(z.object({ id: z.string(), rows: z.array(z.unknown()).optional(), error: z.unknown().optional() })) })
+      .parse(JSON.parse(ToolResult.parse(polled.result).content[0]!.text));
+    expect(shown.sections.map((s) => s.id)).toEqual(sections.map((s) => s.id));
+    expect(shown.sections.filter((s) => s.error !== undefined)).toEqual([]);
+    expect(shown.sections.every((s) => Array.isArray(s.rows))).toBe(true);
   }, 120_000);
 });
 

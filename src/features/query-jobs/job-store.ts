@@ -236,3 +236,13 @@ export async function listOwnJobs(env: Env, principal: Pick<Principal, 'kind' | 
     .all();
   return results.map((r) => JobRowSchema.parse(r));
 }
+
+/** The jobs one request of a principal started (a show_report task's sections), oldest first. */
+export async function jobsOfRequest(env: Env, principal: Pick<Principal, 'kind' | 'id'>, requestId: string): Promise<JobRow[]> {
+  const { results } = await env.DB.prepare(
+    `SELECT ${COLUMNS.join(', ')} FROM query_jobs WHERE principal_kind = ? AND principal_id = ? AND request_id = ? ORDER BY created_at, id`,
+  )
+    .bind(principal.kind, principal.id, requestId)
+    .all();
+  return results.map((r) => JobRowSchema.parse(r));
+}

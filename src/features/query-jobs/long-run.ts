@@ -54,8 +54,11 @@ export async function startLongQuery(
   input: RunQueryRequest,
   waitMs: number,
   opts: RunQueryOptions = {},
+  /** Runs started together as one (a report's sections): they share the one running-job slot checked by the caller. */
+  group?: { size: number },
 ): Promise<LongAnswer> {
-  const limits = input.dryRun === true ? null : jobLimits(ctx.principal);
+  const own = jobLimits(ctx.principal);
+  const limits = input.dryRun === true ? null : group ? { ...own, maxRunningJobs: own.maxRunningJobs + group.size - 1 } : own;
   // Refused before the run is counted; the insert checks again, in the same statement, against a start racing this one.
   if (limits && (await runningJobs(ctx.env, ctx.principal)) >= limits.maxRunningJobs) throw tooManyRunning(limits);
   let handle: string;

@@ -1,14 +1,19 @@
 import { z } from 'zod';
-import { errorBody, toApiError } from '../../errors';
+import { ApiError, errorBody, isErrorCode, toApiError } from '../../errors';
+import type { OpContext } from '../../context';
+import { isLive, jobLimits, runningJobs, tooManyRunning, type JobRow } from '../query-jobs/job-store';
+import { jobError, jobResult, startLongQuery, type LongAnswer } from '../query-jobs/long-run';
+import { taskWaitMs } from '../query-jobs/query-jobs.tasks';
+import { issueReportHandle, reportTaskSource, reportTaskState, type ReportHandle } from './report-tasks';
 import { getReport, listReportQueries } from './reports';
 import { runQuery } from '../query/run-query';
 import { QuerySchema, ReportDetailSchema } from '../../schemas/catalog';
 import { BrandIdField, ReportIdField } from '../../schemas/fields';
-import { PeriodSchema, ResolvedWindowSchema, RunQueryResponseSchema } from '../query/run-query.schemas';
+import { PeriodSchema, ResolvedWindowSchema, RunQueryResponseSchema, type RunQueryResponse } from '../query/run-query.schemas';
 import { RESULT_ENVELOPE_CHARS } from '../query/query.tools';
 import { resultCaps, rowArray, rowsThatFit } from '../query/result-text';
 import { resultSizeMeta } from '../../mcp/tool-result';
-import { ANNOTATIONS, defineTool, toolReply } from '../../mcp/define-tool';
+import { ANNOTATIONS, defineTool, taskReply, toolReply } from '../../mcp/define-tool';
 import { viewMeta, VIEWS } from '../../mcp/views';
 
 /** A section as show_report returns it: what list_report_queries says about it, then its rows, or why it has none. */
@@ -63,10 +68,126 @@ function viewOnly(data: ShowReportOutput): Record<string, unknown> {
   return { [REPORT_VIEW_META]: { dashboardConfig: data.report.dashboardConfig, chartSpecs: charts } };
 }
 
+type Period = z.infer<typeof PeriodSchema>;
+type SectionAbout = Pick<ShownSection, 'id' | 'name' | 'description' | 'chartSpec' | 'narrativeHints'>;
+type ReportQuery = Awaited<ReturnType<typeof listReportQueries>>['queries'][number];
+
+const aboutOf = (q: ReportQuery): SectionAbout => ({
+  id: q.id,
+  name: q.name,
+  description: q.description,
+  chartSpec: q.chartSpec,
+  narrativeHints: q.narrativeHints,
+});
+
+/** A section from its run's result, or from the error its run ended with (logged; the other sections still show). */
+function shownSection(ctx: OpContext, about: SectionAbout, ran: { result: RunQueryResponse } | { error: unknown; requestId?: string }) {
+  if ('result' in ran) {
+    const { rows, rowCount, truncated, schema, totalRows, nextCursor } = ran.result;
+    return {
+      section: { ...about, rows, rowCount, truncated, schema, totalRows, nextCursor } satisfies ShownSection,
+      window: ran.result.window,
+    };
+  }
+  const apiErr = toApiError(ran.error);
+  ctx.log[apiErr.status >= 500 ? 'error' : 'info']('show_report section failed', { section: about.id, code: apiErr.code });
+  return {
+    section: { ...about, error: errorBody(apiErr, ran.requestId ?? ctx.requestId).error } satisfies ShownSection,
+    window: undefined,
+  };
+}
+
+/** The report's sections in order, and the run options that share one result's byte budget among them. */
+async function reportSections(ctx: OpContext, reportId: string, brandId: string | undefined) {
+  const caps = resultCaps(ctx.config.MCP_ROW_CAP, ctx.config.MCP_MAX_RESULT_BYTES);
+  const report = await getReport(ctx, { reportId, brandId });
+  const { queries } = await listReportQueries(ctx, { reportId, brandId: report.brandId });
+  // The sections share one result's byte budget, so the whole dashboard stays within MCP_MAX_RESULT_BYTES.
+  const share = resultCaps(caps.rows, Math.floor(caps.bytes / Math.max(1, queries.length)));
+  const opts = { rowCap: caps.rows, fitRows: (rows: Record<string, unknown>[]) => rowsThatFit(rows, share) };
+  const requestOf = (q: ReportQuery, period: Period | undefined) => ({
+    queryId: q.id,
+    brandId: report.brandId,
+    ...(q.parameterized && period ? { period } : {}),
+  });
+  return { report, queries, opts, requestOf };
+}
+
+/** show_report's answer from its sections: the JSON text for the model, the layout for the view. */
+function reportReply(report: ShowReportOutput['report'], runs: ReturnType<typeof shownSection>[]) {
+  const window = runs.find((r) => r.window !== undefined)?.window;
+  const data: ShowReportOutput = { brandId: report.brandId, report, ...(window ? { window } : {}), sections: runs.map((r) => r.section) };
+  return toolReply(ShowReportOutput, data, { render: (d) => JSON.stringify(compactReport(d)), meta: viewOnly(data) });
+}
+
+/**
+ * A client that takes 2026 tasks: every section starts as a long query (sharing one running-job slot) and waits a
+ * short while; a report whose sections all ended answers as always, else it becomes one task over their jobs.
+ */
+async function startReportTask(ctx: OpContext, reportId: string, brandId: string | undefined, period: Period | undefined) {
+  const { report, queries, opts, requestOf } = await reportSections(ctx, reportId, brandId);
+  const limits = jobLimits(ctx.principal);
+  if ((await runningJobs(ctx.env, ctx.principal)) >= limits.maxRunningJobs) throw tooManyRunning(limits);
+  const wait = taskWaitMs('extension', ctx.config.LONG_QUERY_WAIT_MS);
+  const answers = await Promise.all(
+    queries.map(async (q): Promise<{ q: ReportQuery; answer: LongAnswer } | { q: ReportQuery; error: unknown }> => {
+      try {
+        return { q, answer: await startLongQuery(ctx, requestOf(q, period), wait, opts, { size: queries.length }) };
+      } catch (error) {
+        return { q, error };
+      }
+    }),
+  );
+  const jobs = answers.flatMap((a) =>
+    'answer' in a ? ('pending' in a.answer ? [a.answer.pending] : a.answer.job ? [a.answer.job] : []) : [],
+  );
+  if (jobs.some((j) => isLive(j))) {
+    const failed = answers.flatMap((a) => ('error' in a ? [[a.q.id, toApiError(a.error)] as const] : []));
+    const e = Object.fromEntries(failed.map(([id, err]) => [id, [err.code, err.message.slice(0, 200)] as [string, string]]));
+    const taskId = await issueReportHandle(ctx, {
+      r: report.reportId,
+      b: report.brandId,
+      p: period ? JSON.stringify(period) : null,
+      q: ctx.requestId,
+      e,
+    });
+    return taskReply(reportTaskState(taskId, jobs, Date.now()));
+  }
+  const runs = answers.map((a) => {
+    if ('error' in a) return shownSection(ctx, aboutOf(a.q), { error: a.error });
+    if ('pending' in a.answer) throw new Error('unreachable: a live section makes a task');
+    return shownSection(ctx, aboutOf(a.q), { result: a.answer.done.result });
+  });
+  return reportReply(report, runs);
+}
+
+/** A report task's answer once its sections ended: each section's first page read from its job's stored result. */
+async function reportTaskResult(ctx: OpContext, handle: ReportHandle, jobs: JobRow[]) {
+  const { report, queries, opts } = await reportSections(ctx, handle.r, handle.b);
+  const runs = await Promise.all(
+    queries.map(async (q) => {
+      const job = jobs.find((j) => j.query_id === q.id);
+      const early = handle.e[q.id];
+      if (!job) {
+        const error = new ApiError(early && isErrorCode(early[0]) ? early[0] : 'INTERNAL', early?.[1] ?? 'the section did not run');
+        return shownSection(ctx, aboutOf(q), { error, requestId: handle.q });
+      }
+      try {
+        if (job.status !== 'done') throw jobError(job);
+        return shownSection(ctx, aboutOf(q), { result: (await jobResult(ctx, job, opts)).result });
+      } catch (error) {
+        return shownSection(ctx, aboutOf(q), { error, requestId: job.request_id });
+      }
+    }),
+  );
+  return reportReply(report, runs);
+}
+
 /**
  * show_report: a whole report for one period in one call, for the report view (hosts without MCP Apps get the
  * same data as JSON). Each section is one run_query of its stored query, so it is checked, metered, audited and
- * capped exactly as run_query would; a section that fails carries its error and the others still show.
+ * capped exactly as run_query would; a section that fails carries its error and the others still show. A client
+ * that takes 2026-07-28 tasks gets a task when a section outlives a short wait (report-tasks.ts).
  */
 export const showReportTool = defineTool({
   name: 'show_report',
@@ -86,32 +207,20 @@ export const showReportTool = defineTool({
   annotations: ANNOTATIONS.meteredRead,
   // The sections share MCP_MAX_RESULT_BYTES, so the JSON text is about that size, like a capped run_query.
   meta: ({ ctx }) => ({ ...resultSizeMeta(ctx.config.MCP_MAX_RESULT_BYTES + RESULT_ENVELOPE_CHARS), ...viewMeta(VIEWS.report) }),
-  run: async ({ reportId, brandId, period }, { ctx }) => {
-    const caps = resultCaps(ctx.config.MCP_ROW_CAP, ctx.config.MCP_MAX_RESULT_BYTES);
-    const report = await getReport(ctx, { reportId, brandId });
-    const { queries } = await listReportQueries(ctx, { reportId, brandId: report.brandId });
-    // The sections share one result's byte budget, so the whole dashboard stays within MCP_MAX_RESULT_BYTES.
-    const share = resultCaps(caps.rows, Math.floor(caps.bytes / Math.max(1, queries.length)));
-    const opts = { rowCap: caps.rows, fitRows: (rows: Record<string, unknown>[]) => rowsThatFit(rows, share) };
+  // 2026-07-28 only: a 2025 task must be listable by tasks/list, and a report's task has no record of its own.
+  tasks: { experimental: false, source: ({ ctx }) => reportTaskSource(ctx, (handle, jobs) => reportTaskResult(ctx, handle, jobs)) },
+  run: async ({ reportId, brandId, period }, { ctx, task }) => {
+    if (task?.era === 'extension') return startReportTask(ctx, reportId, brandId, period);
+    const { report, queries, opts, requestOf } = await reportSections(ctx, reportId, brandId);
     const runs = await Promise.all(
       queries.map(async (q) => {
-        const about = { id: q.id, name: q.name, description: q.description, chartSpec: q.chartSpec, narrativeHints: q.narrativeHints };
         try {
-          const request = { queryId: q.id, brandId: report.brandId, ...(q.parameterized && period ? { period } : {}) };
-          const { result } = await runQuery(ctx, request, opts);
-          const { rows, rowCount, truncated, schema, totalRows, nextCursor } = result;
-          const section: ShownSection = { ...about, rows, rowCount, truncated, schema, totalRows, nextCursor };
-          return { section, window: result.window };
-        } catch (err) {
-          const apiErr = toApiError(err);
-          ctx.log[apiErr.status >= 500 ? 'error' : 'info']('show_report section failed', { section: q.id, code: apiErr.code });
-          const section: ShownSection = { ...about, error: errorBody(apiErr, ctx.requestId).error };
-          return { section, window: undefined };
+          return shownSection(ctx, aboutOf(q), await runQuery(ctx, requestOf(q, period), opts));
+        } catch (error) {
+          return shownSection(ctx, aboutOf(q), { error });
         }
       }),
     );
-    const window = runs.find((r) => r.window !== undefined)?.window;
-    const data: ShowReportOutput = { brandId: report.brandId, report, ...(window ? { window } : {}), sections: runs.map((r) => r.section) };
-    return toolReply(ShowReportOutput, data, { render: (d) => JSON.stringify(compactReport(d)), meta: viewOnly(data) });
+    return reportReply(report, runs);
   },
 });
