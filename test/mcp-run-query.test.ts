@@ -40,6 +40,8 @@ const RunDataSchema = RunResultSchema.extend({
     bytesRemaining: z.number(),
     resetSeconds: z.number(),
     maxBytesBilled: z.number(),
+    maxRunningJobs: z.number(),
+    jobTimeoutMs: z.number(),
   }),
 });
 type RunData = z.infer<typeof RunDataSchema>;
@@ -277,6 +279,11 @@ describe('run_query paging with the cursor', () => {
     expect(data.usage.runsLimit).toBe(Number(env.DEFAULT_DAILY_QUERY_LIMIT));
     expect(data.usage.maxBytesBilled).toBe(Number(env.DEFAULT_MAX_BYTES_BILLED));
     expect(data.usage.runsRemaining).toBeLessThan(data.usage.runsLimit);
+    // The key's long-query limits (running at once, longest duration): the Jobs-Limit / Job-Timeout headers of REST.
+    expect(data.usage).toMatchObject({
+      maxRunningJobs: Number(env.DEFAULT_MAX_RUNNING_JOBS),
+      jobTimeoutMs: Number(env.DEFAULT_JOB_TIMEOUT_MS),
+    });
   });
 });
 

@@ -17,7 +17,9 @@ const freshSql = () => `${SQL} -- run ${++runText}`;
 const Stats = z.object({ stats: z.object({ dryRun: z.boolean(), totalBytesBilled: z.number(), totalBytesProcessed: z.number() }) });
 
 /** A successful run_query tool result's data: its one text block, compact JSON with the stats and the budget left. */
-const McpRunData = Stats.extend({ usage: z.object({ runsRemaining: z.number(), runsLimit: z.number() }) });
+const McpRunData = Stats.extend({
+  usage: z.object({ runsRemaining: z.number(), runsLimit: z.number(), maxRunningJobs: z.number(), jobTimeoutMs: z.number() }),
+});
 const mcpRun = (raw: unknown) => {
   const result = z
     .object({ isError: z.literal(false).optional(), content: z.tuple([z.object({ type: z.literal('text'), text: z.string() })]) })
@@ -34,12 +36,23 @@ afterAll(async () => {
 });
 
 /** A fresh brand key (so a fresh usage window) with the given limits, and an MCP client connected with it. */
-async function limitedKey(limits: { dailyQueries?: number; dailyBytes?: number }) {
+async function limitedKey(limits: { dailyQueries?: number; dailyBytes?: number; maxRunningJobs?: number; jobTimeoutMs?: number }) {
   const key = await generateApiKey();
   await env.DB.prepare(
-    'INSERT INTO api_keys (id, name, prefix, secret_hash, brand_id, daily_query_limit, daily_bytes_limit, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 0)',
+    `INSERT INTO api_keys (id, name, prefix, secret_hash, brand_id, daily_query_limit, daily_bytes_limit, max_running_jobs, job_timeout_ms,
+       created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0)`,
   )
-    .bind(key.id, 'usage transports', key.prefix, key.secretHash, 'brand_acme', limits.dailyQueries ?? null, limits.dailyBytes ?? null)
+    .bind(
+      key.id,
+      'usage transports',
+      key.prefix,
+      key.secretHash,
+      'brand_acme',
+      limits.dailyQueries ?? null,
+      limits.dailyBytes ?? null,
+      limits.maxRunningJobs ?? null,
+      limits.jobTimeoutMs ?? null,
+    )
     .run();
   const mcp = await connectMcp(key.secret);
   clients.push(mcp);
@@ -70,6 +83,16 @@ async function postQuery(secret: string, body: Record<string, unknown>) {
   });
   return { status: res.status, headers: res.headers, body: await res.json() };
 }
+
+describe('the long-query limits, on both transports', () => {
+  it("a key's running-jobs limit and longest duration come back as Jobs-Limit / Job-Timeout and in MCP usage", async () => {
+    const k = await limitedKey({ maxRunningJobs: 3, jobTimeoutMs: 90_000 });
+    const rest = await k.rest({ sql: freshSql() });
+    expect(rest.status).toBe(200);
+    expect([rest.headers.get('Jobs-Limit'), rest.headers.get('Job-Timeout')]).toEqual(['3', '90']);
+    expect(mcpRun(await k.mcp({ sql: freshSql() })).usage).toMatchObject({ maxRunningJobs: 3, jobTimeoutMs: 90_000 });
+  });
+});
 
 describe('one budget across REST and MCP', () => {
   it('runs over either transport count against the same limit; the run past it is refused on both', async () => {

@@ -24,11 +24,26 @@ const RetryAfter = z.string().openapi({
   example: '3600',
 });
 
+const JobsLimit = z.string().openapi({
+  description:
+    "Long queries (asynchronous jobs, MCP tasks, pending cursors) this key may have running at once (the key's " +
+    '`maxRunningJobs`); one more is refused with 429 `USAGE_LIMIT_EXCEEDED`, `details.limit` `runningJobs`.',
+  example: '2',
+});
+const JobTimeout = z.string().openapi({
+  description:
+    "Seconds a long query of this key may run (the key's `jobTimeoutMs`, sent to BigQuery as `jobTimeoutMs`); past it " +
+    'the job is cancelled and ends `WAREHOUSE_TIMEOUT`, billed what it billed.',
+  example: '1800',
+});
+
 /** Headers of every run response (200, and the errors a run can end in after its budget check). */
 export const RateLimitHeaders = CommonHeaders.extend({
   'RateLimit-Limit': RateLimitLimit,
   'RateLimit-Remaining': RateLimitRemaining,
   'RateLimit-Reset': RateLimitReset,
+  'Jobs-Limit': JobsLimit,
+  'Job-Timeout': JobTimeout,
 });
 
 /** Headers of the 429 USAGE_LIMIT_EXCEEDED response. */

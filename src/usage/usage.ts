@@ -27,6 +27,10 @@ export interface BudgetLeft {
   resetSeconds: number;
   /** The per-query byte-scan ceiling (`maximumBytesBilled`). */
   maxBytesBilled: number;
+  /** Long queries allowed running at once (`Jobs-Limit`). */
+  maxRunningJobs: number;
+  /** The longest a long query may run, ms (`Job-Timeout`, in seconds). */
+  jobTimeoutMs: number;
 }
 
 /** The principal's window as the admin UI shows it. */
@@ -76,7 +80,7 @@ export async function acquireRun(
     (stub) => stub.acquire(budgetOf(principal.limits), now, opts.consume, reserveBytes),
     opts.timeoutMs,
   );
-  const headers = rateLimitHeaders(outcome.rate);
+  const headers = { ...rateLimitHeaders(outcome.rate), ...jobLimitHeaders(principal.limits) };
   if (outcome.refusal) throw limitExceeded(outcome.refusal, now, headers);
   return {
     id: outcome.ticketId,
@@ -94,7 +98,14 @@ function budgetLeft(limits: PrincipalLimits, rate: RateLimitState, used: WindowU
     bytesRemaining: Math.max(0, limits.dailyBytes - used.bytes),
     resetSeconds: rate.resetSeconds,
     maxBytesBilled: limits.maxBytesBilled,
+    maxRunningJobs: limits.maxRunningJobs,
+    jobTimeoutMs: limits.jobTimeoutMs,
   };
+}
+
+/** The key's two long-query limits as headers, beside the RateLimit-* ones on every run and page response. */
+function jobLimitHeaders(limits: PrincipalLimits): Record<string, string> {
+  return { 'Jobs-Limit': String(limits.maxRunningJobs), 'Job-Timeout': String(Math.floor(limits.jobTimeoutMs / 1000)) };
 }
 
 /** The key setting that sets each meter's per-minute rate. */
@@ -119,7 +130,7 @@ export function meterRate(env: Env, principal: Principal, kind: MeterKind): numb
 export async function takeMeter(env: Env, principal: Principal, kind: MeterKind, now: number): Promise<UsageTicket> {
   const perMinute = meterRate(env, principal, kind);
   const out = await callLimiter(env, usageKey(principal), (stub) => stub.meter(kind, perMinute, budgetOf(principal.limits), now));
-  const headers = rateLimitHeaders(out.rate);
+  const headers = { ...rateLimitHeaders(out.rate), ...jobLimitHeaders(principal.limits) };
   if (out.allowed) return { id: null, headers, budget: budgetLeft(principal.limits, out.rate, out.used), reservedBytes: 0 };
   const what = kind === 'checks' ? 'dry runs and refused queries' : 'result page reads';
   throw new ApiError(

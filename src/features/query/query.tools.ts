@@ -28,8 +28,13 @@ const UsageOutput = z
     bytesRemaining: z.number(),
     resetSeconds: z.number().int(),
     maxBytesBilled: z.number(),
+    maxRunningJobs: z.number().int(),
+    jobTimeoutMs: z.number().int(),
   })
-  .describe("What is left of this key's rolling 24-hour budget after this call, and its per-query byte ceiling.");
+  .describe(
+    "What is left of this key's rolling 24-hour budget after this call, its per-query byte ceiling, and its long-query " +
+      'limits (queries running at once, longest duration).',
+  );
 
 const RunQueryOutput = RunQueryResponseSchema.extend({
   note: z.string().optional().describe('Present when `truncated` is true: the caps as numbers and how to read the next page (the cursor).'),
