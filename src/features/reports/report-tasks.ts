@@ -66,7 +66,8 @@ export function reportTaskState(taskId: string, jobs: readonly JobRow[], now: nu
     return {
       ...base,
       status: 'working',
-      statusMessage: `${live} of ${jobs.length} sections still running after ${Math.round(elapsedMs / 1000)} s; ${bytes} bytes processed so far.`,
+      statusMessage:
+        `${live} of ${jobs.length} sections still running after ${Math.round(elapsedMs / 1000)} s; ` + `${bytes} bytes processed so far.`,
       ...(polls.length > 0 ? { pollIntervalMs: Math.min(...polls) } : {}),
     };
   }
