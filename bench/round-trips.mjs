@@ -236,18 +236,48 @@ async function latencies({ n, url, key, brandId, warehouse, sa }) {
   };
 }
 
-// `node bench/round-trips.mjs [--quick] [bundle dir]`: this bench alone, on a bundle `npm run bench` built
+// `node bench/round-trips.mjs [--quick] [--profile] [bundle dir]`: this bench alone, on a bundle `npm run bench` built
 // (bench/out/bundle by default; build one with `npx wrangler deploy --dry-run --outdir bench/out/bundle`).
+// `--profile` then takes a V8 CPU profile of the Worker over 100 repeated REST and MCP queries at 50 ms per warehouse
+// call (bench/out/round-trips-*.cpuprofile, loadable in Chrome DevTools) and prints the isolate's CPU per call and
+// the functions with the most self time.
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { join } = await import('node:path');
+  const { mkdir, writeFile } = await import('node:fs/promises');
   const { ROOT } = await import('../scripts/lib/import-ts.mjs');
   const { startStack } = await import('./stack.mjs');
+  const { inspector, selfTimes } = await import('./profile.mjs');
+  const profile = process.argv.includes('--profile');
+  const inspectorPort = 9229 + 2000 + Math.floor(Math.random() * 1000);
   const bundleDir = process.argv.slice(2).find((a) => !a.startsWith('--')) ?? join(ROOT, 'bench', 'out', 'bundle');
-  const stack = await startStack({ bundleDir });
+  const stack = await startStack({ bundleDir, ...(profile ? { inspectorPort } : {}) });
   try {
     const { rows, ...figures } = await run({ quick: process.argv.includes('--quick'), ...stack });
     for (const r of rows) console.log(r.join('  '));
     console.log(JSON.stringify(figures, null, 2));
+    if (profile) {
+      const cdp = await inspector(inspectorPort);
+      await mkdir(join(ROOT, 'bench', 'out'), { recursive: true });
+      const warehouse = /** @type {any} */ (stack.warehouse);
+      const fault = warehouse.faults.arm({ kind: 'latency', ms: LATENCY_MS, persistent: true });
+      const calls = 100;
+      const kinds = {
+        rest: () => rest(stack.url, stack.keys.org, '/v1/data/query', { sql: SQL, brandId: 'brand_globex' }),
+        mcp: () =>
+          mcp(stack.url, stack.keys.org, LEGACY, 'tools/call', { name: 'run_query', arguments: { sql: SQL, brandId: 'brand_globex' } }),
+      };
+      for (const [kind, call] of Object.entries(kinds)) {
+        await cdp.send('Profiler.start');
+        for (let j = 0; j < calls; j++) await call();
+        const { result } = await cdp.send('Profiler.stop');
+        await writeFile(join(ROOT, 'bench', 'out', `round-trips-${kind}.cpuprofile`), JSON.stringify(result.profile));
+        const { totalMs, top } = selfTimes(result.profile, calls);
+        console.log(`\nprofile ${kind} repeated query: ${totalMs.toFixed(3)} ms of isolate CPU per call; most self time, µs per call:`);
+        for (const [fn, us] of top) console.log(`  ${us.toFixed(0).padStart(5)}  ${fn}`);
+      }
+      warehouse.faults.clear(fault.id);
+      cdp.close();
+    }
   } finally {
     await stack.close();
   }
