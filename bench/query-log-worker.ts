@@ -11,28 +11,33 @@ let seq = 0;
 /** One run's row, as writeLog binds it (a typical stored-query run: SQL of a few hundred bytes). */
 function row(db: D1Database): D1PreparedStatement {
   seq++;
-  return db
-    .prepare(QUERY_LOG_INSERT)
-    .bind(
-      `ql_bench_${Date.now()}_${seq}`,
-      `req_bench_${seq}`,
-      'key',
-      'key_bench',
-      'org_bench',
-      null,
-      'brand_bench',
-      'rq_overview_kpis',
-      '{"startDate":"2026-10-01","endDate":"2026-10-31"}',
-      'SELECT day, channel, SUM(revenue) AS revenue FROM `service-v1.bench.agg__daily_revenue` WHERE day BETWEEN DATE "2026-10-01" AND DATE "2026-10-31" GROUP BY day, channel ORDER BY day',
-      0,
-      'rest',
-      'OK',
-      123_456_789,
-      125_829_120,
-      31,
-      412,
-      Date.now(),
-    );
+  return db.prepare(QUERY_LOG_INSERT).bind(
+    `ql_bench_${Date.now()}_${seq}`,
+    `req_bench_${seq}`,
+    'key',
+    'key_bench',
+    'org_bench',
+    null,
+    'brand_bench',
+    'rq_overview_kpis',
+    '{"startDate":"2026-10-01","endDate":"2026-10-31"}',
+    'SELECT day, channel, SUM(revenue) AS revenue FROM `service-v1.bench.agg__daily_revenue` WHERE day BETWEEN DATE "2026-10-01" AND DATE "2026-10-31" GROUP BY day, channel ORDER BY day',
+    0,
+    'rest',
+    'OK',
+    123_456_789,
+    125_829_120,
+    31,
+    412,
+    Date.now(),
+    // Migration 0008's columns: a job-less fast-path run (no message, client, job or long run; its queryId).
+    null,
+    null,
+    null,
+    'US',
+    `query_bench_${seq}`,
+    null,
+  );
 }
 
 export default {
