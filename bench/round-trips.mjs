@@ -145,10 +145,14 @@ async function latencies({ n, url, key, brandId, warehouse, sa }) {
     if (!res.ok) throw new Error(`/v1/data/query answered ${res.status}: ${await res.text()}`);
     await res.text();
     const m = (phases[name] ??= new Map());
+    const seen = (m.get('') ?? [0])[0];
+    m.set('', [seen + 1]);
     for (const part of (res.headers.get('server-timing') ?? '').split(',')) {
       const hit = /^\s*([\w-]+);dur=([\d.]+)/.exec(part);
-      if (hit) m.set(hit[1], [...(m.get(hit[1]) ?? []), Number(hit[2])]);
+      // A phase a request did not have (the dry run of a cached verdict) counts 0 for it.
+      if (hit) m.set(hit[1], [...(m.get(hit[1]) ?? Array(seen).fill(0)), Number(hit[2])]);
     }
+    for (const [k, v] of m) if (k !== '' && v.length === seen) v.push(0);
   };
   let i = 0;
   const unique = () => `${SQL} /* lat ${Date.now().toString(36)} ${i++} */`;
@@ -220,7 +224,7 @@ async function latencies({ n, url, key, brandId, warehouse, sa }) {
   /** @type {Record<string, Record<string, number>>} */
   const serverTiming = {};
   for (const [name, m] of Object.entries(phases)) {
-    serverTiming[name] = Object.fromEntries([...m].map(([k, v]) => [k, percentiles(v).p50]));
+    serverTiming[name] = Object.fromEntries([...m].filter(([k]) => k !== '').map(([k, v]) => [k, percentiles(v).p50]));
     rows.push([
       `  ${name}: Server-Timing p50`,
       Object.entries(serverTiming[name])
