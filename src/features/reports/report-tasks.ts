@@ -3,7 +3,7 @@ import { usageKey } from '../../auth/principal';
 import type { OpContext } from '../../context';
 import { requireSecret } from '../../env';
 import { ApiError } from '../../errors';
-import { openCursor, signCursor, type CursorBinding } from '../../lib/cursor';
+import { openCursor, signCursor, type CursorBinding } from '../../http/cursor';
 import type { TaskSource, TaskState } from '../../mcp/tasks';
 import { isLive, jobsOfRequest, type JobRow } from '../query-jobs/job-store';
 import { cancelLongJob, jobStatusOf, waitJob } from '../query-jobs/long-run';
