@@ -267,6 +267,48 @@ describe('2026-07-28: show_report as a task', () => {
   }, 120_000);
 });
 
+describe('2026-07-28: cancelling a report task', () => {
+  it('tasks/cancel stops its running section; the others keep their rows; every section is billed once', async () => {
+    const call = (name: string, args: Record<string, unknown>) => modern(keys.b, 'tools/call', { name, arguments: args });
+    const listed = ok(await call('list_report_queries', { reportId: 'rpt_business_overview' }));
+    const first = z.object({ structuredContent: z.object({ queries: z.array(z.object({ id: z.string() })) }) }).parse(listed)
+      .structuredContent.queries[0]!.id;
+    const label = sanitizeLabels({ principal: `key_${keyIds.b}`, stored_query: first });
+    const res = await fetch(`${WH}/__faults`, {
+      method: 'POST',
+      body: JSON.stringify({ kind: 'slowJob', ms: 600_000, match: { op: 'insert', label, dryRun: false } }),
+    });
+    armed.push(z.object({ id: z.string() }).parse(await res.json()).id);
+    const since = Date.now();
+    const before = await usedBytes(keyIds.b);
+
+    const task = ModernTask.parse(ok(await call('show_report', { reportId: 'rpt_business_overview' })));
+    expect(ok(await modern(keys.b, 'tasks/cancel', { taskId: task.taskId }))).toEqual(
+      expect.not.objectContaining({ status: expect.anything() }),
+    );
+    let polled = ModernTask.passthrough().parse(ok(await modern(keys.b, 'tasks/get', { taskId: task.taskId })));
+    for (let i = 0; polled.status === 'working' && i < 120; i++) {
+      await sleep(250);
+      polled = ModernTask.passthrough().parse(ok(await modern(keys.b, 'tasks/get', { taskId: task.taskId })));
+    }
+    const shown = z
+      .object({
+        sections: z.array(
+          z.object({ id: z.string(), rows: z.array(z.unknown()).optional(), error: z.object({ code: z.string() }).optional() }),
+        ),
+      })
+      .parse(JSON.parse(ToolResult.parse(polled.result).content[0]!.text));
+    expect(shown.sections.find((s) => s.id === first)?.error?.code).toBe('QUERY_CANCELLED');
+    expect(shown.sections.filter((s) => s.id !== first).every((s) => Array.isArray(s.rows))).toBe(true);
+    const jobs = await env.DB.prepare('SELECT bytes_billed, settled_at FROM query_jobs WHERE principal_id = ? AND created_at >= ?')
+      .bind(keyIds.b, since)
+      .all<{ bytes_billed: number; settled_at: number | null }>();
+    expect(jobs.results).toHaveLength(shown.sections.length);
+    expect(jobs.results.every((j) => j.settled_at !== null)).toBe(true);
+    expect(await usedBytes(keyIds.b)).toBe(before + jobs.results.reduce((sum, j) => sum + j.bytes_billed, 0));
+  }, 60_000);
+});
+
 describe('2025-11-25: the experimental tasks (SEP-1686)', () => {
   it('initialize declares capabilities.tasks; run_query alone carries execution.taskSupport', async () => {
     const init = ok(
