@@ -8,7 +8,7 @@ import { listSavedQueries } from '../saved-queries/saved-queries';
 import { getMemory, listMemories } from '../memories/memories';
 import { MEMORIES_PAGE } from '../memories/rules';
 import type { Memory } from '../memories/memories.schemas';
-import { listTableColumns, listTables } from '../tables/describe-table';
+import { listTableColumns, listTables } from '../tables/list-tables';
 import { describeTableForModel } from '../tables/tables.tools';
 import { isFamilyName } from '../tables/tables.schemas';
 import type { Brand, Query, Report } from '../../schemas/catalog';

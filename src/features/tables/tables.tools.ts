@@ -3,7 +3,8 @@ import { ANNOTATIONS, defineTool } from '../../mcp/define-tool';
 import { BrandIdField } from '../../schemas/fields';
 import { ModelMemorySchema, modelMemory } from '../memories/memories.schemas';
 import type { OpContext } from '../../context';
-import { describeTable, listTables } from './describe-table';
+import { describeTable } from './describe-table';
+import { listTables } from './list-tables';
 import { DescribedTableNameSchema, TableDescriptionSchema, TableListSchema } from './tables.schemas';
 
 /** What the model reads: the table, its columns, and its memories without author or timestamps. */
