@@ -12,7 +12,8 @@ export const TABLE_MEMORIES_MAX = 50;
  * family (`events_*`) is described by its latest shard's metadata, with the family's shards and coverage.
  */
 export async function describeTable(ctx: OpContext, input: { brandId?: string; table: string }): Promise<TableDescription> {
-  const { brandId, dataset } = await brandDataset(ctx, input.brandId);
+  const brand = await brandDataset(ctx, input.brandId);
+  const { brandId, dataset } = brand;
   let entry: Listed = { table: input.table, latest: input.table, coverage: null };
   if (isFamilyName(input.table)) {
     const found = (await listedTables(ctx, brandId, dataset)).find((t) => t.table === input.table);
@@ -30,7 +31,7 @@ export async function describeTable(ctx: OpContext, input: { brandId?: string; t
     memoriesForTable(ctx, brandId, input.table, TABLE_MEMORIES_MAX),
   ]);
   return {
-    ...familySummary(brandId, dataset, entry, info),
+    ...familySummary(brand, entry, info),
     type: info.type,
     columns: columnsOf(info.schema),
     memories,

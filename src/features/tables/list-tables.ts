@@ -19,10 +19,11 @@ export const COVERAGE_TIMEOUT_MS = 5_000;
 
 /** listTables: every table of the brand's dataset with its description, layer, row count and coverage. */
 export async function listTables(ctx: OpContext, input: { brandId?: string }): Promise<TableList> {
-  const { brandId, dataset } = await brandDataset(ctx, input.brandId);
+  const brand = await brandDataset(ctx, input.brandId);
+  const { brandId, dataset } = brand;
   const listed = await listedTables(ctx, brandId, dataset);
   const infos = await Promise.all(listed.map((t) => tableInfo(ctx, brandId, dataset, t.latest)));
-  return { brandId, dataset, tables: listed.map((t, i) => familySummary(brandId, dataset, t, infos[i]!)) };
+  return { brandId, dataset, tables: listed.map((t, i) => familySummary(brand, t, infos[i]!)) };
 }
 
 /**

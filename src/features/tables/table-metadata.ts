@@ -8,6 +8,8 @@ import { createWarehouseClient, type TableFieldSchema, type TableInfo } from '..
 import type { TableDescription, TableSummary } from './tables.schemas';
 import type { TableListEntry } from '../../warehouse/bigquery-client';
 import type { Coverage } from '../../schemas/catalog';
+import { localEpochDay } from '../query/period';
+import { completeness } from './coverage';
 
 /**
  * The table metadata describeTable (describe-table.ts) and the listings (list-tables.ts) read: BigQuery's
@@ -43,13 +45,21 @@ export function columnsOf(fields: TableFieldSchema[]): TableDescription['columns
   }));
 }
 
+/** A brand's tables as one request reads them: its id, dataset, and its today (for coverage completeness). */
+export interface BrandTables {
+  brandId: string;
+  dataset: string;
+  /** The brand's current day, days since epoch in its time zone (localEpochDay). */
+  today: number;
+}
+
 /** The brand's dataset, or the refusal (403 for a brand out of reach, 409 for one without a dataset). */
-export async function brandDataset(ctx: OpContext, brandId: string | undefined): Promise<{ brandId: string; dataset: string }> {
+export async function brandDataset(ctx: OpContext, brandId: string | undefined): Promise<BrandTables> {
   const id = resolveBrand(ctx.principal, brandId, { required: true, transport: ctx.transport });
   const brand = (await catalogSnapshot(ctx.env, ctx.now)).brands.get(id);
   if (!brand) throw new ApiError('FORBIDDEN_BRAND', `this key cannot access brand ${JSON.stringify(id)}`);
   if (!hasDataset(brand)) throw new ApiError('BRAND_NOT_PROVISIONED', `brand ${id} has no provisioned dataset yet; it has no tables`);
-  return { brandId: id, dataset: brand.dataset };
+  return { brandId: id, dataset: brand.dataset, today: localEpochDay(ctx.now, brand.timezone) };
 }
 
 /** The metadata of `key`, loaded once per TABLE_METADATA_TTL_MS (a failure is not kept: the next call asks again). */
@@ -141,23 +151,28 @@ function foldShards(listed: TableListEntry[]): Listed[] {
   return out;
 }
 
+/** A table's coverage with its completeness on the brand's today; null without coverage labels. */
+function tableCoverage(coverage: Coverage | null, today: number): TableSummary['coverage'] {
+  return coverage === null ? null : { ...coverage, ...completeness(coverage, today) };
+}
+
 /** What a listing and a description both say of a table. */
-export function summary(brandId: string, dataset: string, table: string, info: TableInfo): TableSummary {
+function summary(brand: BrandTables, table: string, info: TableInfo): TableSummary {
   return {
-    brandId,
+    brandId: brand.brandId,
     table,
-    sqlName: `\`${CONTRACT_PROJECT}.${dataset}.${table}\``,
+    sqlName: `\`${CONTRACT_PROJECT}.${brand.dataset}.${table}\``,
     description: info.description,
     layer: info.labels.layer ?? null,
     rowCount: info.numRows,
-    coverage: coverageOf(info.labels),
+    coverage: tableCoverage(coverageOf(info.labels), brand.today),
   };
 }
 
 /** A family's entry in the listing: the latest shard's facts, the family's name, shards and coverage, no row count. */
-export function familySummary(brandId: string, dataset: string, entry: Listed, info: TableInfo): TableSummary {
-  const one = summary(brandId, dataset, entry.table, info);
-  return entry.shards ? { ...one, rowCount: null, coverage: entry.coverage, shards: entry.shards } : one;
+export function familySummary(brand: BrandTables, entry: Listed, info: TableInfo): TableSummary {
+  const one = summary(brand, entry.table, info);
+  return entry.shards ? { ...one, rowCount: null, coverage: tableCoverage(entry.coverage, brand.today), shards: entry.shards } : one;
 }
 
 /** The brand's tables as listed: tables.list folded into shard families (cached per dataset, like the rest). */
