@@ -267,6 +267,9 @@ describe('npm run dev', () => {
     } finally {
       await rm(other, { recursive: true, force: true });
     }
+    const unreadable = await startDev(['--port', String(await freePort()), '--state-dir', stateDir, '--ready-timeout', 'soon']).ready;
+    expect(unreadable.exitCode).toBe(1);
+    expect(unreadable.out).toContain('--ready-timeout must be a number of seconds, got soon');
     const second = await startDev(['--port', String(await freePort()), '--state-dir', stateDir]).ready;
     expect(second.exitCode).toBe(1);
     expect(second.out).toContain(`npm run dev is already running`);
