@@ -85,13 +85,14 @@ const Item: FC<{ item: KnowledgeItem }> = ({ item }) => (
 
 /**
  * The console's view of what assistants find with `search` and read with `fetch`: `/admin/search?q=` lists matches,
- * `/admin/search/<id>` shows one item in full. Search results' `url`s point here, so a person following an
- * assistant's citation signs in and reads the same thing.
+ * `/admin/search/<id>` shows one item in full. Search results' `url`s point here (on CONSOLE_ORIGIN), so a person
+ * following an assistant's citation signs in, lands back on the item (src/web/return-path.ts) and reads what the
+ * assistant read; an item they may not see is the same 404 as one that does not exist.
  */
 export function searchRoutes(admin: Hono<AppEnv>): void {
   adminGet(admin, '/search', async (c, signedIn) => {
     const q = (c.req.query('q') ?? '').slice(0, 500);
-    const results = q.trim() === '' ? null : await search(pageContext(c, signedIn), new URL(c.req.url).origin, q, PAGE_RESULTS);
+    const results = q.trim() === '' ? null : await search(pageContext(c, signedIn), q, PAGE_RESULTS);
     return renderPage(c, 200, (nonce) => (
       <AdminPage nonce={nonce} title="Search the catalog" current="catalog" email={signedIn.user.reach.email} csrf={signedIn.csrf}>
         <PageCss nonce={nonce} />
@@ -109,11 +110,12 @@ export function searchRoutes(admin: Hono<AppEnv>): void {
     try {
       item = await findItem(pageContext(c, signedIn), id);
     } catch (err) {
+      // One answer whether the item does not exist or is not this person's to see: nothing says which.
       if (!(err instanceof ApiError) || (err.code !== 'NOT_FOUND' && err.code !== 'FORBIDDEN_BRAND')) throw err;
       return renderPage(c, 404, (nonce) => (
         <AdminPage nonce={nonce} title="Not found" current="catalog" email={email} csrf={signedIn.csrf}>
           <p>
-            Nothing with the id <code>{id}</code> is visible to you. It may belong to a brand you do not administer, or no longer exist.
+            There is no item <code>{id}</code> that you can see.
           </p>
           <p>
             <a href={SEARCH_PAGE}>Search the catalog</a>
