@@ -85,7 +85,8 @@ export interface MemoryListFilter {
 export async function listManagedMemories(env: Env, reach: AdminReach, opts: MemoryListFilter): Promise<MemoryTableGroup[]> {
   const orgIds = [...new Set(reach.brands.map((b) => b.orgId))];
   const brandIds = reach.brands.map((b) => b.id);
-  const brand = opts.brandId === undefined ? null : (reach.brands.find((b) => b.id === opts.brandId) ?? { id: '', orgId: '' });
+  const brand = opts.brandId === undefined ? null : reach.brands.find((b) => b.id === opts.brandId);
+  if (brand === undefined) return [];
   const text = opts.text?.trim() ? opts.text.trim().toLowerCase() : null;
   // ?1 org ids, ?2 brand ids, ?3 deleted, ?4/?5 the brand filter (id, its org), ?6 the text filter.
   const where = `(m.deleted_at IS NULL) <> ?3
