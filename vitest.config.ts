@@ -10,6 +10,18 @@ import { TEST_WEBHOOK_SECRET } from './test/node/webhook-receiver.mjs';
  */
 const OWN_ISOLATE = ['test/sql-guard-trap.test.ts'];
 
+/**
+ * Files that run queries past the deadlines on purpose (long queries, MCP tasks): they run where the deadlines are a
+ * few seconds, not production's 30 s and 25 s, so a query that outlives QUERY_TIMEOUT_MS takes seconds of the
+ * suite's time, not a minute. Their tests read the deadlines from `env`, never assume production's.
+ */
+const SHORT_DEADLINES = ['test/*long*.test.ts', 'test/query-jobs*.test.ts', 'test/mcp-tasks*.test.ts'];
+const SHORT_DEADLINE_BINDINGS = {
+  // Long enough for any ordinary query on a loaded machine (the local warehouse answers in well under a second).
+  QUERY_TIMEOUT_MS: '8000',
+  LONG_QUERY_WAIT_MS: '2500',
+};
+
 /** The D1 migrations, applied by test/worker-setup.ts to each file's empty database (as `wrangler d1 migrations apply`). */
 const migrations = await readD1Migrations('./migrations');
 
@@ -19,7 +31,13 @@ const migrations = await readD1Migrations('./migrations');
  * arrive through vitest's provide/inject. Each file starts with empty storage and the schema
  * (test/worker-setup.ts).
  */
-function workersProject(name: string, isolate: boolean, include: string[], exclude: string[]): TestProjectInlineConfiguration {
+function workersProject(
+  name: string,
+  isolate: boolean,
+  include: string[],
+  exclude: string[],
+  extraBindings: Record<string, string> = {},
+): TestProjectInlineConfiguration {
   return {
     plugins: [
       cloudflareTest(({ inject }) => ({
@@ -49,6 +67,7 @@ function workersProject(name: string, isolate: boolean, include: string[], exclu
             FEEDBACK_WEBHOOK_MAX_ATTEMPTS: '4',
             // Tests read query_log right after a request; test/query-log-queue.test.ts runs the queued delivery.
             QUERY_LOG_DELIVERY: 'direct',
+            ...extraBindings,
           },
         },
       })),
@@ -60,7 +79,7 @@ function workersProject(name: string, isolate: boolean, include: string[], exclu
   };
 }
 
-// Three projects:
+// Four projects:
 // - "workers": the Worker's tests. Files share one workerd per vitest worker (isolate: false): starting workerd
 //   and loading vitest and the Worker into it costs about 3 s of CPU, which per file was most of the suite's
 //   time. Storage is wiped between files; module state (caches keyed by their inputs) is shared, as in a
@@ -68,6 +87,8 @@ function workersProject(name: string, isolate: boolean, include: string[], exclu
 //   the same workerd (one more Proxy around the entrypoint's prototype per request); test/worker-setup.ts keeps
 //   that to one Proxy, so a request's cost no longer depends on how many files ran before it.
 // - "workers-own-isolate": the OWN_ISOLATE files, each in a fresh workerd.
+// - "workers-short-deadlines": the SHORT_DEADLINES files, sharing a workerd as "workers" does, with the
+//   deadlines of SHORT_DEADLINE_BINDINGS.
 // - "node": tests of the Node-side tooling (local warehouse, dialect rewrite, admin CLI, `npm run dev`, MCP
 //   conformance) and browser tests.
 export default defineConfig({
@@ -79,8 +100,9 @@ export default defineConfig({
     maxWorkers: 3,
     sequence: { sequencer: SuiteSequencer },
     projects: [
-      workersProject('workers', false, ['test/**/*.test.ts'], ['test/node/**', ...OWN_ISOLATE]),
+      workersProject('workers', false, ['test/**/*.test.ts'], ['test/node/**', ...OWN_ISOLATE, ...SHORT_DEADLINES]),
       workersProject('workers-own-isolate', true, OWN_ISOLATE, []),
+      workersProject('workers-short-deadlines', false, SHORT_DEADLINES, [], SHORT_DEADLINE_BINDINGS),
       {
         test: {
           name: 'node',

@@ -1,6 +1,6 @@
 // A minimal Worker for bench/query-log.mjs: D1 with the real query_log table and the run path's own INSERT
-// (QUERY_LOG_INSERT), so the cost of one audit row per run can be told apart from a no-op request.
-import { QUERY_LOG_INSERT } from '../src/features/query/query-log';
+// (insertQueryLog), so the cost of one audit row per run can be told apart from a no-op request.
+import { insertQueryLog } from '../src/features/query/query-log';
 
 interface BenchEnv {
   DB: D1Database;
@@ -8,31 +8,29 @@ interface BenchEnv {
 
 let seq = 0;
 
-/** One run's row, as writeLog binds it (a typical stored-query run: SQL of a few hundred bytes). */
+/** One run's row, as the run path writes it (a typical stored-query run: SQL of a few hundred bytes). */
 function row(db: D1Database): D1PreparedStatement {
   seq++;
-  return db
-    .prepare(QUERY_LOG_INSERT)
-    .bind(
-      `ql_bench_${Date.now()}_${seq}`,
-      `req_bench_${seq}`,
-      'key',
-      'key_bench',
-      'org_bench',
-      null,
-      'brand_bench',
-      'rq_overview_kpis',
-      '{"startDate":"2026-10-01","endDate":"2026-10-31"}',
-      'SELECT day, channel, SUM(revenue) AS revenue FROM `service-v1.bench.agg__daily_revenue` WHERE day BETWEEN DATE "2026-10-01" AND DATE "2026-10-31" GROUP BY day, channel ORDER BY day',
-      0,
-      'rest',
-      'OK',
-      123_456_789,
-      125_829_120,
-      31,
-      412,
-      Date.now(),
-    );
+  return insertQueryLog(db, {
+    id: `ql_bench_${Date.now()}_${seq}`,
+    requestId: `req_bench_${seq}`,
+    principalKind: 'key',
+    principalId: 'key_bench',
+    orgId: 'org_bench',
+    userId: null,
+    brandId: 'brand_bench',
+    queryId: 'rq_overview_kpis',
+    period: '{"startDate":"2026-10-01","endDate":"2026-10-31"}',
+    sql: 'SELECT day, channel, SUM(revenue) AS revenue FROM `service-v1.bench.agg__daily_revenue` WHERE day BETWEEN DATE "2026-10-01" AND DATE "2026-10-31" GROUP BY day, channel ORDER BY day',
+    dryRun: 0,
+    transport: 'rest',
+    outcome: 'OK',
+    bytesProcessed: 123_456_789,
+    bytesBilled: 125_829_120,
+    rowCount: 31,
+    durationMs: 412,
+    createdAt: Date.now(),
+  });
 }
 
 export default {

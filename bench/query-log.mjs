@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // What one query_log row per run costs, and whether it limits a few hundred runs a second. The run path writes one
 // D1 INSERT per run (after the response, in waitUntil). bench/query-log-worker.ts runs that same statement
-// (QUERY_LOG_INSERT) in workerd (Miniflare) over a local D1 with the migrations applied, and measures:
+// (insertQueryLog) in workerd (Miniflare) over a local D1 with the migrations applied, and measures:
 //
 // - per request: a no-op request against one that awaits the INSERT (sequential, paired), so the added time reads
 //   as a ratio to the request itself;

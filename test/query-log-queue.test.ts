@@ -4,7 +4,7 @@
 import { createExecutionContext, createMessageBatch, env, getQueueResult, waitOnExecutionContext } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import worker from '../src/index';
-import type { QueryLogRow } from '../src/features/query/query-log';
+import { queryLogColumn, QueryLogSchema, type QueryLogRow } from '../src/features/query/query-log';
 import { seedDemo, TEST_KEYS } from './seed';
 
 const queued = { ...env, QUERY_LOG_DELIVERY: 'queue' };
@@ -99,5 +99,13 @@ describe('query_log through the queue', () => {
       expect(result.retryMessages).toEqual([]);
     }
     expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM query_log WHERE id = 'ql_redelivered'").first<number>('n')).toBe(1);
+  });
+});
+
+describe('the query_log row, defined once', () => {
+  it('names every column of the table the migrations made, and no other', async () => {
+    const { results } = await env.DB.prepare("SELECT name FROM pragma_table_info('query_log')").all<{ name: string }>();
+    const defined = Object.keys(QueryLogSchema.shape).map((f) => queryLogColumn(f as keyof typeof QueryLogSchema.shape));
+    expect(defined.sort()).toEqual(results.map((r) => r.name).sort());
   });
 });

@@ -4,7 +4,7 @@
 import { createScheduledController, env } from 'cloudflare:test';
 import { beforeEach, describe, expect, it } from 'vitest';
 import worker from '../src/index';
-import { QUERY_LOG_INSERT } from '../src/features/query/query-log';
+import { insertQueryLog, type QueryLogRow } from '../src/features/query/query-log';
 import { archiveQueryLog } from '../src/features/query-history/retention';
 import { createLogger } from '../src/lib/log';
 
@@ -13,33 +13,34 @@ const NOW = Date.UTC(2026, 10, 27, 3, 17); // the cron's scheduled time
 const WINDOW = Number(env.QUERY_LOG_RETENTION_DAYS);
 
 /** One row with every column filled (no NULLs), so the archive is seen to keep each one. */
-function row(id: string, createdAt: number): unknown[] {
-  return [
+function row(id: string, createdAt: number): QueryLogRow {
+  return {
+    kind: 'query-log',
     id,
-    `req_${id}`,
-    'key',
-    'key_1',
-    'org_1',
-    'user_1',
-    'acme',
-    'q_orders',
-    '{"startDate":"2026-01-01","endDate":"2026-01-31"}',
-    `SELECT ${id.length} AS n`,
-    1,
-    'mcp',
-    'OK',
-    1024,
-    10485760,
-    3,
-    42,
+    requestId: `req_${id}`,
+    principalKind: 'key',
+    principalId: 'key_1',
+    orgId: 'org_1',
+    userId: 'user_1',
+    brandId: 'acme',
+    queryId: 'q_orders',
+    period: '{"startDate":"2026-01-01","endDate":"2026-01-31"}',
+    sql: `SELECT ${id.length} AS n`,
+    dryRun: 1,
+    transport: 'mcp',
+    outcome: 'OK',
+    bytesProcessed: 1024,
+    bytesBilled: 10485760,
+    rowCount: 3,
+    durationMs: 42,
     createdAt,
-    'none',
-    'Claude',
-    'job_1',
-    'US',
-    'qid_1',
-    'ajob_1',
-  ];
+    errorMessage: 'none',
+    clientName: 'Claude',
+    bqJobId: 'job_1',
+    bqLocation: 'US',
+    bqQueryId: 'qid_1',
+    asyncJobId: 'ajob_1',
+  };
 }
 
 // Three days past the window (two rows on the oldest), one row just inside it and one from today.
@@ -75,7 +76,7 @@ beforeEach(async () => {
   await env.DB.prepare('DELETE FROM query_log').run();
   const listed = await env.QUERY_LOG_ARCHIVE.list();
   if (listed.objects.length) await env.QUERY_LOG_ARCHIVE.delete(listed.objects.map((o) => o.key));
-  await env.DB.batch([...OLD, ...RECENT].map((r) => env.DB.prepare(QUERY_LOG_INSERT).bind(...row(r.id, r.at))));
+  await env.DB.batch([...OLD, ...RECENT].map((r) => insertQueryLog(env.DB, row(r.id, r.at))));
 });
 
 describe('query_log retention', () => {
@@ -132,7 +133,7 @@ describe('query_log retention', () => {
     const written = await archived();
 
     // A crash after the put and before the delete: the rows are back in D1; the rerun writes the same object.
-    await env.DB.batch(OLD.slice(0, 2).map((r) => env.DB.prepare(QUERY_LOG_INSERT).bind(...row(r.id, r.at))));
+    await env.DB.batch(OLD.slice(0, 2).map((r) => insertQueryLog(env.DB, row(r.id, r.at))));
     const rerun = await archiveQueryLog(env, NOW, createLogger('test'), { batchRows: 2, maxBatches: 1 });
     expect(rerun.objects).toEqual(first.objects);
     expect(await archived()).toEqual(written);

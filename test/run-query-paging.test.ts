@@ -7,6 +7,7 @@ import { ApiError } from '../src/errors';
 import { createLogger } from '../src/lib/log';
 import type { OpContext } from '../src/context';
 import { issueResultCursor, openResultCursor, RESULT_CURSOR_TTL_MS } from '../src/features/query/result-cursor';
+import { signCursor } from '../src/lib/cursor';
 import { runQuery } from '../src/features/query/run-query';
 import { authenticateApiKey, generateApiKey } from '../src/auth/api-keys';
 import { takeToken } from '../src/usage/meter';
@@ -144,11 +145,16 @@ describe('result cursors over REST', () => {
   it('cursors expire after 6 hours (well before BigQuery drops a result, about 24 h)', async () => {
     const principal = acmePrincipal('key_demo_brand');
     const t0 = Date.UTC(2026, 0, 1);
-    const token = await issueResultCursor(env, principal, { b: 'brand_acme', j: 'job_x', l: 'US', o: 200, n: 500 }, t0);
+    const token = await issueResultCursor(
+      env,
+      principal,
+      { brandId: 'brand_acme', jobId: 'job_x', location: 'US', offset: 200, totalRows: 500 },
+      t0,
+    );
     expect(await openResultCursor(env, principal, token, t0 + RESULT_CURSOR_TTL_MS)).toMatchObject({
-      j: 'job_x',
-      o: 200,
-      x: t0 + RESULT_CURSOR_TTL_MS,
+      jobId: 'job_x',
+      offset: 200,
+      expiresAt: t0 + RESULT_CURSOR_TTL_MS,
     });
     await expect(openResultCursor(env, principal, token, t0 + RESULT_CURSOR_TTL_MS + 1)).rejects.toMatchObject({
       code: 'VALIDATION',
@@ -160,9 +166,33 @@ describe('result cursors over REST', () => {
     await expect(openResultCursor(env, { ...principal, brandIds: [] }, token, t0)).rejects.toMatchObject({ code: 'VALIDATION' });
   });
 
+  it('a cursor issued before the readable names (the signed payload is unchanged) still opens', async () => {
+    const principal = acmePrincipal('key_demo_brand');
+    const t0 = Date.UTC(2026, 0, 1);
+    // As the Worker signed positions before, and still does: one letter a field.
+    const wire = { b: 'brand_acme', j: 'job_old', l: 'EU', o: 7, n: 9, x: t0 + 1000, q: 'sq_x' };
+    const token = await signCursor(env.CURSOR_SECRET!, { principal: 'key:key_demo_brand', filters: { use: 'query-result' } }, wire, t0);
+    expect(await openResultCursor(env, principal, token, t0)).toEqual({
+      brandId: 'brand_acme',
+      jobId: 'job_old',
+      location: 'EU',
+      offset: 7,
+      totalRows: 9,
+      expiresAt: t0 + 1000,
+      queryId: 'sq_x',
+    });
+    const reissued = await issueResultCursor(env, principal, await openResultCursor(env, principal, token, t0), t0);
+    expect(reissued).toBe(token);
+  });
+
   it('a cursor whose result the warehouse no longer holds is a clear 400, not a 5xx', async () => {
     const principal = acmePrincipal('key_demo_brand');
-    const token = await issueResultCursor(env, principal, { b: 'brand_acme', j: 'job_gone_long_ago', l: 'US', o: 10, n: 20 }, Date.now());
+    const token = await issueResultCursor(
+      env,
+      principal,
+      { brandId: 'brand_acme', jobId: 'job_gone_long_ago', location: 'US', offset: 10, totalRows: 20 },
+      Date.now(),
+    );
     const err = expectError(await postJson('/v1/data/query/page', 'brand', { cursor: token }), 400, 'VALIDATION');
     expect(err.message).toMatch(/no longer held/);
   });

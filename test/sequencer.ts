@@ -31,7 +31,13 @@ export class SuiteSequencer extends BaseSequencer {
     }
     for (const kind of [heavy, workers, quick]) kind.sort(bySizeDescending);
     const ownIsolate = workers.filter((spec) => spec.project.config.isolate);
+    // Each project's shared files together (see above), the smaller project first: its files wait on the warehouse's
+    // slow jobs, so they start while there is still other work to overlap them.
     const shared = workers.filter((spec) => !spec.project.config.isolate);
-    return Promise.resolve([...heavy, ...ownIsolate, ...shared, ...quick]);
+    const projects = [...new Set(shared.map((spec) => spec.project.name))];
+    const count = (name: string) => shared.filter((spec) => spec.project.name === name).length;
+    projects.sort((a, b) => count(a) - count(b));
+    const grouped = projects.flatMap((name) => shared.filter((spec) => spec.project.name === name));
+    return Promise.resolve([...heavy, ...ownIsolate, ...grouped, ...quick]);
   }
 }

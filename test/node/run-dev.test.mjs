@@ -3,15 +3,16 @@
 // instance, stopping without leftovers, a restart that keeps the same credentials, one that lost them, and
 // the CREDENTIALS_KEY it keeps beside the local D1 for the Worker and the admin CLI.
 import { spawn } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { d1Execute, openD1, sql } from '../../scripts/lib/d1.mjs';
 import { runAdminOn } from './admin-in-process.mjs';
 import { importWorkerModules, ROOT } from '../../scripts/lib/import-ts.mjs';
 import { createServiceAccount } from '../../dev/warehouse/service-account.mjs';
 import { freePort } from './free-port.mjs';
+import { DEV_PROJECT, ensureDemoDatabase } from '../../dev/warehouse/demo-data.mjs';
 
 const READY_TIMEOUT_MS = 240_000;
 const KEY_RE = /^wqk_[A-Za-z0-9_-]{43}$/;
@@ -104,6 +105,12 @@ beforeAll(async () => {
   // CATALOG_CACHE_TTL_MS='0': the Worker reads a brand's stored credentials afresh on each query, so one the admin
   // CLI sets is used at once (by default within 5 s).
   await writeFile(join(stateDir, 'dev.vars'), "ROW_CAP='5'\nCATALOG_CACHE_TTL_MS='0'\nCURSOR_SECRET='stale'\n");
+  // The day's demo database, as the suite's warehouse already generated it (test/global-setup.ts), placed where
+  // this instance's warehouse looks for it: building 500,000 orders again is the warehouse tests' subject, not this
+  // file's, and cost a third of this file's CPU. Everything else starts from nothing.
+  const demo = await ensureDemoDatabase({ today: new Date().toISOString().slice(0, 10), project: DEV_PROJECT });
+  await mkdir(join(stateDir, 'warehouse'));
+  await copyFile(demo.path, join(stateDir, 'warehouse', basename(demo.path)));
   port = await freePort();
   dev = await startDev(['--port', String(port), '--state-dir', stateDir]).ready;
   if (dev.exitCode !== null) throw new Error(`npm run dev exited ${dev.exitCode}:\n${dev.out}`);

@@ -1,6 +1,9 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { BrandSchema } from '../../schemas/catalog';
 import { errorResponses, okJson } from '../../schemas/common';
+import type { AppOpenAPI, AppRouteHandler } from '../../app-env';
+import { listBrands } from './brands';
+import { opContext } from '../../context';
 
 export const list = createRoute({
   method: 'get',
@@ -18,4 +21,8 @@ export const list = createRoute({
   },
 });
 
-export type ListRoute = typeof list;
+const listHandler: AppRouteHandler<typeof list> = async (c) => c.json(await listBrands(opContext('rest')), 200);
+
+export function registerBrandRoutes(app: AppOpenAPI) {
+  return app.openapi(list, listHandler);
+}

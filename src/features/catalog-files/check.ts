@@ -1,4 +1,4 @@
-import { reportAppliesTo } from '../../catalog/snapshot';
+import { hasDataset, reportAppliesTo } from '../../catalog/snapshot';
 import { ContentSchema, TableNameSchema, TitleSchema } from '../memories/fields';
 import { MEMORY_LIMITS } from '../memories/rules';
 import { checkSql, type GuardFailure, CONTRACT_PROJECT } from '../../sql/guard';
@@ -33,7 +33,8 @@ const CHECK_WINDOW = { start_date: '2026-01-01', end_date: '2026-01-31' } as con
 export function reportDatasets(r: Pick<CatalogReport, 'owner'>, brands: CheckTarget['brands']): { id: string; dataset: string }[] {
   const report = { type: r.owner.scope, orgId: r.owner.orgId, brandId: r.owner.brandId };
   return brands
-    .filter((b): b is typeof b & { dataset: string } => b.dataset !== null && reportAppliesTo(report, b))
+    .filter((b) => reportAppliesTo(report, b))
+    .filter(hasDataset)
     .map((b) => ({ id: b.id, dataset: b.dataset }));
 }
 
@@ -153,7 +154,7 @@ async function checkSavedQuery(c: Checking, q: Catalog['savedQueries'][number]):
     );
     return;
   }
-  if (brand.dataset === null) {
+  if (!hasDataset(brand)) {
     c.problems.push(c.at(key, item, ['brand'], `brand ${q.brandId} has no dataset yet, so its saved queries cannot run`));
     return;
   }

@@ -3,6 +3,7 @@ import type { Env } from '../../env';
 import type { Statement } from '../memories/store';
 import { visibleSql, type Visibility } from '../../auth/ownership';
 import { Params, parseFilter, PeriodFilterFields, periodFilterSql } from '../query-history/visibility';
+import { queryLogSchemaOf, queryLogJsonSql, StoredPeriodSchema, type QueryLogField } from '../query/query-log';
 
 /**
  * The data-issue inbox: reports filed with `POST /v1/data/feedback` or the `report_data_issue` MCP tool, as the data
@@ -64,12 +65,26 @@ const JOINS = `FROM feedback f
   LEFT JOIN brands b ON b.id = f.brand_id
   LEFT JOIN users a ON a.id = f.assignee_user_id`;
 
+/** What a report keeps of each attached query_log row (feedback.recent_queries' items). */
+const ATTACHED_FIELDS = [
+  'id',
+  'requestId',
+  'brandId',
+  'queryId',
+  'period',
+  'sql',
+  'dryRun',
+  'transport',
+  'outcome',
+  'bytesProcessed',
+  'bytesBilled',
+  'rowCount',
+  'durationMs',
+  'createdAt',
+] as const satisfies readonly QueryLogField[];
+
 /** One query_log row (alias q) as an attached query: the shape of feedback.recent_queries' items. */
-export const ATTACHED_QUERY_JSON = `json_object(
-  'id', q.id, 'requestId', q.request_id, 'brandId', q.brand_id, 'queryId', q.query_id, 'period', json(q.period),
-  'sql', q.sql, 'dryRun', CASE WHEN q.dry_run THEN json('true') ELSE json('false') END,
-  'transport', q.transport, 'outcome', q.outcome, 'bytesProcessed', q.bytes_processed,
-  'bytesBilled', q.bytes_billed, 'rowCount', q.row_count, 'durationMs', q.duration_ms, 'createdAt', q.created_at)`;
+export const ATTACHED_QUERY_JSON = queryLogJsonSql('q', ATTACHED_FIELDS);
 
 /** How much of the filer's query log a report attaches: its last 20 runs from the 24 h before filing. */
 export const FEEDBACK_AUDIT = { rows: 20, windowMs: 24 * 60 * 60 * 1000 } as const;
@@ -252,21 +267,11 @@ export function statusChangeProblem(from: FeedbackStatus, to: FeedbackStatus, no
 }
 
 const TurnSchema = z.object({ role: z.string(), content: z.string() });
-const AttachedQuerySchema = z.object({
+/** An attached query as ATTACHED_QUERY_JSON stores it (reports filed before the row id was kept lack `id`). */
+export const AttachedQuerySchema = queryLogSchemaOf(ATTACHED_FIELDS).extend({
   id: z.string().optional(),
-  requestId: z.string(),
-  brandId: z.string().nullable(),
-  queryId: z.string().nullable(),
-  period: z.object({ startDate: z.string(), endDate: z.string() }).nullable(),
-  sql: z.string().nullable(),
+  period: StoredPeriodSchema.nullable(),
   dryRun: z.boolean(),
-  transport: z.string(),
-  outcome: z.string(),
-  bytesProcessed: z.number().nullable(),
-  bytesBilled: z.number().nullable(),
-  rowCount: z.number().nullable(),
-  durationMs: z.number().nullable(),
-  createdAt: z.number(),
 });
 export type AttachedQuery = z.infer<typeof AttachedQuerySchema>;
 

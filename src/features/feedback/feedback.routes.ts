@@ -1,6 +1,9 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { errorResponses, JSON_BODY_ERRORS, jsonBody, okJson } from '../../schemas/common';
 import { FeedbackRefField, FeedbackRequestSchema, FeedbackResponseSchema, FeedbackStatusSchema } from './feedback.schemas';
+import type { AppOpenAPI, AppRouteHandler } from '../../app-env';
+import { getFeedback, submitFeedback } from './feedback';
+import { opContext } from '../../context';
 
 export const submit = createRoute({
   method: 'post',
@@ -20,8 +23,6 @@ export const submit = createRoute({
   },
 });
 
-export type SubmitRoute = typeof submit;
-
 export const get = createRoute({
   method: 'get',
   path: '/v1/data/feedback/{feedbackRef}',
@@ -39,4 +40,12 @@ export const get = createRoute({
   },
 });
 
-export type GetRoute = typeof get;
+const submitHandler: AppRouteHandler<typeof submit> = async (c) =>
+  c.json(await submitFeedback(opContext('rest'), c.req.valid('json')), 200);
+
+const getHandler: AppRouteHandler<typeof get> = async (c) =>
+  c.json(await getFeedback(opContext('rest'), c.req.valid('param').feedbackRef), 200);
+
+export function registerFeedbackRoutes(app: AppOpenAPI) {
+  return app.openapi(submit, submitHandler).openapi(get, getHandler);
+}

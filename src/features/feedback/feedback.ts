@@ -5,7 +5,7 @@ import { FeedbackStatusSchema, type FeedbackRequest, type FeedbackStatusResponse
 import { ApiError } from '../../errors';
 import type { OpContext } from '../../context';
 import { resolveBrand } from '../../auth/scope';
-import { ATTACHED_QUERY_JSON, FEEDBACK_AUDIT } from '../feedback-inbox/inbox';
+import { ATTACHED_QUERY_JSON, AttachedQuerySchema, FEEDBACK_AUDIT } from '../feedback-inbox/inbox';
 import { rowOwner } from '../../auth/ownership';
 import { catalogSnapshot } from '../../catalog/snapshot';
 import type { FeedbackResponse } from './feedback.schemas';
@@ -20,10 +20,8 @@ function attachedRuns(json: string | null): NonNullable<FeedbackResponse['attach
   }));
 }
 
-/** What attachedRuns reads of each copied query_log row (the json_object in submitFeedback; NOT NULL columns but query_id). */
-const AttachedRowsSchema = z.array(
-  z.object({ requestId: z.string(), createdAt: z.number(), queryId: z.string().nullable(), outcome: z.string() }),
-);
+/** What attachedRuns reads of each copied query_log row (the json_object in submitFeedback). */
+const AttachedRowsSchema = z.array(AttachedQuerySchema.pick({ requestId: true, createdAt: true, queryId: true, outcome: true }));
 
 /**
  * submitFeedback: files a data-issue report. The target brand follows the usual scoping (403 FORBIDDEN_BRAND

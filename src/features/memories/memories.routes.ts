@@ -12,6 +12,10 @@ import {
   MemorySchema,
   UpdateMemoryRequestSchema,
 } from './memories.schemas';
+import type { AppOpenAPI, AppRouteHandler } from '../../app-env';
+import { ifMatchVersions, versionETag } from '../../http/etag';
+import { createMemory, deleteMemory, getMemory, listMemories, updateMemory } from './memories';
+import { opContext } from '../../context';
 
 const TAGS = ['Memories'];
 
@@ -138,8 +142,35 @@ export const remove = createRoute({
   },
 });
 
-export type ListRoute = typeof list;
-export type GetRoute = typeof get;
-export type CreateRoute = typeof create;
-export type UpdateRoute = typeof update;
-export type RemoveRoute = typeof remove;
+const listHandler: AppRouteHandler<typeof list> = async (c) => c.json(await listMemories(opContext('rest'), c.req.valid('query')), 200);
+
+const getHandler: AppRouteHandler<typeof get> = async (c) => {
+  const memory = await getMemory(opContext('rest'), c.req.valid('param'));
+  return c.json(memory, 200, { ETag: versionETag(memory.version) });
+};
+
+const createHandler: AppRouteHandler<typeof create> = async (c) => {
+  const memory = await createMemory(opContext('rest'), c.req.valid('json'));
+  return c.json(memory, 201, { ETag: versionETag(memory.version) });
+};
+
+const updateHandler: AppRouteHandler<typeof update> = async (c) => {
+  const expectedVersions = ifMatchVersions(c.req.valid('header')['if-match']);
+  const memory = await updateMemory(opContext('rest'), { ...c.req.valid('json'), ...c.req.valid('param'), expectedVersions });
+  return c.json(memory, 200, { ETag: versionETag(memory.version) });
+};
+
+const removeHandler: AppRouteHandler<typeof remove> = async (c) => {
+  const expectedVersions = ifMatchVersions(c.req.valid('header')['if-match']);
+  const deleted = await deleteMemory(opContext('rest'), { ...c.req.valid('param'), expectedVersions });
+  return c.json(deleted, 200, { ETag: versionETag(deleted.version) });
+};
+
+export function registerMemoryRoutes(app: AppOpenAPI) {
+  return app
+    .openapi(list, listHandler)
+    .openapi(create, createHandler)
+    .openapi(get, getHandler)
+    .openapi(update, updateHandler)
+    .openapi(remove, removeHandler);
+}

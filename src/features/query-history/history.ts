@@ -4,6 +4,7 @@ import { configOf, type Env } from '../../env';
 import type { Statement } from '../memories/store';
 import type { FilterField } from '../../web/console-parts';
 import { visibleSql, type Visibility } from '../../auth/ownership';
+import { parseStoredPeriod, queryLogSchemaOf, queryLogColumnsSql, type QueryLogField, type StoredPeriod } from '../query/query-log';
 import { Params, parseFilter, PeriodFilterFields, periodFilterSql } from './visibility';
 
 /**
@@ -78,9 +79,28 @@ function filterSql(v: Visibility, f: HistoryFilter, params: Params): string {
   return where.join('\n   AND ');
 }
 
-const RUN_COLUMNS = `q.id, q.request_id, q.created_at, q.transport, q.principal_kind, q.principal_id, q.user_id, q.brand_id,
-  q.query_id, q.period, q.sql, q.dry_run, q.outcome, q.row_count, q.bytes_processed, q.bytes_billed, q.duration_ms,
-  q.error_message, q.client_name, k.name AS key_name, u.email AS user_email`;
+const RUN_FIELDS = [
+  'id',
+  'requestId',
+  'createdAt',
+  'transport',
+  'principalKind',
+  'principalId',
+  'userId',
+  'brandId',
+  'queryId',
+  'period',
+  'sql',
+  'dryRun',
+  'outcome',
+  'rowCount',
+  'bytesProcessed',
+  'bytesBilled',
+  'durationMs',
+  'errorMessage',
+  'clientName',
+] as const satisfies readonly QueryLogField[];
+const RUN_COLUMNS = `${queryLogColumnsSql('q', RUN_FIELDS)}, k.name AS "keyName", u.email AS "userEmail"`;
 const RUN_JOINS = `FROM query_log q
   LEFT JOIN api_keys k ON q.principal_kind = 'key' AND k.id = q.principal_id
   LEFT JOIN users u ON u.id = q.user_id`;
@@ -97,28 +117,9 @@ export function listRunsStatement(v: Visibility, f: HistoryFilter, limit: number
   };
 }
 
-const RunRowSchema = z.object({
-  id: z.string(),
-  request_id: z.string(),
-  created_at: z.number(),
-  transport: z.string(),
-  principal_kind: z.string(),
-  principal_id: z.string(),
-  user_id: z.string().nullable(),
-  brand_id: z.string().nullable(),
-  query_id: z.string().nullable(),
-  period: z.string().nullable(),
-  sql: z.string().nullable(),
-  dry_run: z.number(),
-  outcome: z.string(),
-  row_count: z.number().nullable(),
-  bytes_processed: z.number().nullable(),
-  bytes_billed: z.number().nullable(),
-  duration_ms: z.number().nullable(),
-  error_message: z.string().nullable(),
-  client_name: z.string().nullable(),
-  key_name: z.string().nullable(),
-  user_email: z.string().nullable(),
+const RunRowSchema = queryLogSchemaOf(RUN_FIELDS).extend({
+  keyName: z.string().nullable(),
+  userEmail: z.string().nullable(),
 });
 
 /** One run as the history shows it. */
@@ -135,7 +136,7 @@ export interface Run {
   user: { id: string; email: string | null } | null;
   brandId: string | null;
   queryId: string | null;
-  period: { startDate: string; endDate: string } | null;
+  period: StoredPeriod | null;
   sql: string | null;
   dryRun: boolean;
   outcome: string;
@@ -151,43 +152,31 @@ export interface Run {
   costUsd: number;
 }
 
-const PeriodSchema = z.object({ startDate: z.string(), endDate: z.string() });
-
-function parsePeriod(text: string | null): Run['period'] {
-  if (text === null) return null;
-  try {
-    const p = PeriodSchema.safeParse(JSON.parse(text));
-    return p.success ? p.data : null;
-  } catch {
-    return null;
-  }
-}
-
 export function toRun(raw: unknown, usdPerTib: number): Run {
   const r = RunRowSchema.parse(raw);
   return {
     id: r.id,
-    requestId: r.request_id,
-    createdAt: r.created_at,
+    requestId: r.requestId,
+    createdAt: r.createdAt,
     transport: r.transport,
     caller:
-      r.principal_kind === 'key'
-        ? { kind: 'key', id: r.principal_id, name: r.key_name }
-        : { kind: 'connection', id: r.principal_id, name: r.client_name },
-    user: r.user_id === null ? null : { id: r.user_id, email: r.user_email },
-    brandId: r.brand_id,
-    queryId: r.query_id,
-    period: parsePeriod(r.period),
+      r.principalKind === 'key'
+        ? { kind: 'key', id: r.principalId, name: r.keyName }
+        : { kind: 'connection', id: r.principalId, name: r.clientName ?? null },
+    user: r.userId === null ? null : { id: r.userId, email: r.userEmail },
+    brandId: r.brandId,
+    queryId: r.queryId,
+    period: parseStoredPeriod(r.period),
     sql: r.sql,
-    dryRun: r.dry_run === 1,
+    dryRun: r.dryRun === 1,
     outcome: r.outcome,
     errorCode: r.outcome === 'OK' ? null : r.outcome,
-    errorMessage: r.outcome === 'OK' ? null : r.error_message,
-    rows: r.row_count,
-    bytesBilled: r.bytes_billed,
-    bytesProcessed: r.bytes_processed,
-    durationMs: r.duration_ms,
-    costUsd: costUsd(r.bytes_billed ?? 0, usdPerTib),
+    errorMessage: r.outcome === 'OK' ? null : (r.errorMessage ?? null),
+    rows: r.rowCount,
+    bytesBilled: r.bytesBilled,
+    bytesProcessed: r.bytesProcessed,
+    durationMs: r.durationMs,
+    costUsd: costUsd(r.bytesBilled ?? 0, usdPerTib),
   };
 }
 

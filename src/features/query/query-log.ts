@@ -16,18 +16,15 @@ import type { Logger } from '../../lib/log';
  * - `direct`: one INSERT per run, at once (the tests that read the log right after a request use it).
  */
 
-/** The one statement that writes a query_log row; a redelivered row (same id) changes nothing. */
-export const QUERY_LOG_INSERT = `INSERT INTO query_log (id, request_id, principal_kind, principal_id, org_id, user_id, brand_id, query_id,
-    period, sql, dry_run, transport, outcome, bytes_processed, bytes_billed, row_count, duration_ms, created_at,
-    error_message, client_name, bq_job_id, bq_location, bq_query_id, async_job_id)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-  ON CONFLICT (id) DO NOTHING`;
-
 const n = z.number().nullable();
 const s = z.string().nullable();
-/** One row as it travels on the queue (the columns, in camelCase). */
-export const QueryLogRowSchema = z.object({
-  kind: z.literal('query-log'),
+
+/**
+ * query_log's row, the one definition: each field in camelCase, its column the same name in snake_case
+ * (`requestId` is `request_id`). The queue's messages, the INSERT, and every reader (history, the inbox's and the
+ * reports' attached runs) are derived from it; migrations/ and schema.sql hold the table.
+ */
+const QueryLogFields = {
   id: z.string(),
   requestId: z.string(),
   principalKind: z.string(),
@@ -58,44 +55,75 @@ export const QueryLogRowSchema = z.object({
   bqQueryId: s.optional(),
   /** The long (asynchronous) run's handle. */
   asyncJobId: s.optional(),
-});
+};
+export type QueryLogField = keyof typeof QueryLogFields;
+const FIELDS = Object.keys(QueryLogFields) as QueryLogField[];
+
+/** The columns of a query_log row, in camelCase (also what a SELECT through queryLogColumnsSql returns). */
+export const QueryLogSchema = z.object(QueryLogFields);
+/** One row as it travels on the queue: the columns, tagged. */
+export const QueryLogRowSchema = QueryLogSchema.extend({ kind: z.literal('query-log') });
 export type QueryLogRow = z.infer<typeof QueryLogRowSchema>;
 
-function insert(db: D1Database, r: QueryLogRow): D1PreparedStatement {
-  return db
-    .prepare(QUERY_LOG_INSERT)
-    .bind(
-      r.id,
-      r.requestId,
-      r.principalKind,
-      r.principalId,
-      r.orgId,
-      r.userId,
-      r.brandId,
-      r.queryId,
-      r.period,
-      r.sql,
-      r.dryRun,
-      r.transport,
-      r.outcome,
-      r.bytesProcessed,
-      r.bytesBilled,
-      r.rowCount,
-      r.durationMs,
-      r.createdAt,
-      r.errorMessage ?? null,
-      r.clientName ?? null,
-      r.bqJobId ?? null,
-      r.bqLocation ?? null,
-      r.bqQueryId ?? null,
-      r.asyncJobId ?? null,
-    );
+/** A stored period (the `period` column's JSON text, once resolved): both dates, inclusive. */
+export const StoredPeriodSchema = z.object({ startDate: z.string(), endDate: z.string() });
+export type StoredPeriod = z.infer<typeof StoredPeriodSchema>;
+
+/** The `period` column's text as a period; null for none or for text that is not one. */
+export function parseStoredPeriod(text: string | null): StoredPeriod | null {
+  if (text === null) return null;
+  try {
+    const p = StoredPeriodSchema.safeParse(JSON.parse(text));
+    return p.success ? p.data : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The schema of a SELECT through queryLogColumnsSql(alias, fields): those fields of QueryLogSchema. */
+export function queryLogSchemaOf<const F extends readonly QueryLogField[]>(fields: F) {
+  type Mask = { [K in F[number]]: true } & Record<Exclude<F[number], QueryLogField>, never>;
+  return QueryLogSchema.pick(Object.fromEntries(fields.map((f) => [f, true])) as Mask);
+}
+
+/** The column of a field: `requestId` -> `request_id`. */
+export function queryLogColumn(field: QueryLogField): string {
+  return field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+}
+
+/** `alias.request_id AS "requestId", ...`: a SELECT list whose rows parse with QueryLogSchema.pick(fields). */
+export function queryLogColumnsSql(alias: string, fields: readonly QueryLogField[]): string {
+  return fields.map((f) => `${alias}.${queryLogColumn(f)} AS "${f}"`).join(', ');
+}
+
+/**
+ * `json_object('requestId', alias.request_id, ...)`: the row's fields as one JSON object (a report's attached runs
+ * are stored so), with `period` as its JSON value and `dryRun` as a boolean.
+ */
+export function queryLogJsonSql(alias: string, fields: readonly QueryLogField[]): string {
+  const value = (f: QueryLogField) => {
+    const col = `${alias}.${queryLogColumn(f)}`;
+    if (f === 'period') return `json(${col})`;
+    if (f === 'dryRun') return `CASE WHEN ${col} THEN json('true') ELSE json('false') END`;
+    return col;
+  };
+  return `json_object(${fields.map((f) => `'${f}', ${value(f)}`).join(', ')})`;
+}
+
+/** The one statement that writes a query_log row; a redelivered row (same id) changes nothing. */
+const QUERY_LOG_INSERT = `INSERT INTO query_log (${FIELDS.map(queryLogColumn).join(', ')})
+  VALUES (${FIELDS.map(() => '?').join(', ')})
+  ON CONFLICT (id) DO NOTHING`;
+
+/** The INSERT of one row (fields a row queued before a migration lacks are written as NULL). */
+export function insertQueryLog(db: D1Database, r: z.infer<typeof QueryLogSchema>): D1PreparedStatement {
+  return db.prepare(QUERY_LOG_INSERT).bind(...FIELDS.map((f) => r[f] ?? null));
 }
 
 /** Writes one row now; a failure is logged with the whole row, so nothing is lost silently. */
 async function writeNow(env: Env, row: QueryLogRow, log: Logger): Promise<void> {
   try {
-    await insert(env.DB, row).run();
+    await insertQueryLog(env.DB, row).run();
   } catch (err) {
     log.error('query_log write failed', { internal: describeError(err), row });
   }
@@ -131,7 +159,7 @@ export async function consumeQueryLog(messages: readonly Message<unknown>[], env
   }
   if (rows.length === 0) return;
   try {
-    await env.DB.batch(rows.map(({ row }) => insert(env.DB, row)));
+    await env.DB.batch(rows.map(({ row }) => insertQueryLog(env.DB, row)));
     for (const { m } of rows) m.ack();
   } catch (err) {
     const attempts = Math.max(...rows.map(({ m }) => m.attempts));

@@ -17,37 +17,77 @@ import { ResolvedWindowSchema } from './run-query.schemas';
 /** How long a cursor is honoured: a quarter of the 24 hours BigQuery keeps a result. */
 export const RESULT_CURSOR_TTL_MS = 6 * 60 * 60 * 1000;
 
-const PositionSchema = z.strictObject({
+/** Where the next page starts, as the code reads it. */
+export interface ResultPosition {
   /** Brand whose dataset (and service account) the job ran with. */
+  brandId: string;
+  /** BigQuery's job id and location. */
+  jobId: string;
+  location: string;
+  /** Next row (0-based) and rows in the whole result. */
+  offset: number;
+  totalRows: number;
+  /** Expiry, ms since epoch. */
+  expiresAt: number;
+  /** The stored query's id and window, echoed on every page. */
+  queryId?: string;
+  window?: z.infer<typeof ResolvedWindowSchema>;
+}
+
+/**
+ * The position as signed into the token: one letter a field, kept as it was first issued, so cursors handed out
+ * before a deploy keep working and tokens stay short.
+ */
+const WirePositionSchema = z.strictObject({
   b: z.string().min(1),
-  /** Job id and location. */
   j: z.string().min(1),
   l: z.string(),
-  /** Next row (0-based) and rows in the whole result. */
   o: z.number().int().nonnegative(),
   n: z.number().int().nonnegative(),
-  /** Expiry, ms since epoch. */
   x: z.number().int(),
-  /** The stored query's id and window, echoed on every page. */
   q: z.string().optional(),
   w: ResolvedWindowSchema.optional(),
 });
+type WirePosition = z.infer<typeof WirePositionSchema>;
 
-export type ResultPosition = z.infer<typeof PositionSchema>;
+/** Each readable field's letter in the token, in the order the payload has always had. */
+const WIRE_NAMES = {
+  brandId: 'b',
+  jobId: 'j',
+  location: 'l',
+  offset: 'o',
+  totalRows: 'n',
+  expiresAt: 'x',
+  queryId: 'q',
+  window: 'w',
+} as const satisfies Record<keyof ResultPosition, keyof WirePosition>;
+
+/** Renames the defined fields of `from` through `names` (readable to wire, or back). */
+function rename(from: object, names: readonly (readonly [string, string])[]): Record<string, unknown> {
+  const values = from as Record<string, unknown>;
+  return Object.fromEntries(names.flatMap(([a, b]) => (values[a] === undefined ? [] : [[b, values[a]]])));
+}
+
+const toWire = (p: ResultPosition) => rename(p, Object.entries(WIRE_NAMES)) as WirePosition;
+const fromWire = (w: WirePosition) =>
+  rename(
+    w,
+    Object.entries(WIRE_NAMES).map(([a, b]) => [b, a] as const),
+  ) as unknown as ResultPosition;
 
 function binding(principal: Pick<Principal, 'kind' | 'id'>): CursorBinding {
   return { principal: usageKey(principal), filters: { use: 'query-result' } };
 }
 
-/** Signs the position of the next page. `pos.x` (expiry) is set here from `now`, or kept from the first page. */
+/** Signs the position of the next page. Its expiry is set here from `now`, or kept from the first page. */
 export async function issueResultCursor(
   env: Env,
   principal: Principal,
-  pos: Omit<ResultPosition, 'x'> & { x?: number },
+  pos: Omit<ResultPosition, 'expiresAt'> & { expiresAt?: number },
   now: number,
 ): Promise<string> {
-  const position: ResultPosition = { ...pos, x: pos.x ?? now + RESULT_CURSOR_TTL_MS };
-  return signCursor(requireSecret(env, 'CURSOR_SECRET'), binding(principal), position, now);
+  const position: ResultPosition = { ...pos, expiresAt: pos.expiresAt ?? now + RESULT_CURSOR_TTL_MS };
+  return signCursor(requireSecret(env, 'CURSOR_SECRET'), binding(principal), toWire(position), now);
 }
 
 function refused(message: string): ApiError {
@@ -67,13 +107,13 @@ function refused(message: string): ApiError {
 export async function openResultCursor(env: Env, principal: Principal, token: string, now: number): Promise<ResultPosition> {
   let pos: ResultPosition;
   try {
-    pos = await openCursor(requireSecret(env, 'CURSOR_SECRET'), token, binding(principal), now, PositionSchema);
+    pos = fromWire(await openCursor(requireSecret(env, 'CURSOR_SECRET'), token, binding(principal), now, WirePositionSchema));
   } catch (err) {
     if (err instanceof ApiError && err.code === 'VALIDATION') throw refused('not a cursor issued to this key');
     throw err;
   }
-  if (now > pos.x) throw refused(`cursor has expired (cursors last ${RESULT_CURSOR_TTL_MS / 3_600_000} hours)`);
+  if (now > pos.expiresAt) throw refused(`cursor has expired (cursors last ${RESULT_CURSOR_TTL_MS / 3_600_000} hours)`);
   // The key may have lost the brand since (an org key's brand moved): same answer as any foreign cursor.
-  if (!principal.brandIds.includes(pos.b)) throw refused('not a cursor issued to this key');
+  if (!principal.brandIds.includes(pos.brandId)) throw refused('not a cursor issued to this key');
   return pos;
 }

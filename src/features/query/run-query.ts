@@ -145,15 +145,14 @@ function provisioned(b: BrandTarget): BrandTarget & { dataset: string } {
 async function pageOut(
   ctx: OpContext,
   rows: Record<string, unknown>[],
-  at: Omit<ResultPosition, 'o' | 'x'> & { x?: number; offset: number },
+  at: Omit<ResultPosition, 'expiresAt'> & { expiresAt?: number },
   opts: RunQueryOptions,
 ): Promise<{ rows: Record<string, unknown>[]; nextCursor: string | null }> {
   const fit = opts.fitRows ? Math.max(1, Math.min(rows.length, opts.fitRows(rows))) : rows.length;
   const kept = fit < rows.length ? rows.slice(0, fit) : rows;
   const next = at.offset + kept.length;
-  if (next >= at.n || kept.length === 0) return { rows: kept, nextCursor: null };
-  const { offset: _offset, ...pos } = at;
-  return { rows: kept, nextCursor: await issueResultCursor(ctx.env, ctx.principal, { ...pos, o: next }, ctx.now) };
+  if (next >= at.totalRows || kept.length === 0) return { rows: kept, nextCursor: null };
+  return { rows: kept, nextCursor: await issueResultCursor(ctx.env, ctx.principal, { ...at, offset: next }, ctx.now) };
 }
 
 /**
@@ -475,13 +474,13 @@ async function runAdmitted(run: Run, estimate: number, tables: number, opts: Run
             ctx,
             resRows,
             {
-              b: target.brand.id,
-              j: res.jobId,
-              l: res.location,
-              n: res.totalRows,
+              brandId: target.brand.id,
+              jobId: res.jobId,
+              location: res.location,
+              totalRows: res.totalRows,
               offset: 0,
-              ...(target.queryId ? { q: target.queryId } : {}),
-              ...(target.window ? { w: target.window } : {}),
+              ...(target.queryId ? { queryId: target.queryId } : {}),
+              ...(target.window ? { window: target.window } : {}),
             },
             opts,
           )
@@ -595,26 +594,26 @@ export async function readQueryPage(ctx: OpContext, input: QueryPageRequest, opt
   const page = await timings
     .time('warehouse', () =>
       createWarehouseClient(ctx.env, { waitUntil: ctx.waitUntil }).readPage({
-        brandId: pos.b,
+        brandId: pos.brandId,
         requestId: ctx.requestId,
         labels: {},
-        jobId: pos.j,
-        location: pos.l,
-        startIndex: pos.o,
-        maxResults: Math.min(rowCap, pos.n - pos.o),
+        jobId: pos.jobId,
+        location: pos.location,
+        startIndex: pos.offset,
+        maxResults: Math.min(rowCap, pos.totalRows - pos.offset),
         maxResultBytes: ctx.config.MAX_RESULT_BYTES,
       }),
     )
     .catch((err: unknown) => {
       throw contractError(err, ctx.env.BIGQUERY_PROJECT);
     });
-  const total = Math.max(pos.n, page.totalRows);
+  const total = Math.max(pos.totalRows, page.totalRows);
   const pageRows = contractRows(page.rows, ctx.env.BIGQUERY_PROJECT);
-  const { rows, nextCursor } = await pageOut(ctx, pageRows, { ...pos, n: total, offset: pos.o }, opts);
+  const { rows, nextCursor } = await pageOut(ctx, pageRows, { ...pos, totalRows: total }, opts);
   timings.add('total', performance.now() - startedPrecise);
   return {
     result: {
-      brandId: pos.b,
+      brandId: pos.brandId,
       rows,
       rowCount: rows.length,
       truncated: nextCursor !== null,
@@ -622,10 +621,10 @@ export async function readQueryPage(ctx: OpContext, input: QueryPageRequest, opt
       nextCursor,
       schema: page.schema,
       stats: { dryRun: false, totalBytesBilled: 0, totalBytesProcessed: 0 },
-      ...(pos.w ? { window: pos.w } : {}),
+      ...(pos.window ? { window: pos.window } : {}),
     },
     headers: { ...ticket.headers, 'Server-Timing': timings.header() },
     budget: ticket.budget,
-    firstRow: pos.o,
+    firstRow: pos.offset,
   };
 }

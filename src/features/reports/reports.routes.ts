@@ -3,6 +3,9 @@ import { REPORTS_PAGE } from './reports';
 import { QueryListSchema, ReportDetailSchema, ReportListSchema, ReportTypeSchema } from '../../schemas/catalog';
 import { BrandIdQuery, errorResponses, okJson } from '../../schemas/common';
 import { cursorQuery, pageLimitQuery, ReportIdField } from '../../schemas/fields';
+import type { AppOpenAPI, AppRouteHandler } from '../../app-env';
+import { getReport, listReportQueries, listReports } from './reports';
+import { opContext } from '../../context';
 
 const ReportIdParams = z.object({
   reportId: ReportIdField.openapi({ param: { name: 'reportId', in: 'path' } }),
@@ -76,6 +79,14 @@ export const listQueries = createRoute({
   },
 });
 
-export type ListRoute = typeof list;
-export type GetRoute = typeof get;
-export type ListQueriesRoute = typeof listQueries;
+const listHandler: AppRouteHandler<typeof list> = async (c) => c.json(await listReports(opContext('rest'), c.req.valid('query')), 200);
+
+const getHandler: AppRouteHandler<typeof get> = async (c) =>
+  c.json(await getReport(opContext('rest'), { ...c.req.valid('param'), ...c.req.valid('query') }), 200);
+
+const listQueriesHandler: AppRouteHandler<typeof listQueries> = async (c) =>
+  c.json(await listReportQueries(opContext('rest'), { ...c.req.valid('param'), ...c.req.valid('query') }), 200);
+
+export function registerReportRoutes(app: AppOpenAPI) {
+  return app.openapi(list, listHandler).openapi(get, getHandler).openapi(listQueries, listQueriesHandler);
+}

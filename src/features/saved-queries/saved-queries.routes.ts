@@ -1,6 +1,9 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { QueryListSchema } from '../../schemas/catalog';
 import { BrandIdQuery, errorResponses, okJson } from '../../schemas/common';
+import type { AppOpenAPI, AppRouteHandler } from '../../app-env';
+import { listSavedQueries } from './saved-queries';
+import { opContext } from '../../context';
 
 export const list = createRoute({
   method: 'get',
@@ -20,4 +23,8 @@ export const list = createRoute({
   },
 });
 
-export type ListRoute = typeof list;
+const listHandler: AppRouteHandler<typeof list> = async (c) => c.json(await listSavedQueries(opContext('rest'), c.req.valid('query')), 200);
+
+export function registerSavedQueryRoutes(app: AppOpenAPI) {
+  return app.openapi(list, listHandler);
+}
