@@ -64,6 +64,7 @@ code{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.9em;word
 td code,.nw{white-space:nowrap;word-break:normal}
 body{overflow-wrap:break-word}
 td,tbody th,dd,pre,.said,.error-message{overflow-wrap:anywhere}
+button,.button,.status-live{overflow-wrap:normal;white-space:nowrap}
 code.address{display:block;padding:.5rem .75rem;margin:.5rem 0;background:var(--bg);border:1px solid var(--line);border-radius:6px;
  font-size:1rem}
 .status-live{color:var(--ok);font-weight:600}
@@ -88,13 +89,14 @@ table.keys summary{padding:.25rem 0}
 table.keys td[data-label="Limits"] ul.plain{font-size:.85em;line-height:1.35}
 table.keys .status .button{min-height:36px;padding:.25rem .75rem}
 @media (min-width:720px){
+ table.keys td[data-label="Name"],table.keys td[data-label="Scope"]{min-width:8rem}
  table.keys td[data-label="Limits"]{min-width:17rem}
  table.keys td[data-label="Used, last 24 h"]{min-width:9rem}
  table.keys .status{flex-wrap:nowrap}
  table.keys summary{min-height:0}
 }
 @media (max-width:719px){
- nav.pages{flex-wrap:nowrap;gap:0 .75rem;overflow-x:auto;padding:0 .75rem;white-space:nowrap}
+ nav.pages{flex-wrap:nowrap;gap:0 .5rem;overflow-x:auto;padding:0 .75rem;white-space:nowrap}
  nav.pages .nav-long{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
  nav.pages .nav-short{display:inline}
  table,caption,thead,tbody,tr,th,td{display:block}
