@@ -11,11 +11,11 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import WebSocket from 'ws';
 import { ROOT } from '../scripts/lib/import-ts.mjs';
 import { mcp, rest, SQL } from './mcp.mjs';
 import { startStack } from './stack.mjs';
 import { percentiles } from './stats.mjs';
+import { inspector, selfTimes } from './profile.mjs';
 
 const args = process.argv.slice(2);
 const PROFILE = args.includes('--profile');
@@ -37,51 +37,6 @@ const kinds = {
   'legacy run_query': (s) => mcp(s.url, s.keys.org, '2025-11-25', 'tools/call', { name: 'run_query', arguments: QUERY }),
 };
 const twin = (kind) => (kind.includes('run_query') || kind === 'rest query' ? 'rest query' : 'rest');
-
-/** A minimal Chrome DevTools Protocol session on workerd's inspector (the first bundle's isolate). */
-async function inspector(port) {
-  const targets = await (await fetch(`http://127.0.0.1:${port}/json/list`)).json();
-  const ws = new WebSocket(targets[0].webSocketDebuggerUrl);
-  await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
-  let seq = 0;
-  const pending = new Map();
-  ws.on('message', (m) => {
-    const msg = JSON.parse(m);
-    pending.get(msg.id)?.(msg);
-    pending.delete(msg.id);
-  });
-  const send = (method, params = {}) =>
-    new Promise((resolve) => {
-      const id = ++seq;
-      pending.set(id, resolve);
-      ws.send(JSON.stringify({ id, method, params }));
-    });
-  await send('Profiler.enable');
-  await send('Profiler.setSamplingInterval', { interval: 50 });
-  return { send, close: () => ws.close() };
-}
-
-/** Self time per function (µs per call), most first. */
-function selfTimes(profile, calls) {
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-  const self = new Map();
-  let total = 0;
-  for (let i = 0; i < profile.samples.length; i++) {
-    const { functionName, lineNumber } = byId.get(profile.samples[i]).callFrame;
-    if (functionName === '(idle)') continue;
-    const us = profile.timeDeltas[i + 1] ?? 0;
-    const key = `${functionName || '(anonymous)'}${lineNumber >= 0 ? `:${lineNumber + 1}` : ' (native)'}`;
-    self.set(key, (self.get(key) ?? 0) + us);
-    total += us;
-  }
-  return {
-    totalMs: total / 1000 / calls,
-    top: [...self]
-      .sort((a, b) => b[1] - a[1])
-      .slice(0, 15)
-      .map(([k, v]) => [k, v / calls]),
-  };
-}
 
 const stacks = [];
 try {

@@ -196,6 +196,8 @@ async function main() {
     console.log(`query overhead: ${QUERY_RUNS} sequential runs each way ...`);
     results.query = await queryOverhead(stack);
     results.mcp = await import('./mcp.mjs').then((m) => m.run({ quick: QUICK, url: stack.url, keys: stack.keys }));
+    console.log('warehouse round trips per answer, and the added latency at 50 ms per warehouse call ...');
+    results.roundTrips = await import('./round-trips.mjs').then((m) => m.run({ quick: QUICK, ...stack }));
   } finally {
     await stack.close();
   }
@@ -249,6 +251,7 @@ async function main() {
       '',
     ]);
   }
+  for (const row of results.roundTrips?.rows ?? []) rows.push(row);
   for (const [name, r] of Object.entries(results.components)) {
     if (r && Array.isArray(r.rows)) for (const row of r.rows) rows.push([`${name}: ${row[0]}`, ...row.slice(1).map(String)]);
     else rows.push([name, r?.error ? `not measured: ${r.error}` : JSON.stringify(r).slice(0, 80), '', '']);

@@ -37,6 +37,9 @@ export async function startStack({ bundleDir, scriptName = 'index.js', name = 'b
       GCP_SERVICE_ACCOUNT_JSON: sa.json,
       CURSOR_SECRET: 'bench-cursor-secret-0123456789abcdef0123456789',
       SESSION_SECRET: 'bench-session-secret-0123456789abcdef012345678',
+      // Benches send far more new queries and page reads a minute than a key may (60 and 120 by default).
+      DEFAULT_CHECKS_PER_MINUTE: '1000000',
+      DEFAULT_PAGE_READS_PER_MINUTE: '1000000',
     },
     host: '127.0.0.1',
     port: 0,

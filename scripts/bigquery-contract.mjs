@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // `npm run test:bigquery`: a short contract suite of the Worker's own BigQuery client (and the SQL guard's dry-run
 // gate) against a REAL BigQuery project, for what the local warehouse can only imitate: dry runs of
-// INFORMATION_SCHEMA.COLUMNS, of a wildcard and of a view over another dataset, cache hits, cancel billing, int64
-// timestamps, the fast path and every value type. The client is bundled from src/ with esbuild, unchanged.
+// INFORMATION_SCHEMA.COLUMNS, of a wildcard and of a view over another dataset, cache hits, cancel billing, a
+// client-id jobs.insert resent after a lost answer (409 duplicate), cursor pages, large-result paging, a cut result
+// (one execution), the location error, error mapping, int64 timestamps, the fast path and every value type. The client is bundled from src/ with esbuild, unchanged.
 // Skipped with one line (exit 0) unless the BIGQUERY_CONTRACT_* variables below are set. docs/warehouse-client.md,
 // "Contract suite against real BigQuery", says what each check proves. test/node/bigquery-contract.test.mjs runs
 // the same suite against the local warehouse.
@@ -15,10 +16,13 @@ import { workerVars } from './lib/wrangler-toml.mjs';
  * @typedef {{
  *   apiBase: string, project: string, dataset: string, location: string, serviceAccountJson: string,
  *   wildcardPrefix?: string, otherDatasetView?: string, cacheTable?: string, local?: boolean, log?: (line: string) => void,
- *   run?: string, breakClient?: (client: any) => any,
+ *   run?: string, breakClient?: (client: any) => any, wrapFetch?: (fetch: typeof globalThis.fetch) => typeof globalThis.fetch,
+ *   retry?: { baseDelayMs?: number, maxDelayMs?: number }, only?: string[],
  * }} ContractOptions
  * `run` is the label value (`run`) and SQL marker of this run's jobs (random unless given, for tests that match
- * faults to them); `breakClient` wraps the client, for tests that show a check fails on a wrong implementation.
+ * faults to them); `breakClient` wraps the client and `wrapFetch` the HTTP the client sends (outermost, so the
+ * suite records what really went out), for tests that show a check fails on a wrong implementation; `retry` shortens
+ * the client's backoff (tests); `only` runs the checks whose names start with one of these prefixes.
  */
 
 const VARS = {
@@ -60,8 +64,56 @@ export async function runContract(o) {
   };
   /** @type {Promise<unknown>[]} */
   const background = [];
-  const real = createWarehouseClient(env, { logger: () => silent, waitUntil: (p) => void background.push(p) });
-  const client = o.breakClient ? o.breakClient(real) : real;
+  /** Every request the client sent, as BigQuery received it: for the checks that count executions and job ids. */
+  /** @type {WireEntry[]} */
+  const wire = [];
+  /** One-shot: the answer to the first request it matches is dropped after BigQuery handled it (a lost answer). */
+  /** @type {((e: WireEntry) => boolean) | null} */
+  let loseAnswerOf = null;
+  /** @type {typeof globalThis.fetch} */
+  const recorded = async (input, init) => {
+    const url = new URL(String(input));
+    const body = typeof init?.body === 'string' ? JSON.parse(init.body) : null;
+    /** @type {WireEntry} */
+    const entry = {
+      method: init?.method ?? 'GET',
+      path: url.pathname,
+      query: Object.fromEntries(url.searchParams),
+      body,
+      status: 0,
+      reason: null,
+    };
+    wire.push(entry);
+    const res = await fetch(input, init);
+    entry.status = res.status;
+    if (!res.ok)
+      entry.reason =
+        (
+          await res
+            .clone()
+            .json()
+            .catch(() => null)
+        )?.error?.errors?.[0]?.reason ?? null;
+    if (loseAnswerOf?.(entry)) {
+      loseAnswerOf = null;
+      await res.arrayBuffer();
+      throw new TypeError('fetch failed: the contract suite dropped this answer after BigQuery handled the request');
+    }
+    return res;
+  };
+  const deps = {
+    logger: () => silent,
+    waitUntil: (/** @type {Promise<unknown>} */ p) => void background.push(p),
+    fetch: o.wrapFetch ? o.wrapFetch(recorded) : recorded,
+    ...(o.retry ? { retry: o.retry } : {}),
+  };
+  const newClient = (/** @type {Record<string, unknown>} */ e) => {
+    const real = createWarehouseClient(e, deps);
+    return o.breakClient ? o.breakClient(real) : real;
+  };
+  const client = newClient(env);
+  /** Requests after `from` that ran (or tried to run) a query: jobs.query, or a jobs.insert that is not a dry run. */
+  const executions = (/** @type {number} */ from) => wire.slice(from).filter(isExecution);
   const run = o.run ?? `c${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
   const base = { brandId: 'contract', dataset: o.dataset, requestId: `req_contract_${run}`, labels: { suite: 'contract', run } };
   const queryOpts = { ...base, maxBytesBilled: 1024 ** 3, rowCap: 1000, timeoutMs: TIMEOUT_MS };
@@ -223,6 +275,111 @@ export async function runContract(o) {
       },
     ],
     [
+      'a client-id jobs.insert whose answer is lost is resent under the same id, met by 409 duplicate, and the one job is read',
+      async () => {
+        const from = wire.length;
+        const marker = `${run} insert`;
+        // BigQuery receives and creates the job; its answer never reaches the client (a dropped connection).
+        loseAnswerOf = (e) => isExecution(e) && e.status === 200 && String(e.body?.configuration?.query?.query).includes(marker);
+        const r = await client.query(`SELECT n FROM UNNEST(GENERATE_ARRAY(1, 3)) AS n ORDER BY n /* ${marker} */`, {
+          ...queryOpts,
+          requireJob: true,
+        });
+        loseAnswerOf = null;
+        const sent = wire.slice(from);
+        const inserts = sent.filter(isExecution);
+        if (inserts.length < 2 || inserts[0].path.endsWith('/queries'))
+          return ['fail', `${inserts.map((e) => `${e.method} ${e.path}`).join(', ')}: expected a jobs.insert, then its resend`];
+        const ids = [...new Set(inserts.map((e) => e.body?.jobReference?.jobId))];
+        if (ids.length !== 1 || !ids[0]) return ['fail', `the resend used another job id (${ids.join(', ')}): two jobs run and bill`];
+        const answers = inserts.map((e) => (e.status === 200 ? '200' : `${e.status} ${e.reason}`));
+        if (!inserts.slice(1).every((e) => e.status === 409 && e.reason === 'duplicate'))
+          return ['fail', `the resend was answered ${answers.slice(1).join(', ')}, not 409 duplicate`];
+        if (r.jobId !== ids[0]) return ['fail', `the answer names job ${r.jobId}, not ${ids[0]}`];
+        const others = sent.filter((e) => /\/(queries|jobs)\/[^/]+/.test(e.path) && !e.path.includes(`/${ids[0]}`));
+        if (others.length) return ['fail', `read other jobs: ${others.map((e) => e.path).join(', ')}`];
+        if (!same(r.rows, [{ n: 1 }, { n: 2 }, { n: 3 }])) return ['fail', `rows ${JSON.stringify(r.rows)}`];
+        return ['pass', `jobs.insert sent ${inserts.length} times under one id (${answers.join(', ')}); the job's 3 rows read`];
+      },
+    ],
+    [
+      'a cursor reads further pages of the one job by startIndex: no second execution, the rows go on where the answer stopped',
+      async () => {
+        const from = wire.length;
+        const sql = `SELECT n FROM UNNEST(GENERATE_ARRAY(1, 2500)) AS n ORDER BY n /* ${run} cursor */`;
+        const first = await client.query(sql, { ...queryOpts, rowCap: 10, keepJob: true });
+        if (!first.jobId || !first.location) return ['fail', 'no job kept for the cursor'];
+        if (first.rows.length !== 10 || !first.truncated || first.totalRows !== 2500)
+          return ['fail', `first answer: ${first.rows.length} rows, truncated ${first.truncated}, totalRows ${first.totalRows}`];
+        const page = (startIndex, maxResults) =>
+          client.readPage({ ...base, jobId: first.jobId, location: first.location, startIndex, maxResults, timeoutMs: TIMEOUT_MS });
+        const next = await page(10, 10);
+        const last = await page(2490, 100);
+        const ns = (rows) => rows.map((x) => x.n);
+        if (!same(ns(next.rows), range(11, 20))) return ['fail', `page at 10: ${JSON.stringify(ns(next.rows))}`];
+        if (!same(ns(last.rows), range(2491, 2500))) return ['fail', `page at 2490: ${JSON.stringify(ns(last.rows))}`];
+        const runs = executions(from);
+        if (runs.length !== 1) return ['fail', `${runs.length} executions for one result: a cursor must read the stored result`];
+        const reads = wire.slice(from).filter((e) => e.path.endsWith(`/queries/${first.jobId}`) && e.query.startIndex !== undefined);
+        if (reads.length !== 2) return ['fail', `${reads.length} startIndex reads of ${first.jobId}`];
+        return ['pass', `1 execution; pages at 10 and 2490 read from ${first.jobId} by startIndex`];
+      },
+    ],
+    [
+      'a result larger than one answer is paged by pageToken from its one job, every row in order',
+      async () => {
+        const from = wire.length;
+        const n = 6000;
+        const sql = `SELECT n, REPEAT('x', 64) AS pad FROM UNNEST(GENERATE_ARRAY(1, ${n})) AS n ORDER BY n /* ${run} pages */`;
+        const r = await client.query(sql, { ...queryOpts, rowCap: n });
+        if (r.rows.length !== n || r.truncated) return ['fail', `${r.rows.length} of ${n} rows, truncated ${r.truncated}`];
+        if (!r.rows.every((x, i) => x.n === i + 1)) return ['fail', 'rows out of order or missing'];
+        const runs = executions(from);
+        if (runs.length !== 1) return ['fail', `${runs.length} executions`];
+        const pages = wire.slice(from).filter((e) => e.query.pageToken !== undefined);
+        if (pages.length === 0 || !r.jobId) return ['fail', `no pageToken read (job ${r.jobId})`];
+        if (pages.some((e) => !e.path.endsWith(`/queries/${r.jobId}`))) return ['fail', 'a page was read from another job'];
+        return ['pass', `${n} rows in 1 execution and ${pages.length} pageToken read(s) of ${r.jobId}`];
+      },
+    ],
+    [
+      'a result the caller cuts (byte budget) is one execution, and its cursor continues it from the same job',
+      async () => {
+        const from = wire.length;
+        const sql = `SELECT n, REPEAT('x', 64) AS pad FROM UNNEST(GENERATE_ARRAY(1, 1500)) AS n ORDER BY n /* ${run} cut */`;
+        // As run-query submits a run its transport may cut (MCP): one round trip, a job kept for the cursor.
+        const r = await client.query(sql, { ...queryOpts, rowCap: 2000, keepJob: true, maxResultBytes: 16_384 });
+        if (!r.truncated || r.rows.length === 0 || r.rows.length >= 1500)
+          return ['fail', `not cut: ${r.rows.length} rows, truncated ${r.truncated}`];
+        if (!r.jobId || !r.location) return ['fail', 'a cut result without a job: no cursor could continue it'];
+        const next = await client.readPage({
+          ...base,
+          jobId: r.jobId,
+          location: r.location,
+          startIndex: r.rows.length,
+          maxResults: 5,
+          timeoutMs: TIMEOUT_MS,
+        });
+        if (next.rows[0]?.n !== r.rows.length + 1) return ['fail', `the cursor's first row is ${JSON.stringify(next.rows[0])}`];
+        const runs = executions(from);
+        if (runs.length !== 1)
+          return ['fail', `${runs.length} executions (${runs.map((e) => `${e.method} ${e.path}`).join(', ')}): the cut result ran again`];
+        return ['pass', `cut at ${r.rows.length} of 1500 rows; 1 execution; the cursor continued from job ${r.jobId}`];
+      },
+    ],
+    [
+      'a dataset outside BIGQUERY_LOCATION is the deployment error INTERNAL, never a FORBIDDEN_TABLE',
+      async () => {
+        if (!o.cacheTable) return ['skip', `no ${VARS.table} given: the query must read a table of the dataset`];
+        const elsewhere = o.location.toUpperCase() === 'US' ? 'EU' : 'US';
+        const other = newClient({ ...env, BIGQUERY_LOCATION: elsewhere });
+        const err = await failureOf(() => other.query(`SELECT COUNT(*) AS n FROM ${T(o.cacheTable)} /* ${run} location */`, queryOpts));
+        if (err?.code !== 'INTERNAL' || err.details?.reason !== 'notFound' || !/BIGQUERY_LOCATION/.test(String(err.message)))
+          return ['fail', `location ${elsewhere}: ${err ? errorText(err) : 'the query ran'}`];
+        return ['pass', `location ${elsewhere}: ${err.code}: ${err.message}`];
+      },
+    ],
+    [
       'TIMESTAMP keeps every microsecond (int64 form), at both ends of the range',
       async () => {
         const r = await client.query(
@@ -298,6 +455,7 @@ export async function runContract(o) {
   /** @type {CheckResult[]} */
   const results = [];
   for (const [name, fn] of checks) {
+    if (o.only && !o.only.some((prefix) => name.startsWith(prefix))) continue;
     /** @type {CheckResult} */
     let result;
     try {
@@ -311,6 +469,22 @@ export async function runContract(o) {
   }
   await Promise.all(background);
   return results;
+}
+
+/**
+ * @typedef {{ method: string, path: string, query: Record<string, string>, body: any, status: number, reason: string | null }} WireEntry
+ */
+
+/** A request that runs (or tries to run) a query: jobs.query, or a jobs.insert that is not a dry run. */
+function isExecution(/** @type {WireEntry} */ e) {
+  if (e.method !== 'POST') return false;
+  if (e.path.endsWith('/queries')) return e.body?.dryRun !== true;
+  return e.path.endsWith('/jobs') && e.body?.configuration?.dryRun !== true;
+}
+
+/** The integers from `a` to `b`. */
+function range(a, b) {
+  return Array.from({ length: b - a + 1 }, (_, i) => a + i);
 }
 
 function errorText(err) {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ApiError } from '../src/errors';
-import { CURSOR_TTL_MS, openCursor, signCursor, type CursorBinding } from '../src/lib/cursor';
+import { CURSOR_TTL_MS, openCursor, signCursor, type CursorBinding } from '../src/http/cursor';
 
 /** The cursor core on its own: pure apart from WebCrypto, so time is an argument. */
 const SECRET = 'unit-test-cursor-secret-0123456789abcdef';

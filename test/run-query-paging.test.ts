@@ -7,7 +7,7 @@ import { ApiError } from '../src/errors';
 import { createLogger } from '../src/lib/log';
 import type { OpContext } from '../src/context';
 import { issueResultCursor, openResultCursor, RESULT_CURSOR_TTL_MS } from '../src/features/query/result-cursor';
-import { signCursor } from '../src/lib/cursor';
+import { signCursor } from '../src/http/cursor';
 import { runQuery } from '../src/features/query/run-query';
 import { authenticateApiKey, generateApiKey } from '../src/auth/api-keys';
 import { takeToken } from '../src/usage/meter';

@@ -253,11 +253,27 @@ class Engine {
         const read = star.tables.find(
           (t) => t.schema.toLowerCase() === entry.datasetId.toLowerCase() && t.table.toLowerCase() === entry.tableId.toLowerCase(),
         );
-        if (!read) continue;
         const relation = star.relation.toLowerCase();
-        if (relation && !entry.names.has(relation) && read.relation !== relation) continue;
+        // `alias.*` in a subquery without a FROM of its own (`(SELECT AS STRUCT t.*)`) reads the outer table.
+        const outer = !read && star.tables.length === 0 && relation !== '' && entry.names.has(relation);
+        if (!read && !outer) continue;
+        if (read && relation && !entry.names.has(relation) && read.relation !== relation) continue;
         entry.allColumns = true;
         for (const x of star.exclude) entry.excluded.add(x.toLowerCase());
+      }
+    }
+    // A table's row alias used as a value (`TO_JSON_STRING(t)`, `SELECT t`, `STRUCT(t)`, also inside a scalar
+    // subquery) reads the whole row: BigQuery bills every column of it (on-demand pricing bills "the columns that
+    // you select"; a row is all of them). When the name is also a column of the table the ambiguity is resolved
+    // towards more bytes: an estimate here errs high, never low.
+    for (const entry of list) {
+      const shardOf = (w) =>
+        w.schema.toLowerCase() === entry.datasetId.toLowerCase() && w.table.toLowerCase() === entry.tableId.toLowerCase();
+      const named = [...entry.names].some((n) => facts.rowRefs.has(n));
+      // A wildcard's alias (`FROM \`p.ds.events_*\` AS e ... TO_JSON_STRING(e)`) is every matched shard's row.
+      if (named || facts.wildcardRelations.some((w) => facts.rowRefs.has(w.relation) && shardOf(w))) {
+        entry.allColumns = true;
+        entry.excluded.clear();
       }
     }
     return list;
@@ -341,9 +357,20 @@ function collectFacts(ast) {
   /**
    * @type {{ tables: { catalog: string, schema: string, table: string, alias: string, location: number }[], ctes: Set<string>,
    *   functions: { name: string, schema: string, catalog: string, location: number }[], tableFunctions: { name: string, location: number }[],
-   *   columnNames: Set<string>, stars: any[], unknownRefs: string[] }}
+   *   columnNames: Set<string>, rowRefs: Set<string>, wildcardRelations: { relation: string, schema: string, table: string }[],
+   *   stars: any[], unknownRefs: string[] }}
    */
-  const facts = { tables: [], ctes: new Set(), functions: [], tableFunctions: [], columnNames: new Set(), stars: [], unknownRefs: [] };
+  const facts = {
+    tables: [],
+    ctes: new Set(),
+    functions: [],
+    tableFunctions: [],
+    columnNames: new Set(),
+    rowRefs: new Set(),
+    wildcardRelations: [],
+    stars: [],
+    unknownRefs: [],
+  };
   const checkRef = (ref) => {
     if (ref && typeof ref === 'object' && !KNOWN_TABLE_REFS.has(ref.type)) facts.unknownRefs.push(String(ref.type));
   };
@@ -380,11 +407,17 @@ function collectFacts(ast) {
         location: Number(node.query_location),
       });
     }
-    if (node.class === 'COLUMN_REF') for (const n of node.column_names ?? []) facts.columnNames.add(String(n).toLowerCase());
+    if (node.class === 'COLUMN_REF') {
+      const names = node.column_names ?? [];
+      for (const n of names) facts.columnNames.add(String(n).toLowerCase());
+      // A lone name may be a range variable (a table's row), resolved against the tables in resolveTables.
+      if (names.length === 1) facts.rowRefs.add(String(names[0]).toLowerCase());
+    }
     if (Array.isArray(node.using_columns)) for (const n of node.using_columns) facts.columnNames.add(String(n).toLowerCase());
     // A wildcard table's expansion reads each shard with `*`; what it bills is what the user's query names.
     if (node.type === 'SELECT_NODE' && node.from_table?.alias !== WILDCARD_SHARD_ALIAS) {
       const fromTables = baseTablesOf(node.from_table);
+      for (const t of fromTables) if (t.relation) facts.wildcardRelations.push({ relation: t.relation, schema: t.schema, table: t.table });
       for (const star of starsOf(node.select_list)) facts.stars.push({ ...star, tables: fromTables });
       if (node.from_table?.type === 'PIVOT') facts.stars.push({ relation: '', exclude: [], tables: fromTables });
     }

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { CURSOR_TTL_MS, MAX_CURSOR_LENGTH } from '../lib/cursor';
+import { CURSOR_TTL_MS, MAX_CURSOR_LENGTH } from '../http/cursor';
 
 /**
  * Input fields shared by every REST route and MCP tool, declared once so both transports accept the same values
@@ -41,7 +41,7 @@ export const QueryIdField = idField('queryId').meta({
   examples: ['rq_overview_channels'],
 });
 
-/** A page cursor: `nextCursor` of the previous page, passed back unchanged. Verified by src/lib/cursor.ts. */
+/** A page cursor: `nextCursor` of the previous page, passed back unchanged. Verified by src/http/cursor.ts. */
 export const CursorField = z
   .string({ error: 'cursor must be a string' })
   .min(1, { error: 'cursor must not be empty; omit it for the first page' })
@@ -49,7 +49,7 @@ export const CursorField = z
   .describe("Opaque token from the previous response's `nextCursor`; omit it for the first page.");
 
 /**
- * A listing's `cursor` query parameter, described with the rules every listing cursor follows (src/lib/cursor.ts):
+ * A listing's `cursor` query parameter, described with the rules every listing cursor follows (src/http/cursor.ts):
  * bound to the key and to `filters` (how the listing names its filters), not to limit, and expiring.
  */
 export function cursorQuery(filters: string) {

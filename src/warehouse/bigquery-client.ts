@@ -1,6 +1,6 @@
 import type { Env } from '../env';
 import { dryRun, getTable, listTables } from './metadata';
-import { awaitJob, cancelJob, jobStatus, queryJobs, readPage, runQuery, submitJob } from './query-job';
+import { awaitJob, cancelJob, jobStatus, queryJobs, readPage, executeQuery, submitJob } from './query-job';
 import { createTransport } from './transport';
 import type { WarehouseClient, WarehouseClientDeps } from './types';
 
@@ -20,7 +20,7 @@ export function createWarehouseClient(env: Env, deps: WarehouseClientDeps = {}):
   const jobs = queryJobs(env, transport, deps);
   return {
     dryRun: (sql, opts) => dryRun(env, transport, sql, opts),
-    query: (sql, opts) => runQuery(jobs, sql, opts),
+    query: (sql, opts) => executeQuery(jobs, sql, opts),
     submitJob: (sql, opts) => submitJob(jobs, sql, opts),
     awaitJob: (job, opts) => awaitJob(jobs, job, opts),
     jobStatus: (job, opts) => jobStatus(jobs, job, opts),

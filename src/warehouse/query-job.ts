@@ -42,7 +42,7 @@ const CLIENT_JOB_PREFIX = 'wqa_';
 const NOT_FOUND_GRACE_MS = 5_000;
 
 /** Where one query stands, for the failure path: what was sent, which job, what it said it billed. */
-interface RunState {
+interface Execution {
   /** Nothing answered yet (submission outcome unknown), or a known answer / job. */
   phase: 'submit' | 'job';
   jobId: string | null;
@@ -236,7 +236,7 @@ export function billedFromProcessed(processed: number, tables = 1): number {
 export const FIRST_PAGE_ROWS = 2_000;
 
 /** A fresh run: nothing submitted yet. */
-function newRun(q: Jobs, opts: JobOptions): RunState {
+function newExecution(q: Jobs, opts: JobOptions): Execution {
   return { phase: 'submit', jobId: null, jobLocation: q.location, knownBilled: null, tables: opts.tables ?? 1 };
 }
 
@@ -249,9 +249,9 @@ function newRun(q: Jobs, opts: JobOptions): RunState {
  * so it could run twice): it falls back to one client-id job, whose own resends are safe. See
  * docs/warehouse-client.md, "Which path, when".
  */
-export async function runQuery(q: Jobs, sql: string, opts: QueryOptions): Promise<QueryResult> {
+export async function executeQuery(q: Jobs, sql: string, opts: QueryOptions): Promise<QueryResult> {
   const call = q.newCall(opts, opts.requireJob ? 'jobs.insert' : 'jobs.query', opts.timeoutMs, { maxBytesBilled: opts.maxBytesBilled });
-  let run = newRun(q, opts);
+  let run = newExecution(q, opts);
   /** The fast path's outcome was unknown and a client-id job was submitted instead. */
   let fellBack = false;
   try {
@@ -267,13 +267,13 @@ export async function runQuery(q: Jobs, sql: string, opts: QueryOptions): Promis
         // The fast path's outcome is unknown and it has no id to find it by: one client-id job instead, within
         // the same deadline. From here every resend is safe (409 duplicate is our own job).
         call.log.warn('jobs.query outcome unknown; submitting once as a client-id job', { code: (err as ApiError).code });
-        run = newRun(q, opts);
+        run = newExecution(q, opts);
         fellBack = true;
         await insertJob(q, sql, opts, { ...call, op: 'jobs.insert(fallback)' }, run);
         answer = { first: { jobComplete: false }, firstBytes: 0 };
       }
     }
-    return await finishRun(q, answer, opts, call, run);
+    return await finishExecution(q, answer, opts, call, run);
   } catch (err) {
     // The fallback failed too: the fast-path attempt that may have run is counted at the estimate, beside what
     // the fallback job billed (settled below).
@@ -285,7 +285,7 @@ export async function runQuery(q: Jobs, sql: string, opts: QueryOptions): Promis
 }
 
 /** A failure of the submission whose outcome is unknown: no answer, a 5xx, a dropped connection. Not a refusal. */
-function submissionUnknown(err: unknown, call: Call, run: RunState): boolean {
+function submissionUnknown(err: unknown, call: Call, run: Execution): boolean {
   if (!(err instanceof ApiError) || QUERY_ERRORS.has(err.code) || run.phase !== 'submit') return false;
   const f = call.tally.lastFailure;
   if (err.code === 'WAREHOUSE_TIMEOUT') return true;
@@ -293,7 +293,7 @@ function submissionUnknown(err: unknown, call: Call, run: RunState): boolean {
 }
 
 /** A submitted query to its answer: waited for, its rows read within the caps, and what it billed. */
-async function finishRun(q: Jobs, submitted: Answer, opts: QueryOptions, call: Call, run: RunState): Promise<QueryResult> {
+async function finishExecution(q: Jobs, submitted: Answer, opts: QueryOptions, call: Call, run: Execution): Promise<QueryResult> {
   const { first, firstBytes } = await awaitCompletion(q, submitted, opts, call, run);
   const { jobId, jobLocation } = run;
   const { rows, schema } = await readRows(q, first, firstBytes, opts, call, run);
@@ -327,7 +327,7 @@ async function finishRun(q: Jobs, submitted: Answer, opts: QueryOptions, call: C
  */
 export async function submitJob(q: Jobs, sql: string, opts: JobOptions): Promise<JobRef> {
   const call = q.newCall(opts, 'jobs.insert', opts.timeoutMs, { maxBytesBilled: opts.maxBytesBilled });
-  const run = newRun(q, opts);
+  const run = newExecution(q, opts);
   try {
     await insertJob(q, sql, opts, call, run);
   } catch (err) {
@@ -343,9 +343,9 @@ export async function submitJob(q: Jobs, sql: string, opts: JobOptions): Promise
  */
 export async function awaitJob(q: Jobs, job: JobRef, opts: QueryOptions & { leaveRunning?: boolean }): Promise<QueryResult> {
   const call = q.newCall(opts, 'jobs.getQueryResults', opts.timeoutMs, { maxBytesBilled: opts.maxBytesBilled });
-  const run: RunState = { ...newRun(q, opts), phase: 'job', jobId: job.jobId, jobLocation: job.location ?? q.location };
+  const run: Execution = { ...newExecution(q, opts), phase: 'job', jobId: job.jobId, jobLocation: job.location ?? q.location };
   try {
-    return await finishRun(q, { first: { jobComplete: false }, firstBytes: 0 }, opts, call, run);
+    return await finishExecution(q, { first: { jobComplete: false }, firstBytes: 0 }, opts, call, run);
   } catch (err) {
     if (opts.leaveRunning) throw err;
     throw await failed(q, err, opts, call, run);
@@ -381,7 +381,7 @@ export async function cancelJob(q: Jobs, job: JobRef, opts: CallOptions & { bill
  * Idempotent by a client-chosen job id (`jobs.insert`): a resend after a lost answer meets 409 duplicate (our own
  * job), never a second job, and the id is known even when no answer came, so the job can be cancelled and billed.
  */
-async function insertJob(q: Jobs, sql: string, opts: JobOptions, call: Call, run: RunState): Promise<void> {
+async function insertJob(q: Jobs, sql: string, opts: JobOptions, call: Call, run: Execution): Promise<void> {
   const jobId = opts.jobId ?? `${CLIENT_JOB_PREFIX}${crypto.randomUUID().replaceAll('-', '')}`;
   run.jobId = jobId;
   run.clientId = true;
@@ -410,11 +410,11 @@ async function insertJob(q: Jobs, sql: string, opts: JobOptions, call: Call, run
 /**
  * The fast path (jobs.query): a short query answers in this one request. BigQuery may ignore `requestId` for
  * read-only queries, so this request is resent only after a refusal (429, rateLimitExceeded): after any other
- * failure it may have run, and `runQuery` falls back to a client-id job instead. `keepJob` asks BigQuery to keep a
+ * failure it may have run, and `executeQuery` falls back to a client-id job instead. `keepJob` asks BigQuery to keep a
  * job (JOB_CREATION_REQUIRED) so a cursor can continue a result the caller cuts. At most FIRST_PAGE_ROWS rows are
  * asked for: a larger result gets a job from BigQuery itself (LARGE_RESULTS) and is paged.
  */
-async function submitFastPath(q: Jobs, sql: string, opts: QueryOptions, call: Call, run: RunState): Promise<Answer> {
+async function submitFastPath(q: Jobs, sql: string, opts: QueryOptions, call: Call, run: Execution): Promise<Answer> {
   const sent = await q.sendMeasured(
     {
       method: 'POST',
@@ -449,7 +449,7 @@ async function submitFastPath(q: Jobs, sql: string, opts: QueryOptions, call: Ca
  * (a warehouse not honouring the wait) is followed by a jittered, growing pause, and the polls of one query are
  * capped, so a stuck job cannot turn into a flood of requests.
  */
-async function awaitCompletion(q: Jobs, answer: Answer, opts: QueryOptions, call: Call, run: RunState): Promise<Answer> {
+async function awaitCompletion(q: Jobs, answer: Answer, opts: QueryOptions, call: Call, run: Execution): Promise<Answer> {
   let { first, firstBytes } = answer;
   const { jobId } = run;
   let polls = 0;
@@ -493,7 +493,7 @@ async function readRows(
   firstBytes: number,
   opts: QueryOptions,
   call: Call,
-  run: RunState,
+  run: Execution,
 ): Promise<{ rows: Record<string, unknown>[]; schema: FieldSchema[] }> {
   const { jobId } = run;
   const rowCap = opts.rowCap;
@@ -533,7 +533,7 @@ async function readRows(
  * A query that ended in an error: counts what it may have billed (a job is cancelled and settled, an unknown
  * submission counts the estimate) and returns the error to throw, its message matching what happened.
  */
-async function failed(q: Jobs, err: unknown, opts: JobOptions, call: Call, run: RunState): Promise<unknown> {
+async function failed(q: Jobs, err: unknown, opts: JobOptions, call: Call, run: Execution): Promise<unknown> {
   if (!(err instanceof ApiError) || QUERY_ERRORS.has(err.code)) return err;
   const { jobId, jobLocation, knownBilled, phase } = run;
   const unknown = opts.billedIfUnknown ?? 0;

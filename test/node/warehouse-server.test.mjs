@@ -109,6 +109,33 @@ describe('jobs.insert dry run', () => {
     expect(count.body.statistics.query.totalBytesProcessed).toBe('0');
   });
 
+  it('bills every column of a table read through its row alias, as Google does, also inside a scalar subquery', async () => {
+    const M = '`service-v1.acme.table_metadata`';
+    const bytes = async (sql) => {
+      const r = await t.dryRun(sql);
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      return Number(r.body.statistics.query.totalBytesProcessed);
+    };
+    const star = await bytes(`SELECT * FROM ${M}`);
+    expect(star).toBeGreaterThan(0);
+    // Each reads the whole row and used to bill 0 bytes here (only named columns were counted).
+    expect(await bytes(`SELECT TO_JSON_STRING(t) AS j FROM ${M} t`)).toBe(star);
+    expect(await bytes(`SELECT TO_JSON_STRING(table_metadata) AS j FROM ${M}`)).toBe(star);
+    expect(await bytes(`SELECT t FROM ${M} AS t`)).toBe(star);
+    expect(await bytes(`SELECT (SELECT TO_JSON_STRING(t)) AS j FROM ${M} t`)).toBe(star);
+    expect(await bytes(`SELECT ARRAY(SELECT AS STRUCT t FROM ${M} t) AS a`)).toBe(star);
+    const orders = await bytes('SELECT * FROM `service-v1.acme.fact__orders`');
+    expect(await bytes('SELECT (SELECT x FROM UNNEST([o]) x LIMIT 1).order_id AS id FROM `service-v1.acme.fact__orders` o LIMIT 1')).toBe(
+      orders,
+    );
+    // A wildcard's alias is the row of every matched shard.
+    const shards = await bytes('SELECT * FROM `service-v1.umbrella.events_*`');
+    expect(await bytes('SELECT TO_JSON_STRING(e) AS j FROM `service-v1.umbrella.events_*` e')).toBe(shards);
+    // A scalar subquery's own columns are billed; a qualified column is still just that column.
+    expect(await bytes('SELECT (SELECT MAX(revenue) FROM `service-v1.acme.fact__orders`) AS m')).toBe(4_000_000);
+    expect(await bytes('SELECT o.quantity FROM `service-v1.acme.fact__orders` o')).toBe(4_000_000);
+  });
+
   it('lists every table of joins, subqueries and CTEs once, and routines when called', async () => {
     const r = await t.dryRun(`WITH c AS (SELECT * FROM \`service-v1.acme.dim__customers\`)
       SELECT \`service-v1.acme.order_size_band\`(o.quantity), c.country

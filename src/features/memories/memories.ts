@@ -4,7 +4,7 @@ import { isAdministrator, loadAdminReach } from '../../auth/oauth-principal';
 import { catalogSnapshot } from '../../catalog/snapshot';
 import { requireSecret } from '../../env';
 import { ApiError } from '../../errors';
-import { keysetPage, openCursor } from '../../lib/cursor';
+import { keysetPage, openCursor } from '../../http/cursor';
 import { hasMemoryWrite } from './permissions';
 import { MEMORIES_PAGE, memoryAppliesTo, type MemoryOwner } from './rules';
 import { MEMORY_COLUMNS, MemoryRowSchema, ownerOf, toMemory, type MemoryRow } from './store';

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { usageKey, type Principal } from '../../auth/principal';
 import { requireSecret, type Env } from '../../env';
-import { openCursor, signCursor, type CursorBinding } from '../../lib/cursor';
+import { openCursor, signCursor, type CursorBinding } from '../../http/cursor';
 
 /**
  * The pending cursor: what a plain `run_query` (a client without tasks) answers when its query outlives the wait.
- * It is a result cursor (src/lib/cursor.ts, CURSOR_SECRET, bound to the principal) marked pending by its binding, so a
+ * It is a result cursor (src/http/cursor.ts, CURSOR_SECRET, bound to the principal) marked pending by its binding, so a
  * result-page read refuses it and it names only the long job; `run_query` with it polls the job (the rows once done)
  * or, with `cancel`, cancels it. Pure apart from WebCrypto.
  */

@@ -2,14 +2,14 @@ import { z } from 'zod';
 import { usageKey, type Principal } from '../../auth/principal';
 import { requireSecret, type Env } from '../../env';
 import { ApiError } from '../../errors';
-import { openCursor, signCursor, type CursorBinding } from '../../lib/cursor';
+import { openCursor, signCursor, type CursorBinding } from '../../http/cursor';
 import { ResolvedWindowSchema } from './run-query.schemas';
 
 /**
  * Result cursors: where the next page of a finished query's stored result starts. BigQuery keeps a query's
  * result for about 24 hours and serves any page of it (`jobs.getQueryResults` with `startIndex`) without running
  * or billing anything again, so a cursor names the job, its location, the brand whose service account ran it,
- * and the next row. It is signed with CURSOR_SECRET (src/lib/cursor.ts) and bound to the principal, so another
+ * and the next row. It is signed with CURSOR_SECRET (src/http/cursor.ts) and bound to the principal, so another
  * key cannot use it, and expires after RESULT_CURSOR_TTL_MS, well before BigQuery drops the result. Pure apart
  * from WebCrypto: `now` is an argument.
  */

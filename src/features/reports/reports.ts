@@ -3,7 +3,7 @@ import { usageKey } from '../../auth/principal';
 import { brandsReportAppliesTo, catalogSnapshot, hasDataset, reportAppliesTo, type CatalogSnapshot } from '../../catalog/snapshot';
 import { requireSecret } from '../../env';
 import { ApiError } from '../../errors';
-import { keysetPage, openCursor } from '../../lib/cursor';
+import { keysetPage, openCursor } from '../../http/cursor';
 import { storedQueryParameters } from '../../catalog/template';
 import {
   JsonValueSchema,
