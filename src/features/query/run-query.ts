@@ -338,7 +338,7 @@ async function execute(
   // Gate 2a + 2b: limits, prescan and the parser's table allowlist.
   const verdict = await timings.time('guard', () => checkSql(target.sql, scope));
   if (!verdict.ok) throw await meteredRefusal(ctx, guardError(verdict));
-  const run: Run = {
+  const run: PreparedRun = {
     ctx,
     target,
     sent: withProject(target.sql, verdict.projectAt, CONTRACT_PROJECT, env.BIGQUERY_PROJECT),
@@ -369,7 +369,7 @@ async function execute(
 }
 
 /** What one run carries from its checks to the warehouse: the target, the SQL as sent, the client and the log. */
-interface Run {
+interface PreparedRun {
   ctx: OpContext;
   target: Target;
   /** The SQL with the contract's project replaced by the deployment's, at the spans the guard resolved. */
@@ -385,7 +385,7 @@ interface Run {
  * cache holds this exact SQL for this dataset. `metered` says whether a `checks` token was taken for it.
  */
 async function dryRunGate(
-  run: Run,
+  run: PreparedRun,
   scope: { project: string; dataset: string },
   parsedTables: string[],
 ): Promise<{ estimate: number; tables: number; metered: boolean }> {
@@ -440,7 +440,7 @@ async function matchedTables(run: Run, parsedTables: readonly string[], listed: 
 }
 
 /** A dry run's answer: the estimate, nothing billed; still refused when the run budget is spent. */
-async function dryRunAnswer(run: Run, estimate: number): Promise<RunQueryOutcome> {
+async function dryRunAnswer(run: PreparedRun, estimate: number): Promise<RunQueryOutcome> {
   const { ctx, target, log } = run;
   // Still refused when the run budget is spent, so a client learns it before planning more work.
   const ticket = await run.timings.time('usage', () => acquireRun(ctx.env, ctx.principal, ctx.now, { consume: false }));
@@ -464,7 +464,7 @@ async function dryRunAnswer(run: Run, estimate: number): Promise<RunQueryOutcome
 }
 
 /** An admitted run: its possible bytes reserved, the query run, the first page cut, the bytes settled after. */
-async function runAdmitted(run: Run, estimate: number, tables: number, opts: RunQueryOptions): Promise<RunQueryOutcome> {
+async function runAdmitted(run: PreparedRun, estimate: number, tables: number, opts: RunQueryOptions): Promise<RunQueryOutcome> {
   const { ctx, target, log, timings, client, sent, labels } = run;
   const { env, principal } = ctx;
   // The run reserves the most it can bill before it starts, so runs admitted together see each other's bytes.
@@ -560,7 +560,7 @@ async function runAdmitted(run: Run, estimate: number, tables: number, opts: Run
 
 /** Gives an admitted run to a long run; what to throw: its handle, or the failure of a hand-off that recorded nothing. */
 async function handOff(
-  run: Run,
+  run: PreparedRun,
   to: NonNullable<RunQueryOptions['handOff']>,
   a: { estimate: number; ticket: UsageTicket },
 ): Promise<unknown> {
