@@ -420,7 +420,7 @@ async function dryRunGate(
  * the reservation is the most the run can bill, and the settlement charges what it did bill. Undefined when the
  * listing fails: the run then reserves the key's whole per-query ceiling rather than too little.
  */
-async function matchedTables(run: Run, parsedTables: readonly string[], listed: number): Promise<number | undefined> {
+async function matchedTables(run: PreparedRun, parsedTables: readonly string[], listed: number): Promise<number | undefined> {
   const { ctx, target } = run;
   const qualifier = `${CONTRACT_PROJECT}.${target.brand.dataset}.`;
   const prefixes = parsedTables.filter((t) => t.startsWith(qualifier) && t.endsWith('*')).map((t) => t.slice(qualifier.length, -1));
