@@ -1,10 +1,19 @@
 #!/usr/bin/env node
-// The analyst figures of issue 39 over a real MCP client against the demo data (`npm run dev` in a temporary state
-// dir, bench/paging.mjs startDev): the first read (instructions + tools/list) per demo key, and the calls and
-// bytes of a typical question ("Globex's net revenue last full month, and where does that number come from?")
-// as an org_demo key asks it: list_brands, list_reports, list_report_queries, list_memories, describe_table (list
-// and one table), run_query; then the Umbrella table list of org_other's key and a search with no matching term.
-// Bytes are what each client's model reads (bench/paging.mjs modelBytes). `node bench/analyst.mjs`.
+// The analyst figures of issue 39 over a real MCP client against the demo data: the first read (instructions +
+// tools/list) per demo key, and the calls and bytes of a typical question ("Globex's net revenue last full month, and
+// where does that number come from?") as an org_demo key asks it: list_brands, list_reports, list_report_queries,
+// list_memories, describe_table (list and one table), run_query; then the Umbrella table list of org_other's key and
+// a search with no matching term. Bytes are what each client's model reads (bench/paging.mjs modelBytes: claude.ai
+// the text, Claude Code the structured content when there is one, ChatGPT both). Figures: docs/benchmarks.md,
+// "Analyst figures".
+//
+//   node bench/analyst.mjs                      starts `npm run dev` in a temporary state dir (up to --ready-timeout
+//                                               seconds, default 600: a machine busy with tests starts it slowly)
+//   node bench/analyst.mjs --url http://127.0.0.1:8787 [--credentials .dev/credentials.json]
+//                                               measures an `npm run dev` already running, starting nothing
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
 import { connect, modelBytes, size, startDev } from './paging.mjs';
 import { runIfMain } from './stats.mjs';
 
@@ -40,8 +49,28 @@ async function steps(url, key, list) {
   return { calls, count: calls.length, text: sum('text'), claudeCode: sum('claudeCode'), chatgpt: sum('chatgpt'), wire: sum('wire') };
 }
 
-export async function run() {
-  const dev = await startDev();
+/** Starting npm run dev for the bench may take this long by default (a loaded machine took over 120 s). */
+const READY_TIMEOUT_S = 600;
+const ROOT = new URL('..', import.meta.url).pathname;
+
+/**
+ * The service to measure: the running `npm run dev` at `url` (keys from its credentials file), or a fresh one
+ * started for the bench and stopped after it.
+ * @param {{ url?: string, credentials?: string, readyTimeoutS?: number }} opts
+ */
+async function service({ url, credentials, readyTimeoutS = READY_TIMEOUT_S }) {
+  if (url) {
+    const creds = JSON.parse(await readFile(credentials ?? join(ROOT, '.dev', 'credentials.json'), 'utf8'));
+    return { url, keys: creds.keys, started: null, stop: async () => {} };
+  }
+  const t0 = performance.now();
+  const dev = await startDev({ readyTimeoutMs: readyTimeoutS * 1000 });
+  return { ...dev, started: Math.round(performance.now() - t0) };
+}
+
+/** @param {{ url?: string, credentials?: string, readyTimeoutS?: number }} [opts] */
+export async function run(opts = {}) {
+  const dev = await service(opts);
   try {
     const first = {
       org: await firstRead(dev.url, dev.keys.org),
@@ -74,6 +103,7 @@ export async function run() {
       `text ${p.text} B, Claude Code ${p.claudeCode} B, ChatGPT ${p.chatgpt} B, wire ${p.wire} B`,
     ];
     return {
+      devStartMs: dev.started,
       firstRead: first,
       typical,
       other,
@@ -96,4 +126,15 @@ export async function run() {
   }
 }
 
-await runIfMain(import.meta.url, run);
+await runIfMain(import.meta.url, () => {
+  const { values } = parseArgs({
+    options: { url: { type: 'string' }, credentials: { type: 'string' }, 'ready-timeout': { type: 'string' } },
+    strict: false,
+  });
+  const timeout = values['ready-timeout'];
+  return run({
+    url: typeof values.url === 'string' ? values.url : undefined,
+    credentials: typeof values.credentials === 'string' ? values.credentials : undefined,
+    readyTimeoutS: typeof timeout === 'string' ? Number(timeout) : undefined,
+  });
+});

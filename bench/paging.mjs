@@ -31,12 +31,14 @@ const gzipped = (value) => gzipSync(JSON.stringify(value)).length;
 
 /**
  * Starts `npm run dev` in a fresh state dir; resolves once it answers, with its URL, keys, warehouse URL and the
- * state dir (its local D1 is under `wrangler-state`). bench/discovery.mjs starts it the same way.
+ * state dir (its local D1 is under `wrangler-state`). bench/discovery.mjs starts it the same way. `readyTimeoutMs`
+ * (default 120 s) bounds the whole start, and is given to `npm run dev` as its own --ready-timeout.
  */
-export async function startDev() {
+export async function startDev({ readyTimeoutMs = 120_000 } = {}) {
   const dir = await mkdtemp(join(tmpdir(), 'bench-paging-'));
   const port = await freePort();
-  const child = spawn(process.execPath, [join(ROOT, 'dev/run-dev.mjs'), '--port', String(port), '--state-dir', dir], {
+  const args = ['--port', String(port), '--state-dir', dir, '--ready-timeout', String(Math.ceil(readyTimeoutMs / 1000))];
+  const child = spawn(process.execPath, [join(ROOT, 'dev/run-dev.mjs'), ...args], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, WRANGLER_SEND_METRICS: 'false', NO_COLOR: '1' },
@@ -50,7 +52,7 @@ export async function startDev() {
     await exited;
     await rm(dir, { recursive: true, force: true });
   };
-  const deadline = Date.now() + 120_000;
+  const deadline = Date.now() + readyTimeoutMs;
   while (!/\[dev\] ready in/.test(out)) {
     if (child.exitCode !== null || Date.now() > deadline) {
       await stop();

@@ -209,7 +209,7 @@ describe('search', () => {
     for (const id of ['table:brand_globex:fact__orders', 'report:rpt_globex_stores', 'memory:mem_demo_umbrella_orders_currency']) {
       const res = await acme.get(`/admin/search/${id}`);
       expect(res.status, id).toBe(404);
-      expect(await res.text()).toContain('is visible to you');
+      expect(await res.text()).toContain('that you can see');
     }
     const table = await acme.get('/admin/search/table:brand_acme:fact__orders');
     expect(table.status).toBe(200);
@@ -267,6 +267,9 @@ describe('fetch', () => {
     const memory = await fetchItem('brand', 'memory:mem_demo_acme_orders_size');
     expect(memory.text).toContain('500,000 orders');
     expect(memory.metadata).toMatchObject({ kind: 'memory', scope: 'brand', brandId: 'brand_acme', table: 'fact__orders' });
+    // Who wrote it and when, as list_memories says it: a citation of a memory says where it came from.
+    expect(memory.metadata?.by).toMatch(/\S/);
+    expect(memory.metadata?.date).toMatch(/^\d{4}-\d{2}-\d{2}$/);
     const brand = await fetchItem('brand', 'brand:brand_acme');
     expect(brand.text).toContain('fact__orders');
   });

@@ -2,8 +2,12 @@ import { env, SELF } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { generateApiKey } from '../src/auth/api-keys';
+import { completeness } from '../src/features/tables/coverage';
+import { familySummary } from '../src/features/tables/table-metadata';
+import { parseIsoDate } from '../src/features/query/period';
 import { TableDescriptionSchema, TableListSchema } from '../src/features/tables/tables.schemas';
-import { api, expectError, seedDemo } from './seed';
+import { connectMcp, textData } from './mcp-client';
+import { api, expectError, seedDemo, TEST_KEYS } from './seed';
 
 beforeAll(async () => {
   await seedDemo();
@@ -116,5 +120,74 @@ describe('GET /v1/data/brands/{brandId}/tables (listTables)', () => {
     expect(list.tables.find((t) => t.table === 'raw__web_events')?.layer).toBe('raw');
     expect(list.tables.every((t) => typeof t.description === 'string' && t.description.length > 0)).toBe(true);
     expect(await logCount()).toBe(logs);
+  });
+});
+
+describe('coverage says how complete the last period is', () => {
+  const day = (iso: string) => parseIsoDate(iso)!;
+
+  it.each([
+    // [firstDay, lastDay, today] -> lastCompleteDay, partialMonth, partialWeek
+    ['data to yesterday, a Thursday mid-month', '2026-01-01', '2026-11-26', '2026-11-27', '2026-11-26', '2026-11', '2026-11-23'],
+    ['data to today: today is not over', '2026-01-01', '2026-11-27', '2026-11-27', '2026-11-26', '2026-11', '2026-11-23'],
+    ['data dated ahead of today (a forecast)', '2026-01-01', '2026-12-31', '2026-11-27', '2026-11-26', '2026-11', '2026-11-23'],
+    ['a stale table ending on a month end, a Saturday', '2026-01-01', '2026-10-31', '2026-11-27', '2026-10-31', null, '2026-10-26'],
+    ['ending on a Sunday mid-month', '2026-01-01', '2026-11-22', '2026-11-27', '2026-11-22', '2026-11', null],
+    ['ending on a Sunday that ends the month', '2026-01-01', '2026-05-31', '2026-11-27', '2026-05-31', null, null],
+    ['a leap February, not over', '2028-01-01', '2028-02-28', '2028-03-10', '2028-02-28', '2028-02', '2028-02-28'],
+    ['a leap February, over', '2028-01-01', '2028-02-29', '2028-03-10', '2028-02-29', null, '2028-02-28'],
+    ['only today has data', '2026-11-27', '2026-11-27', '2026-11-27', null, null, null],
+  ] as const)('%s', (_what, firstDay, lastDay, today, lastCompleteDay, partialMonth, partialWeek) => {
+    expect(completeness({ firstDay, lastDay }, day(today))).toEqual({ lastCompleteDay, partialMonth, partialWeek });
+  });
+
+  it('REST gives it with every covered table, list and description; MCP with the one table described, not in the list', async () => {
+    const described = TableDescriptionSchema.parse((await api('/v1/data/brands/brand_acme/tables/fact__orders', 'brand')).body);
+    const c = described.coverage!;
+    // The demo's data runs to yesterday (UTC: the demo brands have no time zone), which is over.
+    const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+    expect(c.lastDay).toBe(yesterday);
+    expect(c.lastCompleteDay).toBe(yesterday);
+    const endsMonth = new Date(Date.parse(`${yesterday}T00:00:00Z`) + 86_400_000).getUTCDate() === 1;
+    expect(c.partialMonth).toBe(endsMonth ? null : yesterday.slice(0, 7));
+    expect(c.partialWeek === null).toBe(new Date(`${yesterday}T00:00:00Z`).getUTCDay() === 0);
+    if (c.partialWeek !== null) expect(new Date(`${c.partialWeek}T00:00:00Z`).getUTCDay()).toBe(1);
+
+    const list = TableListSchema.parse((await api('/v1/data/brands/brand_acme/tables', 'brand')).body);
+    for (const t of list.tables.filter((x) => x.coverage !== null)) {
+      expect(t.coverage, t.table).toHaveProperty('lastCompleteDay');
+      expect(t.coverage, t.table).toHaveProperty('partialMonth');
+      expect(t.coverage, t.table).toHaveProperty('partialWeek');
+    }
+    expect(list.tables.find((t) => t.table === 'fact__orders')?.coverage).toEqual(c);
+
+    const client = await connectMcp(TEST_KEYS.brand);
+    const one = z
+      .object({ coverage: z.unknown() })
+      .parse(textData(await client.callTool({ name: 'describe_table', arguments: { brandId: 'brand_acme', table: 'fact__orders' } })));
+    expect(one.coverage).toEqual(c);
+    const listed = TableListSchema.parse(textData(await client.callTool({ name: 'describe_table', arguments: { brandId: 'brand_acme' } })));
+    // Compact: first and last day only on each line of the listing.
+    expect(listed.tables.find((t) => t.table === 'fact__orders')?.coverage).toEqual({ firstDay: c.firstDay, lastDay: c.lastDay });
+    for (const t of listed.tables) if (t.coverage) expect(Object.keys(t.coverage).sort(), t.table).toEqual(['firstDay', 'lastDay']);
+    await client.close();
+  });
+
+  it("a shard family's coverage spans its shards and says how complete it is", () => {
+    // The local warehouse's shards carry no coverage labels (views), so the family's summary is built here directly.
+    const info = { schema: [], description: 'one day', numRows: 10, numBytes: 100, labels: {}, type: 'TABLE', lastModifiedTime: null };
+    const entry = {
+      table: 'events_*',
+      latest: 'events_20261126',
+      shards: { count: 60, first: '20260928', last: '20261126' },
+      coverage: { firstDay: '2026-09-28', lastDay: '2026-11-26' },
+    };
+    expect(familySummary({ brandId: 'b', dataset: 'd', today: day('2026-11-27') }, entry, info).coverage).toEqual({
+      firstDay: '2026-09-28',
+      lastDay: '2026-11-26',
+      lastCompleteDay: '2026-11-26',
+      partialMonth: '2026-11',
+      partialWeek: '2026-11-23',
+    });
   });
 });

@@ -9,6 +9,7 @@ import { currentUser, type SignedIn } from './current-user';
 import { readForm } from './form';
 import { MessagePage, NotAdminMessage, UserBar } from './layout';
 import { renderPage } from './render';
+import { LOGIN_PATH, loginPath, requestPath, signInReturnPath } from './return-path';
 
 /** Forms on these pages are small; anything bigger is refused before it is read. */
 export const MAX_FORM_BYTES = 64 * 1024;
@@ -61,11 +62,12 @@ export function formExpired(c: Context<AppEnv>, message = 'This form expired or 
   ));
 }
 
-/** 403 for a signed-in user who administers nothing. */
+/** 403 for a signed-in user who administers nothing; signing out from it comes back to this page after the next sign-in. */
 export async function notAdminPage(c: Context<AppEnv>, user: SignedIn) {
   const csrf = await sessionCsrfToken(c, user.session);
+  const next = c.req.method === 'GET' ? (signInReturnPath(requestPath(c.req.url)) ?? undefined) : undefined;
   return renderPage(c, 403, (nonce) => (
-    <MessagePage nonce={nonce} title="No administrator access" header={<UserBar email={user.reach.email} csrf={csrf} />}>
+    <MessagePage nonce={nonce} title="No administrator access" header={<UserBar email={user.reach.email} csrf={csrf} next={next} />}>
       <NotAdminMessage email={user.reach.email} />
     </MessagePage>
   ));
@@ -79,10 +81,14 @@ export interface Admin {
 
 export type Guarded<T> = { ok: true; value: T } | { ok: false; res: Response | Promise<Response> };
 
-/** GET of an administration page: the signed-in administrator, or the redirect / refusal to answer instead. */
+/**
+ * GET of an administration page: the signed-in administrator, or the redirect / refusal to answer instead. Without a
+ * session, the sign-in page is told to come back here (`next`, src/web/return-path.ts), so a link followed from an
+ * assistant's citation or a notification lands on its page after signing in.
+ */
 export async function requireAdmin(c: Context<AppEnv>, now: number): Promise<Guarded<Admin>> {
   const user = await currentUser(c, now);
-  if (!user) return { ok: false, res: c.redirect('/admin/login', 303) };
+  if (!user) return { ok: false, res: c.redirect(loginPath(signInReturnPath(requestPath(c.req.url))), 303) };
   if (!isAdministrator(user.reach)) return { ok: false, res: notAdminPage(c, user) };
   return { ok: true, value: { user, csrf: await sessionCsrfToken(c, user.session) } };
 }
@@ -90,7 +96,7 @@ export async function requireAdmin(c: Context<AppEnv>, now: number): Promise<Gua
 /** A POST from a signed-in administrator with a valid CSRF token (and its form), or the response that refuses it. */
 export async function requireAdminPost(c: Context<AppEnv>, now: number): Promise<Guarded<Admin & { form: Record<string, string> }>> {
   const user = await currentUser(c, now);
-  if (!user) return { ok: false, res: c.redirect('/admin/login', 303) };
+  if (!user) return { ok: false, res: c.redirect(LOGIN_PATH, 303) };
   const form = await readForm(c);
   if (!(await checkSessionCsrf(c, user.session, form.csrf))) return { ok: false, res: formExpired(c) };
   if (!isAdministrator(user.reach)) return { ok: false, res: notAdminPage(c, user) };

@@ -158,6 +158,8 @@ describe('npm run dev', () => {
     expect(vars).toMatch(/^BIGQUERY_API_BASE='http:\/\/127\.0\.0\.1:\d+'$/m);
     expect(vars).toMatch(/^CURSOR_SECRET='[0-9a-f]{64}'$/m);
     expect(vars).toMatch(/^SESSION_SECRET='[0-9a-f]{64}'$/m);
+    // The local console is the Worker itself: search results' links open it.
+    expect(vars).toContain(`CONSOLE_ORIGIN='http://127.0.0.1:${port}'`);
     const sa = /^GCP_SERVICE_ACCOUNT_JSON='(.*)'$/m.exec(vars)?.[1];
     expect(JSON.parse(sa ?? 'null')).toMatchObject({
       type: 'service_account',
@@ -321,6 +323,9 @@ describe('npm run dev', () => {
     } finally {
       await rm(other, { recursive: true, force: true });
     }
+    const unreadable = await startDev(['--port', String(await freePort()), '--state-dir', stateDir, '--ready-timeout', 'soon']).ready;
+    expect(unreadable.exitCode).toBe(1);
+    expect(unreadable.out).toContain('--ready-timeout must be a number of seconds, got soon');
     const second = await startDev(['--port', String(await freePort()), '--state-dir', stateDir]).ready;
     expect(second.exitCode).toBe(1);
     expect(second.out).toContain(`npm run dev is already running`);

@@ -1,7 +1,7 @@
 import { catalogSnapshot, hasDataset } from '../../catalog/snapshot';
 import type { Brand } from '../../schemas/catalog';
 import type { OpContext } from '../../context';
-import { datasetCoverage } from '../tables/describe-table';
+import { datasetCoverage } from '../tables/list-tables';
 
 /**
  * listBrands: the brands the principal can access, ordered by id, with the facts a caller otherwise finds out by

@@ -7,7 +7,8 @@ import { putFlash, takeFlash } from '../../web/flash';
 import { adminGet, requireAdminPost, type Admin } from '../../web/guards';
 import { AdminPage, Time } from '../../web/layout';
 import { renderPage } from '../../web/render';
-import { consoleOrigin, sendTestNotification } from './notifications';
+import { sendTestNotification } from './notifications';
+import { consoleOrigin } from '../../web/console-link';
 import { clearOrgWebhook, orgWebhookStatuses, setOrgWebhook, WEBHOOK_FORMATS, webhookUrlProblem, type WebhookFormat } from './org-webhook';
 
 /**

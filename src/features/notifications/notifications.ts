@@ -5,6 +5,7 @@ import { newId } from '../../lib/ids';
 import type { Logger } from '../../lib/log';
 import { anyWebhookFor, OrgWebhookUnreadable, webhookTargetFor, webhookUrlProblem, type WebhookTarget } from './org-webhook';
 import { signatureHeaders } from './signature';
+import { consoleOrigin } from '../../web/console-link';
 
 /**
  * Notifications about data-issue reports, delivered through Cloudflare Queues (docs/admin.md, Notifications).
@@ -61,18 +62,6 @@ export function enqueueNotification(deps: ProducerDeps, message: Notification, o
       deps.log.error('notification not enqueued', { feedbackRef: message.feedbackRef, kind: message.kind, internal: describeError(err) });
     }),
   );
-}
-
-/** The console's origin for links, from configuration only; null when unset or not an http(s) origin. */
-export function consoleOrigin(env: Env): string | null {
-  const raw = (env.CONSOLE_ORIGIN ?? '').trim();
-  if (raw === '') return null;
-  try {
-    const u = new URL(raw);
-    return u.protocol === 'https:' || u.protocol === 'http:' ? u.origin : null;
-  } catch {
-    return null;
-  }
 }
 
 /** The delay before retry number `attempts` (1 = after the first failure): base, 2x, 4x ..., at most an hour. */

@@ -46,7 +46,7 @@ export function parseIsoDate(s: string): number | null {
   return t / DAY_MS;
 }
 
-function formatIsoDate(epochDay: number): string {
+export function formatIsoDate(epochDay: number): string {
   return new Date(epochDay * DAY_MS).toISOString().slice(0, 10);
 }
 

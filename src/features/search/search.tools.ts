@@ -44,7 +44,7 @@ export const searchTool = defineTool({
   result: 'text',
   annotations: ANNOTATIONS.read,
   run: async ({ query }, { ctx }) => {
-    const answer = await searchItems(ctx, ctx.origin, query, SEARCH_LIMIT);
+    const answer = await searchItems(ctx, query, SEARCH_LIMIT);
     return answer.results.length > 0 ? { results: answer.results } : { results: [], note: nothingMatched(query, answer) };
   },
 });
@@ -59,7 +59,7 @@ export const fetchTool = defineTool({
   annotations: ANNOTATIONS.read,
   meta: () => resultSizeMeta(FETCH_TEXT_CHARS + 2_000),
   run: async ({ id }, { ctx }) => {
-    const item = await fetchItem(ctx, ctx.origin, id);
+    const item = await fetchItem(ctx, id);
     const text =
       item.text.length > FETCH_TEXT_CHARS ? `${item.text.slice(0, FETCH_TEXT_CHARS)}\n[cut at ${FETCH_TEXT_CHARS} characters]` : item.text;
     return { ...item, text };

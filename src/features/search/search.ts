@@ -7,12 +7,13 @@ import { getReport, listReportQueries, listReports, REPORTS_PAGE } from '../repo
 import { listSavedQueries } from '../saved-queries/saved-queries';
 import { getMemory, listMemories } from '../memories/memories';
 import { MEMORIES_PAGE } from '../memories/rules';
-import type { Memory } from '../memories/memories.schemas';
-import { listTableColumns, listTables } from '../tables/describe-table';
+import { modelMemory, type Memory } from '../memories/memories.schemas';
+import { listTableColumns, listTables } from '../tables/list-tables';
 import { describeTableForModel } from '../tables/tables.tools';
 import { isFamilyName } from '../tables/tables.schemas';
 import type { Brand, Query, Report } from '../../schemas/catalog';
 import { matchDocument, queryWords, unmatchedWords } from './match';
+import { consoleLink } from '../../web/console-link';
 
 /**
  * What ChatGPT's deep research and company knowledge (the `search` and `fetch` tools) can find: everything the
@@ -54,9 +55,9 @@ export function itemPath(id: string): string {
   return `${SEARCH_PAGE}/${encodeURIComponent(id).replaceAll('%3A', ':')}`;
 }
 
-/** The item's `url`: its console page on this deployment's origin. */
-function itemUrl(origin: string, id: string): string {
-  return new URL(itemPath(id), origin).toString();
+/** The item's `url`: its console page on the configured console origin (never the request's: console-link.ts). */
+function itemUrl(ctx: OpContext, id: string): string {
+  return consoleLink(ctx.env, itemPath(id));
 }
 
 const nameOf = (b: Brand) => b.name ?? b.brandId;
@@ -196,6 +197,8 @@ async function savedQueryItems(ctx: OpContext, brands: DataBrand[]): Promise<Kno
 
 function memoryItem(m: Memory, brand: Brand | undefined): KnowledgeItem {
   const owner = m.scope === 'brand' ? `${nameOf(brand ?? { brandId: m.brandId ?? '', name: null, dataset: null })}'s` : m.scope;
+  // Who and when, as list_memories gives them (display names, the day): what a citation of the memory says.
+  const { by, date } = modelMemory(m);
   return {
     id: `memory:${m.memoryId}`,
     title: `Memory: ${m.title}`,
@@ -206,6 +209,8 @@ function memoryItem(m: Memory, brand: Brand | undefined): KnowledgeItem {
       scope: m.scope,
       ...(m.brandId ? { brandId: m.brandId } : {}),
       ...(m.table ? { table: m.table } : {}),
+      by,
+      date,
     },
   };
 }
@@ -305,7 +310,7 @@ export interface SearchResult {
  * The best `limit` items for the query (match.ts): only items that match every word, the query as a phrase and
  * whole words in the title first. No result when no item matches them all, with the words nothing matched at all.
  */
-export async function searchItems(ctx: OpContext, origin: string, query: string, limit: number): Promise<SearchAnswer> {
+export async function searchItems(ctx: OpContext, query: string, limit: number): Promise<SearchAnswer> {
   const words = queryWords(query);
   if (words.length === 0) return { results: [], unmatched: [] };
   const items = await knowledgeItems(ctx);
@@ -316,13 +321,13 @@ export async function searchItems(ctx: OpContext, origin: string, query: string,
   const results = scored
     .sort((a, b) => b.score - a.score || a.order - b.order)
     .slice(0, limit)
-    .map(({ item, snippet }) => ({ id: item.id, title: item.title, url: itemUrl(origin, item.id), text: snippet }));
+    .map(({ item, snippet }) => ({ id: item.id, title: item.title, url: itemUrl(ctx, item.id), text: snippet }));
   return { results, unmatched: results.length > 0 ? [] : unmatchedWords(items, words) };
 }
 
 /** The results alone (the console's search page). */
-export async function search(ctx: OpContext, origin: string, query: string, limit: number): Promise<SearchResult[]> {
-  return (await searchItems(ctx, origin, query, limit)).results;
+export async function search(ctx: OpContext, query: string, limit: number): Promise<SearchResult[]> {
+  return (await searchItems(ctx, query, limit)).results;
 }
 
 const notFound = (id: string) =>
@@ -354,8 +359,8 @@ async function fetchReport(ctx: OpContext, id: string, reportId: string, queryId
 }
 
 /** One item by its search id, in full: a report with its instructions and sections, a table as describe_table gives it. */
-export async function fetchItem(ctx: OpContext, origin: string, id: string): Promise<FetchedItem> {
-  return { ...(await findItem(ctx, id)), url: itemUrl(origin, id) };
+export async function fetchItem(ctx: OpContext, id: string): Promise<FetchedItem> {
+  return { ...(await findItem(ctx, id)), url: itemUrl(ctx, id) };
 }
 
 /** The item `fetch` gives for `id`, without its url (the console page that shows it needs none). */

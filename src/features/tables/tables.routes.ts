@@ -2,7 +2,8 @@ import { createRoute } from '@hono/zod-openapi';
 import type { AppOpenAPI, AppRouteHandler } from '../../app-env';
 import { opContext } from '../../context';
 import { errorResponses, okJson } from '../../schemas/common';
-import { describeTable, listTables } from './describe-table';
+import { describeTable } from './describe-table';
+import { listTables } from './list-tables';
 import { BrandParamsSchema, TableDescriptionSchema, TableListSchema, TableParamsSchema } from './tables.schemas';
 
 const NO_RUN =

@@ -47,6 +47,48 @@ export const ColumnSchema: z.ZodType<{ name: string; type: string; mode?: string
   })
   .openapi('Column');
 
+/**
+ * A table's coverage with how complete its last period is (coverage.ts): the last complete day, and the month and
+ * week the data ends inside of, so an answer over a partial period can say so.
+ */
+export const TableCoverageSchema = CoverageSchema.extend({
+  lastCompleteDay: z
+    .string()
+    .nullable()
+    .optional()
+    .openapi({
+      description:
+        "The last day that is over (in the brand's time zone) and has data: `lastDay`, or yesterday when the data reaches " +
+        'today; null when no day with data is over yet.',
+      example: '2026-11-26',
+    }),
+  partialMonth: z
+    .string()
+    .nullable()
+    .optional()
+    .openapi({
+      description:
+        '`YYYY-MM` of the month the complete data ends inside of (its figures so far are not the whole month); null when ' +
+        '`lastCompleteDay` is the last day of its month.',
+      example: '2026-11',
+    }),
+  partialWeek: z
+    .string()
+    .nullable()
+    .optional()
+    .openapi({
+      description:
+        'The Monday (`YYYY-MM-DD`) of the ISO week, Monday to Sunday, the complete data ends inside of; null when ' +
+        '`lastCompleteDay` is a Sunday.',
+      example: '2026-11-23',
+    }),
+}).openapi('TableCoverage', {
+  description:
+    'Extension: the days a table holds data for (its `data_first_day` / `data_last_day` labels, read with tables.get / ' +
+    'tables.list, never a query) and how complete its last period is. The three completeness fields are always present ' +
+    "on REST; describe_table's listing of a brand's tables leaves them out to stay short (describe one table for them).",
+});
+
 const TableFacts = {
   brandId: z.string().openapi({ example: 'brand_acme' }),
   table: z.string().openapi({ description: 'Table name inside the dataset.', example: 'fact__orders' }),
@@ -57,7 +99,7 @@ const TableFacts = {
     .nullable()
     .openapi({ description: "The table's `layer` label: raw, mart or meta; null when unlabelled.", example: 'mart' }),
   rowCount: z.number().int().nullable().openapi({ description: "BigQuery's numRows; null for views and external tables." }),
-  coverage: CoverageSchema.nullable(),
+  coverage: TableCoverageSchema.nullable(),
   shards: z
     .object({
       count: z.number().int().openapi({ description: 'Shards in the family.', example: 60 }),

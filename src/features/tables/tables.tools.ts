@@ -3,8 +3,9 @@ import { ANNOTATIONS, defineTool } from '../../mcp/define-tool';
 import { BrandIdField } from '../../schemas/fields';
 import { ModelMemorySchema, modelMemory } from '../memories/memories.schemas';
 import type { OpContext } from '../../context';
-import { describeTable, listTables } from './describe-table';
-import { DescribedTableNameSchema, TableDescriptionSchema, TableListSchema } from './tables.schemas';
+import { describeTable } from './describe-table';
+import { listTables } from './list-tables';
+import { DescribedTableNameSchema, TableDescriptionSchema, TableListSchema, type TableList } from './tables.schemas';
 
 /** What the model reads: the table, its columns, and its memories without author or timestamps. */
 export const DescribeTableOutput = z.union([TableDescriptionSchema.extend({ memories: z.array(ModelMemorySchema) }), TableListSchema]);
@@ -13,6 +14,21 @@ export const DescribeTableOutput = z.union([TableDescriptionSchema.extend({ memo
 export async function describeTableForModel(ctx: OpContext, input: { brandId?: string; table: string }) {
   const described = await describeTable(ctx, input);
   return { ...described, memories: described.memories.map(modelMemory) };
+}
+
+/**
+ * The brand's tables as the model reads them: each table's coverage as its first and last day only. Completeness
+ * (last complete day, partial month and week) is the same for most tables of a brand and would repeat on every
+ * line; describing the one table a question reads gives it.
+ */
+async function listTablesForModel(ctx: OpContext, input: { brandId?: string }): Promise<TableList> {
+  const list = await listTables(ctx, input);
+  return {
+    ...list,
+    tables: list.tables.map((t) =>
+      t.coverage === null ? t : { ...t, coverage: { firstDay: t.coverage.firstDay, lastDay: t.coverage.lastDay } },
+    ),
+  };
 }
 
 /**
@@ -35,5 +51,5 @@ export const describeTableTool = defineTool({
   result: 'text',
   annotations: ANNOTATIONS.read,
   run: ({ brandId, table }, { ctx }) =>
-    table === undefined ? listTables(ctx, { brandId }) : describeTableForModel(ctx, { brandId, table }),
+    table === undefined ? listTablesForModel(ctx, { brandId }) : describeTableForModel(ctx, { brandId, table }),
 });
