@@ -9,7 +9,6 @@ export const ADMIN_NAV = [
   { id: 'memories', href: '/admin/memories', label: 'Memories', short: 'Memories' },
   { id: 'inbox', href: '/admin/inbox', label: 'Data issues', short: 'Issues' },
   { id: 'history', href: '/admin/history', label: 'Query history', short: 'History' },
-  { id: 'jobs', href: '/admin/jobs', label: 'Long queries', short: 'Jobs' },
   { id: 'catalog', href: '/admin/catalog', label: 'Catalog', short: 'Catalog' },
 ] as const;
 
