@@ -349,7 +349,10 @@ export const KeysPage: FC<KeysPageProps> = ({
     <ListCard
       id="keys"
       title="Keys"
-      caption="Keys of the organizations and brands you administer. Usage counts query runs and bytes billed in the last 24 hours (rolling). Changed limits and revocations take effect immediately."
+      caption={
+        'Keys of the organizations and brands you administer. Usage counts query runs and bytes billed in the last 24 ' +
+        'hours (rolling). Changed limits and revocations take effect immediately.'
+      }
       columns={KEY_COLUMNS}
       count={keys.length}
       empty="No keys yet."

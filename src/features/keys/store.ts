@@ -120,7 +120,10 @@ export function insertKeyStatement(k: NewKeyRow): Statement {
 
 /** What a refused duplicate name says, on the console and in the admin CLI alike. */
 export function keyNameTakenMessage(name: string): string {
-  return `a live key named ${JSON.stringify(name.trim())} already exists in this organization; choose another name (names are unique per organization, ignoring case)`;
+  return (
+    `a live key named ${JSON.stringify(name.trim())} already exists in this organization; choose another name ` +
+    '(names are unique per organization, ignoring case)'
+  );
 }
 
 /**

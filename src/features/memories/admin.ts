@@ -92,7 +92,8 @@ export async function listManagedMemories(env: Env, reach: AdminReach, opts: Mem
   const where = `(m.deleted_at IS NULL) <> ?3
     AND (m.scope = 'system' OR m.org_id IN (SELECT value FROM json_each(?1)) OR m.brand_id IN (SELECT value FROM json_each(?2)))
     AND (?4 IS NULL OR m.scope = 'system' OR m.org_id = ?5 OR m.brand_id = ?4)
-    AND (?6 IS NULL OR instr(lower(m.title), ?6) > 0 OR instr(lower(m.content), ?6) > 0 OR instr(lower(COALESCE(m.table_name, '')), ?6) > 0)`;
+    AND (?6 IS NULL OR instr(lower(m.title), ?6) > 0 OR instr(lower(m.content), ?6) > 0
+         OR instr(lower(COALESCE(m.table_name, '')), ?6) > 0)`;
   const params = [JSON.stringify(orgIds), JSON.stringify(brandIds), opts.deleted ? 1 : 0, brand?.id ?? null, brand?.orgId ?? null, text];
   const [memories, revisions] = await env.DB.batch([
     env.DB.prepare(
