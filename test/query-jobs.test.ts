@@ -209,6 +209,9 @@ describe('the console', () => {
     const { jobId } = Job.parse(started.body);
     const admin = await signedIn(TEST_ADMINS.org);
     const html = await page(admin, '/admin/jobs');
+    // The page is in the console's navigation, marked as the current one.
+    expect(html).toMatch(/<a href="\/admin\/jobs" aria-current="page"><span class="nav-long">Long queries<\/span>/);
+    expect(await page(admin, '/admin/history')).toContain('<a href="/admin/jobs"><span class="nav-long">Long queries</span>');
     const row = html.slice(html.indexOf(`id="job-${jobId}"`));
     expect(row).toContain(marker);
     expect(row).toContain('running');

@@ -78,7 +78,7 @@ export function jobsRoutes(admin: Hono<AppEnv>): void {
     const jobs = await listVisibleJobs(c.env, visibilityOf(signedIn.user.reach), LIMIT);
     const running = jobs.filter(isLive).length;
     return renderPage(c, 200, (nonce) => (
-      <AdminPage title="Long queries" nonce={nonce} current="history" email={signedIn.user.reach.email} csrf={signedIn.csrf}>
+      <AdminPage title="Long queries" nonce={nonce} current="jobs" email={signedIn.user.reach.email} csrf={signedIn.csrf}>
         <ConsoleCss nonce={nonce} />
         <ListCard
           id="jobs"
