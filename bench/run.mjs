@@ -159,6 +159,7 @@ async function componentBenches() {
     ['queryLog', './query-log.mjs'],
     ['paging', './paging.mjs'],
     ['discovery', './discovery.mjs'],
+    ['historyPage', './history-page.mjs'],
   ]) {
     try {
       const mod = await import(path);

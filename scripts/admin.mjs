@@ -29,7 +29,14 @@ import { brandCredentialsCommands } from './lib/brand-credentials.mjs';
 /** The Worker's key settings (src/auth/) and key SQL (src/features/keys/): one definition for the pages and this CLI. */
 const keys = await importWorkerModules({
   'src/auth/key-settings.ts': ['KEY_SETTINGS', 'KEY_SETTING_NAMES'],
-  'src/features/keys/store.ts': ['insertKeyStatement', 'updateKeySettingsStatement', 'KEY_COLUMNS', 'KEY_FROM', 'keyOfRow'],
+  'src/features/keys/store.ts': [
+    'insertKeyStatement',
+    'keyNameTakenMessage',
+    'updateKeySettingsStatement',
+    'KEY_COLUMNS',
+    'KEY_FROM',
+    'keyOfRow',
+  ],
   'src/features/memories/store.ts': ['inlineStatement'],
 });
 /** @type {string[]} */
@@ -416,7 +423,8 @@ const COMMANDS = {
   'key create': {
     usage: `key create (--org ORG_ID | --brand BRAND_ID) --name NAME [--memories read|write] ${LIMIT_USAGE}`,
     summary: 'create an API key and print its secret (shown once; only a hash is stored)',
-    details: `  An --org key reaches every brand of the organization; a --brand key only that brand.
+    details: `  An --org key reaches every brand of the organization; a --brand key only that brand (the safer choice).
+  NAME is unique among the organization's live keys (its own and its brands'), ignoring case.
   --memories write  the key may also create, change and delete memories inside its scope (default: read)
 ${LIMIT_HELP}
   Limits default to the Worker's DEFAULT_* variables; see \`key limits\`.`,
@@ -435,7 +443,7 @@ ${LIMIT_HELP}
       const settings = parseLimits(o);
       const { generateApiKey } = await io.worker();
       const key = await generateApiKey();
-      await io.exec(
+      const inserted = await io.exec(
         inline(
           keys.insertKeyStatement({
             id: key.id,
@@ -452,6 +460,7 @@ ${LIMIT_HELP}
         ),
         { 'FOREIGN KEY': scope.missing },
       );
+      if (inserted.length === 0) throw new CommandError(keys.keyNameTakenMessage(name));
       return {
         text: `created key ${key.id} "${name}" for ${scope.kind} ${scope.target}, memories ${memories}\nsecret (shown once, store it now; only its hash is kept):\n${key.secret}`,
         json: { id: key.id, name, prefix: key.prefix, secret: key.secret, ...scope.json, memories },

@@ -206,6 +206,42 @@ describe('API keys', () => {
     expect(html).not.toContain('value="org:org_demo"');
   });
 
+  it('starts the create form on a brand key, the safer choice, for an organization administrator too', async () => {
+    const html = await page(await signedIn(TEST_ADMINS.org));
+    const selected = [...html.matchAll(/<option value="([^"]+)" selected/g)].map((m) => m[1]);
+    expect(selected).toContain('brand:brand_acme');
+    expect(selected).not.toContain('org:org_demo');
+    // The organization is still offered.
+    expect(html).toContain('value="org:org_demo"');
+  });
+
+  it("refuses a name a live key of the same organization has (any case, its brands' keys included); a revoked key's name is free", async () => {
+    const browser = await signedIn(TEST_ADMINS.org);
+    const count = async () => (await env.DB.prepare('SELECT count(*) AS n FROM api_keys').first<{ n: number }>())?.n;
+    const first = await createKey(browser, { name: 'Looker Studio dup', scope: 'brand:brand_acme' });
+    const before = await count();
+    const csrf = inputValue(await page(browser), 'csrf');
+    // An organization key and a key of another brand of the same organization share the namespace.
+    const tries: [string, string][] = [
+      ['looker studio DUP', 'org:org_demo'],
+      ['  Looker Studio dup ', 'brand:brand_globex'],
+    ];
+    for (const [name, scope] of tries) {
+      const res = await browser.post('/admin/keys', { csrf, name, scope });
+      expect(res.status).toBe(409);
+      const html = await res.text();
+      expect(html).toContain('Not created: a live key named &quot;');
+      expect(html).toContain('already exists in this organization; choose another name');
+      // The form keeps what was typed and marks the name.
+      expect(html).toMatch(/id="key-name"[^>]*aria-invalid="true"/);
+    }
+    expect(await count()).toBe(before);
+    // Revoked, its name can be used again.
+    await env.DB.prepare('UPDATE api_keys SET revoked_at = 1 WHERE id = ?').bind(first.id).run();
+    await createKey(browser, { name: 'Looker Studio dup', scope: 'org:org_demo' });
+    expect(await count()).toBe((before ?? 0) + 1);
+  });
+
   it('revokes a key after a confirmation page, at once; another tenant cannot revoke it', async () => {
     const owner = await signedIn(TEST_ADMINS.org);
     const { id, secret } = await createKey(owner, { name: 'to revoke', scope: 'org:org_demo' });

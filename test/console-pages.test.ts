@@ -560,3 +560,39 @@ describe('around the pages', () => {
     expect(html).toContain('href="/admin/history"');
   });
 });
+
+describe('what the list pages say and find', () => {
+  it('says the retention window where runs are listed: the history and a report', async () => {
+    const note = 'Runs older than 90 days are in the archive: the QUERY_LOG_ARCHIVE bucket in R2';
+    expect(await page(browsers.org, '/admin/history')).toContain(note);
+    const inbox = await page(browsers.org, '/admin/inbox');
+    const report = /href="(\/admin\/inbox\/fb_[^"]+)"/.exec(inbox)?.[1];
+    expect(report).toBeDefined();
+    expect(await page(browsers.org, report ?? '')).toContain(note);
+  });
+
+  it('filters the memories by the brand they reach and by words; a brand outside reach matches nothing', async () => {
+    const ids = (html: string) => [...html.matchAll(/<article class="memory" id="memory-([^"]+)"/g)].map((m) => m[1]);
+    const all = ids(await page(browsers.org, '/admin/memories'));
+    expect(all).toContain('mem_demo_acme_orders_size');
+    // Globex: system and organization memories reach it, Acme's own does not.
+    const globex = ids(await page(browsers.org, '/admin/memories?brand=brand_globex'));
+    expect(globex).toContain('mem_demo_customer_segments');
+    expect(globex).toContain('mem_demo_monthly_date_column');
+    expect(globex).not.toContain('mem_demo_acme_orders_size');
+    // Words, in any case, in the title, table or text.
+    expect(ids(await page(browsers.org, '/admin/memories?q=LOYALTY+tier'))).toEqual(['mem_demo_customer_segments']);
+    expect(ids(await page(browsers.org, '/admin/memories?brand=brand_umbrella'))).toEqual([]);
+    expect(await page(browsers.org, '/admin/memories?q=no+such+words+anywhere')).toContain('No memories match.');
+  });
+
+  it('shows a search item as a person reads it: a table as its columns, a memory as rendered Markdown', async () => {
+    const table = await page(browsers.org, '/admin/search/table:brand_acme:fact__orders');
+    expect(table).toContain('<th scope="col">Column</th>');
+    expect(table).toMatch(/<td data-label="Column"><code>order_date<\/code><\/td>/);
+    expect(table).not.toContain('"columns":');
+    const memory = await page(browsers.org, '/admin/search/memory:mem_demo_customer_segments');
+    expect(memory).toContain('<code>segment</code>');
+    expect(memory).not.toContain('`segment`');
+  });
+});

@@ -54,6 +54,40 @@ describe('renderMarkdown', () => {
     expect(new Set(tags)).toEqual(new Set(['p', 'a', 'code', 'strong', 'pre', 'h4']));
   });
 
+  it('renders a table (header, alignment, inline formatting, an escaped bar) in a box of its own', () => {
+    const md = ['Channels:', '', '| channel | share |', '|:---|---:|', '| web | **61%** |', '| a \\| b | `39%` |', '', 'after'].join('\n');
+    expect(renderMarkdown(md)).toBe(
+      [
+        '<p>Channels:</p>',
+        '<div class="md-table"><table><thead><tr><th scope="col">channel</th><th scope="col" class="al-right">share</th></tr></thead>' +
+          '<tbody><tr><td>web</td><td class="al-right"><strong>61%</strong></td></tr>' +
+          '<tr><td>a | b</td><td class="al-right"><code>39%</code></td></tr></tbody></table></div>',
+        '<p>after</p>',
+      ].join('\n'),
+    );
+    // Not a table without its separator row: the bars stay text.
+    expect(renderMarkdown('| a | b |\n| c | d |')).toBe('<p>| a | b |<br>| c | d |</p>');
+    // Cells are escaped like everything else.
+    expect(renderMarkdown('| <b> |\n|---|\n| <script> |')).toContain('<td>&lt;script&gt;</td>');
+  });
+
+  it('shows an image as its alt text with a link to open it (the CSP loads no other site), a data: raster image inline', () => {
+    expect(renderMarkdown('![Revenue by channel](https://cdn.example.com/c.png)')).toBe(
+      '<p><span class="md-image"><span role="img" aria-label="Image: Revenue by channel">Image: Revenue by channel</span>' +
+        '<a href="https://cdn.example.com/c.png" rel="noopener noreferrer nofollow">open image</a></span></p>',
+    );
+    expect(renderMarkdown('![dot](data:image/png;base64,iVBORw0KGgo=)')).toBe(
+      '<p><img class="md-image" src="data:image/png;base64,iVBORw0KGgo=" alt="dot"></p>',
+    );
+    // Script-capable or unknown addresses are never loaded nor linked: the source stays text.
+    expect(renderMarkdown('![x](data:image/svg+xml;base64,PHN2Zz4=)')).toBe('<p>![x](data:image/svg+xml;base64,PHN2Zz4=)</p>');
+    expect(renderMarkdown('![x](javascript:alert(1))')).toBe('<p>![x](javascript:alert(1))</p>');
+    // Alt text cannot close its attribute: its quotes were escaped with the rest of the source.
+    expect(renderMarkdown('![" onerror="alert(1)](https://a.example/x.png)')).toContain(
+      'aria-label="Image: &quot; onerror=&quot;alert(1)"',
+    );
+  });
+
   it('leaves a code span unformatted and keeps a lone asterisk', () => {
     expect(renderMarkdown('`**not bold**` 2 * 3')).toBe('<p><code>**not bold**</code> 2 * 3</p>');
   });

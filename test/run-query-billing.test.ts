@@ -6,7 +6,7 @@ import type { OpContext } from '../src/context';
 import { configOf } from '../src/env';
 import { ApiError } from '../src/errors';
 import { createLogger } from '../src/lib/log';
-import { runQuery } from '../src/features/query/run-query';
+import { HandedOff, runQuery } from '../src/features/query/run-query';
 import { runReservation } from '../src/usage/reservation';
 import { acquireRun } from '../src/usage/usage';
 import { postJson, seedDemo } from './seed';
@@ -48,15 +48,15 @@ async function arm(spec: Record<string, unknown>) {
 
 const marker = () => `b${crypto.randomUUID().replace(/-/g, '').slice(0, 12)}`;
 
-/** A fresh key of brand_acme (its own usage window), the operation's context, and what it left in the background. */
-function setup(timeoutMs = 30_000) {
+/** A fresh key of one brand (its own usage window), the operation's context, and what it left in the background. */
+function setup(timeoutMs = 30_000, brand: { id: string; orgId: string } = { id: 'brand_acme', orgId: 'org_demo' }) {
   const principal: Principal = {
     kind: 'key',
     id: `key_bill_${marker()}`,
     label: 'billing',
-    orgId: 'org_demo',
+    orgId: brand.orgId,
     scope: 'brand',
-    brandIds: ['brand_acme'],
+    brandIds: [brand.id],
     limits: {
       maxBytesBilled: 10 * 1024 ** 3,
       dailyQueries: 1000,
@@ -149,6 +149,35 @@ describe('one answer, one execution, every billed byte settled once', () => {
     expect(reservation).toBeGreaterThan(0);
     expect(await settled()).toBe(reservation);
   }, 30_000);
+});
+
+describe('a wildcard reserves what its shards can bill (N1b)', () => {
+  it('past the 50 tables BigQuery lists, the reservation counts every matched shard at the 10 MB minimum', async () => {
+    const umbrella = { id: 'brand_umbrella', orgId: 'org_other' };
+    // 60 shards; BigQuery's dry run lists at most 50 of them ("Queries that reference more than 50 tables will not
+    // have a complete list"), while every shard the query reads bills at least 10 MB.
+    const sql = `SELECT event_name FROM \`service-v1.umbrella.events_*\` LIMIT 1 /* ${marker()} */`;
+    let reserved = NaN;
+    const handedOff = await runQuery(
+      setup(30_000, umbrella).ctx,
+      { sql, brandId: 'brand_umbrella' },
+      {
+        handOff: async (run) => {
+          reserved = run.ticket.reservedBytes;
+          return 'held';
+        },
+      },
+    ).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(handedOff).toBeInstanceOf(HandedOff);
+    const out = await runQuery(setup(30_000, umbrella).ctx, { sql, brandId: 'brand_umbrella' });
+    const billed = out.result.stats?.totalBytesBilled ?? NaN;
+    expect(billed).toBeGreaterThanOrEqual(60 * 10 * 1024 ** 2);
+    expect(reserved).toBeGreaterThanOrEqual(billed);
+    expect(reserved).toBeGreaterThanOrEqual(out.result.stats?.totalBytesProcessed ?? NaN);
+  });
 });
 
 describe('the query log can be reconciled with the bill (N11)', () => {

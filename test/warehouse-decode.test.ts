@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ApiError } from '../src/errors';
 import { decodeField, decodeRows, timestampToIso } from '../src/warehouse/decode';
 import type { FieldSchema } from '../src/warehouse/wire';
+import { QueryResponseSchema } from '../src/warehouse/wire';
 
 const f = (type: string, mode?: string, fields?: FieldSchema[]): FieldSchema => ({ name: 'c', type, mode, fields });
 
@@ -170,5 +171,25 @@ describe('TIMESTAMP as integer microseconds (formatOptions.useInt64Timestamp)', 
     expect(decodeField(range('TIMESTAMP'), '[1.7145792E9, 1.7145792E9)', 'r')).toBe('[2024-05-01T16:00:00Z, 2024-05-01T16:00:00Z)');
     expect(decodeField(range('DATE'), '[2024-01-01, 2024-02-01)', 'r', int64)).toBe('[2024-01-01, 2024-02-01)');
     expect(() => decodeField(range('TIMESTAMP'), 'nonsense', 'r', int64)).toThrow(ApiError);
+  });
+});
+
+describe('result schema: what BigQuery says about a column is kept (review F14, N10)', () => {
+  it('keeps timestampPrecision (12 for a picosecond TIMESTAMP(12), also on a RANGE) as a number', () => {
+    const parsed = QueryResponseSchema.parse({
+      jobComplete: true,
+      schema: {
+        fields: [
+          { name: 't', type: 'TIMESTAMP', timestampPrecision: '12' },
+          { name: 'r', type: 'RANGE', rangeElementType: { type: 'TIMESTAMP' }, timestampPrecision: '12' },
+          { name: 'u', type: 'TIMESTAMP' },
+        ],
+      },
+    });
+    expect(parsed.schema?.fields).toEqual([
+      { name: 't', type: 'TIMESTAMP', timestampPrecision: 12 },
+      { name: 'r', type: 'RANGE', rangeElementType: { type: 'TIMESTAMP' }, timestampPrecision: 12 },
+      { name: 'u', type: 'TIMESTAMP' },
+    ]);
   });
 });

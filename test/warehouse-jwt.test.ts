@@ -2,17 +2,17 @@ import { env } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../src/errors';
 import { credentialFor, type ServiceAccount } from '../src/warehouse/credentials';
-import { BIGQUERY_AUDIENCE, bearerTokenFor, jwtClaims } from '../src/warehouse/jwt';
+import { BIGQUERY_SCOPE, bearerTokenFor, jwtClaims } from '../src/warehouse/jwt';
 import { b64urlDecode, jwtPart, newKeyPair } from './warehouse-fixtures';
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
 
 describe('jwtClaims (pure)', () => {
-  it('iss = sub = client email, BigQuery audience, one hour at most', () => {
+  it('iss = sub = client email, the BigQuery scope and no aud (AIP-4111, any endpoint), one hour at most', () => {
     expect(jwtClaims({ clientEmail: 'sa@p.iam.gserviceaccount.com' }, T0 + 999)).toEqual({
       iss: 'sa@p.iam.gserviceaccount.com',
       sub: 'sa@p.iam.gserviceaccount.com',
-      aud: 'https://bigquery.googleapis.com/',
+      scope: 'https://www.googleapis.com/auth/bigquery',
       iat: T0 / 1000,
       exp: T0 / 1000 + 3600,
     });
@@ -30,7 +30,7 @@ describe('bearerTokenFor', () => {
     expect(jwtPart(token, 1)).toEqual({
       iss: account.clientEmail,
       sub: account.clientEmail,
-      aud: BIGQUERY_AUDIENCE,
+      scope: BIGQUERY_SCOPE,
       iat: T0 / 1000,
       exp: T0 / 1000 + 3600,
     });

@@ -1,8 +1,10 @@
 // Verifies the bearer token the Worker sends: a self-signed service-account JWT (RS256), which BigQuery
-// accepts directly without an OAuth token exchange. Pure: takes `nowSeconds`, does no I/O.
+// accepts directly without an OAuth token exchange, in either AIP-4111 form (`aud` or `scope`). Pure: takes `nowSeconds`, does no I/O.
 import { createPublicKey, verify } from 'node:crypto';
 
 export const BIGQUERY_AUDIENCE = 'https://bigquery.googleapis.com/';
+/** OAuth scopes that cover BigQuery's REST API, any of which a scope-form self-signed JWT may carry. */
+const BIGQUERY_SCOPES = ['https://www.googleapis.com/auth/bigquery', 'https://www.googleapis.com/auth/cloud-platform'];
 /** Longest lifetime Google accepts for a self-signed JWT. */
 const MAX_LIFETIME_SECONDS = 3600;
 /** Tolerated clock skew for `iat` in the future, as Google's token verifiers allow. */
@@ -45,7 +47,13 @@ export function verifyBearer(authorization, accounts, nowSeconds) {
   }
   if (!good) return fail(false, 'bad signature');
   if (claims.sub !== claims.iss) return fail(false, 'sub must equal iss');
-  if (claims.aud !== BIGQUERY_AUDIENCE) return fail(false, `aud must be ${BIGQUERY_AUDIENCE}`);
+  // AIP-4111 (https://google.aip.dev/auth/4111): a self-signed JWT names either its audience (the API's root) or
+  // OAuth scopes in a space-separated `scope` claim, and "must not specify scope and audience at the same time".
+  if (claims.scope !== undefined && claims.aud !== undefined) return fail(false, 'a self-signed JWT names aud or scope, not both');
+  if (claims.scope !== undefined) {
+    const scopes = typeof claims.scope === 'string' ? claims.scope.split(' ') : [];
+    if (!scopes.some((x) => BIGQUERY_SCOPES.includes(x))) return fail(false, `scope must include one of ${BIGQUERY_SCOPES.join(', ')}`);
+  } else if (claims.aud !== BIGQUERY_AUDIENCE) return fail(false, `aud must be ${BIGQUERY_AUDIENCE} (or a scope claim instead)`);
   if (typeof claims.iat !== 'number' || typeof claims.exp !== 'number') return fail(false, 'iat and exp must be numbers');
   if (claims.exp - claims.iat > MAX_LIFETIME_SECONDS) return fail(false, 'token lifetime exceeds one hour');
   if (claims.iat > nowSeconds + CLOCK_SKEW_SECONDS) return fail(false, 'token issued in the future');

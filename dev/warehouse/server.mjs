@@ -21,6 +21,12 @@ import { TABLE_DOCS } from './table-docs.mjs';
 const MIB = 1024 * 1024;
 /** BigQuery bills at least 10 MB for each table a query reads (on-demand pricing). */
 const MIN_BILLED_PER_TABLE = 10 * MIB;
+/**
+ * `statistics.query.referencedTables` lists at most this many: "Queries that reference more than 50 tables will not
+ * have a complete list" (JobStatistics2, https://cloud.google.com/bigquery/docs/reference/rest/v2/Job#JobStatistics2).
+ * Here the list is cut at exactly 50, the least Google promises; the bytes and the billing still count every table.
+ */
+const MAX_LISTED_TABLES = 50;
 /** BigQuery caps one page of results at 10 MB of JSON when maxResults does not cap it first. */
 const MAX_PAGE_BYTES = 10 * MIB;
 const DEFAULT_WAIT_MS = 10_000;
@@ -835,7 +841,7 @@ function queryStatistics(analysis, billed, { cacheHit = false } = {}) {
     if (analysis.runnable) q.schema = { fields: analysis.fields };
     return q;
   }
-  if (analysis.referencedTables.length) q.referencedTables = analysis.referencedTables;
+  if (analysis.referencedTables.length) q.referencedTables = analysis.referencedTables.slice(0, MAX_LISTED_TABLES);
   if (analysis.referencedRoutines.length) q.referencedRoutines = analysis.referencedRoutines;
   if (analysis.runnable) q.schema = { fields: analysis.fields };
   return q;

@@ -51,8 +51,9 @@ export function serviceAccountFromJson(json) {
  * Signs the self-signed bearer JWT BigQuery accepts for a service account (what the Worker's client does
  * with WebCrypto), for scripts and tests that call the local warehouse directly.
  * @param {string} json service-account JSON
- * @param {{ nowSeconds?: number, lifetimeSeconds?: number, audience?: string, keyId?: string, claims?: Record<string, unknown> }} [opts]
- *   defaults: the current time, 3600 s, https://bigquery.googleapis.com/, the key's private_key_id.
+ * @param {{ nowSeconds?: number, lifetimeSeconds?: number, audience?: string, scope?: string, keyId?: string, claims?: Record<string, unknown> }} [opts]
+ *   defaults: the current time, 3600 s, https://bigquery.googleapis.com/, the key's private_key_id. With `scope`, the
+ *   token carries that `scope` claim and no `aud` (AIP-4111's scope form, which the Worker's client sends).
  */
 export function signServiceAccountJwt(json, opts = {}) {
   const sa = JSON.parse(json);
@@ -61,7 +62,7 @@ export function signServiceAccountJwt(json, opts = {}) {
   const claims = {
     iss: sa.client_email,
     sub: sa.client_email,
-    aud: opts.audience ?? 'https://bigquery.googleapis.com/',
+    ...(opts.scope === undefined ? { aud: opts.audience ?? 'https://bigquery.googleapis.com/' } : { scope: opts.scope }),
     iat,
     exp: iat + (opts.lifetimeSeconds ?? 3600),
     ...opts.claims,

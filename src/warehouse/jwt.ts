@@ -7,8 +7,13 @@ import { TtlCache } from '../lib/ttl-cache';
  * Tokens are never logged.
  */
 
-/** The audience BigQuery expects for a self-signed JWT. */
-export const BIGQUERY_AUDIENCE = 'https://bigquery.googleapis.com/';
+/**
+ * The OAuth scope a self-signed JWT names instead of an audience (AIP-4111's scope form,
+ * https://google.aip.dev/auth/4111): an `aud` must name the very endpoint called
+ * (`https://bigquery.googleapis.com/`), so it breaks when `BIGQUERY_API_BASE` points at a regional endpoint; a scope
+ * holds for every endpoint of the API. BigQuery's own scope, narrower than `cloud-platform`. AIP-4111: never both.
+ */
+export const BIGQUERY_SCOPE = 'https://www.googleapis.com/auth/bigquery';
 /** Google accepts self-signed JWTs for at most an hour. */
 export const TOKEN_LIFETIME_SECONDS = 3600;
 /** A cached token is replaced this long before it expires, so one never expires in flight. */
@@ -17,7 +22,7 @@ export const REFRESH_MARGIN_SECONDS = 300;
 export interface JwtClaims {
   iss: string;
   sub: string;
-  aud: string;
+  scope: string;
   iat: number;
   exp: number;
 }
@@ -32,7 +37,7 @@ export function jwtClaims(
   return {
     iss: account.clientEmail,
     sub: account.clientEmail,
-    aud: BIGQUERY_AUDIENCE,
+    scope: BIGQUERY_SCOPE,
     iat,
     exp: iat + Math.min(lifetimeSeconds, TOKEN_LIFETIME_SECONDS),
   };

@@ -20,6 +20,12 @@ export interface FieldSchema {
   fields?: FieldSchema[];
   /** For RANGE: the type of its start and end (DATE, DATETIME or TIMESTAMP). */
   rangeElementType?: { type: string };
+  /**
+   * TIMESTAMP (or RANGE<TIMESTAMP>) digits of second fractions, as BigQuery's TableFieldSchema sends it (an int64
+   * string): 12 for a picosecond `TIMESTAMP(12)` column, absent or 6 for microseconds. Kept so a caller can see that
+   * the column is finer than the microseconds its values carry (docs/warehouse-client.md, result values).
+   */
+  timestampPrecision?: number;
 }
 
 export const FieldSchemaSchema: z.ZodType<FieldSchema> = z.lazy(() =>
@@ -29,6 +35,7 @@ export const FieldSchemaSchema: z.ZodType<FieldSchema> = z.lazy(() =>
     mode: z.string().optional(),
     fields: z.array(FieldSchemaSchema).optional(),
     rangeElementType: z.object({ type: z.string().min(1) }).optional(),
+    timestampPrecision: Int64Count.optional(),
   }),
 );
 

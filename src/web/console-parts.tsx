@@ -1,8 +1,8 @@
-import type { FC } from 'hono/jsx';
+import type { Child, FC } from 'hono/jsx';
 
 /**
- * What the inbox and history pages share: their stylesheet additions, the filter form (a GET form, so a filtered view
- * is a link to keep or send), and the "older" link of keyset pagination.
+ * What the console's list pages (history, inbox, long queries, keys, memories) share: their stylesheet additions, the
+ * filter form (a GET form, so a filtered view is a link to keep or send), the list card and keyset paging.
  */
 
 const CSS = `
@@ -31,6 +31,11 @@ textarea{width:100%;min-height:5rem;padding:.5rem .75rem;font:inherit;color:inhe
 textarea:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
 textarea[aria-invalid="true"]{border-color:var(--danger);border-width:2px}
 ol.history{padding-left:1.2rem;margin:.75rem 0 0}
+span.blocked,span.st{overflow-wrap:normal}
+@media (min-width:720px){
+ td[data-label="Caller"],td[data-label="Filed by"]{min-width:10rem}
+ td[data-label="Query"],td[data-label="Report"]{min-width:16rem}
+}
 @media (max-width:719px){.num{text-align:left}dl.facts{grid-template-columns:1fr}}
 `;
 
@@ -45,13 +50,17 @@ export interface FilterField {
   placeholder?: string;
 }
 
-/** A GET form of filters, filled with the current values; an invalid value is named in an alert. */
-export const FilterForm: FC<{ action: string; fields: FilterField[]; values: Record<string, string>; error?: string }> = ({
-  action,
-  fields,
-  values,
-  error,
-}) => (
+/**
+ * A GET form of filters, filled with the current values; an invalid value is named in an alert. `keep` are values
+ * the form carries unchanged (e.g. which tab is shown); Clear keeps them too.
+ */
+export const FilterForm: FC<{
+  action: string;
+  fields: FilterField[];
+  values: Record<string, string>;
+  error?: string;
+  keep?: Record<string, string>;
+}> = ({ action, fields, values, error, keep = {} }) => (
   <section class="card" aria-labelledby="filters-heading">
     <h2 id="filters-heading">Filters</h2>
     {error ? (
@@ -60,6 +69,9 @@ export const FilterForm: FC<{ action: string; fields: FilterField[]; values: Rec
       </p>
     ) : null}
     <form method="get" action={action} class="filters">
+      {Object.entries(keep).map(([name, value]) => (
+        <input type="hidden" name={name} value={value} />
+      ))}
       <div class="grid">
         {fields.map((f) => (
           <div>
@@ -92,7 +104,7 @@ export const FilterForm: FC<{ action: string; fields: FilterField[]; values: Rec
       </div>
       <div class="actions">
         <button type="submit">Filter</button>
-        <a class="button secondary" href={action}>
+        <a class="button secondary" href={Object.keys(keep).length ? `${action}?${new URLSearchParams(keep)}` : action}>
           Clear
         </a>
       </div>
@@ -108,12 +120,80 @@ export function filterQuery(values: Record<string, string>, extra: Record<string
   return q.toString();
 }
 
-export const Pager: FC<{ href: string | null; label: string }> = ({ href, label }) =>
+const Pager: FC<{ href: string | null; label: string }> = ({ href, label }) =>
   href ? (
     <p>
       <a href={href}>{label} →</a>
     </p>
   ) : null;
+
+/**
+ * One page of a keyset-paged list read with one row more than it shows: the rows to show, and the cursor
+ * (`<createdAt>:<id>` of the last shown row, the lists' `before` filter) when there are more.
+ */
+export function listPage<T extends { createdAt: number; id: string }>(rows: T[], size: number): { shown: T[]; next: string | null } {
+  const shown = rows.slice(0, size);
+  const last = shown.at(-1);
+  return { shown, next: rows.length > size && last ? `${last.createdAt}:${last.id}` : null };
+}
+
+export interface ListColumn {
+  label: string;
+  /** A number column: right-aligned on a wide screen. */
+  num?: boolean;
+}
+
+/**
+ * The console's list card, the one shape of history, inbox, long queries and keys: a heading, what comes before
+ * the table (a CSV link, the retention window), the table (caption, column headings, the rows the page renders,
+ * each cell with its `data-label` for the phone's cards) or a line saying there is nothing, and the link to the
+ * next page of a keyset-paged list. A page with filters puts a FilterForm above it.
+ */
+export const ListCard: FC<{
+  /** Prefix of the heading's id (`<id>-heading`). */
+  id: string;
+  title: Child;
+  before?: Child;
+  caption?: Child;
+  columns: ListColumn[];
+  /** How many rows `children` holds (0: `empty` is shown instead of the table). */
+  count: number;
+  empty: string;
+  tableClass?: string;
+  pager?: { href: string | null; label: string };
+  children?: Child;
+}> = ({ id, title, before, caption, columns, count, empty, tableClass, pager, children }) => (
+  <section class="card" aria-labelledby={`${id}-heading`}>
+    <h2 id={`${id}-heading`}>{title}</h2>
+    {before}
+    {count === 0 ? (
+      <p class="muted">{empty}</p>
+    ) : (
+      <table class={tableClass}>
+        {caption ? <caption>{caption}</caption> : null}
+        <thead>
+          <tr>
+            {columns.map((col) => (
+              <th scope="col" class={col.num ? 'num' : undefined}>
+                {col.label}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>{children}</tbody>
+      </table>
+    )}
+    {pager ? <Pager href={pager.href} label={pager.label} /> : null}
+  </section>
+);
+
+/** The retention window of the query log, said where a page reads it (history, a report's attached queries). */
+export const RetentionNote: FC<{ days: number }> = ({ days }) => (
+  <p class="muted">
+    Runs older than {days} days are in the archive: the QUERY_LOG_ARCHIVE bucket in R2, one file per day under{' '}
+    <code>query-log/YYYY-MM-DD/</code> (QUERY_LOG_RETENTION_DAYS; docs/deploy.md, "Query-log retention").
+  </p>
+);
 
 /** Who filed or ran something: the key (by name) or the assistant connection, and its user; each a filter link. */
 export const CallerCell: FC<{

@@ -3,7 +3,9 @@ import { ADMIN_NAV, type AdminPageId } from './nav';
 
 /**
  * The one stylesheet, inline (no external assets). Mobile first: forms stack, tables turn into labelled cards
- * under 720px; touch targets are at least 44px; focus is always visible.
+ * under 720px; touch targets are at least 44px (form controls, buttons, the navigation) or 24px (every other link: WCAG 2.2's
+ * minimum, success criterion 2.5.8); focus is always visible. Names, ids and SQL may be one long word: cells break
+ * them anywhere rather than widen the table past its card (test/node/browser-layout.test.mjs holds both at 1280 and 390 px).
  */
 const CSS = `
 :root{color-scheme:light dark;--bg:#f6f7f9;--fg:#1b1f24;--muted:#57606a;--card:#fff;--line:#d0d7de;--accent:#0b5cad;--accent-fg:#fff;
@@ -57,8 +59,12 @@ input[aria-invalid="true"]{border-color:var(--danger);border-width:2px}
 .actions{display:flex;flex-wrap:wrap;gap:.75rem;margin-top:1rem}
 .actions>*{flex:1 1 10rem}
 a{color:var(--accent)}
+a:not(.button){display:inline-block;min-height:24px;min-width:24px}
 code{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.9em;word-break:break-all}
 td code,.nw{white-space:nowrap;word-break:normal}
+body{overflow-wrap:break-word}
+td,tbody th,dd,pre,.said,.error-message{overflow-wrap:anywhere}
+button,.button,.status-live{overflow-wrap:normal;white-space:nowrap}
 code.address{display:block;padding:.5rem .75rem;margin:.5rem 0;background:var(--bg);border:1px solid var(--line);border-radius:6px;
  font-size:1rem}
 .status-live{color:var(--ok);font-weight:600}
@@ -83,13 +89,14 @@ table.keys summary{padding:.25rem 0}
 table.keys td[data-label="Limits"] ul.plain{font-size:.85em;line-height:1.35}
 table.keys .status .button{min-height:36px;padding:.25rem .75rem}
 @media (min-width:720px){
+ table.keys td[data-label="Name"],table.keys td[data-label="Scope"]{min-width:8rem}
  table.keys td[data-label="Limits"]{min-width:17rem}
  table.keys td[data-label="Used, last 24 h"]{min-width:9rem}
  table.keys .status{flex-wrap:nowrap}
  table.keys summary{min-height:0}
 }
 @media (max-width:719px){
- nav.pages{flex-wrap:nowrap;gap:0 .75rem;overflow-x:auto;padding:0 .75rem;white-space:nowrap}
+ nav.pages{flex-wrap:nowrap;gap:0 .5rem;overflow-x:auto;padding:0 .75rem;white-space:nowrap}
  nav.pages .nav-long{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
  nav.pages .nav-short{display:inline}
  table,caption,thead,tbody,tr,th,td{display:block}
@@ -99,6 +106,21 @@ table.keys .status .button{min-height:36px;padding:.25rem .75rem}
  form.limits{min-width:0}
  td::before{content:attr(data-label);font-weight:600;color:var(--muted)}
 }
+.markdown{overflow-wrap:anywhere}
+.markdown pre{white-space:pre-wrap;margin:.5rem 0}
+.markdown h4,.markdown h5,.markdown h6{margin:.5rem 0 .25rem}
+.markdown blockquote{margin:.5rem 0;padding-left:.75rem;border-left:3px solid var(--line);color:var(--muted)}
+.md-table{overflow-x:auto;margin:.5rem 0;max-width:100%}
+.md-table table{display:table;width:auto;min-width:50%}
+.md-table thead{display:table-header-group;position:static;width:auto;height:auto;overflow:visible;clip:auto}
+.md-table tbody{display:table-row-group}
+.md-table tr{display:table-row;border:0;margin:0;padding:0}
+.md-table th,.md-table td{display:table-cell;padding:.35rem .5rem;border:1px solid var(--line);overflow-wrap:normal}
+.md-table td::before{content:none}
+.md-table .al-right{text-align:right}.md-table .al-center{text-align:center}
+.md-image{display:inline-flex;flex-wrap:wrap;gap:.25rem .75rem;align-items:center;padding:.25rem .6rem;border:1px dashed var(--line);
+ border-radius:6px;background:var(--card)}
+img.md-image{max-width:100%;height:auto;padding:0;border:0}
 `;
 
 // A favicon inline (no asset route, and the CSP's img-src allows data:): a database cylinder in the accent blue.
@@ -138,12 +160,17 @@ export const Layout: FC<LayoutProps> = ({ title, nonce, header, current, narrow,
         <nav class="pages" aria-label="Administration">
           {ADMIN_NAV.map((p) => (
             <a href={p.href} aria-current={p.id === current ? 'page' : undefined}>
-              <span class="nav-long">{p.label}</span>
+              {/* A label without a shorter form stays as it is on a phone (hiding it there left an 8 px link). */}
               {p.short !== p.label ? (
-                <span class="nav-short" aria-hidden="true">
-                  {p.short}
-                </span>
-              ) : null}
+                <>
+                  <span class="nav-long">{p.label}</span>
+                  <span class="nav-short" aria-hidden="true">
+                    {p.short}
+                  </span>
+                </>
+              ) : (
+                p.label
+              )}
             </a>
           ))}
         </nav>

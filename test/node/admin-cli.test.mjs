@@ -276,6 +276,14 @@ describe('API keys', () => {
     expect(r.stderr).toContain('brand brand_missing does not exist');
   });
 
+  it("refuses a name a live key of the organization has, as the console does (the org's key and its brands' share names)", async () => {
+    const before = (await rows('SELECT count(*) AS n FROM api_keys'))[0]?.n;
+    const r = await admin('key', 'create', '--brand', 'brand_cli', '--name', 'ORG KEY');
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('a live key named "ORG KEY" already exists in this organization; choose another name');
+    expect((await rows('SELECT count(*) AS n FROM api_keys'))[0]?.n).toBe(before);
+  });
+
   it('lists keys without secrets; --org includes its brands, --brand narrows', async () => {
     const all = await adminJson('key', 'list', '--org', 'org_cli');
     expect(all.keys.map((k) => k.name)).toEqual(['org key', 'brand key', 'human']);

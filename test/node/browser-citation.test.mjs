@@ -68,23 +68,27 @@ describe.skipIf(!BROWSER)('a citation opens, in chromium', () => {
   it.each([
     ['desktop', DESKTOP],
     ['phone', PHONE],
-  ])('followed without a session (%s): the sign-in page, then the item itself', async (name, viewport) => {
-    const [globex] = cited;
-    const context = await w.browser.newContext({ viewport });
-    const page = await context.newPage();
-    await page.goto(onWorker(globex.url));
-    const login = new URL(page.url());
-    expect(login.pathname).toBe('/admin/login');
-    expect(login.searchParams.get('next')).toBe(new URL(globex.url).pathname);
-    await submitSignIn(page, ADMINS.org);
-    await page.waitForURL(onWorker(globex.url));
-    await expect(page.locator('h1').textContent()).resolves.toContain('fact__orders');
-    await expect(page.locator('dl.facts code').first().textContent()).resolves.toBe(globex.id);
-    await expect(page.locator('pre.item').textContent()).resolves.toContain('"columns"');
-    await expectFitsViewport(page);
-    await shot(page, `admin-citation-${name === 'desktop' ? 1280 : 390}`);
-    await context.close();
-  }, 60_000);
+  ])(
+    'followed without a session (%s): the sign-in page, then the item itself',
+    async (name, viewport) => {
+      const [globex] = cited;
+      const context = await w.browser.newContext({ viewport });
+      const page = await context.newPage();
+      await page.goto(onWorker(globex.url));
+      const login = new URL(page.url());
+      expect(login.pathname).toBe('/admin/login');
+      expect(login.searchParams.get('next')).toBe(new URL(globex.url).pathname);
+      await submitSignIn(page, ADMINS.org);
+      await page.waitForURL(onWorker(globex.url));
+      await expect(page.locator('h1').textContent()).resolves.toContain('fact__orders');
+      await expect(page.locator('dl.facts code').first().textContent()).resolves.toBe(globex.id);
+      await expect(page.locator('pre.item').textContent()).resolves.toContain('"columns"');
+      await expectFitsViewport(page);
+      await shot(page, `admin-citation-${name === 'desktop' ? 1280 : 390}`);
+      await context.close();
+    },
+    60_000,
+  );
 
   it("another brand's item is a plain 404 for the brand administrator, after the same sign-in", async () => {
     const [globex, acme] = cited;

@@ -35,14 +35,15 @@ export function seedSecrets(tag) {
  * @param {string} prefix the state directory's name prefix
  * @param {ReturnType<typeof seedSecrets>} secrets
  * @param {() => Promise<Record<string, string>>} [vars] extra bindings, made in beforeAll before the Worker starts
+ * @param {string[]} [extraSql] statements run after the demo seed, before the Worker starts
  */
-export function seededWorkerAndBrowser(found, prefix, secrets, vars) {
+export function seededWorkerAndBrowser(found, prefix, secrets, vars, extraSql = []) {
   /** @type {{ baseUrl: string, browser: import('playwright-core').Browser | undefined, stop?: () => Promise<void> }} */
   const state = { baseUrl: '', browser: undefined };
   beforeAll(async () => {
     if (!found) return;
     await mkdir(ARTIFACTS, { recursive: true });
-    const worker = await startSeededWorker({ prefix, ...secrets, vars: vars ? await vars() : {} });
+    const worker = await startSeededWorker({ prefix, ...secrets, vars: vars ? await vars() : {}, extraSql });
     state.baseUrl = worker.baseUrl;
     state.stop = worker.stop;
     state.browser = await chromium.launch({ executablePath: found.path, args: CHROMIUM_FLAGS, headless: true });

@@ -12,11 +12,12 @@ import { importWorkerModules, ROOT } from '../../scripts/lib/import-ts.mjs';
 
 /**
  * Seeds a fresh state dir and starts the Worker on it; `stop` disposes of the Worker and deletes the state.
- * `vars` are extra plain-text bindings (e.g. a webhook URL, the local warehouse's address).
- * @param {{ prefix: string, keys: Record<string, string>, admins: Record<string, { email: string, password: string }>, vars?: Record<string, string> }} opts
+ * `vars` are extra plain-text bindings (e.g. a webhook URL, the local warehouse's address); `extraSql` statements run
+ * after the demo seed (a test's own rows: long names, log rows, reports).
+ * @param {{ prefix: string, keys: Record<string, string>, admins: Record<string, { email: string, password: string }>, vars?: Record<string, string>, extraSql?: string[] }} opts
  * @returns {Promise<{ baseUrl: string, stop: () => Promise<void> }>}
  */
-export async function startSeededWorker({ prefix, keys, admins, vars = {} }) {
+export async function startSeededWorker({ prefix, keys, admins, vars = {}, extraSql = [] }) {
   // wrangler in-process: no telemetry, no fetch of the Request.cf placeholder (offline machine).
   process.env.WRANGLER_SEND_METRICS = 'false';
   process.env.CLOUDFLARE_CF_FETCH_ENABLED = 'false';
@@ -33,7 +34,7 @@ export async function startSeededWorker({ prefix, keys, admins, vars = {} }) {
     const db = await openD1({ persistTo: stateDir });
     try {
       await applyMigrations(db);
-      await db.execute(seed.map((/** @type {string} */ s) => `${s.trim().replace(/;+$/, '')};`).join('\n'));
+      await db.execute([...seed, ...extraSql].map((/** @type {string} */ s) => `${s.trim().replace(/;+$/, '')};`).join('\n'));
     } finally {
       await db.close();
     }

@@ -53,6 +53,17 @@ describe('bearer auth (self-signed service-account JWT)', () => {
       'authError',
     ],
     ['a token issued in the future', () => `Bearer ${signServiceAccountJwt(t.mainJson, { nowSeconds: now() + 600 })}`, 'authError'],
+    // AIP-4111: a self-signed JWT names its audience or its scopes, never both, and the scopes must cover BigQuery.
+    [
+      'both aud and scope',
+      () => `Bearer ${signServiceAccountJwt(t.mainJson, { claims: { scope: 'https://www.googleapis.com/auth/bigquery' } })}`,
+      'authError',
+    ],
+    [
+      'a scope that does not cover BigQuery',
+      () => `Bearer ${signServiceAccountJwt(t.mainJson, { scope: 'https://www.googleapis.com/auth/devstorage.read_only' })}`,
+      'authError',
+    ],
   ];
   it.each(cases)("refuses %s with 401 in BigQuery's shape", async (_, header, reason) => {
     const r = await withToken(header());
@@ -77,6 +88,15 @@ describe('bearer auth (self-signed service-account JWT)', () => {
     expect(r.status).toBe(200);
     expect(r.body.rows).toEqual([{ f: [{ v: '1' }] }]);
   });
+
+  it.each(['https://www.googleapis.com/auth/bigquery', 'openid https://www.googleapis.com/auth/cloud-platform'])(
+    'accepts a token with the scope claim %s and no aud (AIP-4111), which no endpoint name can break',
+    async (scope) => {
+      const r = await withToken(`Bearer ${signServiceAccountJwt(t.mainJson, { scope })}`);
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      expect(r.body.rows).toEqual([{ f: [{ v: '1' }] }]);
+    },
+  );
 });
 
 describe('jobs.insert dry run', () => {

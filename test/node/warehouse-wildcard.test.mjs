@@ -51,12 +51,13 @@ describe('wildcard tables', () => {
     });
   });
 
-  it('the dry run lists every matched shard (more than 50) and bills only the columns the query names', async () => {
+  it('the dry run lists 50 of the 60 matched shards, as BigQuery may, and bills only the columns the query names', async () => {
     const d = await t.dryRun(`SELECT event_name, COUNT(*) AS n FROM ${EVENTS} GROUP BY event_name`);
     expect(d.status).toBe(200);
     const refs = d.body.statistics.query.referencedTables;
-    expect(refs.map((x) => x.tableId).sort()).toEqual(shardNames(t.wh.today));
-    expect(refs.length).toBeGreaterThanOrEqual(50);
+    // "Queries that reference more than 50 tables will not have a complete list" (JobStatistics2).
+    expect(refs.length).toBe(50);
+    expect(shardNames(t.wh.today)).toEqual(expect.arrayContaining(refs.map((x) => x.tableId)));
     expect(new Set(refs.map((x) => `${x.projectId}.${x.datasetId}`))).toEqual(new Set([`service-v1.${SHARDED.dataset}`]));
     const names = Number(d.body.statistics.query.totalBytesProcessed);
     const star = Number((await t.dryRun(`SELECT * FROM ${EVENTS}`)).body.statistics.query.totalBytesProcessed);

@@ -30,7 +30,18 @@ import { requireAdminPost, type Admin, adminGet } from '../../web/guards';
 import { AdminPage, Time } from '../../web/layout';
 import { renderPage } from '../../web/render';
 import { count, formatBytes } from '../keys/units';
-import { CallerCell, ConsoleCss, FilterForm, filterQuery, Pager, type FilterField } from '../../web/console-parts';
+import {
+  CallerCell,
+  ConsoleCss,
+  FilterForm,
+  filterQuery,
+  ListCard,
+  listPage,
+  RetentionNote,
+  type FilterField,
+  type ListColumn,
+} from '../../web/console-parts';
+import { configOf } from '../../env';
 
 const PATH = '/admin/inbox';
 
@@ -78,6 +89,8 @@ const Row: FC<{ f: FeedbackItem }> = ({ f }) => (
   </tr>
 );
 
+const REPORT_COLUMNS: ListColumn[] = ['Filed', 'Report', 'Brand', 'Severity', 'Status', 'Filed by', 'Assignee'].map((label) => ({ label }));
+
 function filterFields(admin: Admin, keys: { id: string; name: string }[], connections: ConnectionChoice[]): FilterField[] {
   return [
     { name: 'brand', label: 'Brand', options: admin.user.reach.brands.map((b) => ({ value: b.id, label: b.name ?? b.id })) },
@@ -107,10 +120,7 @@ async function renderList(c: Context<AppEnv>, admin: Admin) {
     listManagedKeys(c.env, admin.user.reach),
     listConnections(c.env, visibilityOf(admin.user.reach)),
   ]);
-  const more = items.length > INBOX_PAGE_SIZE;
-  const shown = items.slice(0, INBOX_PAGE_SIZE);
-  const last = shown.at(-1);
-  const next = more && last ? `${last.createdAt}:${last.id}` : null;
+  const { shown, next } = listPage(items, INBOX_PAGE_SIZE);
   return renderPage(c, parsed.success ? 200 : 400, (nonce) => (
     <AdminPage title="Data-issue inbox" nonce={nonce} current="inbox" email={admin.user.reach.email} csrf={admin.csrf}>
       <ConsoleCss nonce={nonce} />
@@ -123,33 +133,20 @@ async function renderList(c: Context<AppEnv>, admin: Admin) {
         values={raw}
         error={parsed.success ? undefined : parsed.error.issues[0]?.message}
       />
-      <section class="card" aria-labelledby="reports-heading">
-        <h2 id="reports-heading">Reports</h2>
-        {shown.length === 0 ? (
-          <p class="muted">No reports match.</p>
-        ) : (
-          <table class="compact">
-            <caption>Data issues filed by API keys and connected assistants on the brands you administer, newest first.</caption>
-            <thead>
-              <tr>
-                <th scope="col">Filed</th>
-                <th scope="col">Report</th>
-                <th scope="col">Brand</th>
-                <th scope="col">Severity</th>
-                <th scope="col">Status</th>
-                <th scope="col">Filed by</th>
-                <th scope="col">Assignee</th>
-              </tr>
-            </thead>
-            <tbody>
-              {shown.map((f) => (
-                <Row f={f} />
-              ))}
-            </tbody>
-          </table>
-        )}
-        <Pager href={next ? `${PATH}?${filterQuery(raw, { before: next })}` : null} label="Older reports" />
-      </section>
+      <ListCard
+        id="reports"
+        title="Reports"
+        caption="Data issues filed by API keys and connected assistants on the brands you administer, newest first."
+        columns={REPORT_COLUMNS}
+        count={shown.length}
+        empty="No reports match."
+        tableClass="compact"
+        pager={{ href: next ? `${PATH}?${filterQuery(raw, { before: next })}` : null, label: 'Older reports' }}
+      >
+        {shown.map((f) => (
+          <Row f={f} />
+        ))}
+      </ListCard>
     </AdminPage>
   ));
 }
@@ -401,6 +398,8 @@ async function renderDetail(
       <section class="card" aria-labelledby="queries-heading">
         <h2 id="queries-heading">Attached queries</h2>
         <AttachedQueries queries={item.recentQueries} />
+        {/* A run attached here stays here; its row in the history is gone once it is archived. */}
+        <RetentionNote days={configOf(c.env).QUERY_LOG_RETENTION_DAYS} />
       </section>
       <section class="card" aria-labelledby="deliveries-heading">
         <h2 id="deliveries-heading">Notifications</h2>

@@ -30,6 +30,7 @@ import { renderPage } from '../../web/render';
 import { count, formatByteLimit, formatBytes } from './units';
 import { KEY_CREATED_PATH, type KeyCreatedFlash } from './key-created.page';
 import { currentScope } from '../../context';
+import { ListCard, type ListColumn } from '../../web/console-parts';
 
 /** Fixed texts for `?notice=` after a redirect; the parameter only picks one, it is never echoed. */
 const NOTICES: Record<string, string> = {
@@ -230,10 +231,20 @@ export interface KeysPageProps {
   /** A refused change-limits form, shown open on its key with the problem. */
   limitsEdit?: LimitsEdit;
   form?: CreateFormValues;
+  /** The create form's field at fault. */
+  invalid?: 'name';
 }
 
 /** The create form's input id of each setting (`key-max-bytes` for the per-query ceiling, as it always was). */
 const createInputId = (setting: KeySettingName) => (setting === 'maxBytesBilled' ? 'key-max-bytes' : `key-${KEY_SETTINGS[setting].flag}`);
+
+/**
+ * What the "Reaches" choice starts on: the first brand, the safer default (a leaked brand key reaches one brand's
+ * data, an organization key every brand's); an organization only for someone who administers no single brand.
+ */
+function defaultScope(scopes: readonly KeyScopeChoice[]): string | undefined {
+  return (scopes.find((s) => s.kind === 'brand') ?? scopes[0])?.value;
+}
 
 /** The create-key form. A new field goes in key-forms.ts (schema, label) and here (its input). */
 const CreateKeyForm: FC<{
@@ -241,8 +252,10 @@ const CreateKeyForm: FC<{
   scopes: KeyScopeChoice[];
   defaults: KeyLimits;
   error?: string;
+  /** The field the error is about (it gets focus and aria-invalid). */
+  invalid?: 'name';
   form?: CreateFormValues;
-}> = ({ csrf, scopes, defaults, error, form }) => (
+}> = ({ csrf, scopes, defaults, error, invalid, form }) => (
   <section class="card" aria-labelledby="create-heading">
     <h2 id="create-heading">Create an API key</h2>
     <p class="muted">The secret is shown once, right after creation. Only its hash is stored.</p>
@@ -256,13 +269,23 @@ const CreateKeyForm: FC<{
       <div class="grid two">
         <div>
           <label for="key-name">{CREATE_KEY_FIELD_LABELS.name}</label>
-          <input id="key-name" name="name" required maxlength={100} value={form?.name ?? ''} placeholder="e.g. Looker Studio" />
+          <input
+            id="key-name"
+            name="name"
+            required
+            maxlength={100}
+            value={form?.name ?? ''}
+            placeholder="e.g. Looker Studio"
+            aria-invalid={invalid === 'name' ? 'true' : undefined}
+            aria-describedby={invalid === 'name' ? 'create-error' : undefined}
+            autofocus={invalid === 'name'}
+          />
         </div>
         <div>
           <label for="key-scope">{CREATE_KEY_FIELD_LABELS.scope}</label>
           <select id="key-scope" name="scope" required>
             {scopes.map((s) => (
-              <option value={s.value} selected={form?.scope === s.value}>
+              <option value={s.value} selected={s.value === (form?.scope ?? defaultScope(scopes))}>
                 {s.label}
               </option>
             ))}
@@ -301,47 +324,49 @@ const CreateKeyForm: FC<{
   </section>
 );
 
-export const KeysPage: FC<KeysPageProps> = ({ nonce, email, csrf, notice, error, keys, scopes, defaults, usage, limitsEdit, form }) => (
+const KEY_COLUMNS: ListColumn[] = ['Name', 'Prefix', 'Scope', 'Status', 'Created', 'Last used', 'Used, last 24 h', 'Limits'].map(
+  (label) => ({
+    label,
+  }),
+);
+
+export const KeysPage: FC<KeysPageProps> = ({
+  nonce,
+  email,
+  csrf,
+  notice,
+  error,
+  invalid,
+  keys,
+  scopes,
+  defaults,
+  usage,
+  limitsEdit,
+  form,
+}) => (
   <AdminPage title="API keys" nonce={nonce} current="keys" email={email} csrf={csrf} notice={notice}>
-    <CreateKeyForm csrf={csrf} scopes={scopes} defaults={defaults} error={error} form={form} />
-    <section class="card" aria-labelledby="keys-heading">
-      <h2 id="keys-heading">Keys</h2>
-      {keys.length === 0 ? (
-        <p class="muted">No keys yet.</p>
-      ) : (
-        <table class="keys">
-          <caption>
-            Keys of the organizations and brands you administer. Usage counts query runs and bytes billed in the last 24 hours (rolling).
-            Changed limits and revocations take effect immediately.
-          </caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Prefix</th>
-              <th scope="col">Scope</th>
-              <th scope="col">Status</th>
-              <th scope="col">Created</th>
-              <th scope="col">Last used</th>
-              <th scope="col">Used, last 24 h</th>
-              <th scope="col">Limits</th>
-            </tr>
-          </thead>
-          <tbody>
-            {keys.map((k) => (
-              <KeyRow k={k} csrf={csrf} defaults={defaults} usage={usage.get(k.id)} edit={limitsEdit} />
-            ))}
-          </tbody>
-        </table>
-      )}
-    </section>
+    <CreateKeyForm csrf={csrf} scopes={scopes} defaults={defaults} error={error} invalid={invalid} form={form} />
+    <ListCard
+      id="keys"
+      title="Keys"
+      caption="Keys of the organizations and brands you administer. Usage counts query runs and bytes billed in the last 24 hours (rolling). Changed limits and revocations take effect immediately."
+      columns={KEY_COLUMNS}
+      count={keys.length}
+      empty="No keys yet."
+      tableClass="keys"
+    >
+      {keys.map((k) => (
+        <KeyRow k={k} csrf={csrf} defaults={defaults} usage={usage.get(k.id)} edit={limitsEdit} />
+      ))}
+    </ListCard>
   </AdminPage>
 );
 
 async function renderKeysPage(
   c: Context<AppEnv>,
   { user, csrf }: Admin,
-  status: 200 | 400 | 403,
-  extra: Pick<KeysPageProps, 'notice' | 'error' | 'form' | 'limitsEdit'> = {},
+  status: 200 | 400 | 403 | 409,
+  extra: Pick<KeysPageProps, 'notice' | 'error' | 'form' | 'limitsEdit' | 'invalid'> = {},
 ) {
   const defaults = defaultLimits(c.env);
   const [keys, scopes] = await Promise.all([listManagedKeys(c.env, user.reach), keyScopeChoices(c.env, user.reach)]);
@@ -376,6 +401,9 @@ export function keysRoutes(admin: Hono<AppEnv>): void {
     } catch (err) {
       if (err instanceof ApiError && err.code === 'FORBIDDEN_BRAND') {
         return renderKeysPage(c, g.value, 403, { error: 'You do not administer the organization or brand you chose.', form: keep });
+      }
+      if (err instanceof ApiError && err.code === 'VALIDATION') {
+        return renderKeysPage(c, g.value, 409, { error: `Not created: ${err.message}.`, form: keep, invalid: 'name' });
       }
       throw err;
     }

@@ -7,6 +7,7 @@ import {
   insertKeyStatement,
   KEY_COLUMNS,
   KEY_FROM,
+  keyNameTakenMessage,
   keyOfRow,
   updateKeySettingsStatement,
   type KeyReach,
@@ -99,7 +100,8 @@ export interface NewKey {
 
 /**
  * Creates a key for a scope the user manages. The secret is returned once and never stored (only its SHA-256, by
- * `generateApiKey`). Throws FORBIDDEN_BRAND for a scope outside the user's reach.
+ * `generateApiKey`). Throws FORBIDDEN_BRAND for a scope outside the user's reach, VALIDATION (field `name`) for a name a
+ * live key of the same organization already has.
  */
 export async function createManagedKey(
   env: Env,
@@ -111,7 +113,7 @@ export async function createManagedKey(
   const allowed = kind === 'org' ? reach.orgIds.includes(id) : reach.brands.some((b) => b.id === id);
   if (!allowed) throw new ApiError('FORBIDDEN_BRAND', `you do not administer ${kind} ${JSON.stringify(id)}`);
   const gen = await generateApiKey();
-  await prepare(
+  const inserted = await prepare(
     env,
     insertKeyStatement({
       id: gen.id,
@@ -125,7 +127,8 @@ export async function createManagedKey(
       createdByUserId: reach.userId,
       now,
     }),
-  ).run();
+  ).first();
+  if (inserted === null) throw new ApiError('VALIDATION', keyNameTakenMessage(form.name), { details: { field: 'name' } });
   const row = await env.DB.prepare(`SELECT ${KEY_COLUMNS} FROM ${KEY_FROM} WHERE k.id = ?`).bind(gen.id).first();
   if (!row) throw new Error(`key ${gen.id} was not found right after its insert`);
   return { key: toManagedKey(keyOfRow(row)), secret: gen.secret };

@@ -88,7 +88,22 @@ export interface NewKeyRow {
   now: number;
 }
 
-/** Inserts a key (exactly one of orgId and brandId; the table's CHECK refuses anything else). */
+/**
+ * The key-name rule, stated once: a live key's name is unique within its organization (an organization key and the
+ * keys of its brands share one namespace), compared without case and surrounding spaces. A revoked key's name is
+ * free again. `?name`, `?org` and `?brand` are the placeholders of the new key's name, org id and brand id.
+ */
+function nameTakenCondition(name: string, org: string, brand: string): string {
+  return `EXISTS (SELECT 1 FROM api_keys t LEFT JOIN brands tb ON tb.id = t.brand_id
+     WHERE t.revoked_at IS NULL AND lower(trim(t.name)) = lower(trim(${name}))
+       AND COALESCE(t.org_id, tb.org_id) = COALESCE(${org}, (SELECT org_id FROM brands WHERE id = ${brand})))`;
+}
+
+/**
+ * Inserts a key (exactly one of orgId and brandId; the table's CHECK refuses anything else) and returns its id; no
+ * row when a live key of the same organization already has this name (`nameTakenCondition`), checked in the same
+ * statement, so two creates at once cannot both pass.
+ */
 export function insertKeyStatement(k: NewKeyRow): Statement {
   const columns = ['id', 'name', 'prefix', 'secret_hash', 'org_id', 'brand_id', 'memories_write', 'created_by_user_id', 'created_at'];
   const params: Literal[] = [k.id, k.name, k.prefix, k.secretHash, k.orgId, k.brandId, k.memoriesWrite ? 1 : 0, k.createdByUserId, k.now];
@@ -96,7 +111,16 @@ export function insertKeyStatement(k: NewKeyRow): Statement {
     columns.push(KEY_SETTINGS[name].column);
     params.push(k.settings[name] ?? null);
   }
-  return { sql: `INSERT INTO api_keys (${columns.join(', ')}) VALUES (${params.map((_, i) => `?${i + 1}`).join(', ')})`, params };
+  const values = params.map((_, i) => `?${i + 1}`).join(', ');
+  return {
+    sql: `INSERT INTO api_keys (${columns.join(', ')}) SELECT ${values} WHERE NOT ${nameTakenCondition('?2', '?5', '?6')} RETURNING id`,
+    params,
+  };
+}
+
+/** What a refused duplicate name says, on the console and in the admin CLI alike. */
+export function keyNameTakenMessage(name: string): string {
+  return `a live key named ${JSON.stringify(name.trim())} already exists in this organization; choose another name (names are unique per organization, ignoring case)`;
 }
 
 /**

@@ -69,23 +69,41 @@ const RevisionRowSchema = z.object({
 /** Most memories one page lists (owners hold at most 200 live each; deleted ones add up over time). */
 const PAGE_MAX = 1000;
 
-/** The memories reaching the user's brands, grouped by table (general first, then by name), each with its history. */
-export async function listManagedMemories(env: Env, reach: AdminReach, opts: { deleted: boolean }): Promise<MemoryTableGroup[]> {
+/** What the memories list shows: live or deleted ones, optionally only those reaching one brand or holding some words. */
+export interface MemoryListFilter {
+  deleted: boolean;
+  /** Only memories that reach this brand (system ones, its organization's, its own); one of the user's brands. */
+  brandId?: string;
+  /** Only memories whose title, table or content holds this text (any case). */
+  text?: string;
+}
+
+/**
+ * The memories reaching the user's brands (and the filter), grouped by table (general first, then by name), each
+ * with its history. A brand outside the user's reach matches nothing.
+ */
+export async function listManagedMemories(env: Env, reach: AdminReach, opts: MemoryListFilter): Promise<MemoryTableGroup[]> {
   const orgIds = [...new Set(reach.brands.map((b) => b.orgId))];
   const brandIds = reach.brands.map((b) => b.id);
+  const brand = opts.brandId === undefined ? null : reach.brands.find((b) => b.id === opts.brandId);
+  if (brand === undefined) return [];
+  const text = opts.text?.trim() ? opts.text.trim().toLowerCase() : null;
+  // ?1 org ids, ?2 brand ids, ?3 deleted, ?4/?5 the brand filter (id, its org), ?6 the text filter.
+  const where = `(m.deleted_at IS NULL) <> ?3
+    AND (m.scope = 'system' OR m.org_id IN (SELECT value FROM json_each(?1)) OR m.brand_id IN (SELECT value FROM json_each(?2)))
+    AND (?4 IS NULL OR m.scope = 'system' OR m.org_id = ?5 OR m.brand_id = ?4)
+    AND (?6 IS NULL OR instr(lower(m.title), ?6) > 0 OR instr(lower(m.content), ?6) > 0 OR instr(lower(COALESCE(m.table_name, '')), ?6) > 0)`;
+  const params = [JSON.stringify(orgIds), JSON.stringify(brandIds), opts.deleted ? 1 : 0, brand?.id ?? null, brand?.orgId ?? null, text];
   const [memories, revisions] = await env.DB.batch([
     env.DB.prepare(
-      `SELECT ${MEMORY_COLUMNS} FROM memories m
-        WHERE (m.deleted_at IS NULL) <> ?3
-          AND (m.scope = 'system' OR m.org_id IN (SELECT value FROM json_each(?1)) OR m.brand_id IN (SELECT value FROM json_each(?2)))
+      `SELECT ${MEMORY_COLUMNS} FROM memories m WHERE ${where}
         ORDER BY m.table_name IS NOT NULL, m.table_name, m.scope, m.updated_at DESC, m.id LIMIT ${PAGE_MAX}`,
-    ).bind(JSON.stringify(orgIds), JSON.stringify(brandIds), opts.deleted ? 1 : 0),
+    ).bind(...params),
     env.DB.prepare(
       `SELECT r.memory_id, r.action, r.before_json, r.actor_kind, r.actor_name, r.transport, r.created_at FROM memory_revisions r
-        WHERE r.memory_id IN (SELECT m.id FROM memories m WHERE (m.deleted_at IS NULL) <> ?3
-          AND (m.scope = 'system' OR m.org_id IN (SELECT value FROM json_each(?1)) OR m.brand_id IN (SELECT value FROM json_each(?2))))
+        WHERE r.memory_id IN (SELECT m.id FROM memories m WHERE ${where})
         ORDER BY r.created_at DESC, r.rowid DESC`,
-    ).bind(JSON.stringify(orgIds), JSON.stringify(brandIds), opts.deleted ? 1 : 0),
+    ).bind(...params),
   ]);
   const history = new Map<string, MemoryRevisionView[]>();
   for (const r of z.array(RevisionRowSchema).parse(revisions?.results ?? [])) {

@@ -25,6 +25,9 @@ import { AdminPage, Time } from '../../web/layout';
 import { renderMarkdown } from '../../web/markdown';
 import { renderPage } from '../../web/render';
 import { currentScope } from '../../context';
+import { ConsoleCss, FilterForm, filterQuery } from '../../web/console-parts';
+
+const PATH = '/admin/memories';
 
 /** What this page adds to the shared stylesheet: the markdown box and the content textarea. */
 const CSS = `
@@ -32,10 +35,7 @@ textarea{width:100%;min-height:10rem;padding:.5rem .75rem;font:inherit;font-fami
  color:inherit;background:var(--bg);border:1px solid var(--line);border-radius:6px}
 textarea:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
 textarea[aria-invalid="true"]{border-color:var(--danger);border-width:2px}
-div.memory{background:var(--bg);border:1px solid var(--line);border-radius:6px;padding:.25rem .75rem;margin:.5rem 0;word-break:break-word}
-div.memory pre{white-space:pre-wrap;margin:.5rem 0}
-div.memory h4,div.memory h5,div.memory h6{margin:.5rem 0 .25rem}
-div.memory blockquote{margin:.5rem 0;padding-left:.75rem;border-left:3px solid var(--line);color:var(--muted)}
+div.memory{background:var(--bg);border:1px solid var(--line);border-radius:6px;padding:.25rem .75rem;margin:.5rem 0}
 pre.memory{white-space:pre-wrap;word-break:break-word;background:var(--bg);border:1px solid var(--line);border-radius:6px;padding:.75rem;
  margin:.5rem 0;font-size:.95rem}
 article.memory{border-top:1px solid var(--line);padding:.75rem 0}
@@ -60,6 +60,9 @@ export interface MemoriesPageProps {
   email: string;
   csrf: string;
   deleted: boolean;
+  /** The brand and text filters as given (`brand`, `q`), and the brands to choose from. */
+  filter: { brand?: string; q?: string };
+  brands: { id: string; name: string | null }[];
   groups: MemoryTableGroup[];
   owners: MemoryOwnerChoice[];
   notice?: string;
@@ -219,23 +222,36 @@ const MemoryItem: FC<{ m: ManagedMemory; csrf: string; form?: MemoryFormState }>
   );
 };
 
-export const MemoriesPage: FC<MemoriesPageProps> = ({ nonce, email, csrf, deleted, groups, owners, notice, form }) => {
+export const MemoriesPage: FC<MemoriesPageProps> = ({ nonce, email, csrf, deleted, filter, brands, groups, owners, notice, form }) => {
   const creating = form?.target === 'new' ? form : undefined;
+  const values = { brand: filter.brand ?? '', q: filter.q ?? '' };
+  const tab = (d: boolean) => `${PATH}?${filterQuery(values, d ? { deleted: '1' } : {})}`.replace(/\?$/, '');
+  const filtered = values.brand !== '' || values.q !== '';
   return (
     <AdminPage title="Memories" nonce={nonce} current="memories" email={email} csrf={csrf} notice={notice}>
+      <ConsoleCss nonce={nonce} />
       <style nonce={nonce} dangerouslySetInnerHTML={{ __html: CSS }} />
       <p class="muted">
         Notes on what each table means and how to analyze it. Assistants and API clients read them as data (list_memories, GET
         /v1/data/memories). Every change is recorded.
       </p>
       <nav class="tabs" aria-label="Memories">
-        <a href="/admin/memories" aria-current={deleted ? undefined : 'page'}>
+        <a href={tab(false)} aria-current={deleted ? undefined : 'page'}>
           Live
         </a>
-        <a href="/admin/memories?deleted=1" aria-current={deleted ? 'page' : undefined}>
+        <a href={tab(true)} aria-current={deleted ? 'page' : undefined}>
           Deleted
         </a>
       </nav>
+      <FilterForm
+        action={PATH}
+        fields={[
+          { name: 'brand', label: 'Reaches brand', options: brands.map((b) => ({ value: b.id, label: b.name ?? b.id })) },
+          { name: 'q', label: 'Words', placeholder: 'in the title, table or text' },
+        ]}
+        values={values}
+        keep={deleted ? { deleted: '1' } : {}}
+      />
       {deleted ? null : (
         <section class="card" aria-labelledby="new-memory-heading">
           <h2 id="new-memory-heading">Write a memory</h2>
@@ -263,7 +279,9 @@ export const MemoriesPage: FC<MemoriesPageProps> = ({ nonce, email, csrf, delete
           </form>
         </section>
       )}
-      {groups.length === 0 ? <p class="muted">{deleted ? 'No deleted memories.' : 'No memories yet.'}</p> : null}
+      {groups.length === 0 ? (
+        <p class="muted">{filtered ? 'No memories match.' : deleted ? 'No deleted memories.' : 'No memories yet.'}</p>
+      ) : null}
       {groups.map((g) => (
         <section class="card" aria-label={g.table ? `Table ${g.table}` : 'General context'}>
           <h2>{g.table ? <code>{g.table}</code> : 'General context'}</h2>
@@ -290,8 +308,9 @@ async function renderMemories(
   status: 200 | 400 | 403 | 404 | 409,
   opts: { deleted: boolean; notice?: string; form?: MemoryFormState },
 ) {
+  const filter = { brand: c.req.query('brand') || undefined, q: (c.req.query('q') ?? '').slice(0, 200) || undefined };
   const [groups, owners] = await Promise.all([
-    listManagedMemories(c.env, user.reach, { deleted: opts.deleted }),
+    listManagedMemories(c.env, user.reach, { deleted: opts.deleted, brandId: filter.brand, text: filter.q }),
     memoryOwnerChoices(c.env, user.reach),
   ]);
   return renderPage(c, status, (nonce) => (
@@ -300,6 +319,8 @@ async function renderMemories(
       email={user.reach.email}
       csrf={csrf}
       deleted={opts.deleted}
+      filter={filter}
+      brands={user.reach.brands}
       groups={groups}
       owners={owners}
       notice={opts.notice}

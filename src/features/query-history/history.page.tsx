@@ -26,7 +26,18 @@ import { type Admin, adminGet } from '../../web/guards';
 import { AdminPage, MessagePage, Time } from '../../web/layout';
 import { renderPage } from '../../web/render';
 import { count, formatBytes, plural } from '../keys/units';
-import { CallerCell, ConsoleCss, FilterForm, filterQuery, Pager, type FilterField } from '../../web/console-parts';
+import {
+  CallerCell,
+  ConsoleCss,
+  FilterForm,
+  filterQuery,
+  listPage,
+  ListCard,
+  RetentionNote,
+  type FilterField,
+  type ListColumn,
+} from '../../web/console-parts';
+import { configOf } from '../../env';
 
 const PATH = '/admin/history';
 /** Rows read per statement while building a CSV export. */
@@ -82,6 +93,18 @@ const RunRow: FC<{ r: Run }> = ({ r }) => (
     </td>
   </tr>
 );
+
+const RUN_COLUMNS: ListColumn[] = [
+  { label: 'Ran' },
+  { label: 'Caller' },
+  { label: 'Brand' },
+  { label: 'Query' },
+  { label: 'Outcome' },
+  { label: 'Rows', num: true },
+  { label: 'Bytes billed', num: true },
+  { label: 'Duration', num: true },
+  { label: 'Est. cost', num: true },
+];
 
 const WINDOW_LABEL: Record<(typeof TOTAL_WINDOWS)[number], string> = { 1: '24 h', 7: '7 days', 30: '30 days' };
 
@@ -147,7 +170,7 @@ async function renderHistory(c: Context<AppEnv>, admin: Admin) {
     listManagedKeys(c.env, admin.user.reach),
     listConnections(c.env, v),
   ]);
-  const next = nextCursor(runs, HISTORY_PAGE_SIZE);
+  const page = listPage(runs, HISTORY_PAGE_SIZE);
   const price = usdPerTib(c.env);
   return renderPage(c, parsed.success ? 200 : 400, (nonce) => (
     <AdminPage title="Query history" nonce={nonce} current="history" email={admin.user.reach.email} csrf={admin.csrf}>
@@ -158,47 +181,29 @@ async function renderHistory(c: Context<AppEnv>, admin: Admin) {
         values={raw}
         error={parsed.success ? undefined : parsed.error.issues[0]?.message}
       />
-      <section class="card" aria-labelledby="runs-heading">
-        <h2 id="runs-heading">Runs</h2>
-        <p>
-          <a href={`${PATH}.csv?${filterQuery(raw)}`}>Download these runs as CSV</a>{' '}
-          <span class="muted">(every matching run, up to {count(CSV_MAX_ROWS)})</span>
-        </p>
-        {runs.length === 0 ? (
-          <p class="muted">No runs match.</p>
-        ) : (
-          <table class="compact">
-            <caption>Every run, accepted or refused, newest first. Estimated cost: bytes billed at ${price} per TiB (on-demand).</caption>
-            <thead>
-              <tr>
-                <th scope="col">Ran</th>
-                <th scope="col">Caller</th>
-                <th scope="col">Brand</th>
-                <th scope="col">Query</th>
-                <th scope="col">Outcome</th>
-                <th scope="col" class="num">
-                  Rows
-                </th>
-                <th scope="col" class="num">
-                  Bytes billed
-                </th>
-                <th scope="col" class="num">
-                  Duration
-                </th>
-                <th scope="col" class="num">
-                  Est. cost
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {runs.slice(0, HISTORY_PAGE_SIZE).map((r) => (
-                <RunRow r={r} />
-              ))}
-            </tbody>
-          </table>
-        )}
-        <Pager href={next ? `${PATH}?${filterQuery(raw, { before: next })}` : null} label="Older runs" />
-      </section>
+      <ListCard
+        id="runs"
+        title="Runs"
+        before={
+          <>
+            <p>
+              <a href={`${PATH}.csv?${filterQuery(raw)}`}>Download these runs as CSV</a>{' '}
+              <span class="muted">(every matching run, up to {count(CSV_MAX_ROWS)})</span>
+            </p>
+            <RetentionNote days={configOf(c.env).QUERY_LOG_RETENTION_DAYS} />
+          </>
+        }
+        caption={`Every run, accepted or refused, newest first. Estimated cost: bytes billed at $${price} per TiB (on-demand).`}
+        columns={RUN_COLUMNS}
+        count={page.shown.length}
+        empty="No runs match."
+        tableClass="compact"
+        pager={{ href: page.next ? `${PATH}?${filterQuery(raw, { before: page.next })}` : null, label: 'Older runs' }}
+      >
+        {page.shown.map((r) => (
+          <RunRow r={r} />
+        ))}
+      </ListCard>
       <section class="card" aria-labelledby="totals-heading">
         <h2 id="totals-heading">Totals</h2>
         <p class="muted">

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { listPage } from '../../web/console-parts';
 import { configOf, type Env } from '../../env';
 import type { Statement } from '../memories/store';
 import type { FilterField } from '../../web/console-parts';
@@ -181,9 +182,7 @@ export function toRun(raw: unknown, usdPerTib: number): Run {
 
 /** The cursor of the page after `runs` (which hold one run more than a page when there is a next page). */
 export function nextCursor(runs: Run[], pageSize: number): string | null {
-  if (runs.length <= pageSize) return null;
-  const last = runs[pageSize - 1]!;
-  return `${last.createdAt}:${last.id}`;
+  return listPage(runs, pageSize).next;
 }
 
 /** Estimated on-demand cost of `bytesBilled` at `usdPerTib` (BigQuery bills on-demand queries per TiB). */

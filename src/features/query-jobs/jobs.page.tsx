@@ -6,7 +6,7 @@ import { currentScope } from '../../context';
 import { adminGet, requireAdminPost } from '../../web/guards';
 import { AdminPage, MessagePage, Time } from '../../web/layout';
 import { renderPage } from '../../web/render';
-import { ConsoleCss } from '../../web/console-parts';
+import { ConsoleCss, ListCard, type ListColumn } from '../../web/console-parts';
 import { count, formatBytes } from '../keys/units';
 import { isLive, listVisibleJobs, visibleJob, type JobRow } from './job-store';
 import { cancelJobRow } from './long-run';
@@ -61,6 +61,17 @@ const JobRowView: FC<{ j: JobRow; now: number; csrf: string }> = ({ j, now, csrf
   </tr>
 );
 
+const JOB_COLUMNS: ListColumn[] = [
+  { label: 'Started' },
+  { label: 'Caller' },
+  { label: 'Brand' },
+  { label: 'Query' },
+  { label: 'Status' },
+  { label: 'Elapsed', num: true },
+  { label: 'Bytes', num: true },
+  { label: 'Action' },
+];
+
 export function jobsRoutes(admin: Hono<AppEnv>): void {
   adminGet(admin, '/jobs', async (c, signedIn) => {
     const now = Date.now();
@@ -69,42 +80,24 @@ export function jobsRoutes(admin: Hono<AppEnv>): void {
     return renderPage(c, 200, (nonce) => (
       <AdminPage title="Long queries" nonce={nonce} current="history" email={signedIn.user.reach.email} csrf={signedIn.csrf}>
         <ConsoleCss nonce={nonce} />
-        <section class="card" aria-labelledby="jobs-heading">
-          <h2 id="jobs-heading">
-            {running} running, {jobs.length - running} recent
-          </h2>
-          <p class="muted">
-            Queries that outlived their request (REST <code>Prefer: respond-async</code>, MCP runs past their wait), newest {LIMIT}. How
-            each ended is also in the <a href="/admin/history">query history</a>.
-          </p>
-          {jobs.length === 0 ? (
-            <p class="muted">No long queries.</p>
-          ) : (
-            <table class="runs">
-              <thead>
-                <tr>
-                  <th scope="col">Started</th>
-                  <th scope="col">Caller</th>
-                  <th scope="col">Brand</th>
-                  <th scope="col">Query</th>
-                  <th scope="col">Status</th>
-                  <th scope="col" class="num">
-                    Elapsed
-                  </th>
-                  <th scope="col" class="num">
-                    Bytes
-                  </th>
-                  <th scope="col">Action</th>
-                </tr>
-              </thead>
-              <tbody>
-                {jobs.map((j) => (
-                  <JobRowView j={j} now={now} csrf={signedIn.csrf} />
-                ))}
-              </tbody>
-            </table>
-          )}
-        </section>
+        <ListCard
+          id="jobs"
+          title={`${running} running, ${jobs.length - running} recent`}
+          before={
+            <p class="muted">
+              Queries that outlived their request (REST <code>Prefer: respond-async</code>, MCP runs past their wait), newest {LIMIT}. How
+              each ended is also in the <a href="/admin/history">query history</a>.
+            </p>
+          }
+          columns={JOB_COLUMNS}
+          count={jobs.length}
+          empty="No long queries."
+          tableClass="runs"
+        >
+          {jobs.map((j) => (
+            <JobRowView j={j} now={now} csrf={signedIn.csrf} />
+          ))}
+        </ListCard>
       </AdminPage>
     ));
   });

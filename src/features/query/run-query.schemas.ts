@@ -94,6 +94,7 @@ export const FieldSchema: z.ZodType<{
   mode?: string;
   fields?: unknown[];
   rangeElementType?: { type: string };
+  timestampPrecision?: number;
 }> = z
   .object({
     name: z.string(),
@@ -106,6 +107,15 @@ export const FieldSchema: z.ZodType<{
       .object({ type: z.string() })
       .optional()
       .openapi({ description: 'For a RANGE column: the type of its bounds (DATE, DATETIME or TIMESTAMP)' }),
+    timestampPrecision: z
+      .number()
+      .int()
+      .optional()
+      .openapi({
+        description:
+          "For a TIMESTAMP or RANGE<TIMESTAMP> column, BigQuery's digits of second fractions when it sends them: 12 for a " +
+          'picosecond TIMESTAMP(12) column, whose values this API still gives to the microsecond.',
+      }),
   })
   .openapi('Field');
 

@@ -6,7 +6,7 @@ import { fillTemplate } from '../../catalog/template';
 import { catalogSnapshot, hasDataset } from '../../catalog/snapshot';
 import { resolveStoredQuery, type BrandTarget } from './stored-query';
 import type { QueryPageRequest, ResolvedWindow, RunQueryRequest, RunQueryResponse } from './run-query.schemas';
-import { checkDryRun, checkSql, CONTRACT_PROJECT, guardError, withProject } from '../../sql/guard';
+import { checkDryRun, checkSql, CONTRACT_PROJECT, guardError, MAX_REFERENCED_TABLES, withProject } from '../../sql/guard';
 import { contractError, contractReferences, contractRows } from './contract-project';
 import { runReservation } from '../../usage/reservation';
 import { acquireRun, settleRun, takeMeter, type BudgetLeft, type UsageTicket } from '../../usage/usage';
@@ -338,7 +338,7 @@ async function execute(
   // Gate 2a + 2b: limits, prescan and the parser's table allowlist.
   const verdict = await timings.time('guard', () => checkSql(target.sql, scope));
   if (!verdict.ok) throw await meteredRefusal(ctx, guardError(verdict));
-  const run: Run = {
+  const run: PreparedRun = {
     ctx,
     target,
     sent: withProject(target.sql, verdict.projectAt, CONTRACT_PROJECT, env.BIGQUERY_PROJECT),
@@ -369,7 +369,7 @@ async function execute(
 }
 
 /** What one run carries from its checks to the warehouse: the target, the SQL as sent, the client and the log. */
-interface Run {
+interface PreparedRun {
   ctx: OpContext;
   target: Target;
   /** The SQL with the contract's project replaced by the deployment's, at the spans the guard resolved. */
@@ -385,7 +385,7 @@ interface Run {
  * cache holds this exact SQL for this dataset. `metered` says whether a `checks` token was taken for it.
  */
 async function dryRunGate(
-  run: Run,
+  run: PreparedRun,
   scope: { project: string; dataset: string },
   parsedTables: string[],
 ): Promise<{ estimate: number; tables: number; metered: boolean }> {
@@ -402,13 +402,45 @@ async function dryRunGate(
   );
   const dv = checkDryRun(contractReferences(dry, env.BIGQUERY_PROJECT), scope, parsedTables);
   if (!dv.ok) throw guardError(dv, 'dry-run');
-  const fresh = { estimate: dry.totalBytesProcessed, tables: Math.max(dry.referencedTables.length, parsedTables.length) };
-  verdictCache.set(ctx.config, cacheKey, fresh, ctx.now);
+  const listed = Math.max(dry.referencedTables.length, parsedTables.length);
+  const tables = listed < MAX_REFERENCED_TABLES ? listed : await timings.time('dryrun', () => matchedTables(run, parsedTables, listed));
+  // A count the listing could not give (undefined) reserves the key's whole ceiling, and is not remembered.
+  const fresh = { estimate: dry.totalBytesProcessed, tables: tables ?? Number.MAX_SAFE_INTEGER };
+  if (tables !== undefined) verdictCache.set(ctx.config, cacheKey, fresh, ctx.now);
   return { ...fresh, metered: true };
 }
 
+/**
+ * How many tables a query the dry-run gate passed with a full list (`listed`, 50 or more) reads, for its
+ * reservation (review 2, N1b). Past 50 BigQuery's list may be incomplete ("Queries that reference more than 50
+ * tables will not have a complete list", JobStatistics2.referencedTables), and the gate passes such a list only for
+ * wildcard tables of the brand's dataset, each matched shard billing its own 10 MB minimum (on-demand pricing). So
+ * the shards are counted in the dataset's `tables.list` (metadata: free, and only for these queries): every table
+ * whose name starts with a wildcard's prefix, as BigQuery matches them. A `_TABLE_SUFFIX` filter may read fewer;
+ * the reservation is the most the run can bill, and the settlement charges what it did bill. Undefined when the
+ * listing fails: the run then reserves the key's whole per-query ceiling rather than too little.
+ */
+async function matchedTables(run: PreparedRun, parsedTables: readonly string[], listed: number): Promise<number | undefined> {
+  const { ctx, target } = run;
+  const qualifier = `${CONTRACT_PROJECT}.${target.brand.dataset}.`;
+  const prefixes = parsedTables.filter((t) => t.startsWith(qualifier) && t.endsWith('*')).map((t) => t.slice(qualifier.length, -1));
+  try {
+    const all = await run.client.listTables({
+      brandId: target.brand.id,
+      dataset: target.brand.dataset,
+      requestId: ctx.requestId,
+      labels: run.labels,
+    });
+    const matched = all.filter((t) => prefixes.some((p) => t.table.startsWith(p))).length;
+    return Math.max(listed, matched);
+  } catch (err) {
+    ctx.log.warn('wildcard shards not counted; the run reserves its whole byte ceiling', { internal: describeError(err) });
+    return undefined;
+  }
+}
+
 /** A dry run's answer: the estimate, nothing billed; still refused when the run budget is spent. */
-async function dryRunAnswer(run: Run, estimate: number): Promise<RunQueryOutcome> {
+async function dryRunAnswer(run: PreparedRun, estimate: number): Promise<RunQueryOutcome> {
   const { ctx, target, log } = run;
   // Still refused when the run budget is spent, so a client learns it before planning more work.
   const ticket = await run.timings.time('usage', () => acquireRun(ctx.env, ctx.principal, ctx.now, { consume: false }));
@@ -432,7 +464,7 @@ async function dryRunAnswer(run: Run, estimate: number): Promise<RunQueryOutcome
 }
 
 /** An admitted run: its possible bytes reserved, the query run, the first page cut, the bytes settled after. */
-async function runAdmitted(run: Run, estimate: number, tables: number, opts: RunQueryOptions): Promise<RunQueryOutcome> {
+async function runAdmitted(run: PreparedRun, estimate: number, tables: number, opts: RunQueryOptions): Promise<RunQueryOutcome> {
   const { ctx, target, log, timings, client, sent, labels } = run;
   const { env, principal } = ctx;
   // The run reserves the most it can bill before it starts, so runs admitted together see each other's bytes.
@@ -528,7 +560,7 @@ async function runAdmitted(run: Run, estimate: number, tables: number, opts: Run
 
 /** Gives an admitted run to a long run; what to throw: its handle, or the failure of a hand-off that recorded nothing. */
 async function handOff(
-  run: Run,
+  run: PreparedRun,
   to: NonNullable<RunQueryOptions['handOff']>,
   a: { estimate: number; ticket: UsageTicket },
 ): Promise<unknown> {

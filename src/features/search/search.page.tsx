@@ -6,16 +6,18 @@ import { opContext, type OpContext } from '../../context';
 import { ApiError } from '../../errors';
 import { type Admin, adminGet } from '../../web/guards';
 import { AdminPage } from '../../web/layout';
+import { renderMarkdown } from '../../web/markdown';
 import { renderPage } from '../../web/render';
+import { z } from 'zod';
+import { count } from '../keys/units';
 import { ConsoleCss } from '../../web/console-parts';
 import { findItem, itemPath, search, SEARCH_PAGE, type KnowledgeItem, type SearchResult } from './search';
 
 /** Results the console's search shows (as many as the assistants' `search` returns). */
 const PAGE_RESULTS = 20;
 
-const CSS = `pre.item{white-space:pre-wrap;word-break:break-word;background:var(--bg);border:1px solid var(--line);border-radius:6px;
- padding:.75rem;font-size:.9rem}
-ol.results{padding-left:1.2rem}ol.results li{margin:.5rem 0}`;
+const CSS = `ol.results{padding-left:1.2rem}ol.results li{margin:.5rem 0}
+div.snippet{color:var(--muted)}div.snippet p{margin:0}`;
 
 /** The console's shared stylesheet additions and this page's own. */
 const PageCss: FC<{ nonce: string }> = ({ nonce }) => (
@@ -49,21 +51,103 @@ const Results: FC<{ q: string; results: SearchResult[] }> = ({ q, results }) =>
       {results.map((r) => (
         <li>
           <a href={itemPath(r.id)}>{r.title}</a>
-          <div class="muted">{r.text}</div>
+          {/* A cut of the item's Markdown, rendered inert as the memory pages do (web/markdown.ts). */}
+          <div class="snippet markdown" dangerouslySetInnerHTML={{ __html: renderMarkdown(r.text) }} />
         </li>
       ))}
     </ol>
   );
 
-/** The item's text as a person reads it: a table's description (JSON, as the model gets it) indented. */
-function readable(text: string): string {
-  if (!text.startsWith('{')) return text;
-  try {
-    return JSON.stringify(JSON.parse(text), null, 2);
-  } catch {
-    return text;
+/** What a table item's text (describe_table's answer, as JSON for the model) holds that a person reads. */
+const DescribedTableSchema = z.object({
+  sqlName: z.string(),
+  description: z.string().nullable(),
+  layer: z.string().nullable(),
+  rowCount: z.number().nullable(),
+  coverage: z.object({ firstDay: z.string(), lastDay: z.string() }).nullable(),
+  columns: z.array(z.object({ name: z.string(), type: z.string(), mode: z.string().optional(), description: z.string().nullable() })),
+  memories: z.array(z.object({ title: z.string(), content: z.string() })),
+});
+
+/** A table item as a page: its facts, its columns as a table, the memories that apply as Markdown. */
+const TableView: FC<{ t: z.infer<typeof DescribedTableSchema> }> = ({ t }) => (
+  <>
+    {t.description ? <p>{t.description}</p> : null}
+    <dl class="facts">
+      <dt>In SQL</dt>
+      <dd>
+        <code>{t.sqlName}</code>
+      </dd>
+      {t.layer ? (
+        <>
+          <dt>Layer</dt>
+          <dd>{t.layer}</dd>
+        </>
+      ) : null}
+      {t.rowCount !== null ? (
+        <>
+          <dt>Rows</dt>
+          <dd>{count(t.rowCount)}</dd>
+        </>
+      ) : null}
+      {t.coverage ? (
+        <>
+          <dt>Days covered</dt>
+          <dd>
+            {t.coverage.firstDay} to {t.coverage.lastDay}
+          </dd>
+        </>
+      ) : null}
+    </dl>
+    <h2>Columns</h2>
+    <table class="compact">
+      <thead>
+        <tr>
+          <th scope="col">Column</th>
+          <th scope="col">Type</th>
+          <th scope="col">Description</th>
+        </tr>
+      </thead>
+      <tbody>
+        {t.columns.map((col) => (
+          <tr>
+            <td data-label="Column">
+              <code>{col.name}</code>
+            </td>
+            <td data-label="Type">{col.mode === 'REPEATED' ? `${col.type} (repeated)` : col.type}</td>
+            <td data-label="Description">{col.description ?? <span class="muted">none</span>}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+    {t.memories.length > 0 ? (
+      <>
+        <h2>Memories that apply</h2>
+        {t.memories.map((m) => (
+          <article class="memory">
+            <h3>{m.title}</h3>
+            <div class="markdown" dangerouslySetInnerHTML={{ __html: renderMarkdown(m.content) }} />
+          </article>
+        ))}
+      </>
+    ) : null}
+  </>
+);
+
+/** The item's text as a person reads it: a table as facts and columns, anything else as inert Markdown. */
+const ItemText: FC<{ item: KnowledgeItem }> = ({ item }) => {
+  if (item.metadata.kind === 'table') {
+    let parsed: unknown = null;
+    try {
+      parsed = JSON.parse(item.text);
+    } catch {
+      // Not JSON: shown as text below.
+    }
+    const table = DescribedTableSchema.safeParse(parsed);
+    if (table.success) return <TableView t={table.data} />;
   }
-}
+  return <div class="markdown" dangerouslySetInnerHTML={{ __html: renderMarkdown(item.text) }} />;
+};
 
 const Item: FC<{ item: KnowledgeItem }> = ({ item }) => (
   <>
@@ -79,7 +163,9 @@ const Item: FC<{ item: KnowledgeItem }> = ({ item }) => (
         </>
       ))}
     </dl>
-    <pre class="item">{readable(item.text)}</pre>
+    <section class="card">
+      <ItemText item={item} />
+    </section>
   </>
 );
 
