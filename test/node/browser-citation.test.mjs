@@ -82,7 +82,10 @@ describe.skipIf(!BROWSER)('a citation opens, in chromium', () => {
       await page.waitForURL(onWorker(globex.url));
       await expect(page.locator('h1').textContent()).resolves.toContain('fact__orders');
       await expect(page.locator('dl.facts code').first().textContent()).resolves.toBe(globex.id);
-      await expect(page.locator('pre.item').textContent()).resolves.toContain('"columns"');
+      // The table as a person reads it: its columns, with what they mean.
+      await expect(page.getByRole('heading', { name: 'Columns' }).isVisible()).resolves.toBe(true);
+      await expect(page.getByRole('row').filter({ hasText: 'revenue' }).first().textContent()).resolves.toMatch(/FLOAT/);
+      await expect(page.locator('dl.facts').last().textContent()).resolves.toMatch(/Complete to\s*\d{4}-\d{2}-\d{2}/);
       await expectFitsViewport(page);
       await shot(page, `admin-citation-${name === 'desktop' ? 1280 : 390}`);
       await context.close();

@@ -64,7 +64,15 @@ const DescribedTableSchema = z.object({
   description: z.string().nullable(),
   layer: z.string().nullable(),
   rowCount: z.number().nullable(),
-  coverage: z.object({ firstDay: z.string(), lastDay: z.string() }).nullable(),
+  coverage: z
+    .object({
+      firstDay: z.string(),
+      lastDay: z.string(),
+      lastCompleteDay: z.string().nullable().optional(),
+      partialMonth: z.string().nullable().optional(),
+      partialWeek: z.string().nullable().optional(),
+    })
+    .nullable(),
   columns: z.array(z.object({ name: z.string(), type: z.string(), mode: z.string().optional(), description: z.string().nullable() })),
   memories: z.array(z.object({ title: z.string(), content: z.string() })),
 });
@@ -95,6 +103,15 @@ const TableView: FC<{ t: z.infer<typeof DescribedTableSchema> }> = ({ t }) => (
           <dt>Days covered</dt>
           <dd>
             {t.coverage.firstDay} to {t.coverage.lastDay}
+          </dd>
+        </>
+      ) : null}
+      {t.coverage?.lastCompleteDay ? (
+        <>
+          <dt>Complete to</dt>
+          <dd>
+            {t.coverage.lastCompleteDay}
+            {t.coverage.partialMonth ? ` (month ${t.coverage.partialMonth} so far)` : ''}
           </dd>
         </>
       ) : null}
