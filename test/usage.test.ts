@@ -55,7 +55,9 @@ describe('acquireRun', () => {
     const first = await acquireRun(env, p, T0, { consume: true });
     expect(first.id).toMatch(/^[0-9a-f]{32}$/);
     const resetSeconds = String((bucketExpiry(bucketStart(T0)) - T0) / 1000);
-    expect(first.headers).toEqual({ 'RateLimit-Limit': '3', 'RateLimit-Remaining': '2', 'RateLimit-Reset': resetSeconds });
+    // The key's long-query limits ride along (docs/usage-limits.md): running jobs at once and their longest duration.
+    const jobs = { 'Jobs-Limit': String(p.limits.maxRunningJobs), 'Job-Timeout': String(p.limits.jobTimeoutMs / 1000) };
+    expect(first.headers).toEqual({ 'RateLimit-Limit': '3', 'RateLimit-Remaining': '2', 'RateLimit-Reset': resetSeconds, ...jobs });
     const second = await acquireRun(env, p, T0 + 1000, { consume: true });
     expect(second.headers['RateLimit-Remaining']).toBe('1');
     expect(second.id).not.toBe(first.id);
@@ -75,6 +77,8 @@ describe('acquireRun', () => {
       'RateLimit-Limit': '3',
       'RateLimit-Remaining': '0',
       'RateLimit-Reset': String(Math.ceil((nextRunAt - now) / 1000)),
+      'Jobs-Limit': String(p.limits.maxRunningJobs),
+      'Job-Timeout': String(p.limits.jobTimeoutMs / 1000),
     });
     expect(err.message).toMatch(/3 query runs in the last 24 hours \(limit 3\)/);
   });
@@ -274,7 +278,8 @@ describe('OpenAPI header descriptions', () => {
     const doc = app.getOpenAPI31Document({ openapi: '3.1.0', info: { title: 't', version: '1' } });
     const responses = doc.paths?.['/run']?.post?.responses ?? {};
     const names = (status: string) => Object.keys((responses[status] as { headers?: object }).headers ?? {}).sort();
-    expect(names('200')).toEqual(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'x-request-id']);
-    expect(names('429')).toEqual(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'x-request-id']);
+    const jobs = ['Job-Timeout', 'Jobs-Limit'];
+    expect(names('200')).toEqual([...jobs, 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'x-request-id']);
+    expect(names('429')).toEqual([...jobs, 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'x-request-id']);
   });
 });

@@ -96,7 +96,8 @@ table.keys .status .button{min-height:36px;padding:.25rem .75rem}
  table.keys summary{min-height:0}
 }
 @media (max-width:719px){
- nav.pages{flex-wrap:wrap;gap:0 .75rem;padding:0 .75rem;white-space:nowrap}
+ nav.pages{flex-wrap:nowrap;gap:0 .2rem;overflow-x:auto;padding:0 .5rem;white-space:nowrap}
+ nav.pages a{padding:0}
  nav.pages .nav-long{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
  nav.pages .nav-short{display:inline}
  table,caption,thead,tbody,tr,th,td{display:block}

@@ -1,7 +1,7 @@
 /**
  * The administration pages in navigation order. A leaf module (the layout draws the bar from it, the pages import
  * the layout), so it can never close an import cycle. Adding a page: see CONSOLE_PAGES in src/composition.ts. `short` is what a
- * phone shows, so the bar takes two short lines at most at 390 px; the accessible name is always `label`.
+ * phone shows, so the bar stays on one line at 390 px; the accessible name is always `label`.
  */
 export const ADMIN_NAV = [
   { id: 'keys', href: '/admin', label: 'API keys', short: 'Keys' },
