@@ -14,8 +14,8 @@ import { listMemoriesTool, saveMemoryTool } from './features/memories/memories.t
 import { registerMemoryRoutes } from './features/memories/memories.routes';
 import { memoriesRoutes } from './features/memories/memories.page';
 import { runQueryTool } from './features/query/query.tools';
-import { registerRunQueryRoutes } from './features/query/run-query.index';
-import { registerQueryJobRoutes } from './features/query-jobs/query-jobs.index';
+import { registerRunQueryRoutes } from './features/query/run-query.routes';
+import { registerQueryJobRoutes } from './features/query-jobs/query-jobs.routes';
 import { historyRoutes } from './features/query-history/history.page';
 import { jobsRoutes } from './features/query-jobs/jobs.page';
 import { getReportTool, listReportQueriesTool, listReportsTool } from './features/reports/reports.tools';

@@ -16,7 +16,8 @@ import type { ToolDeps } from './tool-result';
 import { batchesAllowed } from './protocol';
 import { offeredTools, type Tool } from './define-tool';
 import { createMcpServer } from './server';
-import { taskModeOf, type TaskMode } from './tasks';
+import { taskModeOf } from './tasks';
+import type { TaskMode } from './tool-result';
 import { z } from 'zod';
 
 /** Path of the MCP endpoint (docs/api.md, MCP), defined in the leaf src/constants.ts. */

@@ -1,7 +1,7 @@
 import { ProtocolError, ProtocolErrorCode, type CallToolResult, type McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { ApiError, errorBody } from '../errors';
-import type { ToolDeps } from './tool-result';
+import type { TaskMode, ToolDeps } from './tool-result';
 
 /**
  * MCP tasks, both eras this endpoint speaks (docs/mcp.md, "Long queries (tasks)"). The SDK ships the vocabulary
@@ -20,9 +20,6 @@ export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 
 /** The `_meta` key of a task's progress (elapsed time, bytes processed so far), in both eras. */
 export const TASK_PROGRESS_META = 'warehouse/progress';
-
-/** How the tools/call being served may be answered with a task: which era's tasks, if any. */
-export type TaskMode = { era: 'extension' } | { era: 'experimental' };
 
 const Rec = z.record(z.string(), z.unknown());
 

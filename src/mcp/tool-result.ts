@@ -3,7 +3,9 @@ import { z } from 'zod';
 import { reportError } from '../errors';
 import { MAX_ID_LENGTH } from '../schemas/fields';
 import type { OpContext } from '../context';
-import type { TaskMode } from './tasks';
+
+/** How the tools/call being served may be answered with a task (src/mcp/tasks.ts): which era's tasks, if any. */
+export type TaskMode = { era: 'extension' } | { era: 'experimental' };
 
 /** What every tool group receives: the request's operation context (principal, env, request id, log). */
 export interface ToolDeps {

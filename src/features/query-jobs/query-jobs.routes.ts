@@ -1,6 +1,10 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { CommonHeaders, errorResponses } from '../../schemas/common';
 import { JOB_EXAMPLE_RUNNING, JobIdParamsSchema, QueryJobSchema } from './query-jobs.schemas';
+import type { AppOpenAPI, AppRouteHandler } from '../../app-env';
+import { opContext } from '../../context';
+import { cancelLongJob, jobStatusOf } from './long-run';
+import { restJob } from './rest-jobs';
 
 const TAGS = ['Queries'];
 
@@ -68,8 +72,6 @@ export const get = createRoute({
   },
 });
 
-export type GetRoute = typeof get;
-
 export const cancel = createRoute({
   method: 'delete',
   path: '/v1/data/query/jobs/{jobId}',
@@ -91,4 +93,18 @@ export const cancel = createRoute({
   },
 });
 
-export type CancelRoute = typeof cancel;
+const getHandler: AppRouteHandler<typeof get> = async (c) => {
+  const ctx = opContext('rest');
+  const { body, headers } = await restJob(ctx, await jobStatusOf(ctx, c.req.valid('param').jobId));
+  return c.json(body, 200, headers);
+};
+
+const cancelHandler: AppRouteHandler<typeof cancel> = async (c) => {
+  const ctx = opContext('rest');
+  const { body, headers } = await restJob(ctx, await cancelLongJob(ctx, c.req.valid('param').jobId));
+  return c.json(body, 202, headers);
+};
+
+export function registerQueryJobRoutes(app: AppOpenAPI) {
+  return app.openapi(get, getHandler).openapi(cancel, cancelHandler);
+}

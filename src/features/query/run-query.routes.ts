@@ -2,8 +2,20 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { ErrorCode } from '../../errors';
 import { CommonHeaders, ErrorSchema, errorResponses, JSON_BODY_ERRORS, jsonBody } from '../../schemas/common';
 import { JOB_EXAMPLE_RUNNING, QueryJobSchema } from '../query-jobs/query-jobs.schemas';
-import { QueryPageRequestSchema, RunQueryRequestSchema, RunQueryResponseSchema } from './run-query.schemas';
+import {
+  QueryPageRequestSchema,
+  RawSqlQuerySchema,
+  RunQueryRequestSchema,
+  RunQueryResponseSchema,
+  StoredQuerySchema,
+} from './run-query.schemas';
 import { RateLimitHeaders, UsageLimitExceededHeaders } from '../../usage/rate-limit-headers';
+import type { Context } from 'hono';
+import type { AppEnv, AppOpenAPI, AppRouteHandler } from '../../app-env';
+import { validationFailure } from '../../http/respond';
+import { opContext } from '../../context';
+import { readQueryPage, runQuery } from './run-query';
+import { prefersAsync, startAsync } from '../query-jobs/rest-jobs';
 
 const ServerTiming = z.string().openapi({
   description:
@@ -126,8 +138,6 @@ export const run = queryRoute({
     '`bytes` or `checks`): `Retry-After` says when the next one is let in.',
 });
 
-export type RunRoute = typeof run;
-
 export const page = queryRoute({
   path: '/v1/data/query/page',
   operationId: 'readQueryPage',
@@ -143,4 +153,40 @@ export const page = queryRoute({
   limited: 'Page-read rate reached (`USAGE_LIMIT_EXCEEDED`, `details.limit` = `pages`): `Retry-After` says when the next read is let in.',
 });
 
-export type PageRoute = typeof page;
+const runHandler: AppRouteHandler<typeof run> = async (c) => {
+  if (prefersAsync(c.req.header('prefer'))) {
+    const started = await startAsync(opContext('rest'), c.req.valid('json'));
+    if ('accepted' in started) return c.json(started.accepted, 202, started.headers);
+    return c.json(started.done.result, 200, started.done.headers);
+  }
+  const { result, headers } = await runQuery(opContext('rest'), c.req.valid('json'));
+  return c.json(result, 200, headers);
+};
+
+const pageHandler: AppRouteHandler<typeof page> = async (c) => {
+  const { result, headers } = await readQueryPage(opContext('rest'), c.req.valid('json'));
+  return c.json(result, 200, headers);
+};
+
+/**
+ * The body is a union of two strict shapes; zod's union error lists both branches, which reads badly.
+ * Word it for the branch the caller meant (by `sql` / `queryId`), then format it like every other failure.
+ */
+async function unionFailure(error: Parameters<typeof validationFailure>[0], target: string, c: Context<AppEnv>): Promise<Response> {
+  if (target !== 'json') return validationFailure(error, target, c);
+  const body: unknown = await c.req.json().catch(() => undefined);
+  const isObj = typeof body === 'object' && body !== null && !Array.isArray(body);
+  const hasSql = isObj && 'sql' in body;
+  const hasQueryId = isObj && 'queryId' in body;
+  const only = (message: string) => ({ issues: [{ path: [], message }] });
+  if (hasSql && hasQueryId) return validationFailure(only('send either sql or queryId, not both'), target, c);
+  if (!hasSql && !hasQueryId) return validationFailure(only('sql or queryId is required'), target, c);
+  const branch = (hasSql ? RawSqlQuerySchema : StoredQuerySchema).safeParse(body);
+  return validationFailure(branch.success ? error : branch.error, target, c);
+}
+
+export function registerRunQueryRoutes(app: AppOpenAPI) {
+  return app
+    .openapi(run, runHandler, (result, c) => (result.success ? undefined : unionFailure(result.error, result.target, c)))
+    .openapi(page, pageHandler);
+}

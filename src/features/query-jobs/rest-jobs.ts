@@ -1,11 +1,10 @@
-import type { AppRouteHandler } from '../../app-env';
-import { opContext, type OpContext } from '../../context';
+// The REST view of a long job: its body and poll headers, and the asynchronous start of POST /v1/data/query.
+import type { OpContext } from '../../context';
 import type { RunQueryRequest } from '../query/run-query.schemas';
 import type { RunQueryOutcome } from '../query/run-query';
-import { cancelLongJob, jobResult, jobStatusOf, startLongQuery } from './long-run';
+import { jobResult, startLongQuery } from './long-run';
 import { isLive, pollAfterMs, type JobRow } from './job-store';
 import { jobView, type QueryJob } from './query-jobs.schemas';
-import type { CancelRoute, GetRoute } from './query-jobs.routes';
 
 /** Where a job is polled: the `Location` of a 202. */
 export function jobLocation(id: string): string {
@@ -13,7 +12,7 @@ export function jobLocation(id: string): string {
 }
 
 /** The REST body of a job, with its result's first page once done, and the headers saying when to poll again. */
-async function restJob(ctx: OpContext, row: JobRow): Promise<{ body: QueryJob; headers: Record<string, string> }> {
+export async function restJob(ctx: OpContext, row: JobRow): Promise<{ body: QueryJob; headers: Record<string, string> }> {
   const now = Date.now();
   const pollAfter = isLive(row) ? pollAfterMs(row, now) : null;
   const body = jobView(row, now, pollAfter);
@@ -42,15 +41,3 @@ export async function startAsync(
   const { body, headers } = await restJob(ctx, answer.pending);
   return { accepted: body, headers: { ...headers, Location: jobLocation(body.jobId), 'Preference-Applied': 'respond-async' } };
 }
-
-export const get: AppRouteHandler<GetRoute> = async (c) => {
-  const ctx = opContext('rest');
-  const { body, headers } = await restJob(ctx, await jobStatusOf(ctx, c.req.valid('param').jobId));
-  return c.json(body, 200, headers);
-};
-
-export const cancel: AppRouteHandler<CancelRoute> = async (c) => {
-  const ctx = opContext('rest');
-  const { body, headers } = await restJob(ctx, await cancelLongJob(ctx, c.req.valid('param').jobId));
-  return c.json(body, 202, headers);
-};
