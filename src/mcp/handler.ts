@@ -12,12 +12,11 @@ import type { Principal } from '../auth/principal';
 import { ApiError, describeError, errorReportResponse, reportError } from '../errors';
 import { createLogger, type Logger } from '../lib/log';
 import { currentScope, inRequestScope, opContext, requestScope } from '../context';
-import type { ToolDeps } from './tool-result';
+import type { TaskMode, ToolDeps } from './tool-result';
 import { batchesAllowed } from './protocol';
 import { offeredTools, type Tool } from './define-tool';
 import { createMcpServer } from './server';
 import { taskModeOf } from './tasks';
-import type { TaskMode } from './tool-result';
 import { z } from 'zod';
 
 /** Path of the MCP endpoint (docs/api.md, MCP), defined in the leaf src/constants.ts. */
