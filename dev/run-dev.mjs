@@ -18,7 +18,7 @@ import { importWorkerModules, ROOT } from '../scripts/lib/import-ts.mjs';
 import { createServiceAccount, serviceAccountFromJson } from './warehouse/service-account.mjs';
 import { startWarehouse } from './warehouse/server.mjs';
 import { DEV_PROJECT } from './warehouse/demo-data.mjs';
-import { buildViews } from '../views/build-views.mjs';
+import { buildViews } from '../scripts/build-views.mjs';
 
 const HOST = '127.0.0.1';
 /** Variables `npm run dev` owns in the vars file; any other line there is kept as the developer wrote it. */

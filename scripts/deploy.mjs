@@ -31,5 +31,5 @@ const step = (/** @type {string} */ cmd, /** @type {string[]} */ a) => {
   const r = spawnSync(cmd, a, { stdio: 'inherit', env: { ...process.env, WRANGLER_SEND_METRICS: 'false' } });
   if (r.status !== 0) process.exit(r.status ?? 1);
 };
-step(process.execPath, [join(ROOT, 'views', 'build-views.mjs')]);
+step(process.execPath, [join(ROOT, 'scripts', 'build-views.mjs')]);
 step(process.env.WRANGLER_BIN || join(ROOT, 'node_modules', '.bin', 'wrangler'), ['deploy', ...args]);

@@ -515,11 +515,11 @@ export async function runSetup(argv, io = {}) {
         throw new SetupError(`[deploy] the configuration would be refused:\n${problems.join('\n')}`);
       say(
         'deploy',
-        `would build the views (node views/build-views.mjs) and run \`${show([...deployArgs, ...(Object.keys(upload).length || !existing ? ['--secrets-file', '<temp file>'] : [])])}\``,
+        `would build the views (node scripts/build-views.mjs) and run \`${show([...deployArgs, ...(Object.keys(upload).length || !existing ? ['--secrets-file', '<temp file>'] : [])])}\``,
       );
     } else {
       if (problems.length > 0) throw new SetupError(`[deploy] refused before any upload:\n${problems.join('\n')}`);
-      const views = await run(process.execPath, [join(ROOT, 'views', 'build-views.mjs')], { env: childEnv, cwd: ROOT });
+      const views = await run(process.execPath, [join(ROOT, 'scripts', 'build-views.mjs')], { env: childEnv, cwd: ROOT });
       if (views.code !== 0) throw new SetupError(`[deploy] building the views failed:\n${views.stderr || views.stdout}`);
       const names = Object.keys(upload);
       let secretsDir;

@@ -1,7 +1,7 @@
 import { createServiceAccount } from '../dev/warehouse/service-account.mjs';
 import { DEV_PROJECT } from '../dev/warehouse/demo-data.mjs';
 import { startWarehouse } from '../dev/warehouse/server.mjs';
-import { buildViews } from '../views/build-views.mjs';
+import { buildViews } from '../scripts/build-views.mjs';
 import { startWebhookReceiver } from './node/webhook-receiver.mjs';
 import type { TestProject } from 'vitest/node';
 

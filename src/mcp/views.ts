@@ -6,7 +6,7 @@ import type { ToolDeps } from './tool-result';
 
 /**
  * The MCP Apps views (io.modelcontextprotocol/ui): self-contained HTML built from views/ by
- * views/build-views.mjs into dist/views, deployed as Workers Static Assets (binding VIEWS) so they stay out of
+ * scripts/build-views.mjs into dist/views, deployed as Workers Static Assets (binding VIEWS) so they stay out of
  * the Worker's JavaScript bundle, and served here as `ui://` resources. A tool links its view in
  * `_meta.ui.resourceUri`; hosts without app support ignore the link and read the tool's result as before.
  */

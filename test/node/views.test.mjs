@@ -1,4 +1,4 @@
-// The MCP Apps views (views/, built by views/build-views.mjs) in Debian's Chromium, each hosted in a sandboxed
+// The MCP Apps views (views/, built by scripts/build-views.mjs) in Debian's Chromium, each hosted in a sandboxed
 // iframe by the ext-apps SDK's own host bridge (AppBridge, test/node/views-host.mjs) and fed REAL tool results
 // from the local stack (`npm run dev` on a free port with a throwaway state dir, called with the MCP client):
 // a capped run_query on acme's orders, and the Business Overview report of brand_acme. The view's own tool calls
@@ -13,7 +13,7 @@ import { build } from 'esbuild';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../../scripts/lib/import-ts.mjs';
-import { buildViews, VIEW_BUDGET_GZIP } from '../../views/build-views.mjs';
+import { buildViews, VIEW_BUDGET_GZIP } from '../../scripts/build-views.mjs';
 import { browserForTests, CHROMIUM_FLAGS } from './browser.mjs';
 import { READY_TIMEOUT_MS, sharedDevInstance } from './mcp-dev-instance.mjs';
 

@@ -63,7 +63,7 @@ function page(title, css, js) {
 }
 
 /**
- * Markup and CSS that would make the browser fetch: a URL in src/href, url() or @import. The views must have
+ * Markup and CSS that would make the browser fetch: a URL in src/href, url() or a CSS import rule. The views must have
  * none. (The script is checked where it counts: the browser test fails on any request a view makes.)
  */
 export function externalReferences(html) {
