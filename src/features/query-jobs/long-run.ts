@@ -10,7 +10,8 @@ import { mapUpstreamError } from '../../warehouse/errors';
 import { deliverQueryLog } from '../query/query-log';
 import { issueResultCursor, RESULT_CURSOR_TTL_MS } from '../query/result-cursor';
 import { HandedOff, readQueryPage, runQuery, type AdmittedRun, type RunQueryOptions, type RunQueryOutcome } from '../query/run-query';
-import { ResolvedWindowSchema, type RunQueryRequest } from '../query/run-query.schemas';
+import type { RunQueryRequest } from '../query/run-query.input';
+import { ResolvedWindowSchema } from '../query/run-query.schemas';
 import {
   endJob,
   insertJob,

@@ -1,6 +1,6 @@
 // The REST view of a long job: its body and poll headers, and the asynchronous start of POST /v1/data/query.
 import type { OpContext } from '../../context';
-import type { RunQueryRequest } from '../query/run-query.schemas';
+import type { RunQueryRequest } from '../query/run-query.input';
 import type { RunQueryOutcome } from '../query/run-query';
 import { jobResult, startLongQuery } from './long-run';
 import { isLive, pollAfterMs, type JobRow } from './job-store';

@@ -1,19 +1,10 @@
 import { z } from 'zod';
-import { ApiError } from '../../errors';
 import { readQueryPage, type RunQueryOutcome } from './run-query';
 import { answerFor, cancelLongJob, pollJob, startLongQuery, type LongAnswer } from '../query-jobs/long-run';
 import { issuePendingCursor, pendingJobOf } from '../query-jobs/pending-cursor';
 import { pendingView } from '../query-jobs/query-jobs.schemas';
-import {
-  PeriodSchema,
-  QueryPageRequestSchema,
-  RawSqlQuerySchema,
-  ResultCursorField,
-  RunQueryRequestSchema,
-  RunQueryResponseSchema,
-  StoredQuerySchema,
-} from './run-query.schemas';
-import { BrandIdField } from '../../schemas/fields';
+import { argumentsRequest, invalidArgument, RunQueryArguments } from './run-query.input';
+import { RunQueryResponseSchema } from './run-query.schemas';
 import { renderResultText, resultCaps, rowsThatFit, type ResultCaps } from './result-text';
 import { resultSizeMeta, type ToolDeps } from '../../mcp/tool-result';
 import { ANNOTATIONS, defineTool, taskReply, toolReply } from '../../mcp/define-tool';
@@ -54,57 +45,6 @@ const PendingOutput = z.strictObject({
 });
 
 const RunQueryToolOutput = z.union([RunQueryOutput, PendingOutput]);
-
-// Strict: an argument the schema does not name is refused, as REST refuses unknown properties.
-const RunQueryInput = z.strictObject({
-  sql: RawSqlQuerySchema.shape.sql.optional().describe('Raw SQL (flow A). Send exactly one of sql, queryId or cursor.'),
-  queryId: StoredQuerySchema.shape.queryId.optional().describe('An id from list_report_queries or list_saved_queries (flow B).'),
-  period: PeriodSchema.optional().describe(
-    'Parameterized queryId only: cadence DAILY (yesterday), WEEKLY (the rolling 7 days to yesterday), MONTHLY (last ' +
-      "full month; default), LAST_FULL_WEEK (Mon-Sun), LAST_FULL_QUARTER; or startDate + endDate, in the brand's timezone.",
-  ),
-  brandId: BrandIdField.optional().describe('A stored query owned by one brand infers it.'),
-  dryRun: z.boolean().optional().describe('Validate and estimate bytes scanned without running or billing.'),
-  cursor: ResultCursorField.optional().describe(
-    'nextCursor of an earlier result, sent alone (or with maxRows): the next page of that result (no new run, nothing billed; 6 h, ' +
-      'this key only), or of a pending (still running) query: its rows once done.',
-  ),
-  cancel: z.boolean().optional().describe('With a pending cursor: cancel that query (what it billed so far still counts).'),
-  maxRows: z
-    .number()
-    .int()
-    .min(1)
-    .optional()
-    .describe('Fewer rows per result than the ceiling, e.g. for a first look; pages still stop at the byte cap.'),
-});
-
-type RunQueryToolInput = z.output<typeof RunQueryInput>;
-
-function invalid(message: string, path: string, issue: string): ApiError {
-  return new ApiError('VALIDATION', message, { details: { in: 'arguments', issues: [{ path, message: issue }] } });
-}
-
-/** The tool's flat arguments as one of the operation's requests, each checked by its own schema. */
-function toRequest(input: RunQueryToolInput) {
-  const { sql, queryId, period, brandId, dryRun, cursor } = input;
-  if (cursor !== undefined) {
-    const extra = Object.entries({ sql, queryId, period, brandId, dryRun }).find(([, v]) => v !== undefined);
-    if (extra) throw invalid(`send cursor alone: it already names the result (remove ${extra[0]})`, extra[0], 'not allowed with cursor');
-    return { page: QueryPageRequestSchema.parse({ cursor }) };
-  }
-  if ((sql === undefined) === (queryId === undefined)) {
-    throw invalid(
-      'send exactly one of sql (raw SQL), queryId (a stored query id) or cursor (the next page of a result)',
-      sql === undefined ? '(arguments)' : 'queryId',
-      sql === undefined ? 'send sql, queryId or cursor' : 'send sql or queryId, not both',
-    );
-  }
-  if (sql !== undefined && period !== undefined) {
-    throw invalid('period applies to stored queries only; put the dates into the SQL itself', 'period', 'not allowed with sql');
-  }
-  const request = Object.fromEntries(Object.entries({ sql, queryId, period, brandId, dryRun }).filter(([, v]) => v !== undefined));
-  return { run: RunQueryRequestSchema.parse(request) };
-}
 
 /** What the model reads about a cap or a dry run, in words and numbers; the cursor itself is sent once, as nextCursor. */
 function resultNote(outcome: RunQueryOutcome, caps: ResultCaps): string | undefined {
@@ -167,7 +107,7 @@ function callCaps(deps: ToolDeps, maxRows: number | undefined): ResultCaps {
   const caps = capsOf(deps);
   if (maxRows === undefined) return caps;
   if (maxRows > caps.rows)
-    throw invalid(`maxRows is at most ${caps.rows} (the row ceiling of one result)`, 'maxRows', `at most ${caps.rows}`);
+    throw invalidArgument(`maxRows is at most ${caps.rows} (the row ceiling of one result)`, 'maxRows', `at most ${caps.rows}`);
   return resultCaps(maxRows, caps.bytes);
 }
 
@@ -185,7 +125,7 @@ export const runQueryTool = defineTool({
       'pending nextCursor: after pollAfterMs, call again with only that cursor for the rows (add cancel: true to stop it).'
     );
   },
-  input: RunQueryInput.shape,
+  input: RunQueryArguments.shape,
   output: RunQueryToolOutput,
   // Rows reach the model once, as the compact JSON text (no structuredContent copy).
   result: 'text',
@@ -206,7 +146,7 @@ export const runQueryTool = defineTool({
   run: async ({ maxRows, cancel, ...input }, deps) => {
     const { ctx } = deps;
     const caps = callCaps(deps, maxRows);
-    const request = toRequest(input);
+    const request = argumentsRequest(input);
     const opts = { rowCap: caps.rows, fitRows: (rows: Record<string, unknown>[]) => rowsThatFit(rows, caps) };
     if (request.page) {
       const pending = await pendingJobOf(ctx.env, ctx.principal, request.page.cursor, ctx.now);
@@ -214,10 +154,10 @@ export const runQueryTool = defineTool({
         const answer = cancel ? await answerFor(ctx, await cancelLongJob(ctx, pending), opts) : await pollJob(ctx, pending, opts);
         return longResult(deps, answer, caps);
       }
-      if (cancel) throw invalid('cancel applies to the pending cursor of a running query only', 'cancel', 'needs a pending cursor');
+      if (cancel) throw invalidArgument('cancel applies to the pending cursor of a running query only', 'cancel', 'needs a pending cursor');
       return toolResult(await readQueryPage(ctx, request.page, opts), caps);
     }
-    if (cancel) throw invalid('cancel applies to the pending cursor of a running query only', 'cancel', 'needs a pending cursor');
+    if (cancel) throw invalidArgument('cancel applies to the pending cursor of a running query only', 'cancel', 'needs a pending cursor');
     if (deps.task && request.run.dryRun !== true) {
       // A client that takes tasks: a query still running after a short wait becomes one (the same durable job).
       const answer = await startLongQuery(ctx, request.run, taskWaitMs(deps.task.era, ctx.config.LONG_QUERY_WAIT_MS), opts);

@@ -2,13 +2,8 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { ErrorCode } from '../../errors';
 import { CommonHeaders, ErrorSchema, errorResponses, JSON_BODY_ERRORS, jsonBody } from '../../schemas/common';
 import { JOB_EXAMPLE_RUNNING, QueryJobSchema } from '../query-jobs/query-jobs.schemas';
-import {
-  QueryPageRequestSchema,
-  RawSqlQuerySchema,
-  RunQueryRequestSchema,
-  RunQueryResponseSchema,
-  StoredQuerySchema,
-} from './run-query.schemas';
+import { bodyIssues, QueryPageRequestSchema, RunQueryRequestSchema } from './run-query.input';
+import { RunQueryResponseSchema } from './run-query.schemas';
 import { RateLimitHeaders, UsageLimitExceededHeaders } from '../../usage/rate-limit-headers';
 import type { Context } from 'hono';
 import type { AppEnv, AppOpenAPI, AppRouteHandler } from '../../app-env';
@@ -169,24 +164,20 @@ const pageHandler: AppRouteHandler<typeof page> = async (c) => {
 };
 
 /**
- * The body is a union of two strict shapes; zod's union error lists both branches, which reads badly.
- * Word it for the branch the caller meant (by `sql` / `queryId`), then format it like every other failure.
+ * What @hono/zod-validator hands a hook besides the outcome: the value it validated (for `json`, the parsed body),
+ * on failure too. zod-openapi's Hook type leaves it out; without it the body's words could not be chosen.
  */
-async function unionFailure(error: Parameters<typeof validationFailure>[0], target: string, c: Context<AppEnv>): Promise<Response> {
-  if (target !== 'json') return validationFailure(error, target, c);
-  const body: unknown = await c.req.json().catch(() => undefined);
-  const isObj = typeof body === 'object' && body !== null && !Array.isArray(body);
-  const hasSql = isObj && 'sql' in body;
-  const hasQueryId = isObj && 'queryId' in body;
-  const only = (message: string) => ({ issues: [{ path: [], message }] });
-  if (hasSql && hasQueryId) return validationFailure(only('send either sql or queryId, not both'), target, c);
-  if (!hasSql && !hasQueryId) return validationFailure(only('sql or queryId is required'), target, c);
-  const branch = (hasSql ? RawSqlQuerySchema : StoredQuerySchema).safeParse(body);
-  return validationFailure(branch.success ? error : branch.error, target, c);
+function validatedValue(result: object): unknown {
+  if (!('data' in result)) throw new Error('the validator handed the hook no value (has @hono/zod-validator changed?)');
+  return result.data;
+}
+
+/** The body is a union of two closed shapes: its failure worded by run_query's one rule (bodyIssues). */
+function runFailure(result: { error: Parameters<typeof validationFailure>[0]; target: string }, c: Context<AppEnv>): Response {
+  const { error, target } = result;
+  return validationFailure(target === 'json' ? bodyIssues(validatedValue(result), error) : error, target, c);
 }
 
 export function registerRunQueryRoutes(app: AppOpenAPI) {
-  return app
-    .openapi(run, runHandler, (result, c) => (result.success ? undefined : unionFailure(result.error, result.target, c)))
-    .openapi(page, pageHandler);
+  return app.openapi(run, runHandler, (result, c) => (result.success ? undefined : runFailure(result, c))).openapi(page, pageHandler);
 }
