@@ -8,9 +8,9 @@ import { connectMcp, errorOf, textData } from './mcp-client';
 import { seedDemo, TEST_KEYS, usedBytes } from './seed';
 
 /**
- * A client without tasks (docs/run-query.md, "Long queries"): a plain run_query whose query outlives
- * LONG_QUERY_WAIT_MS (25 s) is not cancelled; it answers a pending cursor, which polls (the rows once done) and
- * cancels. The query here takes longer than QUERY_TIMEOUT_MS (30 s), which a synchronous run could not survive.
+ * A client without tasks (docs/run-query.md, "Long queries"): a plain run_query runs as a synchronous run does;
+ * one whose query outlives LONG_QUERY_WAIT_MS (25 s) is not cancelled but recorded as a long query, and answers a
+ * pending cursor, which polls (the rows once done) and cancels. The query here takes longer than QUERY_TIMEOUT_MS (30 s), which a synchronous run could not survive.
  */
 
 const WH = env.BIGQUERY_API_BASE;
@@ -43,7 +43,7 @@ afterEach(async () => {
 async function slowJob(marker: string, ms: number) {
   const res = await fetch(`${WH}/__faults`, {
     method: 'POST',
-    body: JSON.stringify({ kind: 'slowJob', ms, match: { op: 'insert', sql: marker, dryRun: false } }),
+    body: JSON.stringify({ kind: 'slowJob', ms, match: { sql: marker, dryRun: false } }),
   });
   expect(res.status).toBe(201);
   armed.push(z.object({ id: z.string() }).parse(await res.json()).id);
@@ -59,6 +59,21 @@ const Pending = z.strictObject({
   nextCursor: z.string(),
   note: z.string(),
 });
+
+/** Executions of the SQL holding `marker` in the warehouse's journal: jobs.query, and jobs.insert but the dry run. */
+async function executions(marker: string) {
+  const res = await fetch(`${WH}/__requests?${new URLSearchParams({ sql: marker, limit: '500' })}`);
+  const Entry = z.object({
+    op: z.string(),
+    body: z.unknown(),
+    answer: z.object({ jobId: z.string().nullish() }).passthrough().nullish(),
+  });
+  const DryRun = z.object({ configuration: z.object({ dryRun: z.literal(true) }) });
+  return z
+    .object({ requests: z.array(Entry) })
+    .parse(await res.json())
+    .requests.filter((r) => r.op === 'query' || (r.op === 'insert' && !DryRun.safeParse(r.body).success));
+}
 
 const run = (c: Client, args: Record<string, unknown>) => c.callTool({ name: 'run_query', arguments: args });
 const failed = (raw: unknown) => z.object({ isError: z.boolean().optional() }).parse(raw).isError === true;
@@ -139,5 +154,17 @@ describe('run_query past its wait: the pending cursor', () => {
       { async_job_id: pending.jobId, outcome: 'OK' },
       { async_job_id: toCancel.jobId, outcome: 'QUERY_CANCELLED' },
     ]);
+    // Each ran once, as a synchronous run starts (one jobs.query, its job kept), and the record took over that very
+    // job when the wait ran out: no second submission, and no other log row for either.
+    for (const [marker, row] of [
+      [slow, done],
+      [doomed, cancelledRow],
+    ] as const) {
+      const runs = await executions(marker);
+      expect(runs.map((r) => r.op)).toEqual(['query']);
+      expect(runs[0]!.answer?.jobId).toBe(row!.bq_job_id);
+      const rows = await env.DB.prepare('SELECT COUNT(*) AS n FROM query_log WHERE sql LIKE ?').bind(`%${marker}%`).first();
+      expect(rows).toEqual({ n: 1 });
+    }
   }, 150_000);
 });

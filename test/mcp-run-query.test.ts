@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateApiKey } from '../src/auth/api-keys';
 import { z } from 'zod';
 import { connectMcp, errorOf, texts } from './mcp-client';
-import { postJson, seedDemo, TEST_KEYS, type TestKey } from './seed';
+import { postJson, seedDemo, TEST_KEYS, usedBytes, type TestKey } from './seed';
 import { RunResultSchema } from './run-query-fixtures';
 
 const clients = {} as Record<TestKey, Client>;
@@ -185,12 +185,65 @@ describe('run_query, raw SQL (flow A)', () => {
   });
 });
 
-describe('run_query paging with the cursor', () => {
-  const journal = async (op: string, sql: string) => {
-    const res = await fetch(`${env.BIGQUERY_API_BASE}/__requests?${new URLSearchParams({ op, sql, limit: '500' })}`);
-    return z.object({ requests: z.array(z.object({ op: z.string(), body: z.unknown().optional() })) }).parse(await res.json()).requests;
+describe('a plain run_query that finishes within its wait', () => {
+  /** The warehouse calls naming the SQL holding `marker` (the dry run, the run). */
+  const calls = async (marker: string) => {
+    const res = await fetch(`${env.BIGQUERY_API_BASE}/__requests?${new URLSearchParams({ sql: marker, limit: '500' })}`);
+    const Entry = z.object({ op: z.string(), answer: z.object({ jobId: z.string().nullish() }).passthrough().nullish() });
+    return z.object({ requests: z.array(Entry) }).parse(await res.json()).requests;
   };
 
+  it("costs REST's synchronous run: dry run + one jobs.query, then one jobs.query; no job record; one log row each; billed once", async () => {
+    const key = await generateApiKey();
+    await env.DB.prepare("INSERT INTO api_keys (id, name, prefix, secret_hash, brand_id, created_at) VALUES (?, ?, ?, ?, 'brand_acme', 0)")
+      .bind(key.id, 'mcp quick', key.prefix, key.secretHash)
+      .run();
+    const client = await connectMcp(key.secret);
+    try {
+      const marker = `quick${crypto.randomUUID().replace(/-/g, '').slice(0, 12)}`;
+      // CURRENT_DATE: never cached, so each run bills, as on BigQuery.
+      const sql = `SELECT COUNT(*) AS n FROM ${ORDERS} WHERE order_date < CURRENT_DATE() /* ${marker} */`;
+      const runIt = async () => parseRun(await client.callTool({ name: 'run_query', arguments: { sql } })).data;
+      const first = await runIt();
+      expect((await calls(marker)).map((c) => c.op)).toEqual(['insert', 'query']);
+      const second = await runIt();
+      // The verdict cache answers the gate the second time: the one jobs.query, as REST.
+      const all = await calls(marker);
+      expect(all.map((c) => c.op)).toEqual(['insert', 'query', 'query']);
+      expect(first.rows).toEqual(second.rows);
+      // And nothing else about either job: no getQueryResults, jobs.get or page read after the answer.
+      const res = await fetch(`${env.BIGQUERY_API_BASE}/__requests?limit=500`);
+      const paths = z
+        .object({ requests: z.array(z.object({ path: z.string() })) })
+        .parse(await res.json())
+        .requests.map((r) => r.path);
+      for (const c of all.slice(1)) expect(paths.filter((p) => p.includes(c.answer!.jobId!))).toEqual([]);
+      // Nothing became a long query, and each run wrote its own row, with the job BigQuery kept for it.
+      const jobs = await env.DB.prepare('SELECT COUNT(*) AS n FROM query_jobs WHERE sql = ?').bind(sql).first();
+      expect(jobs).toEqual({ n: 0 });
+      const logged = await env.DB.prepare('SELECT outcome, async_job_id, bq_job_id FROM query_log WHERE sql = ? ORDER BY created_at')
+        .bind(sql)
+        .all();
+      expect(logged.results).toEqual([
+        { outcome: 'OK', async_job_id: null, bq_job_id: all[1]!.answer!.jobId },
+        { outcome: 'OK', async_job_id: null, bq_job_id: all[2]!.answer!.jobId },
+      ]);
+      // Settled (in waitUntil) to what the two runs billed, not to their reservations.
+      const billed = (first.stats?.totalBytesBilled ?? 0) + (second.stats?.totalBytesBilled ?? 0);
+      expect(billed).toBeGreaterThan(0);
+      let used = await usedBytes(key.id);
+      for (let i = 0; used !== billed && i < 40; i++) {
+        await new Promise((r) => setTimeout(r, 250));
+        used = await usedBytes(key.id);
+      }
+      expect(used).toBe(billed);
+    } finally {
+      await client.close();
+    }
+  }, 30_000);
+});
+
+describe('run_query paging with the cursor', () => {
   /** Warehouse executions of the SQL holding `marker`: jobs.query, and jobs.insert other than the dry run. */
   const executions = async (marker: string) => {
     const res = await fetch(`${env.BIGQUERY_API_BASE}/__requests?${new URLSearchParams({ sql: marker, limit: '500' })}`);
@@ -228,10 +281,8 @@ describe('run_query paging with the cursor', () => {
     }
     expect(rows).toHaveLength(total);
     expect(new Set(rows.map((r) => r.order_id)).size).toBe(total);
-    // One job, submitted under the id the long-query record chose (MCP runs may outlive the call: docs/run-query.md).
-    const inserts = await journal('insert', marker);
-    expect(inserts.filter((r) => !JSON.stringify(r.body ?? {}).includes('"dryRun":true'))).toHaveLength(1);
-    expect(await journal('query', marker)).toHaveLength(0);
+    // One execution, as REST's: a jobs.query that keeps its job for the cursor (docs/run-query.md); no long-query job.
+    expect((await executions(marker)).map((e) => e.op)).toEqual(['query']);
     // The same SQL over REST (one page there) holds the same rows.
     const rest = (await postJson('/v1/data/query', 'brand', { sql })).body as RunData;
     expect(rest.totalRows).toBe(total);
@@ -246,8 +297,10 @@ describe('run_query paging with the cursor', () => {
     const first = parseRun(await run('brand', { sql }));
     expect(first.data.truncated).toBe(true);
     expect(first.data.totalRows).toBe(150);
-    // One job, submitted under the id its long-query record chose first (MCP runs may outlive the call).
-    expect((await executions(marker)).map((e) => e.op)).toEqual(['insert']);
+    // One execution: a jobs.query that keeps its job (JOB_CREATION_REQUIRED), so the cut pages from it.
+    const runs = await executions(marker);
+    expect(runs.map((e) => e.op)).toEqual(['query']);
+    expect(runs[0]?.body).toMatchObject({ jobCreationMode: 'JOB_CREATION_REQUIRED' });
     const rows = [...first.data.rows];
     let cursor = first.data.nextCursor;
     while (cursor) {

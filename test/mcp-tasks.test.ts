@@ -45,7 +45,7 @@ async function slowJob(ms: number): Promise<string> {
   const marker = `task${crypto.randomUUID().slice(0, 8)}`;
   const res = await fetch(`${WH}/__faults`, {
     method: 'POST',
-    body: JSON.stringify({ kind: 'slowJob', ms, match: { op: 'insert', sql: marker, dryRun: false } }),
+    body: JSON.stringify({ kind: 'slowJob', ms, match: { sql: marker, dryRun: false } }),
   });
   expect(res.status).toBe(201);
   armed.push(z.object({ id: z.string() }).parse(await res.json()).id);

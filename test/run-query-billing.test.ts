@@ -9,6 +9,7 @@ import { createLogger } from '../src/lib/log';
 import { HandedOff, runQuery } from '../src/features/query/run-query';
 import { runReservation } from '../src/usage/reservation';
 import { acquireRun } from '../src/usage/usage';
+import { createWarehouseClient, type JobRef } from '../src/warehouse/bigquery-client';
 import { postJson, seedDemo } from './seed';
 
 // Billing and metering of run_query against the local warehouse (review 2: N1, N2, N6, N11): every billed byte is
@@ -199,4 +200,75 @@ describe('the query log can be reconciled with the bill (N11)', () => {
     expect(run?.answer?.jobId).toMatch(/\S/);
     expect(withJob).toMatchObject({ bq_job_id: expect.stringMatching(/\S/), bq_location: 'US' });
   });
+});
+
+describe('a run that may outlive the call (overtime: a plain MCP run_query)', () => {
+  const overtimeRun = async (adopt: (job: JobRef, reserved: number) => Promise<string>) => {
+    const m = marker();
+    await arm({ kind: 'slowJob', ms: 60_000, match: { sql: m, dryRun: false } });
+    const { ctx, settled } = setup();
+    const sql = `SELECT order_id FROM ${ORDERS} WHERE order_date < CURRENT_DATE() /* ${m} */`;
+    let handed: JobRef | null = null;
+    const outcome = await runQuery(
+      ctx,
+      { sql, brandId: 'brand_acme' },
+      {
+        rowCap: 200,
+        ...cutAtFive,
+        overtime: {
+          waitMs: 300,
+          jobTimeoutMs: 1_800_000,
+          adopt: (run, job) => {
+            handed = job;
+            return adopt(job, run.ticket.reservedBytes);
+          },
+        },
+      },
+    ).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    /** The warehouse calls of this run: those naming its SQL, and those naming its job (polls, jobs.get, cancel). */
+    const calls = async () => {
+      const all = z
+        .object({ requests: z.array(Entry.extend({ path: z.string() })) })
+        .parse(await (await fetch(`${WH}/__requests?limit=500`)).json()).requests;
+      const jobId = (handed as JobRef | null)?.jobId ?? '-';
+      return all.filter((e) => JSON.stringify(e.body ?? {}).includes(m) || e.path.includes(jobId));
+    };
+    return { outcome, handed: handed as JobRef | null, calls, settled };
+  };
+
+  it('past the wait the job is not cancelled but handed, with the ticket, to the long run: one jobs.query under its jobTimeoutMs', async () => {
+    let reserved = 0;
+    const { outcome, handed, calls, settled } = await overtimeRun(async (_job, r) => {
+      reserved = r;
+      return 'qj_adopted';
+    });
+    expect(outcome).toBeInstanceOf(HandedOff);
+    expect((outcome as HandedOff).handle).toBe('qj_adopted');
+    // The long run owns the ticket now: this run settled nothing, so the reservation stands until the record ends.
+    expect(reserved).toBeGreaterThan(0);
+    expect(await settled()).toBe(reserved);
+    const all = await calls();
+    const runs = all.filter((c) => c.op === 'query' || (c.op === 'insert' && !DryRun.safeParse(c.body).success));
+    expect(runs.map((c) => c.op)).toEqual(['query']);
+    expect(runs[0]!.body).toMatchObject({ jobCreationMode: 'JOB_CREATION_REQUIRED', jobTimeoutMs: '1800000' });
+    expect(handed?.jobId).toBe(runs[0]!.answer?.jobId);
+    expect(all.map((c) => c.op)).not.toContain('cancel');
+    await createWarehouseClient(env).cancelJob(handed!, { brandId: 'brand_acme', requestId: 'req_cleanup', labels: {} });
+  }, 30_000);
+
+  it('a long run that cannot take the job (nothing recorded): the job is cancelled, and the run settles what it billed', async () => {
+    const { outcome, handed, calls, settled } = await overtimeRun(async () => {
+      throw new ApiError('USAGE_LIMIT_EXCEEDED', 'too many running');
+    });
+    expect(outcome).toBeInstanceOf(ApiError);
+    expect((outcome as ApiError).code).toBe('USAGE_LIMIT_EXCEEDED');
+    const bytes = await settled();
+    expect((await calls()).map((c) => c.op)).toContain('cancel');
+    const state = await createWarehouseClient(env).jobStatus(handed!, { brandId: 'brand_acme', requestId: 'req_check', labels: {} });
+    expect(state.state).toBe('DONE');
+    expect(bytes).toBe(state.totalBytesBilled);
+  }, 30_000);
 });

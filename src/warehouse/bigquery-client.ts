@@ -10,6 +10,7 @@ import type { WarehouseClient, WarehouseClientDeps } from './types';
  */
 
 export type * from './types';
+export { JobStillRunning } from './query-job';
 
 /**
  * The client: the HTTP layer (`transport.ts`), query jobs (`query-job.ts`: run, wait, page, cursor pages, cancel

@@ -235,6 +235,16 @@ export function billedFromProcessed(processed: number, tables = 1): number {
 /** Rows asked for in one answer at most, so a page stays far below BigQuery's 10 MB page cap (review N5). */
 export const FIRST_PAGE_ROWS = 2_000;
 
+/**
+ * Thrown by `query` with `leaveRunning` when its deadline passed while the job still ran: the job was not cancelled,
+ * and its reference is here for the caller to keep watching (a long query's record). Not an error of the query.
+ */
+export class JobStillRunning extends Error {
+  constructor(readonly job: JobRef) {
+    super(`job ${job.jobId} still running at the deadline; left running`);
+  }
+}
+
 /** A fresh run: nothing submitted yet. */
 function newExecution(q: Jobs, opts: JobOptions): Execution {
   return { phase: 'submit', jobId: null, jobLocation: q.location, knownBilled: null, tables: opts.tables ?? 1 };
@@ -275,6 +285,11 @@ export async function executeQuery(q: Jobs, sql: string, opts: QueryOptions): Pr
     }
     return await finishExecution(q, answer, opts, call, run);
   } catch (err) {
+    // Past the wait with the job known and running: left to the caller, who records it (never a fallback job,
+    // whose possibly-run first attempt only this call counts).
+    if (opts.leaveRunning && !fellBack && run.jobId !== null && err instanceof ApiError && err.code === 'WAREHOUSE_TIMEOUT') {
+      throw new JobStillRunning({ jobId: run.jobId, location: run.jobLocation ?? null });
+    }
     // The fallback failed too: the fast-path attempt that may have run is counted at the estimate, beside what
     // the fallback job billed (settled below).
     if (fellBack && err instanceof ApiError && !QUERY_ERRORS.has(err.code)) {

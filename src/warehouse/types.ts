@@ -166,6 +166,11 @@ export interface QueryOptions extends JobOptions {
   keepJob?: boolean;
   /** Submit as a job with a client-chosen id (`jobs.insert` + `getQueryResults` + `jobs.get`) instead of `jobs.query`. */
   requireJob?: boolean;
+  /**
+   * Past `timeoutMs` with the job still running, do not cancel it: throw `JobStillRunning` with its reference, for a
+   * caller that keeps watching it (a plain MCP run_query becoming a long query). Other failures are handled as usual.
+   */
+  leaveRunning?: boolean;
   dryRun?: false;
 }
 

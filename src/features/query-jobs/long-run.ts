@@ -43,12 +43,30 @@ import {
 const MAX_WAIT_SLICE_MS = 10_000;
 /** Our own deadline is BigQuery's (jobTimeoutMs) plus this: BigQuery normally ends the job first. */
 const DEADLINE_MARGIN_MS = 60_000;
+/** When the alarm first asks about a job recorded after the call's wait: the young job's step (nextCheck). */
+const FIRST_CHECK_MS = 5_000;
 
 export type LongAnswer = { done: RunQueryOutcome; job: JobRow | null } | { pending: JobRow };
 
 /**
- * Starts `input` as a long query and waits up to `waitMs` for it: its result (what a synchronous run answers) if it
- * ended in time, its error if it failed, else the pending job. A dry run is answered at once (nothing runs).
+ * The limits a long run of `input` is held to, refused before the run is counted when the key already runs its
+ * most long jobs; null for a dry run (nothing runs). `group`: runs started together as one (a report's sections)
+ * share the one running-job slot checked here.
+ */
+async function admitLimits(ctx: OpContext, input: RunQueryRequest, group?: { size: number }): Promise<JobLimits | null> {
+  if (input.dryRun === true) return null;
+  const own = jobLimits(ctx.principal);
+  const limits = group ? { ...own, maxRunningJobs: own.maxRunningJobs + group.size - 1 } : own;
+  // The record's insert checks again, in the same statement, against a start racing this one.
+  if ((await runningJobs(ctx.env, ctx.principal)) >= limits.maxRunningJobs) throw tooManyRunning(limits);
+  return limits;
+}
+
+/**
+ * Starts `input` as a long query from the start (recorded before it is sent) and waits up to `waitMs` for it: its
+ * result (what a synchronous run answers) if it ended in time, its error if it failed, else the pending job. For
+ * answers that must be a job at once (REST `Prefer: respond-async`, an MCP 2025 task, a report's sections as one
+ * task). A dry run is answered at once (nothing runs).
  */
 export async function startLongQuery(
   ctx: OpContext,
@@ -58,10 +76,7 @@ export async function startLongQuery(
   /** Runs started together as one (a report's sections): they share the one running-job slot checked by the caller. */
   group?: { size: number },
 ): Promise<LongAnswer> {
-  const own = jobLimits(ctx.principal);
-  const limits = input.dryRun === true ? null : group ? { ...own, maxRunningJobs: own.maxRunningJobs + group.size - 1 } : own;
-  // Refused before the run is counted; the insert checks again, in the same statement, against a start racing this one.
-  if (limits && (await runningJobs(ctx.env, ctx.principal)) >= limits.maxRunningJobs) throw tooManyRunning(limits);
+  const limits = await admitLimits(ctx, input, group);
   let handle: string;
   try {
     return { done: await runQuery(ctx, input, { ...opts, handOff: (run) => recordAndSubmit(ctx, run, limits!) }), job: null };
@@ -72,11 +87,48 @@ export async function startLongQuery(
   return waitForJob(ctx, handle, waitMs, opts);
 }
 
-/** The hand-off: record, watch, submit. Throws only before the record exists (runQuery then settles at 0). */
-async function recordAndSubmit(ctx: OpContext, run: AdmittedRun, limits: JobLimits): Promise<string> {
+/**
+ * Runs `input` as a synchronous run does (one `jobs.query`, REST's warehouse calls), waiting up to `waitMs`; only a
+ * query still running then becomes a long query: its BigQuery job, left running, is recorded (D1 row, alarm) before
+ * the call answers it pending. A plain MCP run_query. The key's running-job limit is checked first, as for any
+ * run that may become a long one.
+ */
+export async function runOrKeepRunning(
+  ctx: OpContext,
+  input: RunQueryRequest,
+  waitMs: number,
+  opts: RunQueryOptions = {},
+): Promise<LongAnswer> {
+  const limits = await admitLimits(ctx, input);
+  if (!limits) return { done: await runQuery(ctx, input, opts), job: null };
+  const overtime = {
+    waitMs,
+    jobTimeoutMs: limits.jobTimeoutMs,
+    adopt: (run: AdmittedRun, job: JobRef) => recordRunning(ctx, run, limits, job),
+  };
+  let handle: string;
+  try {
+    return { done: await runQuery(ctx, input, { ...opts, overtime }), job: null };
+  } catch (err) {
+    if (!(err instanceof HandedOff)) throw err;
+    handle = err.handle;
+  }
+  const row = await readJob(ctx.env, handle);
+  if (!row) throw new ApiError('INTERNAL', 'the long query record disappeared');
+  return answerFor(ctx, row, opts);
+}
+
+/** The record of an admitted run under BigQuery job `bq`, and its alarm first looking at `firstCheck`. */
+async function recordJob(
+  ctx: OpContext,
+  run: AdmittedRun,
+  limits: JobLimits,
+  bq: { jobId: string; location: string },
+  createdAt: number,
+  firstCheck: number,
+): Promise<string> {
   const { env, principal } = ctx;
   const id = newId('qj');
-  const now = Date.now();
   const row = {
     id,
     principal_kind: principal.kind,
@@ -91,36 +143,57 @@ async function recordAndSubmit(ctx: OpContext, run: AdmittedRun, limits: JobLimi
     sql: run.sql,
     transport: ctx.transport,
     request_id: ctx.requestId,
-    bq_job_id: `wqj_${crypto.randomUUID().replaceAll('-', '')}`,
-    bq_location: env.BIGQUERY_LOCATION ?? '',
+    bq_job_id: bq.jobId,
+    bq_location: bq.location,
     ticket_id: run.ticket.id,
     reserved_bytes: run.ticket.reservedBytes,
     estimate_bytes: run.estimate,
-    created_at: now,
-    deadline_at: now + limits.jobTimeoutMs + DEADLINE_MARGIN_MS,
-    result_expires_at: now + RESULT_CURSOR_TTL_MS,
+    created_at: createdAt,
+    deadline_at: createdAt + limits.jobTimeoutMs + DEADLINE_MARGIN_MS,
+    result_expires_at: createdAt + RESULT_CURSOR_TTL_MS,
   };
   if (!(await insertJob(env, row, limits.maxRunningJobs))) throw tooManyRunning(limits);
-  // From here the record owns the run: nothing below throws to runQuery.
+  // From here the record owns the run: nothing below throws.
   try {
-    // The alarm first: if this isolate dies after the submission, the job is still found, cancelled and billed.
-    await watchJob(env, id, now + Math.max(1_000, configOf(env).LONG_QUERY_WAIT_MS));
+    // If this isolate dies from here on, the alarm still finds the job, cancels it past its deadline and bills it.
+    await watchJob(env, id, firstCheck);
   } catch (err) {
     ctx.log.error('long query alarm not set; the next poll advances it', { internal: describeError(err), jobId: id });
   }
+  return id;
+}
+
+/**
+ * The hand-off of a job still running when the call's wait ran out (`overtime`): recorded under BigQuery's own job
+ * id, its alarm set, before the call answers. Throws only before the record exists (the run then cancels the job).
+ */
+async function recordRunning(ctx: OpContext, run: AdmittedRun, limits: JobLimits, job: JobRef): Promise<string> {
+  const now = Date.now();
+  const location = job.location ?? ctx.env.BIGQUERY_LOCATION ?? '';
+  // Started when the call was: the job's elapsed time, deadline and result lifetime count from the run.
+  return recordJob(ctx, run, limits, { jobId: job.jobId, location }, Math.min(ctx.now, now), now + FIRST_CHECK_MS);
+}
+
+/** The hand-off: record, watch, submit. Throws only before the record exists (runQuery then settles at 0). */
+async function recordAndSubmit(ctx: OpContext, run: AdmittedRun, limits: JobLimits): Promise<string> {
+  const { env, principal } = ctx;
+  const now = Date.now();
+  const bq = { jobId: `wqj_${crypto.randomUUID().replaceAll('-', '')}`, location: env.BIGQUERY_LOCATION ?? '' };
+  // The alarm first looks after the call's wait; if this isolate dies after the submission, it finds the job.
+  const id = await recordJob(ctx, run, limits, bq, now, now + Math.max(1_000, configOf(env).LONG_QUERY_WAIT_MS));
   try {
     const ref = await run.client.submitJob(run.sent, {
       brandId: run.brandId,
       dataset: run.dataset,
       requestId: ctx.requestId,
       labels: { ...run.labels, long_job: id },
-      jobId: row.bq_job_id,
+      jobId: bq.jobId,
       maxBytesBilled: principal.limits.maxBytesBilled,
       jobTimeoutMs: limits.jobTimeoutMs,
       timeoutMs: ctx.config.QUERY_TIMEOUT_MS,
       billedIfUnknown: run.ticket.reservedBytes,
     });
-    if (ref.location && ref.location !== row.bq_location) {
+    if (ref.location && ref.location !== bq.location) {
       await env.DB.prepare('UPDATE query_jobs SET bq_location = ? WHERE id = ?').bind(ref.location, id).run();
     }
   } catch (err) {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { readQueryPage, type RunQueryOutcome } from './run-query';
-import { answerFor, cancelLongJob, pollJob, startLongQuery, type LongAnswer } from '../query-jobs/long-run';
+import { answerFor, cancelLongJob, pollJob, runOrKeepRunning, startLongQuery, type LongAnswer } from '../query-jobs/long-run';
 import { issuePendingCursor, pendingJobOf } from '../query-jobs/pending-cursor';
 import { pendingView } from '../query-jobs/query-jobs.schemas';
 import { argumentsRequest, invalidArgument, RunQueryArguments } from './run-query.input';
@@ -160,10 +160,14 @@ export const runQueryTool = defineTool({
     if (cancel) throw invalidArgument('cancel applies to the pending cursor of a running query only', 'cancel', 'needs a pending cursor');
     if (deps.task && request.run.dryRun !== true) {
       // A client that takes tasks: a query still running after a short wait becomes one (the same durable job).
-      const answer = await startLongQuery(ctx, request.run, taskWaitMs(deps.task.era, ctx.config.LONG_QUERY_WAIT_MS), opts);
+      // A 2025 client that asked for a task gets it at once, so its job is recorded before it is sent; a 2026 call
+      // runs as a plain one and becomes a task only if it outlives the wait.
+      const wait = taskWaitMs(deps.task.era, ctx.config.LONG_QUERY_WAIT_MS);
+      const answer = wait > 0 ? await runOrKeepRunning(ctx, request.run, wait, opts) : await startLongQuery(ctx, request.run, 0, opts);
       return 'done' in answer ? toolResult(answer.done, caps) : taskReply(jobTaskState(answer.pending, Date.now()));
     }
-    // A plain call waits LONG_QUERY_WAIT_MS, below the ~60 s some clients cut a tool call at; then a pending cursor.
-    return longResult(deps, await startLongQuery(ctx, request.run, ctx.config.LONG_QUERY_WAIT_MS, opts), caps);
+    // A plain call runs as REST's synchronous run does, waiting LONG_QUERY_WAIT_MS (below the ~60 s some clients cut
+    // a tool call at); a query still running then becomes a long query, answered with a pending cursor.
+    return longResult(deps, await runOrKeepRunning(ctx, request.run, ctx.config.LONG_QUERY_WAIT_MS, opts), caps);
   },
 });

@@ -11,7 +11,13 @@ import { checkDryRun, checkSql, CONTRACT_PROJECT, guardError, MAX_REFERENCED_TAB
 import { contractError, contractReferences, contractRows } from './contract-project';
 import { runReservation } from '../../usage/reservation';
 import { acquireRun, settleRun, takeMeter, type BudgetLeft, type UsageTicket } from '../../usage/usage';
-import { createWarehouseClient, type QueryOptions, type WarehouseClient } from '../../warehouse/bigquery-client';
+import {
+  createWarehouseClient,
+  JobStillRunning,
+  type JobRef,
+  type QueryOptions,
+  type WarehouseClient,
+} from '../../warehouse/bigquery-client';
 import type { OpContext } from '../../context';
 import { issueResultCursor, openResultCursor, type ResultPosition } from './result-cursor';
 import { resolveBrand } from '../../auth/scope';
@@ -35,6 +41,15 @@ export interface RunQueryOptions {
    * recorded anything; then the run is settled at 0 bytes and the error answered as any failed run's.
    */
   handOff?: (run: AdmittedRun) => Promise<string>;
+  /**
+   * A run that may outlive the call (a plain MCP run_query): it runs as a synchronous run does (one `jobs.query`),
+   * waiting up to `waitMs` instead of QUERY_TIMEOUT_MS, with BigQuery's `jobTimeoutMs` of a long job. A query still
+   * running then is not cancelled: its BigQuery job is given to `adopt`, which records it as a long run and returns
+   * its handle, and runQuery throws `HandedOff` as for `handOff` (the long run owns the ticket and writes the log row
+   * from then on). `adopt` throws only before it has recorded anything; then the job is cancelled, the run settled
+   * to what it billed, and the error answered as any failed run's.
+   */
+  overtime?: { waitMs: number; jobTimeoutMs: number; adopt: (run: AdmittedRun, job: JobRef) => Promise<string> };
 }
 
 /** What a long run needs of an admitted run: who, what (as logged and as sent), and the usage ticket it now owns. */
@@ -472,6 +487,9 @@ async function runAdmitted(run: PreparedRun, estimate: number, tables: number, o
   const reserveBytes = runReservation(estimate, tables, principal.limits.maxBytesBilled);
   const ticket: UsageTicket = await timings.time('usage', () => acquireRun(env, principal, ctx.now, { consume: true, reserveBytes }));
   if (opts.handOff) throw await handOff(run, opts.handOff, { estimate, ticket });
+  const { overtime } = opts;
+  /** This run settles its ticket, unless a long run took the still-running job (and the ticket with it). */
+  let owned = true;
   let bytesBilled = 0;
   // What a failed or abandoned execution billed, learned in the background: added to what is known, never
   // replacing it (review N2). One answer is one execution, so there is at most one; summing keeps every byte.
@@ -485,12 +503,14 @@ async function runAdmitted(run: PreparedRun, estimate: number, tables: number, o
       maxBytesBilled: principal.limits.maxBytesBilled,
       rowCap: opts.rowCap ?? ctx.config.ROW_CAP,
       maxResultBytes: ctx.config.MAX_RESULT_BYTES,
-      timeoutMs: ctx.config.QUERY_TIMEOUT_MS,
+      timeoutMs: overtime?.waitMs ?? ctx.config.QUERY_TIMEOUT_MS,
+      ...(overtime ? { jobTimeoutMs: overtime.jobTimeoutMs, leaveRunning: true } : {}),
       tables,
       billedIfUnknown: reserveBytes,
       // A transport that cuts the answer itself (MCP) continues it with a cursor over the same execution: BigQuery
-      // keeps a job for it from the start, so the cut never runs the query again (review N1).
-      keepJob: opts.fitRows !== undefined,
+      // keeps a job for it from the start, so the cut never runs the query again (review N1). A run that may
+      // outlive the call needs the job too, to be watched once the call ends.
+      keepJob: opts.fitRows !== undefined || overtime !== undefined,
       onLateBilling: (billed) => {
         late.push(billed);
       },
@@ -545,30 +565,46 @@ async function runAdmitted(run: PreparedRun, estimate: number, tables: number, o
       firstRow: 0,
     };
   } catch (err) {
+    if (overtime && err instanceof JobStillRunning) {
+      // Still running when the wait ran out: a long run records the job (and takes the ticket), or, if it could
+      // not, the job is stopped and this run settles what it billed.
+      const passed = await passOn(run, (admitted) => overtime.adopt(admitted, err.job), { estimate, ticket });
+      if ('handle' in passed) {
+        owned = false;
+        throw new HandedOff(passed.handle);
+      }
+      late.push(client.cancelJob(err.job, { brandId: target.brand.id, requestId: ctx.requestId, labels, billedIfUnknown: reserveBytes }));
+      throw chargedFailure(passed.error, ticket);
+    }
     // The run was counted: a failure after admission says so with the budget's headers, as a success would.
     throw chargedFailure(err, ticket);
   } finally {
     // The run is already counted; settling adds the bytes billed. It must not delay or fail the answer. A run that
     // timed out settles once the abandoned job's bytes are known.
-    const billed = Promise.all(late).then((each) => each.reduce((sum, b) => sum + b, bytesBilled));
-    ctx.waitUntil(
-      billed
-        .then((bytes) => settleRun(env, principal, ticket, { bytesBilled: bytes }))
-        .catch((err: unknown) => ctx.log.error('usage settle failed', { internal: describeError(err), ticket: ticket.id, bytesBilled })),
-    );
+    if (owned) settleLater(ctx, ticket, bytesBilled, late);
   }
 }
 
-/** Gives an admitted run to a long run; what to throw: its handle, or the failure of a hand-off that recorded nothing. */
-async function handOff(
+/** Settles `ticket` in the background to `bytesBilled` plus what `late` learns (abandoned or fallback jobs). */
+function settleLater(ctx: OpContext, ticket: UsageTicket, bytesBilled: number, late: Promise<number>[]): void {
+  const billed = Promise.all(late).then((each) => each.reduce((sum, b) => sum + b, bytesBilled));
+  ctx.waitUntil(
+    billed
+      .then((bytes) => settleRun(ctx.env, ctx.principal, ticket, { bytesBilled: bytes }))
+      .catch((err: unknown) => ctx.log.error('usage settle failed', { internal: describeError(err), ticket: ticket.id, bytesBilled })),
+  );
+}
+
+/** Gives an admitted run to a long run: its handle, or the failure of a long run that recorded nothing. */
+async function passOn(
   run: PreparedRun,
-  to: NonNullable<RunQueryOptions['handOff']>,
+  to: (run: AdmittedRun) => Promise<string>,
   a: { estimate: number; ticket: UsageTicket },
-): Promise<unknown> {
-  const { ctx, target } = run;
+): Promise<{ handle: string } | { error: unknown }> {
+  const { target } = run;
   try {
-    return new HandedOff(
-      await to({
+    return {
+      handle: await to({
         brandId: target.brand.id,
         brandOrgId: target.brand.orgId,
         dataset: target.brand.dataset,
@@ -582,15 +618,22 @@ async function handOff(
         ticket: a.ticket,
         client: run.client,
       }),
-    );
-  } catch (err) {
-    ctx.waitUntil(
-      settleRun(ctx.env, ctx.principal, a.ticket, { bytesBilled: 0 }).catch((e: unknown) =>
-        ctx.log.error('usage settle failed', { internal: describeError(e), ticket: a.ticket.id, bytesBilled: 0 }),
-      ),
-    );
-    return chargedFailure(err, a.ticket);
+    };
+  } catch (error) {
+    return { error };
   }
+}
+
+/** Gives an admitted run to a long run before it runs; what to throw: its handle, or the failure (settled at 0). */
+async function handOff(
+  run: PreparedRun,
+  to: NonNullable<RunQueryOptions['handOff']>,
+  a: { estimate: number; ticket: UsageTicket },
+): Promise<unknown> {
+  const passed = await passOn(run, to, a);
+  if ('handle' in passed) return new HandedOff(passed.handle);
+  settleLater(run.ctx, a.ticket, 0, []);
+  return chargedFailure(passed.error, a.ticket);
 }
 
 /**
