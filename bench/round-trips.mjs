@@ -75,7 +75,8 @@ async function roundTrips({ url, key, brandId, warehouse, armFirst }) {
   const out = [];
   out.push(await counted(warehouse, 'new query (REST)', 'dry run + 1', () => rest(url, key, '/v1/data/query', { sql: fresh, brandId })));
   out.push(await counted(warehouse, 'repeated query (REST)', '1', () => rest(url, key, '/v1/data/query', { sql: fresh, brandId })));
-  // A plain MCP run_query is a long query (it may outlive the request): a client-id job, waited for, then read.
+  // A plain MCP run_query runs as REST's does (one jobs.query, its job kept for the cursor); only one still running
+  // after LONG_QUERY_WAIT_MS becomes a long query.
   const mcpSql = `${SQL} /* ${tag} mcp */`;
   const mcpRun = () => mcp(url, key, LEGACY, 'tools/call', { name: 'run_query', arguments: { sql: mcpSql, brandId } });
   out.push(await counted(warehouse, 'new query (MCP)', 'dry run + 1', mcpRun));

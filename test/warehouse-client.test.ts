@@ -2,7 +2,7 @@ import { env } from 'cloudflare:test';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { z } from 'zod';
 import { ApiError } from '../src/errors';
-import { createWarehouseClient, type QueryOptions, type WarehouseClientDeps } from '../src/warehouse/bigquery-client';
+import { createWarehouseClient, JobStillRunning, type QueryOptions, type WarehouseClientDeps } from '../src/warehouse/bigquery-client';
 import { jwtPart, newKeyPair } from './warehouse-fixtures';
 
 // The Worker's BigQuery client against the real local warehouse (dev/warehouse, started by test/global-setup.ts)
@@ -906,5 +906,42 @@ describe('credentials', () => {
     const fallback = newTag();
     await client.query('SELECT 1 AS x', opts(fallback, { brandId: 'brand_initech' }));
     expect((await journal({ tag: fallback, op: 'query' }))[0]?.auth).toEqual({ ok: true, iss: mainAccount.client_email });
+  });
+});
+
+describe('jobs that outlive the call (a long query takes them over)', () => {
+  it('query with leaveRunning: past the deadline the job is not cancelled; JobStillRunning names it, and it finishes', async () => {
+    const tag = newTag();
+    await arm({ kind: 'slowJob', ms: 1500, match: { op: 'query', label: { t: tag } } });
+    const client = createWarehouseClient(env, { pollBackoff: { baseMs: 50, maxMs: 200 } });
+    const sql = `SELECT SUM(quantity) AS n FROM ${ORDERS} /* ${tag} */`;
+    const err = await client.query(sql, opts(tag, { timeoutMs: 400, keepJob: true, leaveRunning: true, jobTimeoutMs: 60_000 })).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(JobStillRunning);
+    const { job } = err as JobStillRunning;
+    const [sent] = await journal({ tag, op: 'query' });
+    expect(sent?.answer?.jobId).toBe(job.jobId);
+    expect(sent?.body).toMatchObject({ jobCreationMode: 'JOB_CREATION_REQUIRED', jobTimeoutMs: '60000' });
+    expect(await journal({ op: 'cancel', jobId: job.jobId })).toEqual([]);
+    // Left running, it ends on its own, billed once; its owner reads it as any kept job.
+    const done = await client.awaitJob(job, opts(tag, { timeoutMs: 10_000 }));
+    expect(done.rows).toHaveLength(1);
+    expect(done.totalBytesBilled).toBeGreaterThan(0);
+  });
+
+  it('awaitJob with bytesAskedElsewhere reads the result without the jobs.get its caller makes next', async () => {
+    const tag = newTag();
+    await arm({ kind: 'slowJob', ms: 300, match: { op: 'insert', label: { t: tag } } });
+    const client = createWarehouseClient(env);
+    const job = await client.submitJob(`SELECT SUM(quantity) AS n FROM ${ORDERS} /* ${tag} */`, opts(tag));
+    const done = await client.awaitJob(job, opts(tag, { rowCap: 1, bytesAskedElsewhere: true }));
+    expect(done.totalRows).toBe(1);
+    expect((await journal({ op: 'getQueryResults', jobId: job.jobId })).length).toBeGreaterThanOrEqual(1);
+    expect(await journal({ op: 'get', jobId: job.jobId })).toEqual([]);
+    // Without it, the bytes come from the one jobs.get.
+    await client.awaitJob(job, opts(tag, { rowCap: 1 }));
+    expect(await journal({ op: 'get', jobId: job.jobId })).toHaveLength(1);
   });
 });

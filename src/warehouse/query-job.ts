@@ -316,7 +316,7 @@ async function finishExecution(q: Jobs, submitted: Answer, opts: QueryOptions, c
   let totalBytesProcessed = first.totalBytesProcessed ?? 0;
   let totalBytesBilled = first.totalBytesBilled;
   if (totalBytesBilled === undefined && first.cacheHit === true) totalBytesBilled = 0;
-  if (totalBytesBilled === undefined && jobId) {
+  if (totalBytesBilled === undefined && jobId && !opts.bytesAskedElsewhere) {
     const known = await jobBytes(q, jobId, jobLocation, call);
     totalBytesProcessed = Math.max(totalBytesProcessed, known?.processed ?? 0);
     totalBytesBilled = known?.billed;
@@ -356,7 +356,7 @@ export async function submitJob(q: Jobs, sql: string, opts: JobOptions): Promise
  * is cancelled and settled (`onLateBilling`), unless `leaveRunning`: then any failure (the 504 of the deadline, the
  * warehouse out of reach) leaves the job as it is, for its owner (a long query's record) to decide.
  */
-export async function awaitJob(q: Jobs, job: JobRef, opts: QueryOptions & { leaveRunning?: boolean }): Promise<QueryResult> {
+export async function awaitJob(q: Jobs, job: JobRef, opts: QueryOptions): Promise<QueryResult> {
   const call = q.newCall(opts, 'jobs.getQueryResults', opts.timeoutMs, { maxBytesBilled: opts.maxBytesBilled });
   const run: Execution = { ...newExecution(q, opts), phase: 'job', jobId: job.jobId, jobLocation: job.location ?? q.location };
   try {

@@ -167,10 +167,16 @@ export interface QueryOptions extends JobOptions {
   /** Submit as a job with a client-chosen id (`jobs.insert` + `getQueryResults` + `jobs.get`) instead of `jobs.query`. */
   requireJob?: boolean;
   /**
-   * Past `timeoutMs` with the job still running, do not cancel it: throw `JobStillRunning` with its reference, for a
-   * caller that keeps watching it (a plain MCP run_query becoming a long query). Other failures are handled as usual.
+   * `query`: past `timeoutMs` with the job still running, do not cancel it: throw `JobStillRunning` with its
+   * reference, for a caller that keeps watching it (a plain MCP run_query becoming a long query); other failures are
+   * handled as usual. `awaitJob`: no failure touches the job (its owner decides).
    */
   leaveRunning?: boolean;
+  /**
+   * The caller asks the job for its bytes itself (a long query's record reads `jobs.get` right after): skip the
+   * `jobs.get` an answer without `totalBytesBilled` would take; the result's bytes are then only what the answer said.
+   */
+  bytesAskedElsewhere?: boolean;
   dryRun?: false;
 }
 
@@ -205,7 +211,7 @@ export interface WarehouseClient {
    * Waits for a submitted job within `opts.timeoutMs` and answers as `query` does. Past the deadline: 504
    * WAREHOUSE_TIMEOUT, and the job is cancelled and settled, unless `leaveRunning`: then no failure touches the job.
    */
-  awaitJob(job: JobRef, opts: QueryOptions & { leaveRunning?: boolean }): Promise<QueryResult>;
+  awaitJob(job: JobRef, opts: QueryOptions): Promise<QueryResult>;
   /** Where a job stands: one `jobs.get`. */
   jobStatus(job: JobRef, opts: CallOptions & { timeoutMs?: number }): Promise<JobState>;
   /** Cancels a job and polls it until DONE (at most `settleTimeoutMs`): what it billed. Never rejects. */

@@ -232,6 +232,8 @@ async function waitSlice(
       rowCap: 1,
       timeoutMs: waitMs,
       leaveRunning: true,
+      // advance's jobs.get (right after this) reads what the job billed: not asked twice.
+      bytesAskedElsewhere: true,
     });
     return { ended: true, totalRows: r.totalRows };
   } catch (err) {
