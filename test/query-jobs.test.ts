@@ -126,6 +126,14 @@ describe('REST asynchronous jobs', () => {
     const done = await pollUntilEnded(key.secret, location);
     expect(done.status).toBe('done');
     expect(done.bytesBilled).toBeGreaterThan(0);
+    // The done answer read its first page once, from row 0, learning the result's size from it (no separate read
+    // for the size first).
+    const bqJob = (await readJob(env, accepted.jobId))!.bq_job_id;
+    const reads = z
+      .object({ requests: z.array(z.object({ path: z.string(), query: z.record(z.string(), z.string()) })) })
+      .parse(await (await fetch(`${WH}/__requests?op=getQueryResults&limit=500`)).json())
+      .requests.filter((r) => r.path.includes(`/${bqJob}`));
+    expect(reads.map((r) => r.query.startIndex)).toEqual(['0']);
     const result = done.result!;
     const rows = [...result.rows];
     let cursor = result.nextCursor;

@@ -8,8 +8,8 @@ import { rowOwner } from '../../auth/ownership';
 import { createWarehouseClient, type JobRef, type WarehouseClient } from '../../warehouse/bigquery-client';
 import { mapUpstreamError } from '../../warehouse/errors';
 import { deliverQueryLog } from '../query/query-log';
-import { issueResultCursor, RESULT_CURSOR_TTL_MS } from '../query/result-cursor';
-import { HandedOff, readQueryPage, runQuery, type AdmittedRun, type RunQueryOptions, type RunQueryOutcome } from '../query/run-query';
+import { checkPosition, RESULT_CURSOR_TTL_MS } from '../query/result-cursor';
+import { HandedOff, readResultPage, runQuery, type AdmittedRun, type RunQueryOptions, type RunQueryOutcome } from '../query/run-query';
 import type { RunQueryRequest } from '../query/run-query.input';
 import { ResolvedWindowSchema } from '../query/run-query.schemas';
 import {
@@ -297,24 +297,22 @@ export async function jobResult(ctx: OpContext, row: JobRow, opts: RunQueryOptio
       { details: { jobId: row.id } },
     );
   }
-  const totalRows = row.total_rows ?? (await learnTotalRows(ctx, row));
   const window = row.period ? ResolvedWindowSchema.parse(JSON.parse(row.period)) : undefined;
-  const cursor = await issueResultCursor(
-    ctx.env,
-    ctx.principal,
-    {
-      brandId: row.brand_id,
-      jobId: row.bq_job_id,
-      location: row.bq_location,
-      offset: 0,
-      totalRows,
-      expiresAt: row.result_expires_at,
-      ...(row.query_id ? { queryId: row.query_id } : {}),
-      ...(window ? { window } : {}),
-    },
-    ctx.now,
-  );
-  const out = await readQueryPage(ctx, { cursor }, opts);
+  // Read at its position directly, with a cursor's checks but no cursor to sign and open; a first read learns the
+  // result's size from the page itself (no separate read for it).
+  const pos = {
+    brandId: row.brand_id,
+    jobId: row.bq_job_id,
+    location: row.bq_location,
+    offset: 0,
+    totalRows: row.total_rows,
+    expiresAt: row.result_expires_at,
+    ...(row.query_id ? { queryId: row.query_id } : {}),
+    ...(window ? { window } : {}),
+  };
+  checkPosition(ctx.principal, pos, ctx.now);
+  const out = await readResultPage(ctx, pos, opts);
+  if (row.total_rows === null) await recordTotalRows(ctx.env, row.id, out.result.totalRows);
   return {
     ...out,
     result: {
@@ -322,15 +320,6 @@ export async function jobResult(ctx: OpContext, row: JobRow, opts: RunQueryOptio
       stats: { dryRun: false, totalBytesBilled: row.bytes_billed ?? 0, totalBytesProcessed: row.bytes_processed ?? 0 },
     },
   };
-}
-
-async function learnTotalRows(ctx: OpContext, row: JobRow): Promise<number> {
-  const client = createWarehouseClient(ctx.env, { waitUntil: ctx.waitUntil });
-  const slice = await waitSlice(client, row, ctx, 10_000);
-  if (slice.totalRows === undefined)
-    throw new ApiError('WAREHOUSE_UNAVAILABLE', "the finished query's result could not be read; try again shortly");
-  await recordTotalRows(ctx.env, row.id, slice.totalRows);
-  return slice.totalRows;
 }
 
 /** The owner's poll: advances the job, then answers it (result, error or pending). */

@@ -112,8 +112,13 @@ export async function openResultCursor(env: Env, principal: Principal, token: st
     if (err instanceof ApiError && err.code === 'VALIDATION') throw refused('not a cursor issued to this key');
     throw err;
   }
+  checkPosition(principal, pos, now);
+  return pos;
+}
+
+/** What every read of a stored result checks, by cursor or straight from its long job: not expired, brand still held. */
+export function checkPosition(principal: Principal, pos: Pick<ResultPosition, 'brandId' | 'expiresAt'>, now: number): void {
   if (now > pos.expiresAt) throw refused(`cursor has expired (cursors last ${RESULT_CURSOR_TTL_MS / 3_600_000} hours)`);
   // The key may have lost the brand since (an org key's brand moved): same answer as any foreign cursor.
   if (!principal.brandIds.includes(pos.brandId)) throw refused('not a cursor issued to this key');
-  return pos;
 }

@@ -662,9 +662,21 @@ const WAREHOUSE_RETRY_AFTER_SECONDS = 5;
  * no new job, nothing billed, no run counted. Page reads take a token from the key's `pages` meter instead.
  */
 export async function readQueryPage(ctx: OpContext, input: QueryPageRequest, opts: RunQueryOptions = {}): Promise<RunQueryOutcome> {
-  const timings = new Timings();
   const startedPrecise = performance.now();
-  const pos = await openResultCursor(ctx.env, ctx.principal, input.cursor, ctx.now);
+  return readResultPage(ctx, await openResultCursor(ctx.env, ctx.principal, input.cursor, ctx.now), opts, startedPrecise);
+}
+
+/**
+ * A page of a stored result from `pos`, as a cursor page reads it (the `pages` meter, nothing billed). `totalRows`
+ * null: not known yet (a long job's first page), so the page asks for the transport's cap and BigQuery's answer says.
+ */
+export async function readResultPage(
+  ctx: OpContext,
+  pos: Omit<ResultPosition, 'totalRows'> & { totalRows: number | null },
+  opts: RunQueryOptions = {},
+  startedPrecise = performance.now(),
+): Promise<RunQueryOutcome> {
+  const timings = new Timings();
   const ticket = await timings.time('usage', () => takeMeter(ctx.env, ctx.principal, 'pages', ctx.now));
   const rowCap = opts.rowCap ?? ctx.config.ROW_CAP;
   const page = await timings
@@ -676,14 +688,14 @@ export async function readQueryPage(ctx: OpContext, input: QueryPageRequest, opt
         jobId: pos.jobId,
         location: pos.location,
         startIndex: pos.offset,
-        maxResults: Math.min(rowCap, pos.totalRows - pos.offset),
+        maxResults: pos.totalRows === null ? rowCap : Math.min(rowCap, pos.totalRows - pos.offset),
         maxResultBytes: ctx.config.MAX_RESULT_BYTES,
       }),
     )
     .catch((err: unknown) => {
       throw contractError(err, ctx.env.BIGQUERY_PROJECT);
     });
-  const total = Math.max(pos.totalRows, page.totalRows);
+  const total = Math.max(pos.totalRows ?? 0, page.totalRows);
   const pageRows = contractRows(page.rows, ctx.env.BIGQUERY_PROJECT);
   const { rows, nextCursor } = await pageOut(ctx, pageRows, { ...pos, totalRows: total }, opts);
   timings.add('total', performance.now() - startedPrecise);
