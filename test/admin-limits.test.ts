@@ -2,7 +2,7 @@
 // effect through the same path a query run takes: authenticateApiKey builds the principal from the row, and the
 // real usage Durable Object refuses the run over the new limit.
 import { env, SELF } from 'cloudflare:test';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { authenticateApiKey, defaultLimits } from '../src/auth/api-keys';
 import { formatBytes } from '../src/features/keys/units';
@@ -11,7 +11,7 @@ import { DEMO_KEY_IDS } from '../src/seed/demo-tenants';
 import { acquireRun, settleRun } from '../src/usage/usage';
 import { createKey as createKeyThroughForm, page, signedIn as signedInAt } from './admin-client';
 import { inputValue, location, ORIGIN, TestBrowser } from './oauth-client';
-import { seedDemo, TEST_ADMINS, TEST_KEYS } from './seed';
+import { seedDemo, TEST_ADMINS, TEST_KEYS, WAIT_UNTIL_WORK } from './seed';
 
 const GIB = 1024 ** 3;
 
@@ -165,12 +165,11 @@ describe('changing a key’s limits', () => {
     });
 
     // The page shows the run counted (bytes are settled in waitUntil, so wait for them) and the block.
-    let row = '';
-    for (let i = 0; i < 50; i++) {
-      row = keyRow(await page(admin), key.id);
-      if (row.includes(`${formatBytes(billed)} / 100 GiB billed`)) break;
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    const row = await vi.waitFor(async () => {
+      const shown = keyRow(await page(admin), key.id);
+      expect(shown).toContain(`${formatBytes(billed)} / 100 GiB billed`);
+      return shown;
+    }, WAIT_UNTIL_WORK);
     expect(row).toContain('1 / 1 queries');
     expect(row).toContain(`${formatBytes(billed)} / 100 GiB billed`);
     expect(row).toContain('Query limit reached; runs again at');

@@ -1,12 +1,12 @@
 import { env, SELF } from 'cloudflare:test';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { sha256Hex } from '../src/lib/ids';
 import { oauthHelpers } from '../src/oauth/provider';
 import { DEMO_USER_IDS } from '../src/seed/demo-tenants';
 import { createKey, page, shownSecret, signedIn } from './admin-client';
 import { addUser, connectAssistant, inputValue, location, ORIGIN, rawToolsList, TestBrowser } from './oauth-client';
-import { seedDemo, TEST_ADMINS, TEST_KEYS } from './seed';
+import { seedDemo, TEST_ADMINS, TEST_KEYS, WAIT_UNTIL_WORK } from './seed';
 import { DEMO_BRAND_LISTING } from './demo-model';
 
 beforeAll(async () => {
@@ -320,8 +320,7 @@ describe('connected assistants', () => {
 
     // Use is recorded (in waitUntil) for the "last used" column.
     const grantOfBrand = (await oauthHelpers(env, ORIGIN).listUserGrants(DEMO_USER_IDS.brand)).items[0]?.id ?? '';
-    for (let i = 0; i < 50 && (await env.OAUTH_KV.get(`grant-last-used:${grantOfBrand}`)) === null; i++)
-      await new Promise((r) => setTimeout(r, 20));
+    await vi.waitFor(async () => expect(await env.OAUTH_KV.get(`grant-last-used:${grantOfBrand}`)).not.toBeNull(), WAIT_UNTIL_WORK);
 
     // The org administrator sees the brand administrator's connection (their reach is inside the org's).
     const org = await signedIn(TEST_ADMINS.org);

@@ -8,7 +8,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { consoleLink } from '../src/web/console-link';
-import { LOGIN_PATH, signInReturnPath, signOutDestination } from '../src/web/return-path';
+import { formReturnPath, LOGIN_PATH, signInReturnPath, signOutDestination } from '../src/web/return-path';
 import { textData } from './mcp-client';
 import { addUser, inputValue, location, TestBrowser } from './oauth-client';
 import { seedDemo, TEST_ADMINS, TEST_KEYS } from './seed';
@@ -83,6 +83,21 @@ describe('signInReturnPath', () => {
     expect(signInReturnPath(raw)).toBeNull();
   });
 
+  it('a form sent without a session returns to the console page it was on (its Referer), of this origin only', () => {
+    const at = 'https://console.test/admin/keys';
+    expect(formReturnPath('https://console.test/admin/history?brand=brand_acme', at)).toBe('/admin/history?brand=brand_acme');
+    for (const referer of [
+      'https://evil.example/admin/history',
+      'http://console.test/admin/history',
+      'https://console.test/authorize?client_id=x',
+      'https://console.test/admin/login',
+      'not a url',
+      undefined,
+    ]) {
+      expect(formReturnPath(referer, at), String(referer)).toBeNull();
+    }
+  });
+
   it('signing out goes back to an authorization request, or to sign in again on the way to a console page', () => {
     expect(signOutDestination('/authorize?client_id=x')).toBe('/authorize?client_id=x');
     expect(signOutDestination(ITEM)).toBe(`${LOGIN_PATH}?next=${encodeURIComponent(ITEM)}`);
@@ -130,6 +145,21 @@ describe('a citation opens', () => {
     const again = await browser.get(`${LOGIN_PATH}?next=${encodeURIComponent(ITEM)}`);
     expect(again.status).toBe(303);
     expect(location(again).pathname).toBe(ITEM);
+  });
+
+  it('a form sent after the session ended: sign in, then back to the page the form was on', async () => {
+    const browser = new TestBrowser();
+    const page = 'https://api.test/admin/history?outcome=error';
+    const sent = await browser.fetch('/admin/keys', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://api.test', referer: page },
+      body: new URLSearchParams({ csrf: 'x', name: 'k', scope: 'org:org_demo' }).toString(),
+    });
+    expect(sent.status).toBe(303);
+    expect(location(sent).pathname).toBe(LOGIN_PATH);
+    expect(location(sent).searchParams.get('next')).toBe('/admin/history?outcome=error');
+    const signedIn = await signInThrough(browser, `${location(sent).pathname}${location(sent).search}`, TEST_ADMINS.org);
+    expect(`${location(signedIn).pathname}${location(signedIn).search}`).toBe('/admin/history?outcome=error');
   });
 
   it('the escaped spelling of a route name returns to its canonical path; a data escape is kept', async () => {

@@ -361,6 +361,13 @@ describe('query history', () => {
     expect(await page(browsers.org, '/admin/history')).not.toContain('umbrella_secret');
   });
 
+  it("names each run's brand (its id in the tooltip), and says when a run had none", async () => {
+    const html = await page(browsers.org, '/admin/history?requestId=req_acme_1');
+    expect(html).toMatch(/<td data-label="Brand"><span title="brand_acme">Acme Outdoor<\/span><\/td>/);
+    const none = await page(browsers.org, '/admin/history?requestId=req_nobrand');
+    expect(none).toMatch(/<td data-label="Brand"><span class="muted">none<\/span><\/td>/);
+  });
+
   it('records a real run with its transport, connection and user, and filters by them', async () => {
     const html = await page(browsers.org, `/admin/history?connection=${grantUser.grantId}&outcome=ok`);
     expect(html).toContain('SELECT 1 AS one');

@@ -1,5 +1,5 @@
 import { env } from 'cloudflare:test';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { sha256Hex } from '../src/lib/ids';
 import { lockedUntilAfterFailure, FAILURES_BEFORE_LOCK, FIRST_LOCK_MS, IP_FAILURE_LIMIT, MAX_LOCK_MS } from '../src/web/sign-in';
 import { oauthHelpers } from '../src/oauth/provider';
@@ -21,7 +21,7 @@ import {
   startClient,
   TestBrowser,
 } from './oauth-client';
-import { seedDemo, TEST_ADMINS } from './seed';
+import { seedDemo, TEST_ADMINS, WAIT_UNTIL_WORK } from './seed';
 
 beforeAll(async () => {
   await seedDemo();
@@ -67,10 +67,7 @@ describe('losing admin rights cuts access at once', () => {
 
     // The grant is gone (revocation runs in waitUntil; poll briefly), so refreshing cannot bring it back.
     const helpers = oauthHelpers(env, ORIGIN);
-    for (let i = 0; i < 50 && (await helpers.listUserGrants(DEMO_USER_IDS.brand)).items.length > 0; i++) {
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    expect((await helpers.listUserGrants(DEMO_USER_IDS.brand)).items).toHaveLength(0);
+    await vi.waitFor(async () => expect((await helpers.listUserGrants(DEMO_USER_IDS.brand)).items).toHaveLength(0), WAIT_UNTIL_WORK);
     const refresh = await refreshRequest(tokens.refresh_token, clientId);
     expect(refresh.status).toBe(400);
 

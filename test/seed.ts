@@ -6,6 +6,12 @@ import { peekUsage } from '../src/usage/usage';
 import { DEMO_CATALOG_FILES } from './demo-catalog';
 
 /** Fixed test secrets: shaped like real keys (prefix + 43 base64url characters) so auth treats them as such. */
+/**
+ * vi.waitFor's options for what the Worker finishes in waitUntil after its answer (a settle, a "last used" stamp, a
+ * revocation): polled every 20 ms, given up after 10 s, so a loaded machine is waited for and a broken one still fails.
+ */
+export const WAIT_UNTIL_WORK = { timeout: 10_000, interval: 20 };
+
 export const TEST_KEYS = {
   org: 'wqk_testOrgDemo0000000000000000000000000000000',
   brand: 'wqk_testBrandAcme00000000000000000000000000000',

@@ -546,21 +546,58 @@ function rwBracket(nd, prev, st) {
   return cat(nd.p, '[(', rwSeq(nd.kids, st), ') + 1]');
 }
 
-/** `SELECT AS STRUCT a, b AS c FROM ...` -> `SELECT struct_pack(a := a, c := b) FROM ...` */
+/**
+ * `SELECT AS STRUCT a, b AS c FROM ...` -> `SELECT struct_pack(a := a, c := b) FROM ...`. A star item (`t.*`, or a
+ * STRUCT column's `s.*`) is every field of that row or struct, in order, as BigQuery expands it: DuckDB names a
+ * range variable's whole row by its alias (a STRUCT), so `t.*` becomes `t`, and the runs of named items between
+ * stars are joined to it with `struct_concat`, keeping BigQuery's field order.
+ */
 function selectAsStruct(nodes, i, structIdx, st) {
   const p = nodes[i].tok.p;
   let end = structIdx + 1;
-  while (
-    end < nodes.length &&
-    !(nodes[end].k === 'tok' && nodes[end].tok.type === 'id' && SELECT_LIST_ENDERS.has(nodes[end].tok.text.toUpperCase()))
-  )
-    end++;
+  const ends = (k) => nodes[k].k === 'tok' && nodes[k].tok.type === 'id' && SELECT_LIST_ENDERS.has(nodes[k].tok.text.toUpperCase());
+  // `t.* EXCEPT (a)` is the star's own EXCEPT, not the set operation that ends the list.
+  const starsExcept = (k) =>
+    isWord(nodes[k], 'EXCEPT') && isOp(sig(nodes.slice(structIdx + 1, k)).at(-1), '*') && isGroup(nodes[nextSig(nodes, k + 1)]);
+  while (end < nodes.length && !(ends(end) && !starsExcept(end))) end++;
   const items = splitArgs(nodes.slice(structIdx + 1, end));
-  const fields = items.map((item, idx) => {
+  /** @type {Piece[][]} */
+  const parts = [];
+  /** @type {Piece[][]} */
+  let named = [];
+  const flush = () => {
+    if (named.length > 0) parts.push(cat(p, 'struct_pack(', joinPieces(named, ', ', p), ')'));
+    named = [];
+  };
+  items.forEach((item, idx) => {
+    const row = starRow(item, p);
+    if (row) {
+      flush();
+      parts.push(rwSeq(row, st));
+      return;
+    }
     const { expr, name } = aliasOf(item, idx);
-    return cat(p, `${duckIdent(name)} := `, rwSeq(expr, st));
+    named.push(cat(p, `${duckIdent(name)} := `, rwSeq(expr, st)));
   });
-  return { out: cat(p, 'SELECT struct_pack(', joinPieces(fields, ', ', p), ') '), last: end - 1, from: NONE };
+  flush();
+  const struct = parts.length === 1 ? parts[0] : cat(p, 'struct_concat(', joinPieces(parts, ', ', p), ')');
+  return { out: cat(p, 'SELECT ', struct, ' '), last: end - 1, from: NONE };
+}
+
+/**
+ * The row or struct a `SELECT AS STRUCT` star item expands (`t.*` -> the nodes of `t`), or null for any other item.
+ * What the local warehouse cannot restate is refused by name rather than run wrong: a bare `*` (DuckDB has no name for
+ * the FROM clause's whole row without an alias) and a star with `EXCEPT`/`REPLACE`.
+ */
+function starRow(item, p) {
+  const s = sig(item);
+  const at = s.findIndex((nd) => isOp(nd, '*'));
+  if (at === -1 || (at > 0 && !isOp(s[at - 1], '.'))) return null; // no star, or a multiplication
+  if (at < s.length - 1) {
+    throw new DialectError('the local warehouse does not run SELECT AS STRUCT with a star and EXCEPT or REPLACE; list the fields', p);
+  }
+  if (at === 0) throw new DialectError('the local warehouse runs SELECT AS STRUCT * only with a table alias: FROM x AS t, then t.*', p);
+  return item.slice(0, item.indexOf(s[at - 1]));
 }
 
 /** `ARRAY<T>[...]` and `STRUCT<a T, ...>(...)`. */

@@ -9,7 +9,7 @@ import { currentUser, type SignedIn } from './current-user';
 import { readForm } from './form';
 import { MessagePage, NotAdminMessage, UserBar } from './layout';
 import { renderPage } from './render';
-import { LOGIN_PATH, loginPath, requestPath, signInReturnPath } from './return-path';
+import { formReturnPath, loginPath, requestPath, signInReturnPath } from './return-path';
 
 /** Forms on these pages are small; anything bigger is refused before it is read. */
 export const MAX_FORM_BYTES = 64 * 1024;
@@ -93,10 +93,13 @@ export async function requireAdmin(c: Context<AppEnv>, now: number): Promise<Gua
   return { ok: true, value: { user, csrf: await sessionCsrfToken(c, user.session) } };
 }
 
-/** A POST from a signed-in administrator with a valid CSRF token (and its form), or the response that refuses it. */
+/**
+ * A POST from a signed-in administrator with a valid CSRF token (and its form), or the response that refuses it.
+ * Without a session, the sign-in page is told to come back to the page the form was on (formReturnPath).
+ */
 export async function requireAdminPost(c: Context<AppEnv>, now: number): Promise<Guarded<Admin & { form: Record<string, string> }>> {
   const user = await currentUser(c, now);
-  if (!user) return { ok: false, res: c.redirect(LOGIN_PATH, 303) };
+  if (!user) return { ok: false, res: c.redirect(loginPath(formReturnPath(c.req.header('referer'), c.req.url)), 303) };
   const form = await readForm(c);
   if (!(await checkSessionCsrf(c, user.session, form.csrf))) return { ok: false, res: formExpired(c) };
   if (!isAdministrator(user.reach)) return { ok: false, res: notAdminPage(c, user) };

@@ -49,6 +49,24 @@ export function signInReturnPath(raw: string | null | undefined): string | null 
 }
 
 /**
+ * Where a sign-in returns to after a form was sent without a session (it expired while the form was open): the
+ * console page the form was on, from the request's Referer (the console's pages send it to their own origin only:
+ * `Referrer-Policy: same-origin`), when that is this origin; null otherwise. What was typed into the form is not
+ * kept: it is sent again from the page, now signed in.
+ */
+export function formReturnPath(referer: string | null | undefined, requestUrl: string): string | null {
+  if (!referer) return null;
+  let from: URL;
+  try {
+    from = new URL(referer);
+  } catch {
+    return null;
+  }
+  if (from.origin !== new URL(requestUrl).origin) return null;
+  return signInReturnPath(`${from.pathname}${from.search}`);
+}
+
+/**
  * Where a sign-out goes: back to an authorization request (signing out on the consent screen to switch accounts),
  * or to sign in again on the way to a console page; else the sign-in page.
  */

@@ -235,6 +235,33 @@ describe('semantics on the local warehouse', () => {
     ]);
   });
 
+  it('expands a star in SELECT AS STRUCT to every field, in order, as BigQuery does; refuses what it cannot restate', async () => {
+    const src = "(SELECT 1 AS a, 'x' AS b) AS t";
+    const fields = (r) => r.body.schema.fields[0].fields.map((f) => `${f.name} ${f.type}`);
+    const scalar = await t.query(`SELECT (SELECT AS STRUCT t.*) AS s FROM ${src}`);
+    expect(scalar.status, JSON.stringify(scalar.body)).toBe(200);
+    expect(scalar.body.rows[0].f[0].v).toEqual({ f: [{ v: '1' }, { v: 'x' }] });
+    expect(fields(scalar)).toEqual(['a INTEGER', 'b STRING']);
+    // Named fields before, between and after the star keep their places.
+    const mixed = await t.query(`SELECT ARRAY(SELECT AS STRUCT 0 AS z, t.*, 3 AS c, 2 * 2 AS d FROM ${src}) AS s`);
+    expect(mixed.status, JSON.stringify(mixed.body)).toBe(200);
+    expect(mixed.body.rows[0].f[0].v).toEqual([{ v: { f: [{ v: '0' }, { v: '1' }, { v: 'x' }, { v: '3' }, { v: '4' }] } }]);
+    expect(fields(mixed)).toEqual(['z INTEGER', 'a INTEGER', 'b STRING', 'c INTEGER', 'd INTEGER']);
+    // A table's rows through their alias, as assistants write it.
+    const rows = await t.query(
+      'SELECT (SELECT AS STRUCT o.*).order_id AS a, o.order_id AS b FROM `service-v1.acme.fact__orders` AS o ORDER BY b LIMIT 1',
+    );
+    expect(rows.status, JSON.stringify(rows.body)).toBe(200);
+    const [a, b] = rows.body.rows[0].f.map((c) => c.v);
+    expect(a).toBe(b);
+    expect(a).not.toBeNull();
+    // Not restated locally: said so by name, never run as something else.
+    const bare = await t.query("SELECT ARRAY(SELECT AS STRUCT * FROM (SELECT 1 AS a, 'x' AS b)) AS s");
+    expect(bare.body.error?.message).toMatch(/SELECT AS STRUCT \* only with a table alias/);
+    const except = await t.query(`SELECT ARRAY(SELECT AS STRUCT t.* EXCEPT (a) FROM ${src}) AS s`);
+    expect(except.body.error?.message).toMatch(/star and EXCEPT or REPLACE/);
+  });
+
   it('runs PIVOT and names the columns after the values', async () => {
     const r = await t.query(`SELECT * FROM (SELECT 'web' AS ch, 2 AS n UNION ALL SELECT 'store', 3 UNION ALL SELECT 'web', 5)
       PIVOT (SUM(n) FOR ch IN ('web', 'store'))`);

@@ -1,6 +1,6 @@
 // The local warehouse's BigQuery REST surface: auth, dry runs, type encoding, paging, the byte ceiling,
 // errors and the job lifecycle, asserted on what a BigQuery client reads off the wire.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createServiceAccount, signServiceAccountJwt } from '../../dev/warehouse/service-account.mjs';
 import { API, rowsOf, startTestWarehouse } from './warehouse-helpers.mjs';
 
@@ -535,12 +535,14 @@ describe('jobs', () => {
     expect(c.body.kind).toBe('bigquery#jobCancelResponse');
     // The cancel answers at once; the job ends a little later (docs/local-warehouse.md).
     expect(c.body.job.status.state).toBe('RUNNING');
-    let job = await t.call('GET', `${API}/jobs/${jobId}`);
-    for (let i = 0; i < 50 && job.body.status.state !== 'DONE'; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      job = await t.call('GET', `${API}/jobs/${jobId}`);
-    }
-    expect(job.body.status.state).toBe('DONE');
+    const job = await vi.waitFor(
+      async () => {
+        const got = await t.call('GET', `${API}/jobs/${jobId}`);
+        expect(got.body.status.state).toBe('DONE');
+        return got;
+      },
+      { timeout: 10_000, interval: 50 },
+    );
     expect(job.body.status.errorResult.reason).toBe('stopped');
     const results = await t.call('GET', `${API}/queries/${jobId}?timeoutMs=3000`);
     expect(results.status).toBe(400);

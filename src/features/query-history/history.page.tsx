@@ -45,7 +45,14 @@ const CSV_BATCH = 1000;
 
 const Caller: FC<{ r: Pick<Run, 'caller' | 'user'> }> = ({ r }) => <CallerCell base={PATH} caller={r.caller} user={r.user} />;
 
-const RunRow: FC<{ r: Run }> = ({ r }) => (
+/** A run's brand by its name where the administrator's reach names it (the id stays in the tooltip), else its id. */
+const BrandCell: FC<{ brandId: string | null; names: ReadonlyMap<string, string> }> = ({ brandId, names }) => {
+  if (brandId === null) return <span class="muted">none</span>;
+  const name = names.get(brandId);
+  return name ? <span title={brandId}>{name}</span> : <>{brandId}</>;
+};
+
+const RunRow: FC<{ r: Run; brandNames: ReadonlyMap<string, string> }> = ({ r, brandNames }) => (
   <tr id={`run-${r.id}`}>
     <td data-label="Ran">
       <Time ms={r.createdAt} />
@@ -54,7 +61,9 @@ const RunRow: FC<{ r: Run }> = ({ r }) => (
     <td data-label="Caller">
       <Caller r={r} />
     </td>
-    <td data-label="Brand">{r.brandId ?? <span class="muted">none</span>}</td>
+    <td data-label="Brand">
+      <BrandCell brandId={r.brandId} names={brandNames} />
+    </td>
     <td data-label="Query">
       {r.queryId ? (
         <div>
@@ -172,6 +181,7 @@ async function renderHistory(c: Context<AppEnv>, admin: Admin) {
   ]);
   const page = listPage(runs, HISTORY_PAGE_SIZE);
   const price = usdPerTib(c.env);
+  const brandNames = new Map(admin.user.reach.brands.flatMap((b) => (b.name ? [[b.id, b.name] as const] : [])));
   return renderPage(c, parsed.success ? 200 : 400, (nonce) => (
     <AdminPage title="Query history" nonce={nonce} current="history" email={admin.user.reach.email} csrf={admin.csrf}>
       <ConsoleCss nonce={nonce} />
@@ -201,7 +211,7 @@ async function renderHistory(c: Context<AppEnv>, admin: Admin) {
         pager={{ href: page.next ? `${PATH}?${filterQuery(raw, { before: page.next })}` : null, label: 'Older runs' }}
       >
         {page.shown.map((r) => (
-          <RunRow r={r} />
+          <RunRow r={r} brandNames={brandNames} />
         ))}
       </ListCard>
       <section class="card" aria-labelledby="totals-heading">

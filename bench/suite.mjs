@@ -1,0 +1,135 @@
+#!/usr/bin/env node
+// `node bench/suite.mjs [vitest args...]`: runs the suite (`vitest run`, or what the arguments name) and says where
+// its time and CPU went, for the 180 s target of docs/testing.md: vitest's wall time, how busy the machine's cores
+// were over it, CPU seconds by kind of process (Chromium, workerd, vitest, esbuild, wrangler, the repository's
+// scripts), the slowest files with when they started, and when each project's files ran. On Linux the CPU comes
+// from /proc, sampled every 500 ms (a process that lives under half a second can be missed: the per-kind figures
+// are a floor, the machine's busy time is exact); elsewhere only the wall time and the files are shown.
+// Writes bench/out/suite.json. Run it on a quiet machine: the figures are the machine's, not only the suite's.
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import { ROOT } from '../scripts/lib/import-ts.mjs';
+
+const OUT_DIR = join(ROOT, 'bench', 'out');
+const REPORT = join(OUT_DIR, 'suite-vitest.json');
+const PROC = existsSync('/proc/stat');
+const SAMPLE_MS = 500;
+
+/** The kind a process is counted under, by its command line. @param {string} cmd */
+function kindOf(cmd) {
+  if (/chrom/.test(cmd)) return 'chromium';
+  if (/workerd/.test(cmd)) return 'workerd';
+  if (/esbuild/.test(cmd)) return 'esbuild';
+  if (/wrangler(-dist\/cli\.js|\/bin\/|\.mjs)/.test(cmd)) return 'wrangler (real and stand-in)';
+  if (/vitest/.test(cmd)) return 'vitest (main and its workers)';
+  if (/conformance/.test(cmd)) return 'MCP conformance runner';
+  if (/(dev|scripts|bench)\/[\w-]+\.mjs/.test(cmd)) return 'repository scripts (run-dev, admin, setup, ...)';
+  return 'other';
+}
+
+/** Busy and total clock ticks of the whole machine, from the first line of /proc/stat. */
+async function machineTicks() {
+  const [cpu] = (await readFile('/proc/stat', 'utf8')).split('\n');
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = (cpu ?? '').trim().split(/\s+/).slice(1).map(Number);
+  const busy = user + nice + system + irq + softirq + steal;
+  return { busy, total: busy + idle + iowait };
+}
+
+/** Every process's CPU so far (user + system ticks), keyed by pid and start time, with its command line. */
+async function processTicks(seen) {
+  for (const pid of await readdir('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const key = `${pid}:${fields[19]}`;
+      const ticks = Number(fields[11]) + Number(fields[12]);
+      const known = seen.get(key);
+      if (known) known.ticks = ticks;
+      else seen.set(key, { cmd: (await readFile(`/proc/${pid}/cmdline`, 'utf8')).replaceAll('\0', ' '), first: ticks, ticks });
+    } catch {
+      // gone between the listing and the read
+    }
+  }
+}
+
+const args = process.argv.slice(2);
+await mkdir(OUT_DIR, { recursive: true });
+/** @type {Map<string, { cmd: string, first: number, ticks: number }>} */
+const seen = new Map();
+if (PROC) await processTicks(seen);
+const before = new Set(seen.keys());
+const t0 = PROC ? await machineTicks() : null;
+const started = performance.now();
+let sampling = PROC;
+const sampler = (async () => {
+  while (sampling) {
+    await processTicks(seen);
+    await new Promise((r) => setTimeout(r, SAMPLE_MS));
+  }
+})();
+const code = await new Promise((resolve) => {
+  const child = spawn(
+    process.execPath,
+    [join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', '--reporter=dot', '--reporter=json', `--outputFile=${REPORT}`, ...args],
+    { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] },
+  );
+  child.on('close', resolve);
+});
+sampling = false;
+await sampler;
+const wallS = (performance.now() - started) / 1000;
+const t1 = PROC ? await machineTicks() : null;
+
+// Ticks are USER_HZ, 100 per second on Linux.
+const HZ = 100;
+/** @type {Record<string, number>} */
+const byKind = {};
+for (const [key, p] of seen) {
+  const used = before.has(key) ? p.ticks - p.first : p.ticks;
+  if (used <= 0) continue;
+  const kind = kindOf(p.cmd);
+  byKind[kind] = (byKind[kind] ?? 0) + used / HZ;
+}
+const report = JSON.parse(await readFile(REPORT, 'utf8'));
+const firstStart = Math.min(...report.testResults.map((/** @type {any} */ f) => f.startTime));
+const files = report.testResults
+  .map((/** @type {any} */ f) => ({
+    file: relative(ROOT, f.name),
+    startS: (f.startTime - firstStart) / 1000,
+    seconds: (f.endTime - f.startTime) / 1000,
+  }))
+  .sort((/** @type {any} */ a, /** @type {any} */ b) => b.seconds - a.seconds);
+const machine =
+  t0 && t1
+    ? {
+        busyCpuSeconds: (t1.busy - t0.busy) / HZ,
+        coreSeconds: (t1.total - t0.total) / HZ,
+        busyShare: (t1.busy - t0.busy) / (t1.total - t0.total),
+      }
+    : null;
+const summary = {
+  wallSeconds: wallS,
+  exitCode: code,
+  machine,
+  cpuSecondsByKind: byKind,
+  slowestFiles: files.slice(0, 15),
+  files: files.length,
+};
+await writeFile(join(OUT_DIR, 'suite.json'), `${JSON.stringify(summary, null, 2)}\n`);
+
+const r1 = (/** @type {number} */ n) => n.toFixed(1);
+console.log(`\nsuite: vitest ${r1(wallS)} s wall, ${files.length} files, exit ${code}`);
+if (machine) {
+  console.log(
+    `machine: ${r1(machine.busyCpuSeconds)} CPU-s busy of ${r1(machine.coreSeconds)} core-s (${(machine.busyShare * 100).toFixed(0)}% busy); ` +
+      `at full use of these cores the run could not take less than ${r1(machine.busyCpuSeconds / (machine.coreSeconds / wallS))} s`,
+  );
+  console.log('CPU-s by process kind (sampled, a floor):');
+  for (const [kind, s] of Object.entries(byKind).sort((a, b) => b[1] - a[1])) console.log(`  ${r1(s).padStart(7)}  ${kind}`);
+}
+console.log('slowest files (seconds, started at):');
+for (const f of files.slice(0, 15)) console.log(`  ${r1(f.seconds).padStart(7)}  @${r1(f.startS).padStart(6)}  ${f.file}`);
+process.exitCode = typeof code === 'number' ? code : 1;
