@@ -1,4 +1,4 @@
-import { env } from 'cloudflare:test';
+import { env, runDurableObjectAlarm } from 'cloudflare:test';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -167,4 +167,43 @@ describe('run_query past its wait: the pending cursor', () => {
       expect(rows).toEqual({ n: 1 });
     }
   }, 150_000);
+});
+
+describe('run_query past its wait, its caller never coming back', () => {
+  it('the job is recorded with its alarm before the call answers; the alarm alone ends it, billed once, logged once', async () => {
+    const key = await generateApiKey();
+    await env.DB.prepare("INSERT INTO api_keys (id, name, prefix, secret_hash, brand_id, created_at) VALUES (?, ?, ?, ?, 'brand_acme', 0)")
+      .bind(key.id, 'mcp gone', key.prefix, key.secretHash)
+      .run();
+    const gone = await connectMcp(key.secret);
+    const marker = `gone${crypto.randomUUID().slice(0, 8)}`;
+    await slowJob(marker, Number(env.LONG_QUERY_WAIT_MS) + 1_500);
+    let pending: z.infer<typeof Pending>;
+    try {
+      pending = Pending.parse(textData(await run(gone, { sql: `SELECT order_id FROM ${ORDERS} /* ${marker} */` })));
+    } finally {
+      await gone.close();
+    }
+    // Recorded before the answer, under the job the call started, with its alarm set (it runs: one was scheduled).
+    const [sent] = await executions(marker);
+    expect(await readJob(env, pending.jobId)).toMatchObject({ status: 'running', bq_job_id: sent!.answer?.jobId });
+    const stub = env.QUERY_JOB_ALARM.getByName(pending.jobId);
+    let row = await readJob(env, pending.jobId);
+    for (let i = 0; i < 60 && row?.status === 'running'; i++) {
+      expect(await runDurableObjectAlarm(stub)).toBe(true);
+      row = await readJob(env, pending.jobId);
+      if (row?.status === 'running') await sleep(250);
+    }
+    expect(row).toMatchObject({ status: 'done' });
+    expect(row!.bytes_billed).toBeGreaterThan(0);
+    let used = await usedBytes(key.id);
+    for (let i = 0; used !== row!.bytes_billed && i < 40; i++) {
+      await sleep(250);
+      used = await usedBytes(key.id);
+    }
+    expect(used).toBe(row!.bytes_billed);
+    const log = await env.DB.prepare('SELECT async_job_id, outcome, bq_job_id FROM query_log WHERE sql LIKE ?').bind(`%${marker}%`).all();
+    expect(log.results).toEqual([{ async_job_id: pending.jobId, outcome: 'OK', bq_job_id: sent!.answer?.jobId }]);
+    expect((await executions(marker)).map((e) => e.op)).toEqual(['query']);
+  }, 60_000);
 });
