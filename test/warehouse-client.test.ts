@@ -634,13 +634,14 @@ describe('query: polling, deadline and cancel', () => {
     const elapsed = Date.now() - started;
     expect(err).toMatchObject({ code: 'WAREHOUSE_TIMEOUT', status: 504, details: { stage: 'warehouse', timeoutMs: 1200 } });
     expect(elapsed).toBeGreaterThanOrEqual(1100);
-    expect(elapsed).toBeLessThan(4500);
     const [sent] = await journal({ tag, op: 'query' });
     expect(QueryBody.parse(sent?.body).timeoutMs).toBeLessThanOrEqual(1200);
     // The job the deadline abandoned was cancelled (once, at its location) so it stops running and billing.
     const { jobId } = z.object({ jobId: z.string() }).parse(err.internal);
     const cancels = await journal({ op: 'cancel', jobId });
     expect(cancels.map((c) => [c.status, c.query.location])).toEqual([[200, 'US']]);
+    // The 504 came at the deadline, not once the job had ended: it was cancelled while still running.
+    expect(cancels[0]?.answer).toMatchObject({ state: 'RUNNING' });
     // jobs.cancel answered at once with the job still RUNNING (as BigQuery does); jobs.get was polled until DONE,
     // and the bytes it billed are what the usage count gets (the old client read 0 from the running job).
     const direct = await createWarehouseClient(env).query(`${sql} /* ${newTag()} */`, opts(newTag()));
@@ -724,11 +725,15 @@ describe('query: polling, deadline and cancel', () => {
     const tag = newTag();
     await arm({ kind: 'slowJob', ms: 2500, match: { op: 'query', label: { t: tag } } });
     const background: Promise<unknown>[] = [];
-    const client = createWarehouseClient(env, { cancelTimeoutMs: 5000, waitUntil: (p) => background.push(p) });
-    const started = Date.now();
+    let cancelled = false;
+    const client = createWarehouseClient(env, {
+      cancelTimeoutMs: 5000,
+      waitUntil: (p) => background.push(p.finally(() => (cancelled = true))),
+    });
     const err = await failure(client.query(`SELECT COUNT(*) AS n FROM ${ORDERS}`, opts(tag, { timeoutMs: 800 })));
     expect(err).toMatchObject({ code: 'WAREHOUSE_TIMEOUT', status: 504 });
-    expect(Date.now() - started).toBeLessThan(1500);
+    // "At once": the 504 did not wait for the cancel (still in flight when it arrived), whatever the machine's load.
+    expect(cancelled).toBe(false);
     expect(background).toHaveLength(1);
     await Promise.all(background);
     const { jobId } = z.object({ jobId: z.string() }).parse(err.internal);
@@ -738,10 +743,12 @@ describe('query: polling, deadline and cancel', () => {
   it('an HTTP call hanging past the deadline is abandoned: 504 without waiting for the warehouse', async () => {
     const tag = newTag();
     await arm({ kind: 'latency', ms: 8000, match: { op: 'query', label: { t: tag } } });
-    const started = Date.now();
     const err = await failure(createWarehouseClient(env, { graceMs: 200 }).query('SELECT 1 AS x', opts(tag, { timeoutMs: 800 })));
     expect(err).toMatchObject({ code: 'WAREHOUSE_TIMEOUT', status: 504 });
-    expect(Date.now() - started).toBeLessThan(3000);
+    // Abandoned, not waited for: the warehouse had not answered the call when the 504 came.
+    const calls = await journal({ tag, op: 'query' });
+    expect(calls.length).toBeGreaterThan(0);
+    expect(calls.every((c) => c.status === null)).toBe(true);
   });
 });
 

@@ -34,9 +34,8 @@ describe('jobs.cancel (BigQuery: "This call will return immediately ... Cancelle
     t.wh.faults.arm({ kind: 'slowJob', ms: 5_000, match: { sql: m } });
     const r = await t.query(`SELECT SUM(quantity) AS q FROM ${ORDERS} /* ${m} */`, { timeoutMs: 10 });
     const jobId = r.body.jobReference.jobId;
-    const started = Date.now();
+    // At once: the answer says RUNNING while the job has seconds of its 5 left (a cancel that waited would say DONE).
     const c = await t.call('POST', `${API}/jobs/${jobId}/cancel?location=US`);
-    expect(Date.now() - started).toBeLessThan(250);
     expect(c.body.job.status).toEqual({ state: 'RUNNING' });
     expect(c.body.job.statistics.query).toBeUndefined();
     const done = await untilDone(jobId);
