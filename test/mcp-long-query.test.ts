@@ -1,11 +1,12 @@
 import { env, runDurableObjectAlarm } from 'cloudflare:test';
 import type { Client } from '@modelcontextprotocol/client';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { generateApiKey } from '../src/auth/api-keys';
 import { readJob } from '../src/features/query-jobs/job-store';
 import { connectMcp, errorOf, textData } from './mcp-client';
 import { seedDemo, TEST_KEYS, usedBytes } from './seed';
+import { warehouseFaults } from './warehouse-faults';
 
 /**
  * A client without tasks (docs/run-query.md, "Long queries"): a plain run_query runs as a synchronous run does;
@@ -15,7 +16,7 @@ import { seedDemo, TEST_KEYS, usedBytes } from './seed';
 
 const WH = env.BIGQUERY_API_BASE;
 const ORDERS = '`service-v1.acme.fact__orders`';
-const armed: string[] = [];
+const faults = warehouseFaults();
 let client: Client;
 let other: Client;
 let keyId = '';
@@ -36,18 +37,7 @@ afterAll(async () => {
   await Promise.all([client.close(), other.close()]);
 });
 
-afterEach(async () => {
-  while (armed.length) await fetch(`${WH}/__faults/${armed.pop()}`, { method: 'DELETE' });
-});
-
-async function slowJob(marker: string, ms: number) {
-  const res = await fetch(`${WH}/__faults`, {
-    method: 'POST',
-    body: JSON.stringify({ kind: 'slowJob', ms, match: { sql: marker, dryRun: false } }),
-  });
-  expect(res.status).toBe(201);
-  armed.push(z.object({ id: z.string() }).parse(await res.json()).id);
-}
+const slowJob = (marker: string, ms: number) => faults.slowJob(marker, ms);
 
 const Pending = z.strictObject({
   status: z.enum(['running', 'cancelling']),

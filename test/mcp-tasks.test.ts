@@ -1,11 +1,12 @@
 import { env, SELF } from 'cloudflare:test';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { generateApiKey } from '../src/auth/api-keys';
 import { readJob } from '../src/features/query-jobs/job-store';
 import { sanitizeLabels } from '../src/warehouse/labels';
 import { connectMcp, MCP_URL } from './mcp-client';
 import { seedDemo, usedBytes } from './seed';
+import { warehouseFaults } from './warehouse-faults';
 
 /**
  * MCP tasks in both eras (docs/mcp.md, "Long queries (tasks)"), on the wire: the SDK's client speaks neither era's
@@ -13,10 +14,9 @@ import { seedDemo, usedBytes } from './seed';
  * local warehouse's slowJob fault, matched to a marker in this test's own SQL; every deadline is read from env.
  */
 
-const WH = env.BIGQUERY_API_BASE;
 const ORDERS = '`service-v1.acme.fact__orders`';
 const TIMEOUT = Number(env.QUERY_TIMEOUT_MS);
-const armed: string[] = [];
+const faults = warehouseFaults();
 const keys = { a: '', b: '' };
 const keyIds = { a: '', b: '' };
 
@@ -37,18 +37,10 @@ beforeAll(async () => {
   }
 });
 
-afterEach(async () => {
-  while (armed.length) await fetch(`${WH}/__faults/${armed.pop()}`, { method: 'DELETE' });
-});
-
+/** A marker of its own whose jobs run `ms`: put it in the test's SQL. */
 async function slowJob(ms: number): Promise<string> {
   const marker = `task${crypto.randomUUID().slice(0, 8)}`;
-  const res = await fetch(`${WH}/__faults`, {
-    method: 'POST',
-    body: JSON.stringify({ kind: 'slowJob', ms, match: { sql: marker, dryRun: false } }),
-  });
-  expect(res.status).toBe(201);
-  armed.push(z.object({ id: z.string() }).parse(await res.json()).id);
+  await faults.slowJob(marker, ms);
   return marker;
 }
 
@@ -239,11 +231,7 @@ describe('2026-07-28: show_report as a task', () => {
     expect(sections.length).toBeGreaterThan(2);
     // Only this key's run of the first section is slow (matched by the job labels every run carries).
     const label = sanitizeLabels({ principal: `key_${keyIds.a}`, stored_query: sections[0]!.id });
-    const res = await fetch(`${WH}/__faults`, {
-      method: 'POST',
-      body: JSON.stringify({ kind: 'slowJob', ms: TIMEOUT + 500, match: { op: 'insert', label, dryRun: false } }),
-    });
-    armed.push(z.object({ id: z.string() }).parse(await res.json()).id);
+    await faults.arm({ kind: 'slowJob', ms: TIMEOUT + 500, match: { op: 'insert', label, dryRun: false } });
 
     const created = ok(await call('show_report', { reportId: 'rpt_business_overview' }));
     expect(created.resultType).toBe('task');
@@ -274,11 +262,7 @@ describe('2026-07-28: cancelling a report task', () => {
     const first = z.object({ structuredContent: z.object({ queries: z.array(z.object({ id: z.string() })) }) }).parse(listed)
       .structuredContent.queries[0]!.id;
     const label = sanitizeLabels({ principal: `key_${keyIds.b}`, stored_query: first });
-    const res = await fetch(`${WH}/__faults`, {
-      method: 'POST',
-      body: JSON.stringify({ kind: 'slowJob', ms: 600_000, match: { op: 'insert', label, dryRun: false } }),
-    });
-    armed.push(z.object({ id: z.string() }).parse(await res.json()).id);
+    await faults.arm({ kind: 'slowJob', ms: 600_000, match: { op: 'insert', label, dryRun: false } });
     const since = Date.now();
     const before = await usedBytes(keyIds.b);
 

@@ -1,5 +1,5 @@
 import { env, runDurableObjectAlarm, SELF } from 'cloudflare:test';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { generateApiKey } from '../src/auth/api-keys';
 import { advance } from '../src/features/query-jobs/long-run';
@@ -8,6 +8,7 @@ import { createLogger } from '../src/lib/log';
 import { seedDemo, TEST_ADMINS, usedBytes } from './seed';
 import { page, signedIn } from './admin-client';
 import { inputValue } from './oauth-client';
+import { warehouseFaults } from './warehouse-faults';
 
 /**
  * Long queries over REST (docs/run-query.md, "Long queries"): `Prefer: respond-async`, the job resource, its result
@@ -17,25 +18,14 @@ import { inputValue } from './oauth-client';
 
 const WH = env.BIGQUERY_API_BASE;
 const ORDERS = '`service-v1.acme.fact__orders`';
-const armed: string[] = [];
-
-afterEach(async () => {
-  while (armed.length) await fetch(`${WH}/__faults/${armed.pop()}`, { method: 'DELETE' });
-});
+const faults = warehouseFaults();
 
 beforeAll(async () => {
   await seedDemo();
 });
 
 /** A slow job for SQL holding `marker` (its real submission only, not the dry run). */
-async function slowJob(marker: string, ms: number) {
-  const res = await fetch(`${WH}/__faults`, {
-    method: 'POST',
-    body: JSON.stringify({ kind: 'slowJob', ms, match: { op: 'insert', sql: marker, dryRun: false } }),
-  });
-  expect(res.status).toBe(201);
-  armed.push(z.object({ id: z.string() }).parse(await res.json()).id);
-}
+const slowJob = (marker: string, ms: number) => faults.slowJob(marker, ms, { op: 'insert' });
 
 /** A fresh brand key of its own (so its usage window holds only this test's runs), with optional long-run settings. */
 async function freshKey(settings: { maxRunningJobs?: number; jobTimeoutMs?: number } = {}) {

@@ -1,5 +1,5 @@
 import { env } from 'cloudflare:test';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { Principal } from '../src/auth/principal';
 import type { OpContext } from '../src/context';
@@ -11,6 +11,7 @@ import { runReservation } from '../src/usage/reservation';
 import { acquireRun } from '../src/usage/usage';
 import { createWarehouseClient, type JobRef } from '../src/warehouse/bigquery-client';
 import { postJson, seedDemo } from './seed';
+import { warehouseFaults } from './warehouse-faults';
 
 // Billing and metering of run_query against the local warehouse (review 2: N1, N2, N6, N11): every billed byte is
 // settled once on the key's meter, a cut result is one execution, and the query log carries BigQuery's ids. The
@@ -37,15 +38,7 @@ async function executions(marker: string) {
     .requests.filter((r) => r.op === 'query' || (r.op === 'insert' && !DryRun.safeParse(r.body).success));
 }
 
-const armed: string[] = [];
-afterEach(async () => {
-  while (armed.length) await fetch(`${WH}/__faults/${armed.pop()}`, { method: 'DELETE' });
-});
-async function arm(spec: Record<string, unknown>) {
-  const res = await fetch(`${WH}/__faults`, { method: 'POST', body: JSON.stringify(spec) });
-  expect(res.status).toBe(201);
-  armed.push(z.object({ id: z.string() }).parse(await res.json()).id);
-}
+const { arm } = warehouseFaults();
 
 const marker = () => `b${crypto.randomUUID().replace(/-/g, '').slice(0, 12)}`;
 

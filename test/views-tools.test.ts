@@ -4,16 +4,17 @@
 // carrying its error while the others still show); run_query's results are what they were without a UI.
 import { env } from 'cloudflare:test';
 import type { Client } from '@modelcontextprotocol/client';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ShowReportOutput } from '../src/features/reports/report-view.tools';
 import { QueryListSchema, ReportDetailSchema } from '../src/schemas/catalog';
 import { VIEWS } from '../src/mcp/views';
 import { connectMcp, errorOf, okData, textData, texts } from './mcp-client';
 import { seedDemo, TEST_KEYS } from './seed';
+import { warehouseFaults } from './warehouse-faults';
 
 let client: Client;
-const armed: string[] = [];
+const { arm } = warehouseFaults();
 
 beforeAll(async () => {
   await seedDemo();
@@ -22,10 +23,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await client.close();
-});
-
-afterEach(async () => {
-  while (armed.length) await fetch(`${env.BIGQUERY_API_BASE}/__faults/${armed.pop()}`, { method: 'DELETE' });
 });
 
 const call = (name: string, args: Record<string, unknown>) => client.callTool({ name, arguments: args });
@@ -89,18 +86,13 @@ describe('tools that link the views', () => {
 
   it('a section that fails carries its error and request id; the other sections still show', async () => {
     const period = { startDate: '2026-02-03', endDate: '2026-02-26' };
-    const res = await fetch(`${env.BIGQUERY_API_BASE}/__faults`, {
-      method: 'POST',
-      body: JSON.stringify({
-        // A job that failed in the warehouse: never resent (a 5xx on submit now succeeds through the client-id
-        // jobs.insert fallback, so it no longer makes a section fail).
-        kind: 'jobInternalError',
-        persistent: true,
-        match: { sql: "agg__daily_revenue`\nWHERE day BETWEEN DATE '2026-02-03'" },
-      }),
+    await arm({
+      // A job that failed in the warehouse: never resent (a 5xx on submit now succeeds through the client-id
+      // jobs.insert fallback, so it no longer makes a section fail).
+      kind: 'jobInternalError',
+      persistent: true,
+      match: { sql: "agg__daily_revenue`\nWHERE day BETWEEN DATE '2026-02-03'" },
     });
-    expect(res.status).toBe(201);
-    armed.push(z.object({ id: z.string() }).parse(await res.json()).id);
 
     const shown = ShowReportOutput.parse(textData(await call('show_report', { reportId: 'rpt_business_overview', period })));
     const daily = shown.sections.find((s) => s.id === 'rq_overview_daily');

@@ -1,9 +1,10 @@
 import { env } from 'cloudflare:test';
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { z } from 'zod';
 import { ApiError } from '../src/errors';
 import { createWarehouseClient, JobStillRunning, type QueryOptions, type WarehouseClientDeps } from '../src/warehouse/bigquery-client';
 import { jwtPart, newKeyPair } from './warehouse-fixtures';
+import { warehouseFaults } from './warehouse-faults';
 
 // The Worker's BigQuery client against the real local warehouse (dev/warehouse, started by test/global-setup.ts)
 // over loopback. Faults are armed on the warehouse's control endpoint and matched to one test's job labels, so
@@ -58,25 +59,7 @@ const InsertBody = z.object({
   }),
 });
 
-const armed: string[] = [];
-
-afterEach(async () => {
-  while (armed.length) await fetch(`${WH}/__faults/${armed.pop()}`, { method: 'DELETE' });
-});
-
-async function arm(spec: {
-  kind: string;
-  count?: number;
-  persistent?: boolean;
-  ms?: number;
-  status?: number;
-  match: Record<string, unknown>;
-}) {
-  const res = await fetch(`${WH}/__faults`, { method: 'POST', body: JSON.stringify(spec) });
-  expect(res.status).toBe(201);
-  const { id } = z.object({ id: z.string() }).parse(await res.json());
-  armed.push(id);
-}
+const { arm } = warehouseFaults();
 
 /** Journal entries: by this test's label (jobs.query / jobs.insert), or by op and job id (polls, pages, gets, cancels). */
 async function journal(filter: { tag?: string; op?: string; jobId?: string }): Promise<Recorded[]> {
