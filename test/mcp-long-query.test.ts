@@ -2,10 +2,9 @@ import { env, runDurableObjectAlarm } from 'cloudflare:test';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { generateApiKey } from '../src/auth/api-keys';
 import { readJob } from '../src/features/query-jobs/job-store';
 import { connectMcp, errorOf, textData } from './mcp-client';
-import { seedDemo, TEST_KEYS, usedBytes } from './seed';
+import { addBrandKey, seedDemo, TEST_KEYS, usedBytes } from './seed';
 import { warehouseFaults } from './warehouse-faults';
 
 /**
@@ -23,11 +22,8 @@ let keyId = '';
 
 beforeAll(async () => {
   await seedDemo();
-  const key = await generateApiKey();
+  const key = await addBrandKey('mcp long');
   keyId = key.id;
-  await env.DB.prepare("INSERT INTO api_keys (id, name, prefix, secret_hash, brand_id, created_at) VALUES (?, ?, ?, ?, 'brand_acme', 0)")
-    .bind(key.id, 'mcp long', key.prefix, key.secretHash)
-    .run();
   client = await connectMcp(key.secret);
   other = await connectMcp(TEST_KEYS.brand);
   // Seeding and two MCP connections: a few seconds alone, more on a loaded machine.
@@ -161,10 +157,7 @@ describe('run_query past its wait: the pending cursor', () => {
 
 describe('run_query past its wait, its caller never coming back', () => {
   it('the job is recorded with its alarm before the call answers; the alarm alone ends it, billed once, logged once', async () => {
-    const key = await generateApiKey();
-    await env.DB.prepare("INSERT INTO api_keys (id, name, prefix, secret_hash, brand_id, created_at) VALUES (?, ?, ?, ?, 'brand_acme', 0)")
-      .bind(key.id, 'mcp gone', key.prefix, key.secretHash)
-      .run();
+    const key = await addBrandKey('mcp gone');
     const gone = await connectMcp(key.secret);
     const marker = `gone${crypto.randomUUID().slice(0, 8)}`;
     await slowJob(marker, Number(env.LONG_QUERY_WAIT_MS) + 1_500);

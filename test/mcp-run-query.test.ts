@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateApiKey } from '../src/auth/api-keys';
 import { z } from 'zod';
 import { connectMcp, errorOf, texts } from './mcp-client';
-import { postJson, seedDemo, TEST_KEYS, usedBytes, type TestKey } from './seed';
+import { addBrandKey, postJson, seedDemo, TEST_KEYS, type TestKey, usedBytes } from './seed';
 import { RunResultSchema } from './run-query-fixtures';
 
 const clients = {} as Record<TestKey, Client>;
@@ -194,10 +194,7 @@ describe('a plain run_query that finishes within its wait', () => {
   };
 
   it("costs REST's synchronous run: dry run + one jobs.query, then one jobs.query; no job record; one log row each; billed once", async () => {
-    const key = await generateApiKey();
-    await env.DB.prepare("INSERT INTO api_keys (id, name, prefix, secret_hash, brand_id, created_at) VALUES (?, ?, ?, ?, 'brand_acme', 0)")
-      .bind(key.id, 'mcp quick', key.prefix, key.secretHash)
-      .run();
+    const key = await addBrandKey('mcp quick');
     const client = await connectMcp(key.secret);
     try {
       const marker = `quick${crypto.randomUUID().replace(/-/g, '').slice(0, 12)}`;

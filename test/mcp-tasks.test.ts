@@ -1,11 +1,10 @@
 import { env, SELF } from 'cloudflare:test';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { generateApiKey } from '../src/auth/api-keys';
 import { readJob } from '../src/features/query-jobs/job-store';
 import { sanitizeLabels } from '../src/warehouse/labels';
 import { connectMcp, MCP_URL } from './mcp-client';
-import { seedDemo, usedBytes } from './seed';
+import { addBrandKey, seedDemo, usedBytes } from './seed';
 import { warehouseFaults } from './warehouse-faults';
 
 /**
@@ -20,18 +19,10 @@ const faults = warehouseFaults();
 const keys = { a: '', b: '' };
 const keyIds = { a: '', b: '' };
 
-async function brandKey(name: string) {
-  const key = await generateApiKey();
-  await env.DB.prepare("INSERT INTO api_keys (id, name, prefix, secret_hash, brand_id, created_at) VALUES (?, ?, ?, ?, 'brand_acme', 0)")
-    .bind(key.id, name, key.prefix, key.secretHash)
-    .run();
-  return key;
-}
-
 beforeAll(async () => {
   await seedDemo();
   for (const k of ['a', 'b'] as const) {
-    const key = await brandKey(`tasks ${k}`);
+    const key = await addBrandKey(`tasks ${k}`);
     keys[k] = key.secret;
     keyIds[k] = key.id;
   }

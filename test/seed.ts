@@ -1,6 +1,7 @@
 import { env, SELF } from 'cloudflare:test';
 import { expect } from 'vitest';
 import { z } from 'zod';
+import { generateApiKey, type GeneratedKey } from '../src/auth/api-keys';
 import { buildDemoSeed, type DemoSeedInput } from '../src/seed/demo-tenants';
 import { peekUsage } from '../src/usage/usage';
 import { DEMO_CATALOG_FILES } from './demo-catalog';
@@ -24,6 +25,18 @@ export const TEST_ADMINS = {
 } as const;
 
 export type TestKey = keyof typeof TEST_KEYS;
+
+/**
+ * A fresh key of one brand (brand_acme unless named), its own usage window and label: a test's warehouse jobs and
+ * usage are then its own, whatever the files beside it run.
+ */
+export async function addBrandKey(name: string, brandId = 'brand_acme'): Promise<GeneratedKey> {
+  const key = await generateApiKey();
+  await env.DB.prepare('INSERT INTO api_keys (id, name, prefix, secret_hash, brand_id, created_at) VALUES (?, ?, ?, ?, ?, 0)')
+    .bind(key.id, name, key.prefix, key.secretHash, brandId)
+    .run();
+  return key;
+}
 
 /** Applies the demo seed (tenants, keys, admins, catalog) to this test file's D1 with the fixed test secrets. */
 export async function seedDemo(now: number = Date.now()): Promise<Pick<DemoSeedInput, 'keys' | 'admins'>> {

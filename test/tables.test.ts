@@ -1,13 +1,12 @@
 import { env, SELF } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { generateApiKey } from '../src/auth/api-keys';
 import { completeness } from '../src/features/tables/coverage';
 import { familySummary } from '../src/features/tables/table-metadata';
 import { parseIsoDate } from '../src/features/query/period';
 import { TableDescriptionSchema, TableListSchema } from '../src/features/tables/tables.schemas';
 import { connectMcp, textData } from './mcp-client';
-import { api, expectError, seedDemo, TEST_KEYS } from './seed';
+import { addBrandKey, api, expectError, seedDemo, TEST_KEYS } from './seed';
 
 beforeAll(async () => {
   await seedDemo();
@@ -57,10 +56,7 @@ describe('GET /v1/data/brands/{brandId}/tables/{table} (describeTable)', () => {
   it('spends no run, writes no query_log row and starts no warehouse job', async () => {
     // A key of its own: the warehouse is shared with the files running beside this one, and every job the Worker
     // starts carries its caller's label, so jobs labelled with this key are this test's and no other file's.
-    const key = await generateApiKey();
-    await env.DB.prepare('INSERT INTO api_keys (id, name, prefix, secret_hash, brand_id, created_at) VALUES (?, ?, ?, ?, ?, 0)')
-      .bind(key.id, 'describe spends nothing', key.prefix, key.secretHash, 'brand_acme')
-      .run();
+    const key = await addBrandKey('describe spends nothing');
     const call = (path: string, init: RequestInit = {}) =>
       SELF.fetch(`http://api.test${path}`, { ...init, headers: { ...init.headers, authorization: `Bearer ${key.secret}` } });
     /** Runs left in the key's budget, as a dry run reports it (a dry run counts no run, but is a labelled job). */
