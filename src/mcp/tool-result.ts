@@ -1,6 +1,6 @@
 import type { CallToolResult, StandardSchemaWithJSON } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import { reportError } from '../errors';
+import { ApiError, reportError } from '../errors';
 import { MAX_ID_LENGTH } from '../schemas/fields';
 import type { OpContext } from '../context';
 
@@ -204,6 +204,11 @@ export function toolSuccess<S extends z.ZodType<Record<string, unknown>>>(
     structuredContent: structured,
     content: [{ type: 'text', text: render(structured) }, ...notes.map((text) => ({ type: 'text' as const, text }))],
   };
+}
+
+/** 400 VALIDATION for one tool argument: `message` for the model, `issue` beside the argument it names (`path`). */
+export function invalidArgument(message: string, path: string, issue: string): ApiError {
+  return new ApiError('VALIDATION', message, { details: { in: 'arguments', issues: [{ path, message: issue }] } });
 }
 
 /**

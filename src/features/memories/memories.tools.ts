@@ -13,7 +13,7 @@ import {
 } from './memories.schemas';
 import { ApiError } from '../../errors';
 import { BrandIdField, pageLimitArgument } from '../../schemas/fields';
-import { nextPageLine, textTable, type ToolDeps } from '../../mcp/tool-result';
+import { invalidArgument, nextPageLine, textTable, type ToolDeps } from '../../mcp/tool-result';
 import { ANNOTATIONS, defineTool, toolReply } from '../../mcp/define-tool';
 
 const BrandIdInput = BrandIdField.optional();
@@ -47,19 +47,19 @@ async function saveMemory(deps: ToolDeps, args: SaveMemoryArgs) {
   const { memoryId, scope, brandId, expectedVersion, ...fields } = args;
   if (memoryId === undefined) {
     if (expectedVersion !== undefined) {
-      throw new ApiError('VALIDATION', 'expectedVersion applies to a change of an existing memory; send it with memoryId', {
-        details: { in: 'arguments', issues: [{ path: 'expectedVersion', message: 'only with memoryId' }] },
-      });
+      throw invalidArgument(
+        'expectedVersion applies to a change of an existing memory; send it with memoryId',
+        'expectedVersion',
+        'only with memoryId',
+      );
     }
     return createMemory(deps.ctx, parseBody(CreateMemoryRequestSchema, { scope, brandId, ...fields }));
   }
   if (scope !== undefined || brandId !== undefined) {
-    throw new ApiError(
-      'VALIDATION',
+    throw invalidArgument(
       'scope and brandId are fixed when a memory is created; send only title, content or table with memoryId',
-      {
-        details: { in: 'arguments', issues: [{ path: scope !== undefined ? 'scope' : 'brandId', message: 'not allowed with memoryId' }] },
-      },
+      scope !== undefined ? 'scope' : 'brandId',
+      'not allowed with memoryId',
     );
   }
   const expectedVersions = expectedVersion === undefined ? null : [expectedVersion];

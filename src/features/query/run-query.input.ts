@@ -5,10 +5,10 @@
  * Both surfaces refuse a bad shape through `requestShape`; each keeps the words its callers have always read.
  */
 import { z } from '@hono/zod-openapi';
-import { ApiError } from '../../errors';
 import { CADENCE_DESCRIPTION, CADENCES, MAX_PERIOD_DAYS, periodProblem } from './period';
 import { MAX_SQL_LENGTH } from '../../sql/guard';
 import { BrandIdField, QueryIdField } from '../../schemas/fields';
+import { invalidArgument } from '../../mcp/tool-result';
 
 // ---------------------------------------------------------------------------------------------------------------
 // The period: a field of a stored query (and of show_report, which runs report queries the same way).
@@ -226,11 +226,6 @@ export function bodyIssues(body: unknown, error: Issues): Issues {
   const meant = 'shape' in decided && decided.shape === 'stored' ? StoredQuerySchema : RawSqlQuerySchema;
   const branch = meant.safeParse(body);
   return branch.success ? error : branch.error;
-}
-
-/** 400 VALIDATION for the tool's arguments: `message` for the model, `issue` beside the argument it names. */
-export function invalidArgument(message: string, path: string, issue: string): ApiError {
-  return new ApiError('VALIDATION', message, { details: { in: 'arguments', issues: [{ path, message: issue }] } });
 }
 
 const ONE_OF = 'send exactly one of sql (raw SQL), queryId (a stored query id) or cursor (the next page of a result)';
