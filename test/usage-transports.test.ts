@@ -1,12 +1,12 @@
 import { env, SELF } from 'cloudflare:test';
 import type { Client } from '@modelcontextprotocol/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { defaultLimits, generateApiKey } from '../src/auth/api-keys';
 import type { PrincipalLimits } from '../src/auth/principal';
 import { peekUsage, type UsageSnapshot } from '../src/usage/usage';
 import { connectMcp, errorOf } from './mcp-client';
-import { seedDemo } from './seed';
+import { seedDemo, WAIT_UNTIL_WORK } from './seed';
 
 // The same key over REST and MCP draws on one rolling 24-hour budget, and the bytes counted are the bytes billed.
 
@@ -63,16 +63,12 @@ async function limitedKey(limits: { dailyQueries?: number; dailyBytes?: number; 
     rest: (body: Record<string, unknown>) => postQuery(key.secret, body),
     mcp: (args: Record<string, unknown>) => mcp.callTool({ name: 'run_query', arguments: args }),
     /** The window once the settles the Worker runs in waitUntil have landed (polls until `done`, at most 10 s). */
-    settledUsage: async (done: (s: UsageSnapshot) => boolean) => {
-      let snap = await peekUsage(env, `key:${key.id}`, effective, Date.now());
-      // Settlement runs in waitUntil after the answer: poll until it landed (or give up well inside the test's timeout).
-      const giveUpAt = Date.now() + 10_000;
-      while (!done(snap) && Date.now() < giveUpAt) {
-        await new Promise((r) => setTimeout(r, 100));
-        snap = await peekUsage(env, `key:${key.id}`, effective, Date.now());
-      }
-      return snap;
-    },
+    settledUsage: (done: (s: UsageSnapshot) => boolean) =>
+      vi.waitFor(async () => {
+        const snap = await peekUsage(env, `key:${key.id}`, effective, Date.now());
+        if (!done(snap)) throw new Error(`usage not settled yet: ${JSON.stringify(snap)}`);
+        return snap;
+      }, WAIT_UNTIL_WORK),
   };
 }
 
