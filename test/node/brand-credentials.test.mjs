@@ -7,7 +7,6 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { unstable_startWorker } from 'wrangler';
 import { createServiceAccount } from '../../dev/warehouse/service-account.mjs';
 import { DEV_PROJECT } from '../../dev/warehouse/demo-data.mjs';
 import { startWarehouse } from '../../dev/warehouse/server.mjs';
@@ -15,6 +14,7 @@ import { openD1 } from '../../scripts/lib/d1.mjs';
 import { ROOT } from '../../scripts/lib/import-ts.mjs';
 import { applyMigrations } from '../../scripts/lib/migrations.mjs';
 import { runAdminOn } from './admin-in-process.mjs';
+import { startTestWorker } from './seeded-worker.mjs';
 
 const BRANDS = Array.from({ length: 20 }, (_, i) => {
   const n = String(i + 1).padStart(2, '0');
@@ -157,9 +157,7 @@ describe('brand credentials through the CLI', () => {
   it("the Worker signs each brand's queries with that brand's account", async () => {
     const key = JSON.parse(ok(await admin({}, 'key', 'create', '--org', 'org_many', '--name', 'all brands', '--json'))).secret;
     await closeDb();
-    process.env.WRANGLER_SEND_METRICS = 'false';
-    process.env.CLOUDFLARE_CF_FETCH_ENABLED = 'false';
-    const worker = await unstable_startWorker({
+    const worker = await startTestWorker({
       config: join(ROOT, 'wrangler.toml'),
       envFiles: [],
       bindings: {
@@ -172,7 +170,6 @@ describe('brand credentials through the CLI', () => {
       dev: { server: { hostname: '127.0.0.1', port: 0 }, inspector: false, persist: stateDir, watch: false, logLevel: 'error' },
     });
     try {
-      await worker.ready;
       const base = new URL(await worker.url).origin;
       for (const b of BRANDS) {
         warehouse.requests.clear();

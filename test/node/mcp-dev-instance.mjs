@@ -30,6 +30,9 @@ export async function startDevInstance(prefix, opts = {}) {
   const child = spawn(process.execPath, [join(ROOT, 'dev/run-dev.mjs'), '--port', String(port), '--state-dir', stateDir], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
+    // Not restarted when wrangler.toml changes: run-dev.test.mjs touches it, in parallel with the files using this
+    // instance, to restart its own (a POST in flight then fails "Your worker restarted mid-request").
+    env: { ...process.env, WRANGLER_CI_DISABLE_CONFIG_WATCHING: 'true' },
   });
   const onData = (chunk) => {
     log += chunk.toString();

@@ -33,7 +33,10 @@ let dev;
  * @returns {DevRun}
  */
 function startDev(args) {
-  const child = spawn(process.execPath, [join(ROOT, 'dev/run-dev.mjs'), ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  // wrangler dev as a developer runs it: restarted when wrangler.toml changes (the reload test below relies on it; the
+  // suite's other wranglers start with the watch off, see startTestWorker in ./seeded-worker.mjs).
+  const env = { ...process.env, WRANGLER_CI_DISABLE_CONFIG_WATCHING: 'false' };
+  const child = spawn(process.execPath, [join(ROOT, 'dev/run-dev.mjs'), ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   // `exited` and `ready` are set just below, before anyone can read them.
   const run = /** @type {DevRun} */ ({ child, out: '', exitCode: null, started: performance.now(), readyMs: null });
   child.stdout.on('data', (d) => (run.out += d));
@@ -283,8 +286,8 @@ describe('npm run dev', () => {
     const location = started.headers.get('location');
 
     // wrangler restarts the Worker when a file it watches changes (here wrangler.toml, touched, not changed): a new
-    // isolate, nothing kept in memory. Every `wrangler dev` of this checkout reloads; the node files run one at a
-    // time, so the suite's shared instance is idle meanwhile.
+    // isolate, nothing kept in memory. Only this instance watches it: the suite's other wranglers, which may be
+    // serving another file's test at this moment, start with the watch off.
     const before = dev.out.length;
     const now = new Date();
     await utimes(join(ROOT, 'wrangler.toml'), now, now);

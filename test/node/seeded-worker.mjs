@@ -18,9 +18,6 @@ import { importWorkerModules, ROOT } from '../../scripts/lib/import-ts.mjs';
  * @returns {Promise<{ baseUrl: string, stop: () => Promise<void> }>}
  */
 export async function startSeededWorker({ prefix, keys, admins, vars = {}, extraSql = [] }) {
-  // wrangler in-process: no telemetry, no fetch of the Request.cf placeholder (offline machine).
-  process.env.WRANGLER_SEND_METRICS = 'false';
-  process.env.CLOUDFLARE_CF_FETCH_ENABLED = 'false';
   const stateDir = await mkdtemp(join(tmpdir(), prefix));
   /** @type {Awaited<ReturnType<typeof unstable_startWorker>> | undefined} */
   let worker;
@@ -38,7 +35,7 @@ export async function startSeededWorker({ prefix, keys, admins, vars = {}, extra
     } finally {
       await db.close();
     }
-    worker = await unstable_startWorker({
+    worker = await startTestWorker({
       config: join(ROOT, 'wrangler.toml'),
       envFiles: [],
       bindings: {
@@ -48,10 +45,37 @@ export async function startSeededWorker({ prefix, keys, admins, vars = {}, extra
       },
       dev: { server: { hostname: '127.0.0.1', port: 0 }, inspector: false, persist: stateDir, watch: false, logLevel: 'error' },
     });
-    await worker.ready;
     return { baseUrl: new URL(await worker.url).origin, stop };
   } catch (err) {
     await stop();
     throw err;
+  }
+}
+
+/**
+ * wrangler's unstable_startWorker for a test, ready when it returns. wrangler watches the configuration file of every
+ * Worker it starts and restarts the Worker when the file changes, and this file is the checkout's wrangler.toml, which
+ * run-dev.test.mjs touches (in parallel with other node files) to restart its own `npm run dev`: a test's Worker
+ * restarted under it left a browser's page.goto unanswered for 30 s (CI, browser-admin.test.mjs). So the watch is
+ * off for the start (WRANGLER_CI_DISABLE_CONFIG_WATCHING, read when wrangler reads the configuration; the variable
+ * is put back after, so a process this one spawns later watches as usual). Also no telemetry and no fetch of the
+ * Request.cf placeholder (offline machine).
+ * @param {Parameters<typeof unstable_startWorker>[0]} input
+ */
+export async function startTestWorker(input) {
+  process.env.WRANGLER_SEND_METRICS = 'false';
+  process.env.CLOUDFLARE_CF_FETCH_ENABLED = 'false';
+  const watching = process.env.WRANGLER_CI_DISABLE_CONFIG_WATCHING;
+  process.env.WRANGLER_CI_DISABLE_CONFIG_WATCHING = 'true';
+  try {
+    const worker = await unstable_startWorker(input);
+    await worker.ready.catch(async (err) => {
+      await worker.dispose();
+      throw err;
+    });
+    return worker;
+  } finally {
+    if (watching === undefined) delete process.env.WRANGLER_CI_DISABLE_CONFIG_WATCHING;
+    else process.env.WRANGLER_CI_DISABLE_CONFIG_WATCHING = watching;
   }
 }
