@@ -11,7 +11,16 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { browserForTests } from './browser.mjs';
-import { DESKTOP, expectFitsViewport, PHONE, seededWorkerAndBrowser, seedSecrets, shot, submitSignIn as signIn } from './browser-pages.mjs';
+import {
+  DESKTOP,
+  expectFitsViewport,
+  goto,
+  PHONE,
+  seededWorkerAndBrowser,
+  seedSecrets,
+  shot,
+  submitSignIn as signIn,
+} from './browser-pages.mjs';
 
 const BROWSER = browserForTests();
 const CALLBACK = 'https://assistant.example/oauth/callback';
@@ -59,7 +68,7 @@ describe.skipIf(!BROWSER)('administration and consent in chromium', () => {
     desktop = await w.browser.newContext({ viewport: DESKTOP });
     await desktop.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: w.baseUrl });
     const page = await desktop.newPage();
-    await page.goto(`${w.baseUrl}/admin`);
+    await goto(page, `${w.baseUrl}/admin`);
     expect(new URL(page.url()).pathname).toBe('/admin/login');
     await shot(page, 'admin-sign-in-desktop');
     await signIn(page, ADMINS.org);
@@ -131,7 +140,7 @@ describe.skipIf(!BROWSER)('administration and consent in chromium', () => {
 
   it('lays the keys page out at 1280 px: no overflow, no date broken inside, change-limits form open', async () => {
     const page = await desktop.newPage();
-    await page.goto(`${w.baseUrl}/admin`);
+    await goto(page, `${w.baseUrl}/admin`);
     await expectFitsViewport(page);
     await expectTableFitsAndDatesWhole(page);
     await shot(page, 'admin-keys-1280');
@@ -148,7 +157,7 @@ describe.skipIf(!BROWSER)('administration and consent in chromium', () => {
 
   it('asks for confirmation before revoking a key, then revokes it', async () => {
     const page = await desktop.newPage();
-    await page.goto(`${w.baseUrl}/admin`);
+    await goto(page, `${w.baseUrl}/admin`);
     const row = page.getByRole('row').filter({ hasText: 'Browser test key' });
     await row.getByRole('link', { name: 'Revoke key Browser test key' }).click();
     await page.getByRole('heading', { name: 'Revoke key Browser test key?' }).waitFor();
@@ -193,7 +202,7 @@ describe.skipIf(!BROWSER)('administration and consent in chromium', () => {
       code_challenge_method: 'S256',
       resource: `${w.baseUrl}/v1/data/mcp`,
     });
-    await page.goto(`${w.baseUrl}/authorize?${q}`);
+    await goto(page, `${w.baseUrl}/authorize?${q}`);
     await expect(page.getByText('Browser Test Assistant').first().isVisible()).resolves.toBe(true);
     await expectFitsViewport(page);
     await shot(page, 'authorize-sign-in-phone');
@@ -235,7 +244,7 @@ describe.skipIf(!BROWSER)('administration and consent in chromium', () => {
 
   it('lists the assistant on the connected-assistants page and revokes it after confirming: the token is refused at once', async () => {
     const page = await desktop.newPage();
-    await page.goto(`${w.baseUrl}/admin/assistants`);
+    await goto(page, `${w.baseUrl}/admin/assistants`);
     const row = page.getByRole('row').filter({ hasText: 'Browser Test Assistant' });
     await expect(row.isVisible()).resolves.toBe(true);
     expect(await row.textContent()).toContain(ADMINS.brand.email);
@@ -257,7 +266,7 @@ describe.skipIf(!BROWSER)('administration and consent in chromium', () => {
   it('lays the keys page out for a 390 px phone: cards, no overflow, no date broken inside', async () => {
     const phone = await w.browser.newContext({ viewport: PHONE, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
     const page = await phone.newPage();
-    await page.goto(`${w.baseUrl}/admin/login`);
+    await goto(page, `${w.baseUrl}/admin/login`);
     await signIn(page, ADMINS.org);
     await page.waitForURL(`${w.baseUrl}/admin`);
     await expectFitsViewport(page);
@@ -273,7 +282,7 @@ describe.skipIf(!BROWSER)('administration and consent in chromium', () => {
     await expectFitsViewport(page);
     await expectTableFitsAndDatesWhole(page);
     await shot(page, 'admin-keys-limits-open-390');
-    await page.goto(`${w.baseUrl}/admin/assistants`);
+    await goto(page, `${w.baseUrl}/admin/assistants`);
     await expectFitsViewport(page);
     await shot(page, 'admin-assistants-390');
     await phone.close();

@@ -8,7 +8,7 @@ import { createServiceAccount } from '../../dev/warehouse/service-account.mjs';
 import { DEV_PROJECT } from '../../dev/warehouse/demo-data.mjs';
 import { startWarehouse } from '../../dev/warehouse/server.mjs';
 import { browserForTests } from './browser.mjs';
-import { DESKTOP, PHONE, expectFitsViewport, seededWorkerAndBrowser, seedSecrets, shot, submitSignIn } from './browser-pages.mjs';
+import { DESKTOP, expectFitsViewport, goto, PHONE, seededWorkerAndBrowser, seedSecrets, shot, submitSignIn } from './browser-pages.mjs';
 
 const BROWSER = browserForTests();
 const { keys: KEYS, admins: ADMINS } = seedSecrets('citation');
@@ -74,7 +74,7 @@ describe.skipIf(!BROWSER)('a citation opens, in chromium', () => {
       const [globex] = cited;
       const context = await w.browser.newContext({ viewport });
       const page = await context.newPage();
-      await page.goto(onWorker(globex.url));
+      await goto(page, onWorker(globex.url));
       const login = new URL(page.url());
       expect(login.pathname).toBe('/admin/login');
       expect(login.searchParams.get('next')).toBe(new URL(globex.url).pathname);
@@ -97,7 +97,7 @@ describe.skipIf(!BROWSER)('a citation opens, in chromium', () => {
     const [globex, acme] = cited;
     const context = await w.browser.newContext({ viewport: DESKTOP });
     const page = await context.newPage();
-    await page.goto(onWorker(globex.url));
+    await goto(page, onWorker(globex.url));
     await submitSignIn(page, ADMINS.brand);
     await page.waitForURL(onWorker(globex.url));
     const res = await page.reload();
@@ -106,7 +106,7 @@ describe.skipIf(!BROWSER)('a citation opens, in chromium', () => {
     expect(text).toContain('There is no item table:brand_globex:fact__orders that you can see.');
     expect(text).not.toMatch(/administer|belong|exist/i);
     // Their own brand's item opens in the same session.
-    const own = await page.goto(onWorker(acme.url));
+    const own = await goto(page, onWorker(acme.url));
     expect(own?.status()).toBe(200);
     await context.close();
   }, 60_000);

@@ -12,7 +12,7 @@ import { createServiceAccount } from '../../dev/warehouse/service-account.mjs';
 import { DEV_PROJECT } from '../../dev/warehouse/demo-data.mjs';
 import { startWarehouse } from '../../dev/warehouse/server.mjs';
 import { browserForTests } from './browser.mjs';
-import { DESKTOP, expectFitsViewport, PHONE, seededWorkerAndBrowser, seedSecrets, shot, submitSignIn } from './browser-pages.mjs';
+import { DESKTOP, expectFitsViewport, goto, PHONE, seededWorkerAndBrowser, seedSecrets, shot, submitSignIn } from './browser-pages.mjs';
 import { startWebhookReceiver, TEST_WEBHOOK_SECRET } from './webhook-receiver.mjs';
 
 const BROWSER = browserForTests();
@@ -49,7 +49,7 @@ afterAll(async () => {
 });
 
 async function signIn(page, admin) {
-  await page.goto(`${w.baseUrl}/admin/login`);
+  await goto(page, `${w.baseUrl}/admin/login`);
   await submitSignIn(page, admin);
   await page.waitForURL(`${w.baseUrl}/admin`);
 }
@@ -195,7 +195,7 @@ describe.skipIf(!BROWSER)('the data team console in chromium', () => {
       [`/admin/inbox/${ref}`, 'admin-report-390'],
       ['/admin/history', 'admin-history-390'],
     ]) {
-      await page.goto(`${w.baseUrl}${path}`);
+      await goto(page, `${w.baseUrl}${path}`);
       await expectNavOnOneLine(page);
       await expectFitsViewport(page);
       await shot(page, name);
@@ -214,7 +214,7 @@ describe.skipIf(!BROWSER)('the data team console in chromium', () => {
     expect(heights.length).toBeGreaterThan(0);
     expect(Math.max(...heights)).toBeLessThanOrEqual(150);
     await expectFitsViewport(page);
-    await page.goto(`${w.baseUrl}/admin/assistants`);
+    await goto(page, `${w.baseUrl}/admin/assistants`);
     await context.close();
   }, 60_000);
 
@@ -223,15 +223,15 @@ describe.skipIf(!BROWSER)('the data team console in chromium', () => {
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: w.baseUrl });
     const page = await context.newPage();
     await signIn(page, ADMINS.org);
-    await page.goto(`${w.baseUrl}/admin/assistants`);
+    await goto(page, `${w.baseUrl}/admin/assistants`);
     await page.getByRole('button', { name: 'Copy address' }).click();
     await page.getByText('Copied to the clipboard.').waitFor();
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(`${w.baseUrl}/v1/data/mcp`);
-    await page.goto(`${w.baseUrl}/admin/memories`);
+    await goto(page, `${w.baseUrl}/admin/memories`);
     // The demo memories use code spans and bold; they render as elements, not as asterisks and backticks.
     expect(await page.locator('div.memory code').count()).toBeGreaterThan(0);
     expect(await page.locator('div.memory script').count()).toBe(0);
-    const res = await page.goto(`${w.baseUrl}/admin/nowhere`);
+    const res = await goto(page, `${w.baseUrl}/admin/nowhere`);
     expect(res?.status()).toBe(404);
     await expect(page.getByRole('heading', { name: 'Page not found' }).isVisible()).resolves.toBe(true);
     await context.close();
@@ -241,13 +241,13 @@ describe.skipIf(!BROWSER)('the data team console in chromium', () => {
     const context = await w.browser.newContext({ viewport: DESKTOP });
     const page = await context.newPage();
     await signIn(page, ADMINS.brand);
-    await page.goto(`${w.baseUrl}/admin/inbox`);
+    await goto(page, `${w.baseUrl}/admin/inbox`);
     await expect(page.getByText('No reports match.').isVisible()).resolves.toBe(true);
     expect(await page.content()).not.toContain(SUMMARY);
-    const res = await page.goto(`${w.baseUrl}/admin/inbox/${ref}`);
+    const res = await goto(page, `${w.baseUrl}/admin/inbox/${ref}`);
     expect(res?.status()).toBe(404);
     expect(await page.content()).not.toContain(SUMMARY);
-    await page.goto(`${w.baseUrl}/admin/history`);
+    await goto(page, `${w.baseUrl}/admin/history`);
     expect(await page.content()).not.toContain('globex.fact__orders');
     await context.close();
   }, 60_000);

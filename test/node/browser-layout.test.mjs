@@ -25,7 +25,7 @@ import { DEV_PROJECT } from '../../dev/warehouse/demo-data.mjs';
 import { startWarehouse } from '../../dev/warehouse/server.mjs';
 import { ROOT } from '../../scripts/lib/import-ts.mjs';
 import { browserForTests } from './browser.mjs';
-import { DESKTOP, PHONE, seededWorkerAndBrowser, seedSecrets, shot, submitSignIn } from './browser-pages.mjs';
+import { DESKTOP, goto, PHONE, seededWorkerAndBrowser, seedSecrets, shot, submitSignIn } from './browser-pages.mjs';
 
 const BROWSER = browserForTests();
 const { keys: KEYS, admins: ADMINS } = seedSecrets('layout');
@@ -307,12 +307,12 @@ describe.skipIf(!BROWSER)('every console page at 1280 and 390 px', () => {
       });
 
       it('the sign-in page', async () => {
-        await page.goto(`${w.baseUrl}/admin/login`);
+        await goto(page, `${w.baseUrl}/admin/login`);
         await expectHolds('login');
       });
 
       it('the sign-in and consent pages of an assistant with a long name', async () => {
-        await page.goto(`${w.baseUrl}${await startConsent()}`);
+        await goto(page, `${w.baseUrl}${await startConsent()}`);
         await expectHolds('authorize-sign-in');
         await submitSignIn(page, ADMINS.org);
         await page.getByRole('button', { name: 'Allow' }).waitFor();
@@ -327,7 +327,7 @@ describe.skipIf(!BROWSER)('every console page at 1280 and 390 px', () => {
       });
 
       it('the keys page and, after a create, the created key', async () => {
-        await page.goto(`${w.baseUrl}/admin`);
+        await goto(page, `${w.baseUrl}/admin`);
         await expectHolds('keys-before-create');
         await page.getByLabel('Name', { exact: true }).fill(`Layout ${label} ${LONG_KEY}`.slice(0, 100));
         await page.getByRole('button', { name: 'Create key' }).click();
@@ -337,13 +337,13 @@ describe.skipIf(!BROWSER)('every console page at 1280 and 390 px', () => {
 
       for (const v of VISITS) {
         it(`${v.name}: ${v.path}`, async () => {
-          await page.goto(`${w.baseUrl}${v.path}`);
+          await goto(page, `${w.baseUrl}${v.path}`);
           await expectHolds(v.name);
         });
       }
 
       it("the connected assistant's confirmation page", async () => {
-        await page.goto(`${w.baseUrl}/admin/assistants`);
+        await goto(page, `${w.baseUrl}/admin/assistants`);
         await page
           .getByRole('link', { name: /^Revoke/ })
           .first()

@@ -7,14 +7,14 @@
 // created with "Memories: Read and write" can write memories and a read-only one cannot.
 import { describe, expect, it } from 'vitest';
 import { browserForTests } from './browser.mjs';
-import { DESKTOP, expectFitsViewport, PHONE, seededWorkerAndBrowser, seedSecrets, shot, submitSignIn } from './browser-pages.mjs';
+import { DESKTOP, expectFitsViewport, goto, PHONE, seededWorkerAndBrowser, seedSecrets, shot, submitSignIn } from './browser-pages.mjs';
 
 const BROWSER = browserForTests();
 const { keys: KEYS, admins: ADMINS } = seedSecrets('memories');
 const w = seededWorkerAndBrowser(BROWSER, 'wq-browser-memories-', { keys: KEYS, admins: ADMINS });
 
 async function signIn(page, admin) {
-  await page.goto(`${w.baseUrl}/admin/login`);
+  await goto(page, `${w.baseUrl}/admin/login`);
   await submitSignIn(page, admin);
   await page.waitForURL(`${w.baseUrl}/admin`);
 }
@@ -101,7 +101,7 @@ describe.skipIf(!BROWSER)('the Memories page in chromium', () => {
     const phone = await w.browser.newContext({ viewport: PHONE, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
     const page = await phone.newPage();
     await signIn(page, ADMINS.brand);
-    await page.goto(`${w.baseUrl}/admin/memories`);
+    await goto(page, `${w.baseUrl}/admin/memories`);
     const html = await page.content();
     expect(html).toContain('monthly reports filter on order_date');
     expect(html).not.toContain('Umbrella: revenue is in GBP');
@@ -119,7 +119,7 @@ describe.skipIf(!BROWSER)('the Memories page in chromium', () => {
     const page = await context.newPage();
     await signIn(page, ADMINS.brand);
     const create = async (name, memories) => {
-      await page.goto(`${w.baseUrl}/admin`);
+      await goto(page, `${w.baseUrl}/admin`);
       await page.getByLabel('Name').fill(name);
       await page.getByLabel('Memories').selectOption(memories);
       await page.getByRole('button', { name: 'Create key' }).click();
@@ -140,7 +140,7 @@ describe.skipIf(!BROWSER)('the Memories page in chromium', () => {
     const refused = await post(reader);
     expect(refused.status).toBe(403);
     expect((await refused.json()).error.code).toBe('MEMORY_WRITE_FORBIDDEN');
-    await page.goto(`${w.baseUrl}/admin`);
+    await goto(page, `${w.baseUrl}/admin`);
     expect(await page.getByRole('row').filter({ hasText: 'Memory writer' }).textContent()).toContain('writes memories');
     expect(await page.getByRole('row').filter({ hasText: 'Memory reader' }).textContent()).not.toContain('writes memories');
     await context.close();
