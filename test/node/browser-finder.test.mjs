@@ -1,6 +1,9 @@
-// The browser finder's rules, with a fake file system: no real browser needs to be present or absent.
+// The browser finder's rules, with a fake file system: no real browser needs to be present or absent; and the launch
+// flags' feature list against playwright-core's.
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { browserForTests, findBrowser, installHint, MACOS_APPS } from './browser.mjs';
+import { browserForTests, CHROMIUM_FLAGS, findBrowser, installHint, MACOS_APPS, PLAYWRIGHT_DISABLED_FEATURES } from './browser.mjs';
 
 const only =
   (...paths) =>
@@ -89,5 +92,20 @@ describe('browserForTests', () => {
 
   it('names the macOS install command on macOS', () => {
     expect(installHint('darwin')).toContain('brew install --cask chromium');
+  });
+});
+
+describe('CHROMIUM_FLAGS', () => {
+  // Chromium reads only the last --disable-features; ours comes after playwright-core's and must not drop any of them.
+  it('turns off every feature playwright-core turns off, in its one --disable-features', () => {
+    const bundle = readFileSync(createRequire(import.meta.url).resolve('playwright-core/lib/coreBundle'), 'utf8');
+    const list = /disabledFeatures = \[([^\]]*)\]/.exec(bundle)?.[1];
+    expect(list, "playwright-core's disabledFeatures list was not found in its bundle").toBeDefined();
+    const theirs = [...(list ?? '').matchAll(/^\s*"([^"]+)"/gm)].map((m) => m[1]);
+    expect(theirs.length).toBeGreaterThan(5);
+    expect(PLAYWRIGHT_DISABLED_FEATURES).toEqual(theirs);
+    const flags = CHROMIUM_FLAGS.filter((f) => f.startsWith('--disable-features='));
+    expect(flags).toHaveLength(1);
+    expect(flags[0]?.slice('--disable-features='.length).split(',')).toEqual(expect.arrayContaining(theirs));
   });
 });
