@@ -6,7 +6,7 @@
 // setup` and `npm run dev` bundle the same modules at every start, 112 times in five test files (26 s of esbuild).
 import { build, version as ESBUILD_VERSION } from 'esbuild';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -61,6 +61,7 @@ export async function bundleTs(what, opts = {}) {
             loader: /** @type {const} */ ('ts'),
           },
         };
+  const started = Date.now();
   const out = await build({
     ...input,
     absWorkingDir: ROOT,
@@ -76,7 +77,7 @@ export async function bundleTs(what, opts = {}) {
   });
   const file = out.outputFiles[0];
   if (!file) throw new Error('esbuild produced no output');
-  await keepBundle(key, Object.keys(out.metafile.inputs), file.text);
+  await keepBundle(key, Object.keys(out.metafile.inputs), file.text, started);
   return file.text;
 }
 
@@ -108,14 +109,18 @@ async function keptBundle(key) {
 /**
  * Keeps a bundle with the hash of each file esbuild read for it (paths relative to ROOT). The generated module of
  * `{ exports }` and the compiled-wasm stubs are not files: their text follows from the key and from the paths of
- * the files that import them. Written whole, then renamed, so a concurrent reader never sees half of it; a bundle
- * that cannot be kept is simply built again next time.
- * @param {string} key @param {string[]} inputs @param {string} text
+ * the files that import them. Not kept when a file changed in the second before the build began or since (what
+ * esbuild read may not be what is hashed now). Written whole, then renamed, so a concurrent reader never sees half of it; a bundle that cannot be
+ * kept is simply built again next time.
+ * @param {string} key @param {string[]} inputs @param {string} text @param {number} started when the build began (ms)
  */
-async function keepBundle(key, inputs, text) {
+async function keepBundle(key, inputs, text, started) {
   const tmp = join(BUNDLE_CACHE_DIR, `${key}.${randomBytes(6).toString('hex')}.tmp`);
   try {
     const files = inputs.filter((path) => path !== STDIN_NAME && !path.startsWith('compiled-wasm:'));
+    // A second's margin: a file's time comes from the kernel's coarse clock, a few ms behind Date.now().
+    const changed = await Promise.all(files.map(async (path) => (await stat(join(ROOT, path))).mtimeMs >= started - 1000));
+    if (changed.includes(true)) return;
     const hashes = await Promise.all(files.map(async (path) => sha256(await readFile(join(ROOT, path)))));
     await mkdir(BUNDLE_CACHE_DIR, { recursive: true });
     await writeFile(tmp, JSON.stringify({ inputs: Object.fromEntries(files.map((path, i) => [path, hashes[i]])), text }));
@@ -126,9 +131,9 @@ async function keepBundle(key, inputs, text) {
 }
 
 /**
- * Bundles and imports repository TypeScript. The bundle is imported from a data: URL (the kept copy is checked
- * against every file it was built from, so it is never stale). Callers state the type they get with a JSDoc `@type` taken from the source
- * (`typeof import('../src/...')`).
+ * Bundles and imports repository TypeScript. The bundle is imported from a data: URL (a kept copy is checked
+ * against every file it was built from, so it is never stale). Callers state the type they get with a JSDoc `@type`
+ * taken from the source (`typeof import('../src/...')`).
  * @param {BundleInput} what
  * @returns {Promise<Record<string, any>>}
  */

@@ -100,7 +100,8 @@ export async function goto(page, url) {
       (res) => `answered ${res.status} in ${Date.now() - started} ms`,
       (e) => `failed after ${Date.now() - started} ms: ${e instanceof Error ? e.message : String(e)}`,
     );
-    const line = `${new Date().toISOString()} navigation to ${url} not loaded after ${NAVIGATION_TIMEOUT_MS} ms (page at ${page.url()}); a Node request ${probe}; trying once more\n`;
+    const what = `navigation to ${url} not loaded after ${NAVIGATION_TIMEOUT_MS} ms (page at ${page.url()})`;
+    const line = `${new Date().toISOString()} ${what}; a Node request ${probe}; trying once more\n`;
     process.stderr.write(`[browser] ${line}`);
     await mkdir(ARTIFACTS, { recursive: true });
     await appendFile(join(ARTIFACTS, 'navigation-retries.log'), line);

@@ -17,7 +17,10 @@ export const MACOS_APPS = [
   '/Applications/Chromium.app/Contents/MacOS/Chromium',
 ];
 
-/** The features playwright-core turns off at launch (its chromiumSwitches), restated below; browser-finder.test.mjs holds it to playwright-core's own list. */
+/**
+ * The features playwright-core turns off at launch (its chromiumSwitches), restated for CHROMIUM_FLAGS below;
+ * browser-finder.test.mjs holds this copy to playwright-core's own list.
+ */
 export const PLAYWRIGHT_DISABLED_FEATURES = [
   'AvoidUnnecessaryBeforeUnloadCheckSync',
   'DestroyProfileOnBrowserClose',

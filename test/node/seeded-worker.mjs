@@ -54,12 +54,13 @@ export async function startSeededWorker({ prefix, keys, admins, vars = {}, extra
 
 /**
  * wrangler's unstable_startWorker for a test, ready when it returns. wrangler watches the configuration file of every
- * Worker it starts and restarts the Worker when the file changes, and this file is the checkout's wrangler.toml, which
- * run-dev.test.mjs touches (in parallel with other node files) to restart its own `npm run dev`: that rebuilt and
- * restarted every test Worker of the run in the middle of its tests (seen here), where a POST in flight is answered
- * 503 "Your worker restarted mid-request" and in-memory state is lost. So the watch is off for the start (WRANGLER_CI_DISABLE_CONFIG_WATCHING, read when wrangler reads the configuration; the variable
- * is put back after, so a process this one spawns later watches as usual). Also no telemetry and no fetch of the
- * Request.cf placeholder (offline machine).
+ * Worker it starts and restarts the Worker when the file changes, and this file is the checkout's wrangler.toml,
+ * which run-dev.test.mjs touches (in parallel with other node files) to restart its own `npm run dev`: that rebuilt
+ * and restarted every test Worker of the run in the middle of its tests (seen here), where a POST in flight is
+ * answered 503 "Your worker restarted mid-request" and in-memory state is lost. So the watch is off for the start
+ * (WRANGLER_CI_DISABLE_CONFIG_WATCHING, read when wrangler reads the configuration; the variable is put back after,
+ * so a process this one spawns later watches as usual). Also no telemetry and no fetch of the Request.cf
+ * placeholder (offline machine).
  * @param {Parameters<typeof unstable_startWorker>[0]} input
  */
 export async function startTestWorker(input) {
