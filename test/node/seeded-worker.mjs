@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { getNodeCompat } from 'miniflare';
 import { unstable_startWorker } from 'wrangler';
 import { DEMO_CATALOG_DIR, readCatalogDir } from '../../scripts/lib/catalog-dir.mjs';
 import { openD1 } from '../../scripts/lib/d1.mjs';
@@ -60,7 +61,7 @@ export async function startSeededWorker({ prefix, keys, admins, vars = {}, extra
  * answered 503 "Your worker restarted mid-request" and in-memory state is lost. So the watch is off for the start
  * (WRANGLER_CI_DISABLE_CONFIG_WATCHING, read when wrangler reads the configuration; the variable is put back after,
  * so a process this one spawns later watches as usual). Also no telemetry and no fetch of the Request.cf
- * placeholder (offline machine).
+ * placeholder (offline machine), and Node.js compatibility worked out as wrangler's own commands do.
  * @param {Parameters<typeof unstable_startWorker>[0]} input
  */
 export async function startTestWorker(input) {
@@ -69,7 +70,16 @@ export async function startTestWorker(input) {
   const watching = process.env.WRANGLER_CI_DISABLE_CONFIG_WATCHING;
   process.env.WRANGLER_CI_DISABLE_CONFIG_WATCHING = 'true';
   try {
-    const worker = await unstable_startWorker(input);
+    const worker = await unstable_startWorker({
+      ...input,
+      // Node.js compatibility as `wrangler dev` and `wrangler deploy` work it out from the configuration (its
+      // compatibility date and flags: v2 for ours). unstable_startWorker leaves it unset unless told, and bundled the
+      // Worker without it, warning on every start that node:async_hooks needs nodejs_compat.
+      build: {
+        ...input.build,
+        nodejsCompatMode: (config) => getNodeCompat(config.compatibility_date, config.compatibility_flags).mode,
+      },
+    });
     await worker.ready.catch(async (err) => {
       await worker.dispose();
       throw err;
