@@ -63,35 +63,31 @@ describe.skipIf(!BROWSER)('a citation opens, in chromium', () => {
     expect(fetched.url).toBe(globex.url);
     await client.close();
     cited = [globex, acme];
-  }, 60_000);
+  });
 
   it.each([
     ['desktop', DESKTOP],
     ['phone', PHONE],
-  ])(
-    'followed without a session (%s): the sign-in page, then the item itself',
-    async (name, viewport) => {
-      const [globex] = cited;
-      const context = await w.browser.newContext({ viewport });
-      const page = await context.newPage();
-      await goto(page, onWorker(globex.url));
-      const login = new URL(page.url());
-      expect(login.pathname).toBe('/admin/login');
-      expect(login.searchParams.get('next')).toBe(new URL(globex.url).pathname);
-      await submitSignIn(page, ADMINS.org);
-      await page.waitForURL(onWorker(globex.url));
-      await expect(page.locator('h1').textContent()).resolves.toContain('fact__orders');
-      await expect(page.locator('dl.facts code').first().textContent()).resolves.toBe(globex.id);
-      // The table as a person reads it: its columns, with what they mean.
-      await expect(page.getByRole('heading', { name: 'Columns' }).isVisible()).resolves.toBe(true);
-      await expect(page.getByRole('row').filter({ hasText: 'revenue' }).first().textContent()).resolves.toMatch(/FLOAT/);
-      await expect(page.locator('dl.facts').last().textContent()).resolves.toMatch(/Complete to\s*\d{4}-\d{2}-\d{2}/);
-      await expectFitsViewport(page);
-      await shot(page, `admin-citation-${name === 'desktop' ? 1280 : 390}`);
-      await context.close();
-    },
-    60_000,
-  );
+  ])('followed without a session (%s): the sign-in page, then the item itself', async (name, viewport) => {
+    const [globex] = cited;
+    const context = await w.browser.newContext({ viewport });
+    const page = await context.newPage();
+    await goto(page, onWorker(globex.url));
+    const login = new URL(page.url());
+    expect(login.pathname).toBe('/admin/login');
+    expect(login.searchParams.get('next')).toBe(new URL(globex.url).pathname);
+    await submitSignIn(page, ADMINS.org);
+    await page.waitForURL(onWorker(globex.url));
+    await expect(page.locator('h1').textContent()).resolves.toContain('fact__orders');
+    await expect(page.locator('dl.facts code').first().textContent()).resolves.toBe(globex.id);
+    // The table as a person reads it: its columns, with what they mean.
+    await expect(page.getByRole('heading', { name: 'Columns' }).isVisible()).resolves.toBe(true);
+    await expect(page.getByRole('row').filter({ hasText: 'revenue' }).first().textContent()).resolves.toMatch(/FLOAT/);
+    await expect(page.locator('dl.facts').last().textContent()).resolves.toMatch(/Complete to\s*\d{4}-\d{2}-\d{2}/);
+    await expectFitsViewport(page);
+    await shot(page, `admin-citation-${name === 'desktop' ? 1280 : 390}`);
+    await context.close();
+  });
 
   it("another brand's item is a plain 404 for the brand administrator, after the same sign-in", async () => {
     const [globex, acme] = cited;
@@ -109,5 +105,5 @@ describe.skipIf(!BROWSER)('a citation opens, in chromium', () => {
     const own = await goto(page, onWorker(acme.url));
     expect(own?.status()).toBe(200);
     await context.close();
-  }, 60_000);
+  });
 });

@@ -135,7 +135,7 @@ describe.skipIf(!BROWSER)('the data team console in chromium', () => {
       summary: SUMMARY,
       url: `https://console.example.test/admin/inbox/${ref}`,
     });
-  }, 60_000);
+  });
 
   it('the org administrator finds it in the inbox, opens the attached query in the history and resolves it with a note', async () => {
     const context = await w.browser.newContext({ viewport: DESKTOP });
@@ -183,7 +183,7 @@ describe.skipIf(!BROWSER)('the data team console in chromium', () => {
     );
     await shot(page, 'admin-report-resolved-1280');
     await context.close();
-  }, 60_000);
+  });
 
   it('on a phone: the inbox, the report and the history fit 390 px and the navigation stays on one line', async () => {
     const context = await w.browser.newContext({ viewport: PHONE, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
@@ -201,7 +201,7 @@ describe.skipIf(!BROWSER)('the data team console in chromium', () => {
       await shot(page, name);
     }
     await context.close();
-  }, 60_000);
+  });
 
   it('keeps the keys table compact at 1280 px: no live key row taller than 150 px', async () => {
     const context = await w.browser.newContext({ viewport: DESKTOP });
@@ -216,7 +216,7 @@ describe.skipIf(!BROWSER)('the data team console in chromium', () => {
     await expectFitsViewport(page);
     await goto(page, `${w.baseUrl}/admin/assistants`);
     await context.close();
-  }, 60_000);
+  });
 
   it('copies the MCP address on the assistants page; memory content reads as Markdown; an unknown page is an HTML 404', async () => {
     const context = await w.browser.newContext({ viewport: DESKTOP });
@@ -235,7 +235,7 @@ describe.skipIf(!BROWSER)('the data team console in chromium', () => {
     expect(res?.status()).toBe(404);
     await expect(page.getByRole('heading', { name: 'Page not found' }).isVisible()).resolves.toBe(true);
     await context.close();
-  }, 60_000);
+  });
 
   it('a brand administrator of another brand sees none of it', async () => {
     const context = await w.browser.newContext({ viewport: DESKTOP });
@@ -250,5 +250,5 @@ describe.skipIf(!BROWSER)('the data team console in chromium', () => {
     await goto(page, `${w.baseUrl}/admin/history`);
     expect(await page.content()).not.toContain('globex.fact__orders');
     await context.close();
-  }, 60_000);
+  });
 });

@@ -3,12 +3,16 @@
 import { appendFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
-import { afterAll, beforeAll, expect } from 'vitest';
+import { afterAll, beforeAll, expect, vi } from 'vitest';
 import { ROOT } from '../../scripts/lib/import-ts.mjs';
 import { CHROMIUM_FLAGS } from './browser.mjs';
 import { startSeededWorker } from './seeded-worker.mjs';
 
 export const DESKTOP = { width: 1280, height: 900 };
+/** How long one navigation may take before it is sent once more (playwright's default is 30 s). */
+const NAVIGATION_TIMEOUT_MS = 25_000;
+/** A browser test's time limit: its own work and one navigation retry. */
+const BROWSER_TEST_TIMEOUT_MS = 120_000;
 export const PHONE = { width: 390, height: 844 };
 const ARTIFACTS = join(ROOT, 'test-artifacts');
 
@@ -38,6 +42,9 @@ export function seedSecrets(tag) {
  * @param {string[]} [extraSql] statements run after the demo seed, before the Worker starts
  */
 export function seededWorkerAndBrowser(found, prefix, secrets, vars, extraSql = []) {
+  // Room for one navigation retry (goto below: 25 s, a probe of up to 10 s, 25 s again) on top of the test's own
+  // work; vitest puts the file's configuration back after the file.
+  vi.setConfig({ testTimeout: BROWSER_TEST_TIMEOUT_MS });
   /** @type {{ baseUrl: string, browser: import('playwright-core').Browser | undefined, stop?: () => Promise<void> }} */
   const state = { baseUrl: '', browser: undefined };
   beforeAll(async () => {
@@ -75,9 +82,6 @@ export async function submitSignIn(page, admin) {
   await page.getByLabel('Password').fill(admin.password);
   await page.getByRole('button', { name: 'Sign in' }).click();
 }
-
-/** How long one navigation may take before it is sent once more (playwright's default is 30 s). */
-const NAVIGATION_TIMEOUT_MS = 25_000;
 
 /**
  * page.goto on the seeded Worker, tried once more when it did not finish in time. In runs of the browser files side by
