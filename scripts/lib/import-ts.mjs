@@ -2,8 +2,9 @@
 // the Worker's own TypeScript modules instead of re-implementing them: key generation, password hashing, the
 // demo seed, the SQL guard must be byte-for-byte what the Worker runs, so there is exactly one implementation
 // of each, bundled here on demand. A bundle is kept in node_modules/.cache/import-ts and used again only while every
-// file esbuild read for it is byte for byte the same (each one's hash is kept with it): the admin CLI, `npm run
-// setup` and `npm run dev` bundle the same modules at every start, 112 times in five test files (26 s of esbuild).
+// file esbuild read for it is byte for byte the same (each one's hash is kept with it; keepBundle says what that
+// misses): the admin CLI, `npm run setup` and `npm run dev` bundle the same modules at every start, 112 times in
+// seven test files (26 s of esbuild).
 import { build, version as ESBUILD_VERSION } from 'esbuild';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
@@ -107,17 +108,19 @@ async function keptBundle(key) {
 }
 
 /**
- * Keeps a bundle with the hash of each file esbuild read for it (paths relative to ROOT). The generated module of
- * `{ exports }` and the compiled-wasm stubs are not files: their text follows from the key and from the paths of
- * the files that import them. Not kept when a file changed in the second before the build began or since (what
- * esbuild read may not be what is hashed now). Written whole, then renamed, so a concurrent reader never sees half of it; a bundle that cannot be
+ * Keeps a bundle with the hash of each file esbuild read for it (paths relative to ROOT), and of tsconfig.json, which
+ * esbuild reads for its settings without listing it. The generated module of `{ exports }` and the compiled-wasm
+ * stubs are not files: their text follows from the key and from the paths of the files that import them. One case is
+ * not seen: a new file that would now win module resolution over a kept input (an `x.tsx` added beside `x.ts`).
+ * Not kept when a file changed in the second before the build began or since (what esbuild read may not be what is
+ * hashed now). Written whole, then renamed, so a concurrent reader never sees half of it; a bundle that cannot be
  * kept is simply built again next time.
  * @param {string} key @param {string[]} inputs @param {string} text @param {number} started when the build began (ms)
  */
 async function keepBundle(key, inputs, text, started) {
   const tmp = join(BUNDLE_CACHE_DIR, `${key}.${randomBytes(6).toString('hex')}.tmp`);
   try {
-    const files = inputs.filter((path) => path !== STDIN_NAME && !path.startsWith('compiled-wasm:'));
+    const files = [...inputs.filter((path) => path !== STDIN_NAME && !path.startsWith('compiled-wasm:')), 'tsconfig.json'];
     // A second's margin: a file's time comes from the kernel's coarse clock, a few ms behind Date.now().
     const changed = await Promise.all(files.map(async (path) => (await stat(join(ROOT, path))).mtimeMs >= started - 1000));
     if (changed.includes(true)) return;
@@ -132,7 +135,7 @@ async function keepBundle(key, inputs, text, started) {
 
 /**
  * Bundles and imports repository TypeScript. The bundle is imported from a data: URL (a kept copy is checked
- * against every file it was built from, so it is never stale). Callers state the type they get with a JSDoc `@type`
+ * against every file it was built from). Callers state the type they get with a JSDoc `@type`
  * taken from the source (`typeof import('../src/...')`).
  * @param {BundleInput} what
  * @returns {Promise<Record<string, any>>}
