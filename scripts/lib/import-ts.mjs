@@ -91,6 +91,12 @@ export const BUNDLE_CACHE_DIR = join(ROOT, 'node_modules', '.cache', 'import-ts'
 const sha256 = (data) => createHash('sha256').update(data).digest('hex');
 
 /**
+ * The sha256 of each file, in order (paths relative to ROOT); rejects when one cannot be read.
+ * @param {string[]} paths
+ */
+const fileHashes = (paths) => Promise.all(paths.map(async (path) => sha256(await readFile(join(ROOT, path)))));
+
+/**
  * The kept bundle for `key`, or null when there is none or any file it was built from changed (or is gone).
  * @param {string} key
  * @returns {Promise<string | null>}
@@ -100,7 +106,7 @@ async function keptBundle(key) {
     const kept = /** @type {{ inputs: Record<string, string>, text: string }} */ (
       JSON.parse(await readFile(join(BUNDLE_CACHE_DIR, `${key}.json`), 'utf8'))
     );
-    const hashes = await Promise.all(Object.keys(kept.inputs).map(async (path) => sha256(await readFile(join(ROOT, path)))));
+    const hashes = await fileHashes(Object.keys(kept.inputs));
     return Object.values(kept.inputs).every((hash, i) => hashes[i] === hash) ? kept.text : null;
   } catch {
     return null;
@@ -124,7 +130,7 @@ async function keepBundle(key, inputs, text, started) {
     // A second's margin: a file's time comes from the kernel's coarse clock, a few ms behind Date.now().
     const changed = await Promise.all(files.map(async (path) => (await stat(join(ROOT, path))).mtimeMs >= started - 1000));
     if (changed.includes(true)) return;
-    const hashes = await Promise.all(files.map(async (path) => sha256(await readFile(join(ROOT, path)))));
+    const hashes = await fileHashes(files);
     await mkdir(BUNDLE_CACHE_DIR, { recursive: true });
     await writeFile(tmp, JSON.stringify({ inputs: Object.fromEntries(files.map((path, i) => [path, hashes[i]])), text }));
     await rename(tmp, join(BUNDLE_CACHE_DIR, `${key}.json`));
@@ -135,8 +141,8 @@ async function keepBundle(key, inputs, text, started) {
 
 /**
  * Bundles and imports repository TypeScript. The bundle is imported from a data: URL (a kept copy is checked
- * against every file it was built from). Callers state the type they get with a JSDoc `@type`
- * taken from the source (`typeof import('../src/...')`).
+ * against every file it was built from). Callers state the type they get with a JSDoc `@type` taken from the source
+ * (`typeof import('../src/...')`).
  * @param {BundleInput} what
  * @returns {Promise<Record<string, any>>}
  */
