@@ -87,12 +87,16 @@ const t1 = PROC ? await machineTicks() : null;
 const HZ = 100;
 /** @type {Record<string, number>} */
 const byKind = {};
+/** @type {{ cpuSeconds: number, cmd: string }[]} */
+const heaviest = [];
 for (const [key, p] of seen) {
   const used = before.has(key) ? p.ticks - p.first : p.ticks;
   if (used <= 0) continue;
   const kind = kindOf(p.cmd);
   byKind[kind] = (byKind[kind] ?? 0) + used / HZ;
+  heaviest.push({ cpuSeconds: used / HZ, cmd: p.cmd.slice(0, 300) });
 }
+heaviest.sort((a, b) => b.cpuSeconds - a.cpuSeconds);
 const report = JSON.parse(await readFile(REPORT, 'utf8'));
 const firstStart = Math.min(...report.testResults.map((/** @type {any} */ f) => f.startTime));
 const files = report.testResults
@@ -117,6 +121,9 @@ const summary = {
   cpuSecondsByKind: byKind,
   slowestFiles: files.slice(0, 15),
   files: files.length,
+  // The processes that used the most CPU, for finding which of a kind's processes it was.
+  heaviestProcesses: heaviest.slice(0, 40),
+  processCount: heaviest.length,
 };
 await writeFile(join(OUT_DIR, 'suite.json'), `${JSON.stringify(summary, null, 2)}\n`);
 
