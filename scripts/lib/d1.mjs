@@ -6,9 +6,9 @@
 // through `sqlLiteral`/`sql`, never by concatenating raw input.
 //
 // Miniflare is imported only when a local database is opened, and wrangler (for its statement splitter) only
-// when SQL of several statements is run: importing wrangler installs a SIGTERM handler that exits the process at
-// once, which a long-running script with its own orderly shutdown (`npm run dev`) must not get. Such scripts run
-// statements they split themselves (`openLocalD1`'s `batch`), or use `wranglerExecute` (a child process).
+// when SQL of several statements is run. Importing wrangler installs SIGINT and SIGTERM handlers that exit the
+// process at once; `wranglerSplitter` takes off the ones that import added, so a long-running script with its own
+// orderly shutdown (`npm run dev`, which applies the migrations in-process) keeps it.
 import { isAbsolute, join, resolve } from 'node:path';
 import { readFile } from 'node:fs/promises';
 import { importWorkerModules, ROOT } from './import-ts.mjs';
@@ -97,8 +97,29 @@ async function localDatabaseId(cwd) {
 async function splitStatements(text) {
   const trimmed = text.trim().replace(/;+$/, '');
   if (!trimmed.includes(';')) return [trimmed];
-  const { unstable_splitSqlQuery } = await import('wrangler');
+  const { unstable_splitSqlQuery } = await wranglerSplitter();
   return unstable_splitSqlQuery(text);
+}
+
+/** @type {Promise<typeof import('wrangler')> | undefined} */
+let wranglerImport;
+/**
+ * wrangler's module, for `unstable_splitSqlQuery`, without the SIGINT and SIGTERM handlers importing it installs
+ * (wrangler-dist/cli.js: a Pages temp-dir cleanup, then `process.exit()`, run before any orderly shutdown of the
+ * importing script could finish). Only handlers that this import added are taken off; a process that imported
+ * wrangler before (a test starting a Worker) keeps what it has.
+ */
+function wranglerSplitter() {
+  wranglerImport ??= (async () => {
+    const signals = /** @type {const} */ (['SIGINT', 'SIGTERM']);
+    const before = new Map(signals.map((signal) => [signal, new Set(process.listeners(signal))]));
+    const wrangler = await import('wrangler');
+    for (const signal of signals) {
+      for (const listener of process.listeners(signal)) if (!before.get(signal)?.has(listener)) process.off(signal, listener);
+    }
+    return wrangler;
+  })();
+  return wranglerImport;
 }
 
 /**
@@ -223,26 +244,6 @@ export async function wranglerExecute(target, what) {
     if (!r || typeof r !== 'object' || r.success === false) throw new D1Error(`D1 statement failed: ${JSON.stringify(r)}`);
     return Array.isArray(r.results) ? r.results : [];
   });
-}
-
-/**
- * `wrangler d1 migrations apply DB` on `target`: applies what migrations/ has and the database has not recorded,
- * and records it (wrangler's `d1_migrations`), answering its confirmation with yes. The way every database is
- * brought up to date outside this process: the local one `npm run dev` uses, and the deployed one.
- * @param {D1Target} target
- * @returns {Promise<string>} what wrangler printed
- */
-export async function wranglerMigrationsApply(target) {
-  const args = [WRANGLER_BIN, 'd1', 'migrations', 'apply', 'DB'];
-  if (target.remote) args.push('--remote');
-  else {
-    args.push('--local');
-    if (target.persistTo) args.push('--persist-to', target.persistTo);
-  }
-  const env = wranglerEnv({ FORCE_COLOR: '0', NO_COLOR: '1', CI: 'true' });
-  const { code, stdout, stderr } = await runProcess(process.execPath, args, { cwd: target.cwd ?? ROOT, env });
-  if (code !== 0) throw new D1Error(`wrangler d1 migrations apply failed: ${stderr.trim() || stdout.trim() || `exit ${code}`}`);
-  return stdout;
 }
 
 /**

@@ -39,17 +39,6 @@ async function recordedMigrations(db) {
 }
 
 /**
- * The migration files `db` has not recorded yet, in order.
- * @param {import('./d1.mjs').D1Executor} db
- * @param {string} [dir]
- * @returns {Promise<string[]>}
- */
-export async function pendingMigrations(db, dir = MIGRATIONS_DIR) {
-  const done = await recordedMigrations(db);
-  return (await readMigrations(dir)).map((m) => m.name).filter((name) => !done.has(name));
-}
-
-/**
  * Applies every migration `db` has not recorded yet, each in one batch with its record (all of it or none).
  * For a local database opened in this process; the deployed one is upgraded by `wrangler d1 migrations apply
  * DB --remote`, which keeps the same records.

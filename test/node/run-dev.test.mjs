@@ -7,7 +7,8 @@ import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFil
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { d1Execute, openD1, sql } from '../../scripts/lib/d1.mjs';
+import { d1Execute, openD1, sql, WRANGLER_BIN, wranglerEnv } from '../../scripts/lib/d1.mjs';
+import { runProcess } from '../../scripts/lib/run-process.mjs';
 import { runAdminOn } from './admin-in-process.mjs';
 import { importWorkerModules, ROOT } from '../../scripts/lib/import-ts.mjs';
 import { createServiceAccount } from '../../dev/warehouse/service-account.mjs';
@@ -343,11 +344,20 @@ describe('npm run dev', () => {
       // wrangler's group is stopped by the guard before run-dev exits; nothing may be left holding the state dir.
       expect(await processesUsing(stateDir)).toEqual([]);
       await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
+      // run-dev applied the migrations in-process (scripts/lib/migrations.mjs); wrangler itself reads its records as
+      // its own, so `wrangler d1 migrations apply --local` and run-dev can take turns on one database.
+      const listed = await runProcess(
+        process.execPath,
+        [WRANGLER_BIN, 'd1', 'migrations', 'list', 'DB', '--local', '--persist-to', join(stateDir, 'wrangler-state')],
+        { cwd: ROOT, env: wranglerEnv({ FORCE_COLOR: '0', NO_COLOR: '1', CI: 'true' }) },
+      );
+      expect(listed.stdout + listed.stderr).toContain('No migrations to apply');
+      expect(listed.code).toBe(0);
 
       dev = await startDev(['--port', String(port), '--state-dir', stateDir]).ready;
       expect(dev.exitCode).toBeNull();
       expect(dev.out).toContain('cached');
-      // Nothing new to migrate on a restart: wrangler's "✅ No migrations to apply!" is not one applied.
+      // Nothing new to migrate on a restart.
       expect(dev.out).toMatch(/applied 0 new D1 migration\(s\)/);
       const again = JSON.parse(await readFile(join(stateDir, 'credentials.json'), 'utf8'));
       expect(again).toEqual(credentials);
