@@ -2,7 +2,7 @@
 // `node bench/suite.mjs [vitest args...]`: runs the suite (`vitest run`, or what the arguments name) and says where
 // its time and CPU went, for the 180 s target of docs/testing.md: vitest's wall time, how busy the machine's cores
 // were over it, CPU seconds by kind of process (Chromium, workerd, vitest, esbuild, wrangler, the repository's
-// scripts), the slowest files with when they started, and when each project's files ran. On Linux the CPU comes
+// scripts) and by command, the heaviest processes, the slowest files with when they started. On Linux the CPU comes
 // from /proc, sampled every 500 ms (a process that lives under half a second can be missed: the per-kind figures
 // are a floor, the machine's busy time is exact); elsewhere only the wall time and the files are shown.
 // Writes bench/out/suite.json. Run it on a quiet machine: the figures are the machine's, not only the suite's.
@@ -101,6 +101,28 @@ for (const [key, p] of seen) {
   heaviest.push({ cpuSeconds: used / HZ, cmd: p.cmd.slice(0, 300) });
 }
 heaviest.sort((a, b) => b.cpuSeconds - a.cpuSeconds);
+
+/** CPU and process count per command (its first words, paths cut to file names), heaviest first. */
+function byCommand(/** @type {{ cpuSeconds: number, cmd: string }[]} */ processes) {
+  /** @type {Map<string, { cpuSeconds: number, processes: number }>} */
+  const sums = new Map();
+  for (const p of processes) {
+    const words = p.cmd
+      .split(' ')
+      .filter((w) => w !== '' && !w.startsWith('-'))
+      .slice(0, 3)
+      .map((w) => w.split('/').pop());
+    const key = words.join(' ');
+    const sum = sums.get(key) ?? { cpuSeconds: 0, processes: 0 };
+    sum.cpuSeconds += p.cpuSeconds;
+    sum.processes += 1;
+    sums.set(key, sum);
+  }
+  return [...sums]
+    .map(([command, sum]) => ({ command, ...sum }))
+    .sort((a, b) => b.cpuSeconds - a.cpuSeconds)
+    .slice(0, 40);
+}
 const report = JSON.parse(await readFile(REPORT, 'utf8'));
 const firstStart = Math.min(...report.testResults.map((/** @type {any} */ f) => f.startTime));
 const files = report.testResults
@@ -127,6 +149,8 @@ const summary = {
   files: files.length,
   // The processes that used the most CPU, for finding which of a kind's processes it was.
   heaviestProcesses: heaviest.slice(0, 40),
+  // Every process by what it ran (the first three words of its command line with paths cut to the file name).
+  cpuSecondsByCommand: byCommand(heaviest),
   processCount: heaviest.length,
 };
 await writeFile(join(OUT_DIR, 'suite.json'), `${JSON.stringify(summary, null, 2)}\n`);
@@ -140,6 +164,10 @@ if (machine) {
   );
   console.log('CPU-s by process kind (sampled, a floor):');
   for (const [kind, s] of Object.entries(byKind).sort((a, b) => b[1] - a[1])) console.log(`  ${r1(s).padStart(7)}  ${kind}`);
+}
+if (summary.cpuSecondsByCommand.length > 0) {
+  console.log('CPU-s by command (processes), the heaviest:');
+  for (const c of summary.cpuSecondsByCommand.slice(0, 12)) console.log(`  ${r1(c.cpuSeconds).padStart(7)}  ${c.command} (${c.processes})`);
 }
 console.log('slowest files (seconds, started at):');
 for (const f of files.slice(0, 15)) console.log(`  ${r1(f.seconds).padStart(7)}  @${r1(f.startS).padStart(6)}  ${f.file}`);
