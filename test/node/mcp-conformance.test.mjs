@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../../scripts/lib/import-ts.mjs';
-import { READY_TIMEOUT_MS, sharedDevInstance } from './mcp-dev-instance.mjs';
+import { devFetch, READY_TIMEOUT_MS, sharedDevInstance } from './mcp-dev-instance.mjs';
 
 const run = promisify(execFile);
 
@@ -112,7 +112,7 @@ function startProxy(target, key) {
       const chunks = [];
       for await (const c of req) chunks.push(c);
       const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !hopByHop.has(k)));
-      const upstream = await fetch(`${target}/v1/data/mcp`, {
+      const upstream = await devFetch(`${target}/v1/data/mcp`, {
         method: req.method,
         headers: { ...headers, authorization: `Bearer ${key}` },
         body: req.method === 'GET' || req.method === 'HEAD' ? undefined : Buffer.concat(chunks),

@@ -5,7 +5,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { READY_TIMEOUT_MS, sharedDevInstance } from './mcp-dev-instance.mjs';
+import { devFetch, READY_TIMEOUT_MS, sharedDevInstance } from './mcp-dev-instance.mjs';
 
 let dev;
 let baseUrl;
@@ -18,6 +18,7 @@ async function connect(key) {
   await client.connect(
     new StreamableHTTPClientTransport(new URL(`${baseUrl}/v1/data/mcp`), {
       requestInit: { headers: { authorization: `Bearer ${key}` } },
+      fetch: devFetch,
     }),
   );
   return client;
@@ -178,7 +179,10 @@ describe('MCP against npm run dev', () => {
   it('a 2025-era client (the v1 SDK, initialize) sees the same tools and data', async () => {
     const legacy = new ClientV1({ name: 'mcp-dev-e2e-v1', version: '1.0.0' });
     await legacy.connect(
-      new TransportV1(new URL(`${baseUrl}/v1/data/mcp`), { requestInit: { headers: { authorization: `Bearer ${keys.brand}` } } }),
+      new TransportV1(new URL(`${baseUrl}/v1/data/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${keys.brand}` } },
+        fetch: devFetch,
+      }),
     );
     const { tools } = await legacy.listTools();
     // Only the 2025-11-25 vocabulary differs: run_query's `execution.taskSupport` (experimental tasks, docs/mcp.md).
@@ -189,7 +193,7 @@ describe('MCP against npm run dev', () => {
   });
 
   it('answers 401 with the OAuth discovery challenge, and 405 to GET', async () => {
-    const unauth = await fetch(`${baseUrl}/v1/data/mcp`, {
+    const unauth = await devFetch(`${baseUrl}/v1/data/mcp`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),

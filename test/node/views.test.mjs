@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../../scripts/lib/import-ts.mjs';
 import { buildViews, VIEW_BUDGET_GZIP } from '../../scripts/build-views.mjs';
 import { browserForTests, CHROMIUM_FLAGS } from './browser.mjs';
-import { READY_TIMEOUT_MS, sharedDevInstance } from './mcp-dev-instance.mjs';
+import { devFetch, READY_TIMEOUT_MS, sharedDevInstance } from './mcp-dev-instance.mjs';
 
 const BROWSER = browserForTests();
 const ARTIFACTS = join(ROOT, 'test-artifacts');
@@ -178,6 +178,7 @@ beforeAll(async () => {
   await client.connect(
     new StreamableHTTPClientTransport(new URL(`${dev.baseUrl}/v1/data/mcp`), {
       requestInit: { headers: { authorization: `Bearer ${dev.keys.brand}` } },
+      fetch: devFetch,
     }),
   );
   browser = await chromium.launch({ executablePath: BROWSER.path, args: CHROMIUM_FLAGS, headless: true });
