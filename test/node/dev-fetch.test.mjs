@@ -1,8 +1,12 @@
-// devFetch (./mcp-dev-instance.mjs), against a loopback server that answers as wrangler's ProxyWorker does when a
-// forwarded request fails in transit: a POST is sent once more, and only that answer to a POST is.
+// retryingDevFetch (./mcp-dev-instance.mjs; devFetch is it with the test-artifacts log), against a loopback server
+// that answers as wrangler's ProxyWorker does when a forwarded request fails in transit: a POST is sent once more,
+// and only that answer to a POST is; each retry is reported.
 import { createServer } from 'node:http';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { devFetch } from './mcp-dev-instance.mjs';
+import { retryingDevFetch } from './mcp-dev-instance.mjs';
 
 /** Requests seen, by path; the first of each path gets its FIRST answer (status and body), later ones 200 "ok". */
 const seen = new Map();
@@ -14,8 +18,15 @@ const FIRST = {
 /** @type {import('node:http').Server} */
 let server;
 let base = '';
+let dir = '';
+let log = '';
+/** @type {ReturnType<typeof retryingDevFetch>} */
+let devFetch;
 
 beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'dev-fetch-'));
+  log = join(dir, 'retries.log');
+  devFetch = retryingDevFetch(log);
   server = createServer((req, res) => {
     const path = req.url ?? '/';
     const count = (seen.get(path) ?? 0) + 1;
@@ -27,7 +38,10 @@ beforeAll(async () => {
   await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
   base = `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (server.address()).port}`;
 });
-afterAll(() => new Promise((resolve) => server.close(() => resolve(undefined))));
+afterAll(async () => {
+  await new Promise((resolve) => server.close(() => resolve(undefined)));
+  await rm(dir, { recursive: true, force: true });
+});
 
 describe('devFetch', () => {
   it("sends a POST once more after the dev proxy's transit failure, with the same body", async () => {
@@ -37,6 +51,10 @@ describe('devFetch', () => {
     const bytes = await devFetch(`${base}/transit?bytes`, { method: 'POST', body: Buffer.from('{}') });
     expect(bytes.status).toBe(200);
     expect(seen.get('/transit?bytes')).toBe(2);
+    // Each retry is reported, with the address it went to.
+    const lines = (await readFile(log, 'utf8')).trim().split('\n');
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(/POST http:\/\/127\.0\.0\.1:\d+\/transit\?post: wrangler's proxy answered 503/);
   });
 
   it('leaves every other answer as it came: a GET (the proxy retries those itself), another 503, a stream body', async () => {
@@ -60,5 +78,6 @@ describe('devFetch', () => {
     );
     expect(streamed.status).toBe(503);
     expect(seen.get('/transit?stream')).toBe(1);
+    expect((await readFile(log, 'utf8')).trim().split('\n')).toHaveLength(2);
   });
 });

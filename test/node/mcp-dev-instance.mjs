@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { get } from 'node:http';
 import { appendFile, copyFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { inject } from 'vitest';
 import { ROOT } from '../../scripts/lib/import-ts.mjs';
 import { freePort } from './free-port.mjs';
@@ -102,25 +102,29 @@ const PROXY_TRANSIT_FAILURE = 'Your worker restarted mid-request';
  * ProxyWorker gives it when a keep-alive connection to the Worker closes under a request (kj's 5-second idle race,
  * cloudflare/workers-sdk#14641), and retries only GET and HEAD itself. Seen once in CI-like runs here, failing an MCP
  * client's initialize in mcp-dev.test.mjs with nothing restarted (wrangler's log shows no reload). Each retry is
- * reported on stderr and in test-artifacts/dev-proxy-retries.log, so it never passes silently; a body that cannot be
- * sent twice (a stream, a Request) is not retried, and a second such answer fails the test.
- * @param {string | URL | Request} input
- * @param {RequestInit} [init]
- * @returns {Promise<Response>}
+ * reported on stderr and appended to `log`, so it never passes silently; a body that cannot be sent twice (a stream,
+ * a Request) is not retried, and a second such answer fails the test.
+ * @param {string} log the file each retry is reported in
+ * @returns {(input: string | URL | Request, init?: RequestInit) => Promise<Response>}
  */
-export async function devFetch(input, init) {
-  const res = await fetch(input, init);
-  const method = (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase();
-  const body = init?.body;
-  const replayable =
-    !(input instanceof Request) && (body === undefined || body === null || typeof body === 'string' || body instanceof Uint8Array);
-  if (res.status !== 503 || method !== 'POST' || !replayable) return res;
-  const text = await res.clone().text();
-  if (!text.startsWith(PROXY_TRANSIT_FAILURE)) return res;
-  const url = input instanceof Request ? input.url : String(input);
-  const line = `${new Date().toISOString()} POST ${url}: wrangler's proxy answered 503 "${PROXY_TRANSIT_FAILURE}"; sending it once more\n`;
-  process.stderr.write(`[dev] ${line}`);
-  await mkdir(join(ROOT, 'test-artifacts'), { recursive: true });
-  await appendFile(join(ROOT, 'test-artifacts', 'dev-proxy-retries.log'), line);
-  return fetch(input, init);
+export function retryingDevFetch(log) {
+  return async (input, init) => {
+    const res = await fetch(input, init);
+    const method = (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase();
+    const body = init?.body;
+    const replayable =
+      !(input instanceof Request) && (body === undefined || body === null || typeof body === 'string' || body instanceof Uint8Array);
+    if (res.status !== 503 || method !== 'POST' || !replayable) return res;
+    const text = await res.clone().text();
+    if (!text.startsWith(PROXY_TRANSIT_FAILURE)) return res;
+    const url = input instanceof Request ? input.url : String(input);
+    const line = `${new Date().toISOString()} POST ${url}: wrangler's proxy answered 503 "${PROXY_TRANSIT_FAILURE}"; sending it once more\n`;
+    process.stderr.write(`[dev] ${line}`);
+    await mkdir(dirname(log), { recursive: true });
+    await appendFile(log, line);
+    return fetch(input, init);
+  };
 }
+
+/** retryingDevFetch reporting to test-artifacts/dev-proxy-retries.log: what the files on the shared instance send with. */
+export const devFetch = retryingDevFetch(join(ROOT, 'test-artifacts', 'dev-proxy-retries.log'));
