@@ -1,11 +1,12 @@
 // What the browser tests of the admin pages share: the seeded Worker and a headless chromium for the file, the two
 // screen sizes, screenshots, the no-horizontal-scroll check and the sign-in form.
-import { appendFile, mkdir } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, expect, vi } from 'vitest';
 import { ROOT } from '../../scripts/lib/import-ts.mjs';
 import { CHROMIUM_FLAGS } from './browser.mjs';
+import { reportRetry } from './retry-report.mjs';
 import { startSeededWorker } from './seeded-worker.mjs';
 
 export const DESKTOP = { width: 1280, height: 900 };
@@ -106,9 +107,7 @@ export async function goto(page, url) {
     );
     const what = `navigation to ${url} not loaded after ${NAVIGATION_TIMEOUT_MS} ms (page at ${page.url()})`;
     const line = `${new Date().toISOString()} ${what}; a Node request ${probe}; trying once more\n`;
-    process.stderr.write(`[browser] ${line}`);
-    await mkdir(ARTIFACTS, { recursive: true });
-    await appendFile(join(ARTIFACTS, 'navigation-retries.log'), line);
+    await reportRetry('browser', join(ARTIFACTS, 'navigation-retries.log'), line);
     return page.goto(url, { timeout: NAVIGATION_TIMEOUT_MS });
   }
 }

@@ -3,12 +3,13 @@
 // afterwards. The test files share one (sharedDevInstance; ./shared-dev-setup.mjs starts it on first use).
 import { spawn } from 'node:child_process';
 import { get } from 'node:http';
-import { appendFile, copyFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { basename, dirname, join } from 'node:path';
+import { basename, join } from 'node:path';
 import { inject } from 'vitest';
 import { ROOT } from '../../scripts/lib/import-ts.mjs';
 import { freePort } from './free-port.mjs';
+import { reportRetry } from './retry-report.mjs';
 
 export const READY_TIMEOUT_MS = 240_000;
 
@@ -119,9 +120,7 @@ export function retryingDevFetch(log) {
     if (!text.startsWith(PROXY_TRANSIT_FAILURE)) return res;
     const url = input instanceof Request ? input.url : String(input);
     const line = `${new Date().toISOString()} POST ${url}: wrangler's proxy answered 503 "${PROXY_TRANSIT_FAILURE}"; sending it once more\n`;
-    process.stderr.write(`[dev] ${line}`);
-    await mkdir(dirname(log), { recursive: true });
-    await appendFile(log, line);
+    await reportRetry('dev', log, line);
     return fetch(input, init);
   };
 }
