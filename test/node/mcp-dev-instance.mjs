@@ -111,15 +111,13 @@ const PROXY_TRANSIT_FAILURE = 'Your worker restarted mid-request';
 export function retryingDevFetch(log) {
   return async (input, init) => {
     const res = await fetch(input, init);
-    const method = (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase();
+    // A Request carries its own body, which a second fetch cannot send again; so does a stream in `init`.
+    if (input instanceof Request || res.status !== 503 || (init?.method ?? 'GET').toUpperCase() !== 'POST') return res;
     const body = init?.body;
-    const replayable =
-      !(input instanceof Request) && (body === undefined || body === null || typeof body === 'string' || body instanceof Uint8Array);
-    if (res.status !== 503 || method !== 'POST' || !replayable) return res;
+    if (!(body === undefined || body === null || typeof body === 'string' || body instanceof Uint8Array)) return res;
     const text = await res.clone().text();
     if (!text.startsWith(PROXY_TRANSIT_FAILURE)) return res;
-    const url = input instanceof Request ? input.url : String(input);
-    const line = `${new Date().toISOString()} POST ${url}: wrangler's proxy answered 503 "${PROXY_TRANSIT_FAILURE}"; sending it once more\n`;
+    const line = `${new Date().toISOString()} POST ${String(input)}: wrangler's proxy answered 503 "${PROXY_TRANSIT_FAILURE}"; sending it once more\n`;
     await reportRetry('dev', log, line);
     return fetch(input, init);
   };
