@@ -26,24 +26,26 @@ async function grantIds(): Promise<string[]> {
 }
 
 describe('a forged refresh token cannot disconnect anyone', () => {
-  it('four concurrent forged refreshes of a real grant, any client_id: all invalid_grant, the connection keeps working', async () => {
+  it('four concurrent forged refreshes of a real grant, any client_id: all refused, the connection keeps working', async () => {
     const { tokens, clientId } = await connectAssistant(TEST_ADMINS.org, new TestBrowser('198.51.100.71'));
     const [userId, grantId] = tokens.refresh_token.split(':');
     expect(await grantIds()).toContain(grantId);
     const other = (await startClient('Attacker')).clientId;
     const forged = `${userId}:${grantId}:madeUp`;
-    const answers = await Promise.all([
-      refreshRequest(forged, clientId),
-      refreshRequest(forged, other),
-      refreshRequest(forged, clientId),
-      refreshRequest(forged, 'any-client'),
-    ]);
-    for (const res of answers) {
-      expect(res.status).toBe(400);
-      expect(OAuthErrorSchema.parse(await res.json()).error).toBe('invalid_grant');
+    const clients = [clientId, other, clientId, 'any-client'];
+    const answers = await Promise.all(clients.map((client) => refreshRequest(forged, client)));
+    for (const [i, res] of answers.entries()) {
+      const { error } = OAuthErrorSchema.parse(await res.json());
+      // Whichever request reaches the grant's gate first goes on to the library; the others are refused at the gate
+      // (400 invalid_grant). The library answers an unregistered client 401 invalid_client before it reads the
+      // token, so the one request that may differ is 'any-client', and only when it was first through the gate.
+      if (clients[i] === 'any-client' && res.status === 401) expect(error).toBe('invalid_client');
+      else expect([res.status, error]).toEqual([400, 'invalid_grant']);
     }
     // And again, one after another: a token the library refused was never recorded, so it is not "reuse" either.
     for (const client of [clientId, other]) expect((await refreshRequest(forged, client)).status).toBe(400);
+    const unregistered = await refreshRequest(forged, 'any-client');
+    expect([unregistered.status, OAuthErrorSchema.parse(await unregistered.json()).error]).toEqual([401, 'invalid_client']);
 
     // Nothing changed: the grant exists, its access token works, and its real refresh token still rotates.
     expect(await grantIds()).toContain(grantId);
