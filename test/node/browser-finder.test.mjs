@@ -34,6 +34,19 @@ describe('findBrowser', () => {
     expect(findBrowser({ env, platform: 'linux', isExecutable: only(path) })).toMatchObject({ path });
   });
 
+  it('prefers chromium-headless-shell over chromium, wherever each is on PATH', () => {
+    const env = { PATH: '/a:/b' };
+    const both = only('/a/chromium', '/b/chromium-headless-shell');
+    expect(findBrowser({ env, platform: 'linux', isExecutable: both })).toEqual({
+      path: '/b/chromium-headless-shell',
+      source: 'PATH (chromium-headless-shell)',
+    });
+  });
+
+  it('names the Debian package of the headless shell on Linux', () => {
+    expect(installHint('linux')).toContain('apt-get install -y chromium-headless-shell');
+  });
+
   it('prefers chromium over google-chrome, in PATH order within a name', () => {
     const env = { PATH: '/a:/b' };
     expect(findBrowser({ env, platform: 'linux', isExecutable: only('/a/google-chrome', '/b/chromium') })?.path).toBe('/b/chromium');
