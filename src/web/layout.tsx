@@ -65,6 +65,8 @@ td code,.nw{white-space:nowrap;word-break:normal}
 body{overflow-wrap:break-word}
 td,tbody th,dd,pre,.said,.error-message{overflow-wrap:anywhere}
 button,.button,.status-live{overflow-wrap:normal;white-space:nowrap}
+/* Never broken inside a word (a column's type): anywhere makes a cell's min-content one letter wide. */
+.keep-words{overflow-wrap:normal}
 code.address{display:block;padding:.5rem .75rem;margin:.5rem 0;background:var(--bg);border:1px solid var(--line);border-radius:6px;
  font-size:1rem}
 .status-live{color:var(--ok);font-weight:600}

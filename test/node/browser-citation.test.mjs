@@ -83,6 +83,16 @@ describe.skipIf(!BROWSER)('a citation opens, in chromium', () => {
     // The table as a person reads it: its columns, with what they mean.
     await expect(page.getByRole('heading', { name: 'Columns' }).isVisible()).resolves.toBe(true);
     await expect(page.getByRole('row').filter({ hasText: 'revenue' }).first().textContent()).resolves.toMatch(/FLOAT/);
+    // A type is never broken inside its word (TIMESTAMP split over two lines at 1280 px, seen in a screenshot).
+    const typeLines = await page.locator('td[data-label="Type"]').evaluateAll((tds) =>
+      tds.map((td) => {
+        const range = document.createRange();
+        range.selectNodeContents(td);
+        return { type: td.textContent ?? '', lines: new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size };
+      }),
+    );
+    expect(typeLines.filter(({ type }) => type === 'TIMESTAMP')).not.toEqual([]);
+    expect(typeLines.filter(({ type, lines }) => !type.includes(' ') && lines !== 1)).toEqual([]);
     await expect(page.locator('dl.facts').last().textContent()).resolves.toMatch(/Complete to\s*\d{4}-\d{2}-\d{2}/);
     await expectFitsViewport(page);
     await shot(page, `admin-citation-${name === 'desktop' ? 1280 : 390}`);

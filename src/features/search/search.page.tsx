@@ -131,7 +131,9 @@ const TableView: FC<{ t: z.infer<typeof DescribedTableSchema> }> = ({ t }) => (
             <td data-label="Column">
               <code>{col.name}</code>
             </td>
-            <td data-label="Type">{col.mode === 'REPEATED' ? `${col.type} (repeated)` : col.type}</td>
+            <td data-label="Type" class="keep-words">
+              {col.mode === 'REPEATED' ? `${col.type} (repeated)` : col.type}
+            </td>
             <td data-label="Description">{col.description ?? <span class="muted">none</span>}</td>
           </tr>
         ))}
