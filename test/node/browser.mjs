@@ -6,8 +6,8 @@
 //   describe.skipIf(!found)('...', () => { ... chromium.launch({ executablePath: found.path, args: CHROMIUM_FLAGS }) ... });
 //
 // Order: $CHROMIUM_PATH (must exist when set), then `chromium-headless-shell`, `chromium`, `chromium-browser`,
-// `google-chrome`, `google-chrome-stable` on $PATH, then Chrome or Chromium in /Applications on macOS. Without one the tests are
-// skipped, unless REQUIRE_BROWSER=1 (set by .ci/run), which turns a missing browser into a failure.
+// `google-chrome`, `google-chrome-stable` on $PATH, then Chrome or Chromium in /Applications on macOS. Without one
+// the tests are skipped, unless REQUIRE_BROWSER=1 (set by .ci/run), which turns a missing browser into a failure.
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
 
@@ -15,8 +15,8 @@ import { delimiter, join } from 'node:path';
  * Names looked for on PATH, first found wins. Debian's `chromium-headless-shell` comes first: the same Chromium
  * build as Debian's `chromium`, in the headless-only form Playwright itself runs headless tests on (no browser UI,
  * no window machinery). Over the six browser files together it took 87 CPU-s against `chromium`'s 137 (measured here,
- * `npm run bench:suite` with each as CHROMIUM_PATH), with the same 68 tests passing: a third of the suite's browser
- * cost. Without it, the full browser is used as before.
+ * `npm run bench:suite` with each as CHROMIUM_PATH), with the same 68 tests passing: a third less of Chromium's
+ * CPU. Without it, the full browser is used as before.
  */
 export const PATH_NAMES = ['chromium-headless-shell', 'chromium', 'chromium-browser', 'google-chrome', 'google-chrome-stable'];
 export const MACOS_APPS = [
