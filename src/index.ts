@@ -2,7 +2,7 @@ import { createApp } from './app';
 import { SERVICE } from './composition';
 import type { Env } from './env';
 import { handleQueueBatch } from './queue';
-import { archiveQueryLog } from './features/query-history/retention';
+import { archiveQueryLog, refreshPlannerStatistics } from './features/query-history/retention';
 import { createLogger } from './lib/log';
 import { createWorker } from './oauth/worker';
 
@@ -28,8 +28,14 @@ export default {
   queue(batch: MessageBatch<unknown>, env: Env) {
     return handleQueueBatch(batch, env);
   },
-  // Cron triggers (wrangler.toml [triggers]): query_log rows past QUERY_LOG_RETENTION_DAYS move to R2.
+  // Cron triggers (wrangler.toml [triggers]): query_log rows past QUERY_LOG_RETENTION_DAYS move to R2, then the
+  // query planner's statistics are refreshed (also when the pass failed; its error still fails the invocation).
   async scheduled(controller: ScheduledController, env: Env) {
-    await archiveQueryLog(env, controller.scheduledTime, createLogger(`cron:${controller.cron}`));
+    const log = createLogger(`cron:${controller.cron}`);
+    try {
+      await archiveQueryLog(env, controller.scheduledTime, log);
+    } finally {
+      await refreshPlannerStatistics(env, log);
+    }
   },
 } satisfies ExportedHandler<Env>;

@@ -5,6 +5,7 @@ import { createScheduledController, env } from 'cloudflare:test';
 import { beforeEach, describe, expect, it } from 'vitest';
 import worker from '../src/index';
 import { insertQueryLog, type QueryLogRow } from '../src/features/query/query-log';
+import { listRunsStatement } from '../src/features/query-history/history';
 import { archiveQueryLog } from '../src/features/query-history/retention';
 import { createLogger } from '../src/lib/log';
 
@@ -77,6 +78,69 @@ beforeEach(async () => {
   const listed = await env.QUERY_LOG_ARCHIVE.list();
   if (listed.objects.length) await env.QUERY_LOG_ARCHIVE.delete(listed.objects.map((o) => o.key));
   await env.DB.batch([...OLD, ...RECENT].map((r) => insertQueryLog(env.DB, row(r.id, r.at))));
+});
+
+describe("the cron refreshes the query planner's statistics", () => {
+  const ORG_ADMIN = { orgIds: ['org_1'], brandIds: ['acme', 'globex'] };
+
+  /** `n` recent runs of one organization over two brands and three callers, as a busy log holds them. */
+  async function manyRuns(n: number): Promise<void> {
+    await env.DB.prepare(
+      `INSERT INTO query_log (id, request_id, principal_kind, principal_id, brand_id, org_id, sql, transport, outcome, created_at)
+       WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+       SELECT printf('ql_many_%06d', i), printf('req_many_%06d', i), 'key', printf('key_%d', i % 3),
+         CASE WHEN i % 2 = 0 THEN 'globex' ELSE 'acme' END, 'org_1', 'SELECT 1', 'rest', 'OK', ? - i * 1000
+       FROM n`,
+    )
+      .bind(n, NOW)
+      .run();
+  }
+
+  /** How D1 runs the history's first page for an organization administrator. */
+  async function firstPagePlan(): Promise<string> {
+    const s = listRunsStatement(ORG_ADMIN, {}, 51);
+    const { results } = await env.DB.prepare(`EXPLAIN QUERY PLAN ${s.sql}`)
+      .bind(...s.params)
+      .all<{ detail: string }>();
+    return results.map((r) => r.detail).join(' | ');
+  }
+
+  // First in the file: no cron has run in this file's fresh database yet, so there are no statistics (SQLite reads
+  // them when it loads the schema; deleting rows of sqlite_stat1 would not unload them).
+  it('after the pass: the newest-first page walks query_log_created instead of sorting every visible run', async () => {
+    await manyRuns(5000);
+    await env.DB.prepare('DELETE FROM sqlite_stat1')
+      .run()
+      .catch(() => undefined);
+    expect(await firstPagePlan()).not.toContain('USING INDEX query_log_created');
+    await runCron();
+    expect(await firstPagePlan()).toContain('USING INDEX query_log_created');
+    const { results } = await env.DB.prepare("SELECT idx FROM sqlite_stat1 WHERE tbl = 'query_log'").all<{ idx: string }>();
+    expect(results.map((r) => r.idx)).toContain('query_log_created');
+  });
+
+  it('refreshes them when the pass failed, and a failed refresh fails nothing', async () => {
+    await manyRuns(5000);
+    const r2Down = {
+      ...env,
+      QUERY_LOG_ARCHIVE: Object.assign(Object.create(env.QUERY_LOG_ARCHIVE) as R2Bucket, {
+        put: () => Promise.reject(new Error('R2 unavailable')),
+      }),
+    };
+    await expect(runCron(r2Down)).rejects.toThrow('R2 unavailable');
+    expect(await firstPagePlan()).toContain('USING INDEX query_log_created');
+
+    const pragmaRefused = {
+      ...env,
+      DB: Object.assign(Object.create(env.DB) as D1Database, {
+        prepare: (sql: string) => (sql.startsWith('PRAGMA') ? env.DB.prepare('SELECT no_such_column FROM query_log') : env.DB.prepare(sql)),
+      }),
+    };
+    // The pass before it failed above (R2 down) and deleted nothing; this one archives the three old days.
+    await runCron(pragmaRefused);
+    expect((await archived()).size).toBe(3);
+    expect(await ids()).not.toContain(OLD[0]!.id);
+  });
 });
 
 describe('query_log retention', () => {
