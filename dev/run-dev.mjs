@@ -387,6 +387,10 @@ async function loadOrCreateCredentials(files, worker, baseUrl) {
 function startWrangler(port, inspectorPort, files) {
   const args = [GUARD, process.execPath, WRANGLER_BIN, 'dev', '--ip', HOST, '--port', String(port), '--show-interactive-dev-session=false'];
   args.push('--inspector-ip', HOST, '--inspector-port', String(inspectorPort));
+  // The hourly cron on request: GET /__scheduled?cron=... runs the Worker's `scheduled` handler (docs/local-dev.md).
+  // wrangler's own /cdn-cgi/handler/scheduled, which its startup warning suggests, answers "exception" without
+  // running it when the configuration has [assets] (wrangler 4.86.0, seen here with a three-line Worker too).
+  args.push('--test-scheduled');
   if (files.persistTo) args.push('--persist-to', files.persistTo);
   if (files.custom) args.push('--env-file', files.vars);
   // Through the process guard: wrangler and its workerd run in their own process group, which the guard stops
