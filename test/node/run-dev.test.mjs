@@ -60,6 +60,17 @@ function startDev(args) {
   return run;
 }
 
+/**
+ * What `run` printed since `from` (a length of `run.out`), once it matches `pattern` or after `timeoutMs`, whichever
+ * comes first: the caller asserts on it.
+ * @param {DevRun} run @param {number} from @param {RegExp} pattern @param {number} timeoutMs
+ */
+async function outputSince(run, from, pattern, timeoutMs) {
+  const end = Date.now() + timeoutMs;
+  while (!pattern.test(run.out.slice(from)) && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+  return run.out.slice(from);
+}
+
 async function stopDev(run) {
   if (!run || run.exitCode !== null) return run?.exitCode;
   run.child.kill('SIGTERM');
@@ -292,8 +303,7 @@ describe('npm run dev', () => {
     const before = dev.out.length;
     const now = new Date();
     await utimes(join(ROOT, 'wrangler.toml'), now, now);
-    for (let i = 0; i < 100 && !/reload/i.test(dev.out.slice(before)); i++) await new Promise((r) => setTimeout(r, 200));
-    expect(dev.out.slice(before), 'wrangler did not report a reload').toMatch(/reload/i);
+    expect(await outputSince(dev, before, /reload/i, 20_000), 'wrangler did not report a reload').toMatch(/reload/i);
 
     let job;
     for (let i = 0; i < 120; i++) {
@@ -318,10 +328,9 @@ describe('npm run dev', () => {
     const res = await fetch(`http://127.0.0.1:${port}/__scheduled?cron=${encodeURIComponent('17 * * * *')}`);
     expect([res.status, await res.text()]).toEqual([200, 'Ran scheduled event']);
     // The Worker's own log line, through wrangler's output: the handler ran (no row is past the window here).
-    for (let i = 0; i < 50 && !dev.out.slice(before).includes('query_log retention pass done'); i++)
-      await new Promise((r) => setTimeout(r, 100));
-    expect(dev.out.slice(before)).toContain('"msg":"query_log retention pass done"');
-    expect(dev.out.slice(before)).not.toContain('PRAGMA optimize failed');
+    const said = await outputSince(dev, before, /query_log retention pass done/, 5_000);
+    expect(said).toContain('"msg":"query_log retention pass done"');
+    expect(said).not.toContain('PRAGMA optimize failed');
   });
 
   it('seeds the admin logins with the printed passwords', async () => {
