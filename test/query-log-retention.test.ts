@@ -69,6 +69,21 @@ async function archived(): Promise<Map<string, string>> {
   return out;
 }
 
+/** `base` with an archive bucket that refuses every write. */
+function withR2Down<T extends typeof env>(base: T): T {
+  return {
+    ...base,
+    QUERY_LOG_ARCHIVE: Object.assign(Object.create(env.QUERY_LOG_ARCHIVE) as R2Bucket, {
+      put: () => Promise.reject(new Error('R2 unavailable')),
+    }),
+  };
+}
+
+/** `env` whose D1 prepares statements through `prepare` (which gets the real D1's own). */
+function withPrepare(prepare: (sql: string, real: D1Database) => D1PreparedStatement): typeof env {
+  return { ...env, DB: Object.assign(Object.create(env.DB) as D1Database, { prepare: (sql: string) => prepare(sql, env.DB) }) };
+}
+
 async function runCron(e: typeof env = env): Promise<void> {
   await worker.scheduled(createScheduledController({ scheduledTime: NOW, cron: '17 * * * *' }), e);
 }
@@ -119,24 +134,11 @@ describe("the cron refreshes the query planner's statistics", () => {
   it('refreshes them when the pass failed, and a failed refresh fails nothing', async () => {
     // What the cron prepares on D1, in order (the statistics from the test above stay, so the plan cannot tell).
     const prepared: string[] = [];
-    const r2Down = {
-      ...env,
-      DB: Object.assign(Object.create(env.DB) as D1Database, {
-        prepare: (sql: string) => (prepared.push(sql), env.DB.prepare(sql)),
-      }),
-      QUERY_LOG_ARCHIVE: Object.assign(Object.create(env.QUERY_LOG_ARCHIVE) as R2Bucket, {
-        put: () => Promise.reject(new Error('R2 unavailable')),
-      }),
-    };
-    await expect(runCron(r2Down)).rejects.toThrow('R2 unavailable');
+    const recording = withPrepare((sql, real) => (prepared.push(sql), real.prepare(sql)));
+    await expect(runCron(withR2Down(recording))).rejects.toThrow('R2 unavailable');
     expect(prepared.at(-1)).toBe('PRAGMA optimize');
 
-    const pragmaRefused = {
-      ...env,
-      DB: Object.assign(Object.create(env.DB) as D1Database, {
-        prepare: (sql: string) => (sql.startsWith('PRAGMA') ? env.DB.prepare('SELECT no_such_column FROM query_log') : env.DB.prepare(sql)),
-      }),
-    };
+    const pragmaRefused = withPrepare((sql, real) => real.prepare(sql.startsWith('PRAGMA') ? 'SELECT no_such_column FROM query_log' : sql));
     // The pass before it failed above (R2 down) and deleted nothing; this one archives the three old days.
     await runCron(pragmaRefused);
     expect((await archived()).size).toBe(3);
@@ -181,13 +183,7 @@ describe('query_log retention', () => {
   });
 
   it('deletes nothing when R2 refuses the write', async () => {
-    const failing = {
-      ...env,
-      QUERY_LOG_ARCHIVE: Object.assign(Object.create(env.QUERY_LOG_ARCHIVE) as R2Bucket, {
-        put: () => Promise.reject(new Error('R2 unavailable')),
-      }),
-    };
-    await expect(runCron(failing)).rejects.toThrow('R2 unavailable');
+    await expect(runCron(withR2Down(env))).rejects.toThrow('R2 unavailable');
     expect(await ids()).toEqual([...OLD, ...RECENT].map((r) => r.id).sort());
     expect((await archived()).size).toBe(0);
   });
